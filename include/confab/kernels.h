@@ -1,0 +1,125 @@
+/* kernels: tensor element types (ggml's numbering and block layouts),
+ * conversions, (de)quantization, dot products and the matrix multiply.
+ *
+ * Conventions (as in ggml/GGUF): a 2-D weight has ne0 = K input features
+ * (contiguous) and ne1 = M output rows; a row of K elements of type t takes
+ * cf_row_bytes(t, K) bytes.  y = W x computes y[m] = dot(W[m,:], x). */
+#ifndef CONFAB_KERNELS_H
+#define CONFAB_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "confab/common.h"
+
+/* ggml_type ids, as stored in GGUF tensor infos. */
+typedef enum cf_type {
+    CF_TYPE_F32 = 0,
+    CF_TYPE_F16 = 1,
+    CF_TYPE_Q4_0 = 2,
+    CF_TYPE_Q4_1 = 3,
+    CF_TYPE_Q5_0 = 6,
+    CF_TYPE_Q5_1 = 7,
+    CF_TYPE_Q8_0 = 8,
+    CF_TYPE_Q8_1 = 9,
+    CF_TYPE_Q2_K = 10,
+    CF_TYPE_Q3_K = 11,
+    CF_TYPE_Q4_K = 12,
+    CF_TYPE_Q5_K = 13,
+    CF_TYPE_Q6_K = 14,
+    CF_TYPE_Q8_K = 15,
+    CF_TYPE_IQ2_XXS = 16,
+    CF_TYPE_IQ2_XS = 17,
+    CF_TYPE_IQ3_XXS = 18,
+    CF_TYPE_IQ1_S = 19,
+    CF_TYPE_IQ4_NL = 20,
+    CF_TYPE_IQ3_S = 21,
+    CF_TYPE_IQ2_S = 22,
+    CF_TYPE_IQ4_XS = 23,
+    CF_TYPE_I8 = 24,
+    CF_TYPE_I16 = 25,
+    CF_TYPE_I32 = 26,
+    CF_TYPE_I64 = 27,
+    CF_TYPE_F64 = 28,
+    CF_TYPE_IQ1_M = 29,
+    CF_TYPE_BF16 = 30,
+    CF_TYPE_TQ1_0 = 34,
+    CF_TYPE_TQ2_0 = 35,
+    CF_TYPE_COUNT = 39
+} cf_type;
+
+typedef struct cf_type_traits {
+    const char *name;   /* "Q4_K"; NULL for ids that are not a type */
+    uint32_t blck_size; /* elements per block */
+    uint32_t type_size; /* bytes per block */
+    bool computable;    /* confab can dequantize and multiply it */
+} cf_type_traits;
+
+/* NULL when t is not a known ggml type id. */
+const cf_type_traits *cf_type_get(uint32_t t);
+const char *cf_type_name(uint32_t t); /* "?" when unknown */
+/* Bytes of a row of k elements; k must be a multiple of the block size. */
+size_t cf_row_bytes(cf_type t, int64_t k);
+/* Parse "Q4_K" etc. (case-insensitive); returns -1 when unknown. */
+int cf_type_from_name(const char *name);
+
+/* IEEE half and bfloat16 conversions (round to nearest even). */
+float cf_f16_to_f32(uint16_t h);
+uint16_t cf_f32_to_f16(float f);
+float cf_bf16_to_f32(uint16_t h);
+uint16_t cf_f32_to_bf16(float f);
+
+/* ---- CPU features and dispatch ------------------------------------------ */
+typedef enum cf_isa {
+    CF_ISA_SCALAR = 0,
+    CF_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
+    CF_ISA_AVX512 = 2, /* F, BW, VL, DQ (+ VNNI used when present) */
+} cf_isa;
+
+/* The ISA in use: the best the CPU has, lowered by $CONFAB_ISA
+ * ("scalar", "avx2", "avx512") so that every path stays testable. */
+cf_isa cf_isa_active(void);
+const char *cf_isa_name(cf_isa isa);
+/* Force an ISA (tests); clamps to what the CPU supports. Returns the one set. */
+cf_isa cf_isa_set(cf_isa isa);
+
+/* ---- (de)quantization ----------------------------------------------------- */
+/* Reference dequantization of k elements (k a multiple of the block size). */
+int cf_dequantize_row(cf_type t, const void *src, float *dst, int64_t k);
+/* Reference quantization f32 -> t (for mkmodel and tests). Supported at least:
+ * F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K, Q8_K. */
+int cf_quantize_row(cf_type t, const float *src, void *dst, int64_t k);
+
+/* ---- dot products and matrix multiply ------------------------------------ */
+/* The format activations are rounded to before multiplying with a weight of
+ * type t, as llama.cpp does: Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1,
+ * Q8_K for the K-quants, F16 for F16, BF16 for BF16, F32 for F32. */
+cf_type cf_vec_dot_type(cf_type t);
+
+/* dot(w, x) where w is a row of type t and x a row already converted with
+ * cf_quantize_row(cf_vec_dot_type(t), ...). */
+float cf_vec_dot(cf_type t, int64_t k, const void *w, const void *x);
+
+/* One matrix multiply Y = X W^T, split over threads by output rows so the
+ * result does not depend on the thread count.
+ *   W: M rows of K elements of type wtype, row stride w_stride bytes
+ *   X: N activation rows already quantized to cf_vec_dot_type(wtype),
+ *      row stride x_stride bytes
+ *   Y: N rows of M floats, row stride y_stride floats
+ * Called by every thread of a parallel region with (ith, nth); no barrier
+ * inside. */
+typedef struct cf_matmul_args {
+    cf_type wtype;
+    const void *w;
+    size_t w_stride;
+    int64_t m, k, n;
+    const void *x;
+    size_t x_stride;
+    float *y;
+    size_t y_stride;
+} cf_matmul_args;
+
+void cf_matmul(const cf_matmul_args *a, int ith, int nth);
+
+#endif

@@ -1,0 +1,52 @@
+/* The command line: subcommands, shared option parsing, exit codes. */
+#ifndef CONFAB_UI_CLI_H
+#define CONFAB_UI_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes, one per class of error (documented in confab(1)). */
+enum {
+    CF_EXIT_OK = 0,
+    CF_EXIT_ERROR = 1,     /* a runtime error (I/O, template, generation) */
+    CF_EXIT_USAGE = 2,     /* bad command line or bad option value */
+    CF_EXIT_MODEL = 3,     /* the model file could not be loaded */
+    CF_EXIT_SESSION = 4,   /* a session file could not be loaded or saved */
+    CF_EXIT_CONTEXT = 5,   /* the prompt does not fit in the context */
+    CF_EXIT_INTERRUPT = 130,
+};
+
+typedef int (*cf_cmd_fn)(int argc, char **argv);
+
+int cmd_chat(int argc, char **argv);
+int cmd_complete(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_template(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_mkmodel(int argc, char **argv);
+
+/* Print "confab: <message>" on stderr. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+void cli_error(const char *fmt, ...);
+
+/* Strict number parsing for option values; on failure print one error
+ * naming the option and return false. */
+bool cli_parse_int(const char *opt, const char *s, long long lo, long long hi, long long *out);
+bool cli_parse_float(const char *opt, const char *s, double lo, double hi, double *out);
+
+/* Read a whole file into a NUL-terminated malloc'ed buffer. */
+char *cli_read_file(const char *path, size_t *len);
+
+/* The model to use: the -m value, else $CONFAB_MODEL, else the first *.gguf
+ * (sorted by name) in ${XDG_DATA_HOME:-~/.local/share}/confab/models/.
+ * Returns a malloc'ed path, or NULL after printing where to put a model. */
+char *cli_resolve_model(const char *m_opt);
+
+/* Threads to use by default: the number of physical cores. */
+int cli_default_threads(void);
+
+#endif
