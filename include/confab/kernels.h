@@ -69,6 +69,11 @@ float cf_f16_to_f32(uint16_t h);
 uint16_t cf_f32_to_f16(float f);
 float cf_bf16_to_f32(uint16_t h);
 uint16_t cf_f32_to_bf16(float f);
+/* Whole rows of n values (F16C / AVX-512 when available; same bits). */
+void cf_f16_to_f32_row(const uint16_t *src, float *dst, int64_t n);
+void cf_f32_to_f16_row(const float *src, uint16_t *dst, int64_t n);
+void cf_bf16_to_f32_row(const uint16_t *src, float *dst, int64_t n);
+void cf_f32_to_bf16_row(const float *src, uint16_t *dst, int64_t n);
 
 /* ---- CPU features and dispatch ------------------------------------------ */
 typedef enum cf_isa {

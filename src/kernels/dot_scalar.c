@@ -1,0 +1,234 @@
+/* Portable dot products: exact integer sums per block (or group) times the
+ * block scales, as llama.cpp computes them.  The reference the SIMD
+ * versions are tested against, and what CONFAB_ISA=scalar runs. */
+#include "blocks.h"
+#include "internal.h"
+
+static float dot_f32(int64_t k, const void *w, const void *x)
+{
+    const float *a = w, *b = x;
+    double s = 0;
+    for (int64_t i = 0; i < k; i++)
+        s += (double)a[i] * b[i];
+    return (float)s;
+}
+
+static float dot_f16(int64_t k, const void *w, const void *x)
+{
+    const uint16_t *a = w, *b = x;
+    double s = 0;
+    for (int64_t i = 0; i < k; i++)
+        s += (double)cf_f16_to_f32(a[i]) * cf_f16_to_f32(b[i]);
+    return (float)s;
+}
+
+static float dot_bf16(int64_t k, const void *w, const void *x)
+{
+    const uint16_t *a = w, *b = x;
+    double s = 0;
+    for (int64_t i = 0; i < k; i++)
+        s += (double)cf_bf16_to_f32(a[i]) * cf_bf16_to_f32(b[i]);
+    return (float)s;
+}
+
+static float dot_q4_0(int64_t k, const void *w, const void *x)
+{
+    const block_q4_0 *a = w;
+    const block_q8_0 *b = x;
+    float s = 0;
+    for (int64_t i = 0; i < k / QK32; i++) {
+        int sum = 0;
+        for (int j = 0; j < 16; j++)
+            sum += ((a[i].qs[j] & 0xF) - 8) * b[i].qs[j] + ((a[i].qs[j] >> 4) - 8) * b[i].qs[j + 16];
+        s += sum * (ldh(a[i].d) * ldh(b[i].d));
+    }
+    return s;
+}
+
+static float dot_q4_1(int64_t k, const void *w, const void *x)
+{
+    const block_q4_1 *a = w;
+    const block_q8_1 *b = x;
+    float s = 0;
+    for (int64_t i = 0; i < k / QK32; i++) {
+        int sum = 0;
+        for (int j = 0; j < 16; j++)
+            sum += (a[i].qs[j] & 0xF) * b[i].qs[j] + (a[i].qs[j] >> 4) * b[i].qs[j + 16];
+        s += sum * (ldh(a[i].d) * ldh(b[i].d)) + ldh(a[i].m) * ldh(b[i].s);
+    }
+    return s;
+}
+
+/* Element j (0..31) of a Q5 block: 4 bits from qs, the fifth from qh. */
+static inline int q5_at(const uint8_t *qs, const uint8_t *qh, int j)
+{
+    int lo = j < 16 ? qs[j] & 0xF : qs[j - 16] >> 4;
+    return lo | (((qh[j / 8] >> (j % 8)) & 1) << 4);
+}
+
+static float dot_q5_0(int64_t k, const void *w, const void *x)
+{
+    const block_q5_0 *a = w;
+    const block_q8_0 *b = x;
+    float s = 0;
+    for (int64_t i = 0; i < k / QK32; i++) {
+        int sum = 0;
+        for (int j = 0; j < QK32; j++)
+            sum += (q5_at(a[i].qs, a[i].qh, j) - 16) * b[i].qs[j];
+        s += sum * (ldh(a[i].d) * ldh(b[i].d));
+    }
+    return s;
+}
+
+static float dot_q5_1(int64_t k, const void *w, const void *x)
+{
+    const block_q5_1 *a = w;
+    const block_q8_1 *b = x;
+    float s = 0;
+    for (int64_t i = 0; i < k / QK32; i++) {
+        int sum = 0;
+        for (int j = 0; j < QK32; j++)
+            sum += q5_at(a[i].qs, a[i].qh, j) * b[i].qs[j];
+        s += sum * (ldh(a[i].d) * ldh(b[i].d)) + ldh(a[i].m) * ldh(b[i].s);
+    }
+    return s;
+}
+
+static float dot_q8_0(int64_t k, const void *w, const void *x)
+{
+    const block_q8_0 *a = w;
+    const block_q8_0 *b = x;
+    float s = 0;
+    for (int64_t i = 0; i < k / QK32; i++) {
+        int sum = 0;
+        for (int j = 0; j < QK32; j++)
+            sum += a[i].qs[j] * b[i].qs[j];
+        s += sum * (ldh(a[i].d) * ldh(b[i].d));
+    }
+    return s;
+}
+
+static float dot_q2_K(int64_t k, const void *w, const void *x)
+{
+    const block_q2_K *a = w;
+    const block_q8_K *b = x;
+    float s = 0;
+    for (int64_t i = 0; i < k / QK_K; i++) {
+        int sum = 0, msum = 0;
+        for (int e = 0; e < QK_K; e++) {
+            int h = e / 128, sh = (e / 32) % 4, l = e % 32;
+            int q = (a[i].qs[32 * h + l] >> (2 * sh)) & 3;
+            sum += (a[i].scales[e / 16] & 0xF) * q * b[i].qs[e];
+        }
+        for (int g = 0; g < 16; g++)
+            msum += (a[i].scales[g] >> 4) * b[i].bsums[g];
+        s += b[i].d * (ldh(a[i].d) * sum - ldh(a[i].dmin) * msum);
+    }
+    return s;
+}
+
+static float dot_q3_K(int64_t k, const void *w, const void *x)
+{
+    const block_q3_K *a = w;
+    const block_q8_K *b = x;
+    float s = 0;
+    for (int64_t i = 0; i < k / QK_K; i++) {
+        int sum = 0;
+        for (int g = 0; g < 16; g++) {
+            int gs = 0;
+            for (int e = 16 * g; e < 16 * g + 16; e++) {
+                int h = e / 128, sh = (e / 32) % 4, l = e % 32;
+                int q = (a[i].qs[32 * h + l] >> (2 * sh)) & 3;
+                if (!(a[i].hmask[l] & (1 << (e / 32))))
+                    q -= 4;
+                gs += q * b[i].qs[e];
+            }
+            sum += k3_scale(g, a[i].scales) * gs;
+        }
+        s += b[i].d * ldh(a[i].d) * sum;
+    }
+    return s;
+}
+
+static float dot_q4_K(int64_t k, const void *w, const void *x)
+{
+    const block_q4_K *a = w;
+    const block_q8_K *b = x;
+    float s = 0;
+    for (int64_t i = 0; i < k / QK_K; i++) {
+        int sum = 0, msum = 0;
+        for (int g = 0; g < 8; g++) {
+            int sc, m, gs = 0;
+            k4_scale_min(g, a[i].scales, &sc, &m);
+            const uint8_t *q = a[i].qs + 32 * (g / 2);
+            for (int l = 0; l < 32; l++)
+                gs += (g & 1 ? q[l] >> 4 : q[l] & 0xF) * b[i].qs[32 * g + l];
+            sum += sc * gs;
+            msum += m * (b[i].bsums[2 * g] + b[i].bsums[2 * g + 1]);
+        }
+        s += b[i].d * (ldh(a[i].d) * sum - ldh(a[i].dmin) * msum);
+    }
+    return s;
+}
+
+static float dot_q5_K(int64_t k, const void *w, const void *x)
+{
+    const block_q5_K *a = w;
+    const block_q8_K *b = x;
+    float s = 0;
+    for (int64_t i = 0; i < k / QK_K; i++) {
+        int sum = 0, msum = 0;
+        for (int g = 0; g < 8; g++) {
+            int sc, m, gs = 0;
+            k4_scale_min(g, a[i].scales, &sc, &m);
+            const uint8_t *q = a[i].qs + 32 * (g / 2);
+            for (int l = 0; l < 32; l++) {
+                int v = (g & 1 ? q[l] >> 4 : q[l] & 0xF) + (((a[i].qh[l] >> g) & 1) << 4);
+                gs += v * b[i].qs[32 * g + l];
+            }
+            sum += sc * gs;
+            msum += m * (b[i].bsums[2 * g] + b[i].bsums[2 * g + 1]);
+        }
+        s += b[i].d * (ldh(a[i].d) * sum - ldh(a[i].dmin) * msum);
+    }
+    return s;
+}
+
+static float dot_q6_K(int64_t k, const void *w, const void *x)
+{
+    const block_q6_K *a = w;
+    const block_q8_K *b = x;
+    float s = 0;
+    for (int64_t i = 0; i < k / QK_K; i++) {
+        int sum = 0;
+        for (int g = 0; g < 16; g++) {
+            int gs = 0;
+            for (int e = 16 * g; e < 16 * g + 16; e++) {
+                int h = e / 128, sh = (e / 32) % 4, l = e % 32;
+                uint8_t lo = a[i].ql[64 * h + 32 * (sh & 1) + l];
+                int q = (sh & 2 ? lo >> 4 : lo & 0xF) | (((a[i].qh[32 * h + l] >> (2 * sh)) & 3) << 4);
+                gs += (q - 32) * b[i].qs[e];
+            }
+            sum += a[i].scales[g] * gs;
+        }
+        s += b[i].d * ldh(a[i].d) * sum;
+    }
+    return s;
+}
+
+void cf_fill_scalar(cf_kernel_table *t)
+{
+    t->dot[CF_TYPE_F32] = dot_f32;
+    t->dot[CF_TYPE_F16] = dot_f16;
+    t->dot[CF_TYPE_BF16] = dot_bf16;
+    t->dot[CF_TYPE_Q4_0] = dot_q4_0;
+    t->dot[CF_TYPE_Q4_1] = dot_q4_1;
+    t->dot[CF_TYPE_Q5_0] = dot_q5_0;
+    t->dot[CF_TYPE_Q5_1] = dot_q5_1;
+    t->dot[CF_TYPE_Q8_0] = dot_q8_0;
+    t->dot[CF_TYPE_Q2_K] = dot_q2_K;
+    t->dot[CF_TYPE_Q3_K] = dot_q3_K;
+    t->dot[CF_TYPE_Q4_K] = dot_q4_K;
+    t->dot[CF_TYPE_Q5_K] = dot_q5_K;
+    t->dot[CF_TYPE_Q6_K] = dot_q6_K;
+}
