@@ -1,0 +1,33 @@
+# Thin wrapper around Meson.  The README's two commands:
+#   make chat [MODEL=FILE.gguf] [ARGS="..."]   set up, build and start a chat
+#   make check                                  set up, build and run every test
+# Missing Debian packages are installed with apt-get when run as root;
+# otherwise the exact apt-get line is printed and make stops.
+BUILD ?= build
+BUILD_PKGS = meson ninja-build pkg-config gcc libc6-dev libreadline-dev libncurses-dev
+TEST_PKGS = tmux
+
+.PHONY: all build chat check deps deps-test clean
+
+all: build
+
+deps:
+	@sh tests/need-packages.sh $(BUILD_PKGS)
+
+deps-test:
+	@sh tests/need-packages.sh $(BUILD_PKGS) $(TEST_PKGS)
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD)
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+chat: build
+	@$(BUILD)/confab chat $(if $(MODEL),-m "$(MODEL)") $(ARGS)
+
+check: deps-test $(BUILD)/build.ninja
+	@sh tests/run-all.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

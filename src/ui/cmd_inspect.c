@@ -1,0 +1,162 @@
+/* confab inspect: a model file's metadata and tensor table, like gguf-dump. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "confab/gguf.h"
+
+#define SHOWN_ELEMS 8
+#define SHOWN_CHARS 72
+
+/* Print s quoted, escaping control bytes; cut after max bytes (0 = all). */
+static void print_quoted(cf_str s, size_t max)
+{
+    size_t n = max && s.len > max ? max : s.len;
+    putchar('\'');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s.ptr[i];
+        if (ch == '\n')
+            fputs("\\n", stdout);
+        else if (ch == '\t')
+            fputs("\\t", stdout);
+        else if (ch == '\\' || ch == '\'')
+            printf("\\%c", ch);
+        else if (ch < 32 || ch == 127)
+            printf("\\x%02x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('\'');
+    if (n < s.len)
+        printf("... (%zu bytes)", s.len);
+}
+
+static void print_elem(const cf_gguf_kv *kv, uint64_t i, bool full)
+{
+    switch (kv->elem) {
+    case CF_GGUF_STRING:
+        print_quoted(cf_gguf_kv_str(kv, i), full ? 0 : SHOWN_CHARS);
+        break;
+    case CF_GGUF_FLOAT32:
+    case CF_GGUF_FLOAT64:
+        printf("%.9g", cf_gguf_kv_float(kv, i));
+        break;
+    case CF_GGUF_BOOL:
+        fputs(cf_gguf_kv_int(kv, i) ? "true" : "false", stdout);
+        break;
+    case CF_GGUF_UINT64:
+        printf("%llu", (unsigned long long)cf_gguf_kv_int(kv, i));
+        break;
+    default:
+        printf("%lld", (long long)cf_gguf_kv_int(kv, i));
+    }
+}
+
+static void print_kv(const cf_gguf_kv *kv, bool full)
+{
+    char type[32];
+    if (kv->type == CF_GGUF_ARRAY)
+        snprintf(type, sizeof type, "[%s; %llu]", cf_gguf_vtype_name(kv->elem),
+                 (unsigned long long)kv->n);
+    else
+        snprintf(type, sizeof type, "%s", cf_gguf_vtype_name(kv->type));
+    printf("  %-44s %-14s = ", kv->key, type);
+    if (kv->type != CF_GGUF_ARRAY) {
+        print_elem(kv, 0, full);
+    } else {
+        uint64_t shown = full || kv->n <= SHOWN_ELEMS ? kv->n : SHOWN_ELEMS;
+        putchar('[');
+        for (uint64_t i = 0; i < shown; i++) {
+            if (i)
+                fputs(", ", stdout);
+            print_elem(kv, i, full);
+        }
+        if (shown < kv->n)
+            printf(", ... %llu more", (unsigned long long)(kv->n - shown));
+        putchar(']');
+    }
+    putchar('\n');
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: confab inspect [--full] FILE\n"
+               "\n"
+               "Print a model file's metadata (long arrays and strings shortened unless --full)\n"
+               "and its tensor table: name, type, shape (ne0 first), data offset and bytes.\n"
+               "FILE is a GGUF file or a llama2.c checkpoint (.bin, with tokenizer.bin or the\n"
+               "only tok*.bin beside it, or --tokenizer FILE).\n");
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"full", no_argument, 0, 'F'},
+        {"tokenizer", required_argument, 0, 'T'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    bool full = false;
+    const char *tokenizer = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'F':
+            full = true;
+            break;
+        case 'T':
+            tokenizer = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return CF_EXIT_OK;
+        default:
+            usage(stderr);
+            return CF_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        return CF_EXIT_USAGE;
+    }
+    const char *path = argv[optind];
+    cf_gguf *g;
+    cf_err err;
+    int rc = tokenizer ? cf_gguf_open_llama2c(path, tokenizer, &g, &err) : cf_gguf_open(path, &g, &err);
+    if (rc != 0) {
+        cli_error("%s", err.msg);
+        return CF_EXIT_MODEL;
+    }
+    printf("%s: %s", path, cf_gguf_source_format(g));
+    if (strcmp(cf_gguf_source_format(g), "gguf") == 0)
+        printf(" v%u", cf_gguf_version(g));
+    printf(", %llu bytes, alignment %llu, tensor data at offset %llu\n",
+           (unsigned long long)cf_gguf_file_size(g), (unsigned long long)cf_gguf_alignment(g),
+           (unsigned long long)cf_gguf_data_offset(g));
+
+    printf("metadata: %lld keys\n", (long long)cf_gguf_n_kv(g));
+    for (int64_t i = 0; i < cf_gguf_n_kv(g); i++)
+        print_kv(cf_gguf_kv_at(g, i), full);
+
+    int64_t nt = cf_gguf_n_tensors(g);
+    uint64_t total = 0;
+    printf("tensors: %lld\n", (long long)nt);
+    printf("  %5s  %-36s %-6s %-24s %12s %12s\n", "#", "name", "type", "shape", "offset", "bytes");
+    for (int64_t i = 0; i < nt; i++) {
+        const cf_gguf_tensor *t = cf_gguf_tensor_at(g, i);
+        char shape[64];
+        int k = 0;
+        for (uint32_t d = 0; d < (t->n_dims ? t->n_dims : 1); d++)
+            k += snprintf(shape + k, sizeof shape - (size_t)k, "%s%lld", d ? " x " : "",
+                          (long long)t->ne[d]);
+        printf("  %5lld  %-36s %-6s %-24s %12llu %12llu\n", (long long)i, t->name,
+               cf_type_name(t->type), shape, (unsigned long long)t->offset,
+               (unsigned long long)t->nbytes);
+        total += t->nbytes;
+    }
+    printf("total tensor bytes: %llu\n", (unsigned long long)total);
+    cf_gguf_close(g);
+    return CF_EXIT_OK;
+}
