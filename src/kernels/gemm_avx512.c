@@ -36,7 +36,8 @@ typedef struct {
     float mc[KC / 256][GR];          /* K-quants: coefficient of that integer sum */
 } panel;
 
-/* Per row, what unpacking a chunk of it yields (then interleaved). */
+/* Per row, what unpacking a chunk of it yields (then interleaved); every
+ * field a whole number of 32-bit words so rows can be transposed as such. */
 typedef struct {
     uint8_t q[KC];
     float s[KC / 16];
@@ -44,6 +45,7 @@ typedef struct {
     int16_t mp[KC / 256][16];
     float mc[KC / 256];
 } rowbuf;
+_Static_assert(sizeof(rowbuf) % 4 == 0, "rowbuf words");
 
 typedef struct {
     float dx;
@@ -51,7 +53,7 @@ typedef struct {
 } side;
 
 static _Thread_local panel tl_panel;
-static _Thread_local rowbuf tl_row;
+static _Thread_local rowbuf tl_rows[GR];
 static _Thread_local side tl_side[NCH][KC / 32];
 
 /* ---- unpacking one row's chunk [k0, k0 + kc) --------------------------- */
@@ -259,38 +261,65 @@ static const gemm_type *gemm_type_of(cf_type t)
     }
 }
 
+/* dst[j][lane] = src[lane][j] for 16 lanes of n 32-bit values (src rows
+ * sstride apart, dst rows 16 apart): 16x16 transposes in registers. */
+static void transpose_lanes(const uint32_t *src, size_t sstride, uint32_t *dst, int n)
+{
+    int j0 = 0;
+    for (; j0 + 16 <= n; j0 += 16) {
+        __m512i r[16], t[16];
+        for (int i = 0; i < 16; i++)
+            r[i] = _mm512_loadu_si512(src + i * sstride + j0);
+        for (int i = 0; i < 8; i++) {
+            t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+            t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+        }
+        for (int i = 0; i < 4; i++) {
+            r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+            r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+            r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+            r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+        }
+        /* r[4g + e], 128-bit lane L: element 4L + e of rows 4g .. 4g+3 */
+        for (int e = 0; e < 4; e++) {
+            __m512i a = _mm512_shuffle_i32x4(r[e], r[4 + e], 0x88);
+            __m512i b = _mm512_shuffle_i32x4(r[e], r[4 + e], 0xDD);
+            __m512i c = _mm512_shuffle_i32x4(r[8 + e], r[12 + e], 0x88);
+            __m512i d = _mm512_shuffle_i32x4(r[8 + e], r[12 + e], 0xDD);
+            _mm512_storeu_si512(dst + 16 * (j0 + e), _mm512_shuffle_i32x4(a, c, 0x88));
+            _mm512_storeu_si512(dst + 16 * (j0 + 8 + e), _mm512_shuffle_i32x4(a, c, 0xDD));
+            _mm512_storeu_si512(dst + 16 * (j0 + 4 + e), _mm512_shuffle_i32x4(b, d, 0x88));
+            _mm512_storeu_si512(dst + 16 * (j0 + 12 + e), _mm512_shuffle_i32x4(b, d, 0xDD));
+        }
+    }
+    for (; j0 < n; j0++)
+        for (int i = 0; i < 16; i++)
+            dst[16 * j0 + i] = src[i * sstride + j0];
+}
+
 /* Unpack rows [r, r + nr) (nr <= 16; missing rows are zero) of chunk k0. */
 static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, int nr, int64_t k0,
                        int kc, panel *p)
 {
     int ng = kc / gt->group, nsb = kc / 256;
+    rowbuf *o = tl_rows;
     for (int lane = 0; lane < GR; lane++) {
-        rowbuf *o = &tl_row;
-        if (lane < nr) {
-            gt->unpack((const char *)a->w + (r + lane) * a->w_stride, k0, kc, o);
-        } else {
-            memset(o->q, 0, (size_t)kc);
-            memset(o->s, 0, sizeof o->s);
-            memset(o->m, 0, sizeof o->m);
-            memset(o->mp, 0, sizeof o->mp);
-            memset(o->mc, 0, sizeof o->mc);
-        }
-        const uint32_t *src = (const uint32_t *)(const void *)o->q;
-        for (int t = 0; t < kc / 4; t++)
-            memcpy(&p->q[t][4 * lane], &src[t], 4);
-        for (int g = 0; g < ng; g++)
-            p->s[g][lane] = o->s[g];
-        if (gt->act == ACT_Q8_1)
-            for (int g = 0; g < kc / 32; g++)
-                p->m[g][lane] = o->m[g];
-        if (gt->act == ACT_Q8_K)
-            for (int sb = 0; sb < nsb; sb++) {
-                for (int pr = 0; pr < 8; pr++) {
-                    p->mp[sb][pr][lane][0] = o->mp[sb][2 * pr];
-                    p->mp[sb][pr][lane][1] = o->mp[sb][2 * pr + 1];
-                }
-                p->mc[sb][lane] = o->mc[sb];
-            }
+        if (lane < nr)
+            gt->unpack((const char *)a->w + (r + lane) * a->w_stride, k0, kc, &o[lane]);
+        else
+            memset(&o[lane], 0, sizeof o[lane]);
+    }
+    transpose_lanes((const uint32_t *)(const void *)o[0].q, sizeof(rowbuf) / 4, (uint32_t *)(void *)p->q,
+                    kc / 4);
+    transpose_lanes((const uint32_t *)(const void *)o[0].s, sizeof(rowbuf) / 4, (uint32_t *)(void *)p->s, ng);
+    if (gt->act == ACT_Q8_1)
+        transpose_lanes((const uint32_t *)(const void *)o[0].m, sizeof(rowbuf) / 4, (uint32_t *)(void *)p->m,
+                        kc / 32);
+    if (gt->act == ACT_Q8_K) {
+        transpose_lanes((const uint32_t *)(const void *)o[0].mp, sizeof(rowbuf) / 4,
+                        (uint32_t *)(void *)p->mp, 8 * nsb);
+        transpose_lanes((const uint32_t *)(const void *)o[0].mc, sizeof(rowbuf) / 4, (uint32_t *)(void *)p->mc,
+                        nsb);
     }
 }
 

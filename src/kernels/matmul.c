@@ -25,7 +25,8 @@ void cf_matmul(const cf_matmul_args *a, int ith, int nth)
         r1 = a->m;
     if (r0 >= r1)
         return;
-    if (a->n > 1 && kt->gemm[a->wtype]) {
+    /* two columns are still cheaper as plain dots than packing a panel */
+    if (a->n >= 3 && kt->gemm[a->wtype]) {
         kt->gemm[a->wtype](a, r0, r1);
         return;
     }
