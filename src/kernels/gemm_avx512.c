@@ -24,7 +24,7 @@
 #define GR 16      /* rows per panel = lanes */
 #define KC 4096    /* K chunk (a multiple of 256) */
 #define NCH 128    /* activation columns per side-info chunk */
-#define NC 6       /* columns per micro-kernel call */
+#define NC 8       /* columns per micro-kernel call */
 
 enum act { ACT_Q8_0, ACT_Q8_1, ACT_Q8_K };
 
@@ -452,7 +452,7 @@ static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, i
             kernel_q8_K(p, xs, kc / 256, 16, n, acc);                                              \
         break;
     switch (nc) {
-        KERNEL(1) KERNEL(2) KERNEL(3) KERNEL(4) KERNEL(5) KERNEL(6)
+        KERNEL(1) KERNEL(2) KERNEL(3) KERNEL(4) KERNEL(5) KERNEL(6) KERNEL(7) KERNEL(8)
     }
 #undef KERNEL
     __mmask16 mask = (__mmask16)((1u << nr) - 1);
