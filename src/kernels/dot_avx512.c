@@ -103,50 +103,86 @@ static float dot_q6_K_512(int64_t k, const void *w, const void *x)
     return _mm512_reduce_add_ps(acc);
 }
 
-/* Q8_0 and Q4_0: two blocks per 512-bit step. */
-static inline __m512 two_scales(float s0, float s1)
+/* Q8_0 and Q4_0: eight blocks per iteration, two per 512-bit vector; the
+ * eight scale products dw*dx are formed in one vector and spread to the
+ * lanes of their blocks. */
+static inline __m512 block_scales8(const uint16_t dw[8], const uint16_t dx[8])
 {
-    return _mm512_insertf32x8(_mm512_set1_ps(s0), _mm256_set1_ps(s1), 1);
+    return _mm512_castps256_ps512(_mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dw)),
+                                                _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dx))));
+}
+
+/* lanes 0..7 take scale 2j, lanes 8..15 scale 2j+1 */
+static inline __m512 spread(__m512 s8, int j)
+{
+    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_permutexvar_ps(_mm512_add_epi32(idx, _mm512_set1_epi32(2 * j)), s8);
+}
+
+static inline __m512i two_blocks(const int8_t *a, const int8_t *b)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(load32(a)), load32(b), 1);
 }
 
 static float dot_q8_0_512(int64_t k, const void *w, const void *x)
 {
     const block_q8_0 *a = w, *b = x;
-    __m512 acc = _mm512_setzero_ps();
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     int64_t nb = k / QK32, i = 0;
-    for (; i + 1 < nb; i += 2) {
-        __m512i wa = _mm512_inserti64x4(_mm512_castsi256_si512(load32(a[i].qs)), load32(a[i + 1].qs), 1);
-        __m512i xb = _mm512_inserti64x4(_mm512_castsi256_si512(load32(b[i].qs)), load32(b[i + 1].qs), 1);
-        /* |w| times x with w's sign */
-        __m512i aw = _mm512_abs_epi8(wa);
-        __m512i sx = _mm512_mask_sub_epi8(xb, _mm512_movepi8_mask(wa), _mm512_setzero_si512(), xb);
-        __m512i p = dp(_mm512_setzero_si512(), aw, sx);
-        __m512 s = two_scales(f16(a[i].d) * f16(b[i].d), f16(a[i + 1].d) * f16(b[i + 1].d));
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), s, acc);
+    for (; i + 8 <= nb; i += 8) {
+        uint16_t dw[8], dx[8];
+        for (int j = 0; j < 8; j++) {
+            dw[j] = a[i + j].d;
+            dx[j] = b[i + j].d;
+        }
+        __m512 s8 = block_scales8(dw, dx);
+        for (int j = 0; j < 4; j++) {
+            __m512i wa = two_blocks(a[i + 2 * j].qs, a[i + 2 * j + 1].qs);
+            __m512i xb = two_blocks(b[i + 2 * j].qs, b[i + 2 * j + 1].qs);
+            /* |w| times x with w's sign */
+            __m512i sx = _mm512_mask_sub_epi8(xb, _mm512_movepi8_mask(wa), _mm512_setzero_si512(), xb);
+            __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(wa), sx);
+            if (j & 1)
+                acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), spread(s8, j), acc1);
+            else
+                acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), spread(s8, j), acc0);
+        }
     }
-    float tail = i < nb ? simd_dot_q8_0(QK32, a + i, b + i) : 0.0f;
-    return _mm512_reduce_add_ps(acc) + tail;
+    float tail = i < nb ? simd_dot_q8_0((nb - i) * QK32, a + i, b + i) : 0.0f;
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + tail;
 }
 
 static float dot_q4_0_512(int64_t k, const void *w, const void *x)
 {
     const block_q4_0 *a = w;
     const block_q8_0 *b = x;
-    __m512 acc = _mm512_setzero_ps();
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     const __m512i eight = _mm512_set1_epi8(8);
     int64_t nb = k / QK32, i = 0;
-    for (; i + 1 < nb; i += 2) {
-        __m256i qb = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)a[i + 1].qs),
-                                      _mm_loadu_si128((const __m128i *)a[i].qs));
-        /* [lo0 lo1 hi0 hi1] -> [lo0 hi0 lo1 hi1], the order of the x bytes */
-        __m512i q = _mm512_shuffle_i64x2(nib_lo_hi(qb), nib_lo_hi(qb), _MM_SHUFFLE(3, 1, 2, 0));
-        __m512i xb = _mm512_inserti64x4(_mm512_castsi256_si512(load32(b[i].qs)), load32(b[i + 1].qs), 1);
-        __m512i p = _mm512_sub_epi32(dp(_mm512_setzero_si512(), q, xb), dp(_mm512_setzero_si512(), eight, xb));
-        __m512 s = two_scales(f16(a[i].d) * f16(b[i].d), f16(a[i + 1].d) * f16(b[i + 1].d));
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), s, acc);
+    for (; i + 8 <= nb; i += 8) {
+        uint16_t dw[8], dx[8];
+        for (int j = 0; j < 8; j++) {
+            dw[j] = a[i + j].d;
+            dx[j] = b[i + j].d;
+        }
+        __m512 s8 = block_scales8(dw, dx);
+        for (int j = 0; j < 4; j++) {
+            const block_q4_0 *a0 = a + i + 2 * j;
+            __m256i qb = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)a0[1].qs),
+                                          _mm_loadu_si128((const __m128i *)a0[0].qs));
+            /* [lo0 lo1 hi0 hi1] -> [lo0 hi0 lo1 hi1], the order of the x bytes */
+            __m512i q = nib_lo_hi(qb);
+            q = _mm512_shuffle_i64x2(q, q, _MM_SHUFFLE(3, 1, 2, 0));
+            __m512i xb = two_blocks(b[i + 2 * j].qs, b[i + 2 * j + 1].qs);
+            __m512i p = _mm512_sub_epi32(dp(_mm512_setzero_si512(), q, xb), dp(_mm512_setzero_si512(), eight, xb));
+            if (j & 1)
+                acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), spread(s8, j), acc1);
+            else
+                acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), spread(s8, j), acc0);
+        }
     }
-    float tail = i < nb ? simd_dot_q4_0(QK32, a + i, b + i) : 0.0f;
-    return _mm512_reduce_add_ps(acc) + tail;
+    float tail = i < nb ? simd_dot_q4_0((nb - i) * QK32, a + i, b + i) : 0.0f;
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + tail;
 }
 
 void cf_fill_avx512(cf_kernel_table *t, int vnni)
