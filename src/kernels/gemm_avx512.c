@@ -485,12 +485,88 @@ static void gemm(const cf_matmul_args *a, int64_t r0, int64_t r1)
     }
 }
 
+/* ---- F32 / F16 / BF16 weights: the same tiling in float ---------------- */
+
+#define KCF 1024 /* K chunk of the float panels */
+
+typedef struct {
+    float w[KCF][GR];      /* k, lane = row */
+    float rows[GR][KCF];   /* rows converted to f32 before the transpose */
+    float x[NC][KCF];      /* activation columns converted to f32 */
+} fpanel;
+
+static _Thread_local fpanel tl_fpanel;
+
+static void to_f32(cf_type t, const void *src, int64_t k0, int n, float *dst)
+{
+    if (t == CF_TYPE_F32)
+        memcpy(dst, (const float *)src + k0, (size_t)n * sizeof(float));
+    else if (t == CF_TYPE_F16)
+        cf_f16_to_f32_row((const uint16_t *)src + k0, dst, n);
+    else
+        cf_bf16_to_f32_row((const uint16_t *)src + k0, dst, n);
+}
+
+static inline __attribute__((always_inline)) void kernel_f32(const fpanel *p, int kc, int nc, __m512 *acc)
+{
+    for (int c = 0; c < nc; c++)
+        acc[c] = _mm512_setzero_ps();
+    for (int k = 0; k < kc; k++) {
+        __m512 W = _mm512_load_ps(p->w[k]);
+        for (int c = 0; c < nc; c++)
+            acc[c] = _mm512_fmadd_ps(W, _mm512_set1_ps(p->x[c][k]), acc[c]);
+    }
+}
+
+static void gemm_float(const cf_matmul_args *a, int64_t r0, int64_t r1)
+{
+    fpanel *p = &tl_fpanel;
+    for (int64_t k0 = 0; k0 < a->k; k0 += KCF) {
+        int kc = a->k - k0 < KCF ? (int)(a->k - k0) : KCF;
+        for (int64_t r = r0; r < r1; r += GR) {
+            int nr = r1 - r < GR ? (int)(r1 - r) : GR;
+            for (int lane = 0; lane < GR; lane++) {
+                if (lane < nr)
+                    to_f32(a->wtype, (const char *)a->w + (r + lane) * a->w_stride, k0, kc, p->rows[lane]);
+                else
+                    memset(p->rows[lane], 0, sizeof p->rows[lane]);
+            }
+            transpose_lanes((const uint32_t *)(const void *)p->rows[0], KCF, (uint32_t *)(void *)p->w, kc);
+            __mmask16 mask = (__mmask16)((1u << nr) - 1);
+            for (int64_t c = 0; c < a->n; c += NC) {
+                int nc = a->n - c < NC ? (int)(a->n - c) : NC;
+                for (int j = 0; j < nc; j++)
+                    to_f32(a->wtype, (const char *)a->x + (c + j) * a->x_stride, k0, kc, p->x[j]);
+                __m512 acc[NC];
+                switch (nc) {
+                case 1: kernel_f32(p, kc, 1, acc); break;
+                case 2: kernel_f32(p, kc, 2, acc); break;
+                case 3: kernel_f32(p, kc, 3, acc); break;
+                case 4: kernel_f32(p, kc, 4, acc); break;
+                case 5: kernel_f32(p, kc, 5, acc); break;
+                case 6: kernel_f32(p, kc, 6, acc); break;
+                case 7: kernel_f32(p, kc, 7, acc); break;
+                default: kernel_f32(p, kc, 8, acc); break;
+                }
+                for (int j = 0; j < nc; j++) {
+                    float *y = a->y + (c + j) * a->y_stride + r;
+                    __m512 v = k0 == 0 ? acc[j] : _mm512_add_ps(acc[j], _mm512_maskz_loadu_ps(mask, y));
+                    _mm512_mask_storeu_ps(y, mask, v);
+                }
+            }
+        }
+    }
+}
+
 void cf_fill_gemm_avx512(cf_kernel_table *t)
 {
     static const cf_type types[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_Q5_0, CF_TYPE_Q4_1, CF_TYPE_Q5_1,
                                     CF_TYPE_Q2_K, CF_TYPE_Q3_K, CF_TYPE_Q4_K, CF_TYPE_Q5_K, CF_TYPE_Q6_K};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         t->gemm[types[i]] = gemm;
+    t->gemm[CF_TYPE_F32] = gemm_float;
+    t->gemm[CF_TYPE_F16] = gemm_float;
+    t->gemm[CF_TYPE_BF16] = gemm_float;
 }
 #else
 void cf_fill_gemm_avx512(cf_kernel_table *t) { (void)t; }
