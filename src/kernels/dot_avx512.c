@@ -106,10 +106,10 @@ static float dot_q6_K_512(int64_t k, const void *w, const void *x)
 /* Q8_0 and Q4_0: eight blocks per iteration, two per 512-bit vector; the
  * eight scale products dw*dx are formed in one vector and spread to the
  * lanes of their blocks. */
-static inline __m512 block_scales8(const uint16_t dw[8], const uint16_t dx[8])
+static inline __m512 block_scales8(__m128i dw, const uint16_t dx[8])
 {
-    return _mm512_castps256_ps512(_mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dw)),
-                                                _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dx))));
+    return _mm512_castps256_ps512(
+        _mm256_mul_ps(_mm256_cvtph_ps(dw), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dx))));
 }
 
 /* lanes 0..7 take scale 2j, lanes 8..15 scale 2j+1 */
@@ -117,6 +117,16 @@ static inline __m512 spread(__m512 s8, int j)
 {
     const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
     return _mm512_permutexvar_ps(_mm512_add_epi32(idx, _mm512_set1_epi32(2 * j)), s8);
+}
+
+/* The F16 scales of 8 consecutive Q4_0 blocks (18 bytes apart: the first
+ * 128 bytes hold them all), picked out with one word permute. */
+static inline __m128i q4_0_scales8(const void *blocks)
+{
+    const __m512i idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                         63, 54, 45, 36, 27, 18, 9, 0);
+    __m512i lo = _mm512_loadu_si512(blocks), hi = _mm512_loadu_si512((const char *)blocks + 64);
+    return _mm512_castsi512_si128(_mm512_permutex2var_epi16(lo, idx, hi));
 }
 
 static inline __m512i two_blocks(const int8_t *a, const int8_t *b)
@@ -135,7 +145,7 @@ static float dot_q8_0_512(int64_t k, const void *w, const void *x)
             dw[j] = a[i + j].d;
             dx[j] = b[i + j].d;
         }
-        __m512 s8 = block_scales8(dw, dx);
+        __m512 s8 = block_scales8(_mm_loadu_si128((const __m128i *)dw), dx);
         for (int j = 0; j < 4; j++) {
             __m512i wa = two_blocks(a[i + 2 * j].qs, a[i + 2 * j + 1].qs);
             __m512i xb = two_blocks(b[i + 2 * j].qs, b[i + 2 * j + 1].qs);
@@ -160,12 +170,10 @@ static float dot_q4_0_512(int64_t k, const void *w, const void *x)
     const __m512i eight = _mm512_set1_epi8(8);
     int64_t nb = k / QK32, i = 0;
     for (; i + 8 <= nb; i += 8) {
-        uint16_t dw[8], dx[8];
-        for (int j = 0; j < 8; j++) {
-            dw[j] = a[i + j].d;
+        uint16_t dx[8];
+        for (int j = 0; j < 8; j++)
             dx[j] = b[i + j].d;
-        }
-        __m512 s8 = block_scales8(dw, dx);
+        __m512 s8 = block_scales8(q4_0_scales8(a + i), dx);
         for (int j = 0; j < 4; j++) {
             const block_q4_0 *a0 = a + i + 2 * j;
             __m256i qb = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)a0[1].qs),
@@ -174,7 +182,8 @@ static float dot_q4_0_512(int64_t k, const void *w, const void *x)
             __m512i q = nib_lo_hi(qb);
             q = _mm512_shuffle_i64x2(q, q, _MM_SHUFFLE(3, 1, 2, 0));
             __m512i xb = two_blocks(b[i + 2 * j].qs, b[i + 2 * j + 1].qs);
-            __m512i p = _mm512_sub_epi32(dp(_mm512_setzero_si512(), q, xb), dp(_mm512_setzero_si512(), eight, xb));
+            /* sum (q - 8) x: start from -8 sum x */
+            __m512i p = dp(_mm512_sub_epi32(_mm512_setzero_si512(), dp(_mm512_setzero_si512(), eight, xb)), q, xb);
             if (j & 1)
                 acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), spread(s8, j), acc1);
             else
@@ -185,6 +194,51 @@ static float dot_q4_0_512(int64_t k, const void *w, const void *x)
     return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + tail;
 }
 
+/* Four Q4_0 rows against one activation row (decode): the activation
+ * loads, its block sums and scales are shared.  Each row's arithmetic is
+ * exactly dot_q4_0_512's, so the results are bit-identical to it. */
+static void dot4_q4_0_512(int64_t k, const void *w, size_t w_stride, const void *x, float *out)
+{
+    const block_q8_0 *b = x;
+    const block_q4_0 *a[4];
+    for (int r = 0; r < 4; r++)
+        a[r] = (const block_q4_0 *)(const void *)((const char *)w + r * w_stride);
+    __m512 acc0[4], acc1[4];
+    for (int r = 0; r < 4; r++)
+        acc0[r] = acc1[r] = _mm512_setzero_ps();
+    const __m512i eight = _mm512_set1_epi8(8);
+    int64_t nb = k / QK32, i = 0;
+    for (; i + 8 <= nb; i += 8) {
+        uint16_t dx[8];
+        for (int j = 0; j < 8; j++)
+            dx[j] = b[i + j].d;
+        __m512i xb[4], xs[4];
+        for (int j = 0; j < 4; j++) {
+            xb[j] = two_blocks(b[i + 2 * j].qs, b[i + 2 * j + 1].qs);
+            xs[j] = _mm512_sub_epi32(_mm512_setzero_si512(), dp(_mm512_setzero_si512(), eight, xb[j]));
+        }
+        for (int r = 0; r < 4; r++) {
+            __m512 s8 = block_scales8(q4_0_scales8(a[r] + i), dx);
+            for (int j = 0; j < 4; j++) {
+                const block_q4_0 *a0 = a[r] + i + 2 * j;
+                __m256i qb = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)a0[1].qs),
+                                              _mm_loadu_si128((const __m128i *)a0[0].qs));
+                __m512i q = nib_lo_hi(qb);
+                q = _mm512_shuffle_i64x2(q, q, _MM_SHUFFLE(3, 1, 2, 0));
+                __m512i p = dp(xs[j], q, xb[j]);
+                if (j & 1)
+                    acc1[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), spread(s8, j), acc1[r]);
+                else
+                    acc0[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), spread(s8, j), acc0[r]);
+            }
+        }
+    }
+    for (int r = 0; r < 4; r++) {
+        float tail = i < nb ? simd_dot_q4_0((nb - i) * QK32, a[r] + i, b + i) : 0.0f;
+        out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r])) + tail;
+    }
+}
+
 void cf_fill_avx512(cf_kernel_table *t, int vnni)
 {
     if (!vnni)
@@ -192,6 +246,7 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     simd_fill(t);
     t->dot[CF_TYPE_Q8_0] = dot_q8_0_512;
     t->dot[CF_TYPE_Q4_0] = dot_q4_0_512;
+    t->dot4[CF_TYPE_Q4_0] = dot4_q4_0_512;
     t->dot[CF_TYPE_Q4_K] = dot_q4_K_512;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
     cf_fill_gemm_avx512(t);
