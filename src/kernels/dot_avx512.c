@@ -16,50 +16,81 @@ static inline __m512i nib_lo_hi(__m256i qb)
 static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbusd_epi32(acc, u, s); }
 
 /* The 8 6-bit scales (bytes 0..7) and mins (bytes 8..15) of a Q4_K/Q5_K
- * block, with the 32-bit masking trick. */
+ * block, unpacked in a vector register.  With u0..u2 the 12 bytes as
+ * 32-bit words: scales = u0 & 0x3f.., (u2 & 0x0f..) | ((u0 >> 6) & 3..) << 4;
+ * mins = u1 & 0x3f.., ((u2 >> 4) & 0x0f..) | ((u1 >> 6) & 3..) << 4. */
 static inline __m128i k4_scales_mins(const uint8_t *s)
 {
-    uint32_t u[4];
+    uint32_t u[3];
     memcpy(u, s, 12);
-    const uint32_t m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f, m2 = 0x03030303;
-    u[3] = ((u[2] >> 4) & m4) | (((u[1] >> 6) & m2) << 4);
-    uint32_t mins_lo = u[1] & m6;
-    u[1] = (u[2] & m4) | (((u[0] >> 6) & m2) << 4);
-    u[2] = mins_lo;
-    u[0] &= m6;
-    return _mm_loadu_si128((const __m128i *)u);
+    __m128i v = _mm_set_epi32(0, (int)u[2], (int)u[1], (int)u[0]);
+    __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)); /* u0 u2 u1 u2 */
+    __m128i b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)); /* u0 u0 u1 u1 */
+    __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_set_epi32(4, 0, 0, 0)),
+                               _mm_set_epi32(0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f));
+    __m128i hi = _mm_and_si128(_mm_srlv_epi32(b, _mm_set_epi32(6, 0, 6, 0)),
+                               _mm_set_epi32(0x03030303, 0, 0x03030303, 0));
+    return _mm_or_si128(lo, _mm_slli_epi32(hi, 4));
 }
 
-/* Q4_K: 64 elements (two groups) per 512-bit step. */
-static float dot_q4_K_512(int64_t k, const void *w, const void *x)
+/* int16 lane j of step h takes scale 2h + j/16 (Q4_K/Q5_K) */
+static inline __m512i k4_scale_idx(int h)
 {
-    const block_q4_K *a = w;
+    return _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * h)), _mm256_set1_epi16((short)(2 * h + 1)), 1);
+}
+
+/* The K-quants' inner step: 64 quants (u8) times 64 activations, products
+ * summed in pairs (int16; never saturates for q < 64), then times the
+ * per-pair scales and summed into int32 lanes. */
+static inline __m512i qdot_scaled(__m512i isum, __m512i q, const int8_t *x, __m512i scales16)
+{
+    __m512i p16 = _mm512_maddubs_epi16(q, _mm512_loadu_si512(x));
+    return _mm512_dpwssd_epi32(isum, p16, scales16);
+}
+
+/* Q4_K / Q5_K: 64 elements (two groups) per 512-bit step. */
+static inline __attribute__((always_inline)) float dot_k4_512(int64_t k, const void *w, const void *x, int five)
+{
     const block_q8_K *b = x;
+    const size_t bsz = five ? sizeof(block_q5_K) : sizeof(block_q4_K);
     __m512 acc = _mm512_setzero_ps();
     __m256 accm = _mm256_setzero_ps();
-    /* lane l of step h takes the scale of group 2h + l/8 */
-    const __m512i idx0 = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512i two = _mm512_set1_epi32(2);
+    const __m512i idx0 = k4_scale_idx(0), idx1 = k4_scale_idx(1), idx2 = k4_scale_idx(2),
+                  idx3 = k4_scale_idx(3);
+    const __m512i one = _mm512_set1_epi8(1);
     for (int64_t i = 0; i < k / QK_K; i++) {
-        __m128i sm = k4_scales_mins(a[i].scales);
-        __m512i sc = _mm512_cvtepu8_epi32(sm); /* lanes 0..7: scales */
-        __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm)); /* m0 m0 m1 m1 .. */
+        const uint8_t *blk = (const uint8_t *)w + i * bsz;
+        const uint8_t *scales = blk + 4, *qs = blk + (five ? 48 : 16), *qh = blk + 16;
+        __m128i sm = k4_scales_mins(scales);
+        __m512i sc16 = _mm512_cvtepu8_epi16(_mm256_zextsi128_si256(sm)); /* words 0..7 */
+        __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));   /* m0 m0 m1 m1 .. */
         __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(&b[i])),
                                          m16);
-        __m512i isum = _mm512_setzero_si512();
-        __m512i idx = idx0;
+        __m512i isum[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}; /* two short chains */
+        __m256i hbits = five ? load32(qh) : _mm256_setzero_si256();
         for (int h = 0; h < 4; h++) {
-            __m512i q = nib_lo_hi(load32(a[i].qs + 32 * h));
-            __m512i p = dp(_mm512_setzero_si512(), q, _mm512_loadu_si512(b[i].qs + 64 * h));
-            isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(p, _mm512_permutexvar_epi32(idx, sc)));
-            idx = _mm512_add_epi32(idx, two);
+            __m512i q = nib_lo_hi(load32(qs + 32 * h));
+            if (five) {
+                __m512i hb = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(hbits, 2 * h)),
+                                                _mm256_srli_epi16(hbits, 2 * h + 1), 1);
+                q = _mm512_or_si512(q, _mm512_slli_epi16(_mm512_and_si512(hb, one), 4));
+            }
+            __m512i idx = h == 0 ? idx0 : h == 1 ? idx1 : h == 2 ? idx2 : idx3;
+            isum[h & 1] = qdot_scaled(isum[h & 1], q, b[i].qs + 64 * h, _mm512_permutexvar_epi16(idx, sc16));
         }
+        uint16_t d16, dmin16;
+        memcpy(&d16, blk, 2);
+        memcpy(&dmin16, blk + 2, 2);
         float dx = b[i].d;
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(dx * f16(a[i].d)), acc);
-        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(dx * f16(a[i].dmin)), accm);
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(isum[0], isum[1])), _mm512_set1_ps(dx * f16(d16)),
+                              acc);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(dx * f16(dmin16)), accm);
     }
     return _mm512_reduce_add_ps(acc) - hsum8(accm);
 }
+
+static float dot_q4_K_512(int64_t k, const void *w, const void *x) { return dot_k4_512(k, w, x, 0); }
+static float dot_q5_K_512(int64_t k, const void *w, const void *x) { return dot_k4_512(k, w, x, 1); }
 
 /* Q6_K: 64 elements (four groups of 16) per 512-bit step. */
 static float dot_q6_K_512(int64_t k, const void *w, const void *x)
@@ -68,16 +99,26 @@ static float dot_q6_K_512(int64_t k, const void *w, const void *x)
     const block_q8_K *b = x;
     __m512 acc = _mm512_setzero_ps();
     const __m512i m15 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
-    /* lane l of step j takes the scale of group 4j + l/4 */
-    const __m512i idx0 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-    const __m512i four = _mm512_set1_epi32(4);
+    /* int16 lane j of step s takes the scale of group 4s + j/8 */
+    __m512i idx[4];
+    for (int st = 0; st < 4; st++)
+        idx[st] = _mm512_set_epi64(0x0003000300030003ll * 1 + 0x0004000400040004ll * st,
+                                   0x0003000300030003ll + 0x0004000400040004ll * st,
+                                   0x0002000200020002ll + 0x0004000400040004ll * st,
+                                   0x0002000200020002ll + 0x0004000400040004ll * st,
+                                   0x0001000100010001ll + 0x0004000400040004ll * st,
+                                   0x0001000100010001ll + 0x0004000400040004ll * st,
+                                   0x0000000000000000ll + 0x0004000400040004ll * st,
+                                   0x0000000000000000ll + 0x0004000400040004ll * st);
     for (int64_t i = 0; i < k / QK_K; i++) {
         __m128i sc8 = _mm_loadu_si128((const __m128i *)a[i].scales);
-        __m512i sc = _mm512_cvtepi8_epi32(sc8);
+        __m256i sc16y = _mm256_cvtepi8_epi16(sc8);
+        __m512i sc16 = _mm512_castsi256_si512(sc16y);
         __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(&b[i])),
-                                        _mm256_cvtepi8_epi16(sc8));
-        __m512i isum = _mm512_setzero_si512();
-        __m512i idx = idx0;
+                                        sc16y);
+        /* q - 32: start from -32 * sum sc * bsums (8 lanes) */
+        __m512i isum = _mm512_castsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 5)));
+        isum = _mm512_maskz_mov_epi32(0xFF, isum);
         for (int h = 0; h < 2; h++) {
             __m512i ql = _mm512_loadu_si512(a[i].ql + 64 * h); /* elements s=0 | s=1 low nibbles */
             __m256i qh = load32(a[i].qh + 32 * h);
@@ -85,19 +126,11 @@ static float dot_q6_K_512(int64_t k, const void *w, const void *x)
             __m512i h01 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_slli_epi16(qh, 4)),
                                              _mm256_slli_epi16(qh, 2), 1);
             __m512i h23 = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
-            __m512i q01 = _mm512_or_si512(_mm512_and_si512(ql, m15), _mm512_and_si512(h01, m30));
-            __m512i q23 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m15),
-                                          _mm512_and_si512(h23, m30));
-            __m512i p01 = dp(_mm512_setzero_si512(), q01, _mm512_loadu_si512(b[i].qs + 128 * h));
-            __m512i p23 = dp(_mm512_setzero_si512(), q23, _mm512_loadu_si512(b[i].qs + 128 * h + 64));
-            isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(p01, _mm512_permutexvar_epi32(idx, sc)));
-            idx = _mm512_add_epi32(idx, four);
-            isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(p23, _mm512_permutexvar_epi32(idx, sc)));
-            idx = _mm512_add_epi32(idx, four);
+            __m512i q01 = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m15), h01, m30, 0xF8);
+            __m512i q23 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m15), h23, m30, 0xF8);
+            isum = qdot_scaled(isum, q01, b[i].qs + 128 * h, _mm512_permutexvar_epi16(idx[2 * h], sc16));
+            isum = qdot_scaled(isum, q23, b[i].qs + 128 * h + 64, _mm512_permutexvar_epi16(idx[2 * h + 1], sc16));
         }
-        /* q - 32: subtract 32 * sum sc * bsums (8 lanes) from lanes 0..7 */
-        __m512i offz = _mm512_castsi256_si512(_mm256_slli_epi32(off, 5));
-        isum = _mm512_sub_epi32(isum, _mm512_maskz_mov_epi32(0xFF, offz));
         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(b[i].d * f16(a[i].d)), acc);
     }
     return _mm512_reduce_add_ps(acc);
@@ -248,6 +281,7 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q4_0] = dot_q4_0_512;
     t->dot4[CF_TYPE_Q4_0] = dot4_q4_0_512;
     t->dot[CF_TYPE_Q4_K] = dot_q4_K_512;
+    t->dot[CF_TYPE_Q5_K] = dot_q5_K_512;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
     cf_fill_gemm_avx512(t);
 }
