@@ -1,5 +1,306 @@
-/* AVX-512 dot products (vpdpbusd when the CPU has VNNI). */
-#include "blocks.h"
+/* AVX-512 dot products: the 256-bit kernels with VNNI's vpdpbusd, and
+ * 512-bit ones for the types that matter most for speed (on CPUs with
+ * AVX-512 but without VNNI the AVX2 kernels stay in place).  All follow the
+ * canonical order of internal.h, so they give the scalar kernels' bits. */
 #include "internal.h"
 
-void cf_fill_avx512(cf_kernel_table *t, int vnni) { (void)t; (void)vnni; }
+#if defined(__x86_64__)
+#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
+#define CF_VNNI 1
+#include "dot_simd.inc"
+
+static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbusd_epi32(acc, u, s); }
+
+/* ---- 32-element blocks, 16 at a time ----------------------------------- */
+
+/* z[i]: partial sums of blocks 2i (lanes 0..7) and 2i+1 (lanes 8..15) ->
+ * the 16 block sums in block order. */
+static inline __m512i block_sums16(const __m512i z[8])
+{
+    __m512i a[4], b[2];
+    for (int i = 0; i < 4; i++)
+        a[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2 * i], z[2 * i + 1]),
+                                _mm512_unpackhi_epi32(z[2 * i], z[2 * i + 1]));
+    for (int i = 0; i < 2; i++)
+        b[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]),
+                                _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
+    /* b[i], 128-bit lane L: the lane-L sums of z[4i .. 4i+3] */
+    __m512i s = _mm512_add_epi32(_mm512_shuffle_i32x4(b[0], b[1], 0x88), _mm512_shuffle_i32x4(b[0], b[1], 0xDD));
+    /* s holds blocks 0 2 4 6 1 3 5 7 8 10 12 14 9 11 13 15 */
+    const __m512i order = _mm512_set_epi32(15, 11, 14, 10, 13, 9, 12, 8, 7, 3, 6, 2, 5, 1, 4, 0);
+    return _mm512_permutexvar_epi32(order, s);
+}
+
+static inline float canon16_sum(__m512 a)
+{
+    __m256 r8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+    __m128 r4 = _mm_add_ps(_mm256_castps256_ps128(r8), _mm256_extractf128_ps(r8, 1));
+    __m128 r2 = _mm_add_ps(r4, _mm_movehl_ps(r4, r4));
+    return _mm_cvtss_f32(_mm_add_ss(r2, _mm_movehdup_ps(r2)));
+}
+
+/* bytes of one block (32) or two (64) */
+static inline __m512i load_blocks(const int8_t *a, const int8_t *b, int two)
+{
+    __m256i lo = _mm256_loadu_si256((const __m256i *)a);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), two ? _mm256_loadu_si256((const __m256i *)b)
+                                                              : _mm256_setzero_si256(), 1);
+}
+
+/* The F16 d of n (<= 16) blocks size bytes apart, as floats (0 beyond n). */
+static inline __m512 d16(const void *blocks, size_t size, int n)
+{
+    uint16_t h[16] = {0};
+    for (int j = 0; j < n; j++)
+        memcpy(&h[j], (const uint8_t *)blocks + j * size, 2);
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
+}
+
+static inline __m512i pair_q8_0(const block_q8_0 *a, const block_q8_0 *b, int two)
+{
+    __m512i wa = load_blocks(a[0].qs, two ? a[1].qs : NULL, two);
+    __m512i xb = load_blocks(b[0].qs, two ? b[1].qs : NULL, two);
+    /* |w| times x with w's sign */
+    __m512i sx = _mm512_mask_sub_epi8(xb, _mm512_movepi8_mask(wa), _mm512_setzero_si512(), xb);
+    return dp(_mm512_setzero_si512(), _mm512_abs_epi8(wa), sx);
+}
+
+static float dot_q8_0_512(int64_t k, const void *w, const void *x)
+{
+    const block_q8_0 *a = w, *b = x;
+    __m512 acc = _mm512_setzero_ps();
+    int64_t nb = k / QK32;
+    for (int64_t i0 = 0; i0 < nb; i0 += 16) {
+        int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
+        __m512i z[8];
+        for (int p = 0; p < 8; p++)
+            z[p] = 2 * p < n ? pair_q8_0(a + i0 + 2 * p, b + i0 + 2 * p, 2 * p + 1 < n) : _mm512_setzero_si512();
+        __m512 s = _mm512_mul_ps(d16(a + i0, sizeof *a, n), d16(b + i0, sizeof *b, n));
+        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc, (__mmask16)((1u << n) - 1));
+    }
+    return canon16_sum(acc);
+}
+
+/* Q4_0 quants of one or two blocks in x order: lo0 hi0 | lo1 hi1. */
+static inline __m512i q4_0_pair(const block_q4_0 *a, int two)
+{
+    __m128i b0 = _mm_loadu_si128((const __m128i *)a[0].qs);
+    __m128i b1 = two ? _mm_loadu_si128((const __m128i *)a[1].qs) : _mm_setzero_si128();
+    __m256i lo = _mm256_set_m128i(_mm_srli_epi16(b0, 4), b0), hi = _mm256_set_m128i(_mm_srli_epi16(b1, 4), b1);
+    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    return _mm512_and_si512(q, _mm512_set1_epi8(0xF));
+}
+
+/* -8 * sum x of the pair's activation blocks: the bias of the Q4_0 quants */
+static inline __m512i q4_0_bias(__m512i xb)
+{
+    return _mm512_sub_epi32(_mm512_setzero_si512(), dp(_mm512_setzero_si512(), _mm512_set1_epi8(8), xb));
+}
+
+static float dot_q4_0_512(int64_t k, const void *w, const void *x)
+{
+    const block_q4_0 *a = w;
+    const block_q8_0 *b = x;
+    __m512 acc = _mm512_setzero_ps();
+    int64_t nb = k / QK32;
+    for (int64_t i0 = 0; i0 < nb; i0 += 16) {
+        int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
+        __m512i z[8];
+        for (int p = 0; p < 8; p++) {
+            if (2 * p >= n) {
+                z[p] = _mm512_setzero_si512();
+                continue;
+            }
+            int two = 2 * p + 1 < n;
+            const block_q8_0 *bp = b + i0 + 2 * p;
+            __m512i xb = load_blocks(bp[0].qs, two ? bp[1].qs : NULL, two);
+            z[p] = dp(q4_0_bias(xb), q4_0_pair(a + i0 + 2 * p, two), xb);
+        }
+        __m512 s = _mm512_mul_ps(d16(a + i0, sizeof *a, n), d16(b + i0, sizeof *b, n));
+        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc, (__mmask16)((1u << n) - 1));
+    }
+    return canon16_sum(acc);
+}
+
+/* Four Q4_0 rows against one activation row (decode): the activation
+ * loads, bias and scales are shared; each row's arithmetic is exactly
+ * dot_q4_0_512's, so the results are too. */
+static void dot4_q4_0_512(int64_t k, const void *w, size_t w_stride, const void *x, float *out)
+{
+    const block_q8_0 *b = x;
+    const block_q4_0 *a[4];
+    __m512 acc[4];
+    for (int r = 0; r < 4; r++) {
+        a[r] = (const block_q4_0 *)(const void *)((const char *)w + r * w_stride);
+        acc[r] = _mm512_setzero_ps();
+    }
+    int64_t nb = k / QK32;
+    for (int64_t i0 = 0; i0 < nb; i0 += 16) {
+        int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
+        __m512i xb[8], bias[8];
+        for (int p = 0; p < 8; p++) {
+            xb[p] = bias[p] = _mm512_setzero_si512();
+            if (2 * p >= n)
+                continue;
+            int two = 2 * p + 1 < n;
+            const block_q8_0 *bp = b + i0 + 2 * p;
+            xb[p] = load_blocks(bp[0].qs, two ? bp[1].qs : NULL, two);
+            bias[p] = q4_0_bias(xb[p]);
+        }
+        __m512 dx = d16(b + i0, sizeof *b, n);
+        for (int r = 0; r < 4; r++) {
+            __m512i z[8];
+            for (int p = 0; p < 8; p++)
+                z[p] = 2 * p < n ? dp(bias[p], q4_0_pair(a[r] + i0 + 2 * p, 2 * p + 1 < n), xb[p])
+                                 : _mm512_setzero_si512();
+            __m512 s = _mm512_mul_ps(d16(a[r] + i0, sizeof(block_q4_0), n), dx);
+            acc[r] = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc[r],
+                                           (__mmask16)((1u << n) - 1));
+        }
+    }
+    for (int r = 0; r < 4; r++)
+        out[r] = canon16_sum(acc[r]);
+}
+
+/* ---- K-quants: 512-bit super-block sums, canonical float part of dotK -- */
+
+static inline __m512i nib_lo_hi(__m256i qb)
+{
+    __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(qb), _mm256_srli_epi16(qb, 4), 1);
+    return _mm512_and_si512(z, _mm512_set1_epi8(0xF));
+}
+
+/* The 8 6-bit scales (bytes 0..7) and mins (bytes 8..15) of a Q4_K/Q5_K
+ * block, unpacked in a vector register.  With u0..u2 the 12 bytes as
+ * 32-bit words: scales = u0 & 0x3f.., (u2 & 0x0f..) | ((u0 >> 6) & 3..) << 4;
+ * mins = u1 & 0x3f.., ((u2 >> 4) & 0x0f..) | ((u1 >> 6) & 3..) << 4. */
+static inline __m128i k4_scales_mins(const uint8_t *s)
+{
+    uint32_t u[3];
+    memcpy(u, s, 12);
+    __m128i v = _mm_set_epi32(0, (int)u[2], (int)u[1], (int)u[0]);
+    __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)); /* u0 u2 u1 u2 */
+    __m128i b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)); /* u0 u0 u1 u1 */
+    __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_set_epi32(4, 0, 0, 0)),
+                               _mm_set_epi32(0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f));
+    __m128i hi = _mm_and_si128(_mm_srlv_epi32(b, _mm_set_epi32(6, 0, 6, 0)),
+                               _mm_set_epi32(0x03030303, 0, 0x03030303, 0));
+    return _mm_or_si128(lo, _mm_slli_epi32(hi, 4));
+}
+
+/* 64 quants (u8) times 64 activations, products summed in pairs (int16;
+ * never saturates for q < 64), times the per-pair scales, into int32. */
+static inline __m512i qdot_scaled(__m512i isum, __m512i q, const int8_t *x, __m512i scales16)
+{
+    __m512i p16 = _mm512_maddubs_epi16(q, _mm512_loadu_si512(x));
+    return _mm512_dpwssd_epi32(isum, p16, scales16);
+}
+
+static inline int hsum16i(__m512i v) { return _mm512_reduce_add_epi32(v); }
+
+/* Q4_K / Q5_K: 64 elements (two groups of 32) per step. */
+static inline __attribute__((always_inline)) void sb_k4_512(const uint8_t *blk, const block_q8_K *b, int five,
+                                                            int *isum, int *msum)
+{
+    const uint8_t *scales = blk + 4, *qs = blk + (five ? 48 : 16), *qh = blk + 16;
+    __m128i sm = k4_scales_mins(scales);
+    __m512i sc16 = _mm512_cvtepu8_epi16(_mm256_zextsi128_si256(sm)); /* words 0..7 */
+    __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));   /* m0 m0 m1 m1 .. */
+    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), m16);
+    __m512i acc = _mm512_setzero_si512();
+    __m256i hbits = five ? load32(qh) : _mm256_setzero_si256();
+    for (int h = 0; h < 4; h++) {
+        __m512i q = nib_lo_hi(load32(qs + 32 * h));
+        if (five) {
+            __m512i hb = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(hbits, 2 * h)),
+                                            _mm256_srli_epi16(hbits, 2 * h + 1), 1);
+            q = _mm512_or_si512(q, _mm512_slli_epi16(_mm512_and_si512(hb, _mm512_set1_epi8(1)), 4));
+        }
+        /* int16 lane j takes the scale of group 2h + j/16 */
+        __m512i idx = _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * h)), _mm256_set1_epi16((short)(2 * h + 1)), 1);
+        acc = qdot_scaled(acc, q, b->qs + 64 * h, _mm512_permutexvar_epi16(idx, sc16));
+    }
+    *isum = hsum16i(acc);
+    *msum = hsum8i(mins);
+}
+
+static void sb_q4_K_512(const void *w, const void *x, int64_t i, int *isum, int *msum)
+{
+    sb_k4_512((const uint8_t *)w + i * sizeof(block_q4_K), (const block_q8_K *)x + i, 0, isum, msum);
+}
+
+static void sb_q5_K_512(const void *w, const void *x, int64_t i, int *isum, int *msum)
+{
+    sb_k4_512((const uint8_t *)w + i * sizeof(block_q5_K), (const block_q8_K *)x + i, 1, isum, msum);
+}
+
+/* Q6_K: 64 elements (four groups of 16) per step. */
+static void sb_q6_K_512(const void *w, const void *x, int64_t i, int *isum, int *msum)
+{
+    const block_q6_K *a = (const block_q6_K *)w + i;
+    const block_q8_K *b = (const block_q8_K *)x + i;
+    const __m512i m15 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
+    __m128i sc8 = _mm_loadu_si128((const __m128i *)a->scales);
+    __m256i sc16y = _mm256_cvtepi8_epi16(sc8);
+    __m512i sc16 = _mm512_castsi256_si512(sc16y);
+    __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), sc16y);
+    __m512i acc = _mm512_setzero_si512();
+    for (int h = 0; h < 2; h++) {
+        __m512i ql = _mm512_loadu_si512(a->ql + 64 * h); /* low nibbles of s = 0 | s = 1 */
+        __m256i qh = load32(a->qh + 32 * h);
+        /* high bits of s = 0,1 (at bits 4,5) and of s = 2,3 */
+        __m512i h01 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_slli_epi16(qh, 4)), _mm256_slli_epi16(qh, 2), 1);
+        __m512i h23 = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
+        /* (a & 0x0f) | (b & 0x30) */
+        __m512i q01 = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m15), h01, m30, 0xF8);
+        __m512i q23 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m15), h23, m30, 0xF8);
+        /* int16 lane j of step s takes the scale of group 4s + j/8 */
+        for (int st = 0; st < 2; st++) {
+            int s0 = 8 * h + 4 * st;
+            __m512i idx = _mm512_set_epi64(0x0001000100010001ll * (s0 + 3),
+                                           0x0001000100010001ll * (s0 + 3), 0x0001000100010001ll * (s0 + 2),
+                                           0x0001000100010001ll * (s0 + 2), 0x0001000100010001ll * (s0 + 1),
+                                           0x0001000100010001ll * (s0 + 1), 0x0001000100010001ll * s0,
+                                           0x0001000100010001ll * s0);
+            acc = qdot_scaled(acc, st ? q23 : q01, b->qs + 128 * h + 64 * st, _mm512_permutexvar_epi16(idx, sc16));
+        }
+    }
+    *isum = hsum16i(acc) - 32 * hsum8i(off);
+    *msum = 0;
+}
+
+static float dot_q4_K_512(int64_t k, const void *w, const void *x)
+{
+    return dotK(k / QK_K, w, x, sb_q4_K_512, sizeof(block_q4_K), 0, 1);
+}
+
+static float dot_q5_K_512(int64_t k, const void *w, const void *x)
+{
+    return dotK(k / QK_K, w, x, sb_q5_K_512, sizeof(block_q5_K), 0, 1);
+}
+
+static float dot_q6_K_512(int64_t k, const void *w, const void *x)
+{
+    return dotK(k / QK_K, w, x, sb_q6_K_512, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
+}
+
+void cf_fill_avx512(cf_kernel_table *t, int vnni)
+{
+    if (!vnni)
+        return;
+    simd_fill(t);
+    t->dot[CF_TYPE_Q8_0] = dot_q8_0_512;
+    t->dot[CF_TYPE_Q4_0] = dot_q4_0_512;
+    t->dot4[CF_TYPE_Q4_0] = dot4_q4_0_512;
+    t->dot[CF_TYPE_Q4_K] = dot_q4_K_512;
+    t->dot[CF_TYPE_Q5_K] = dot_q5_K_512;
+    t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
+    cf_fill_gemm_avx512(t);
+}
+#else
+void cf_fill_avx512(cf_kernel_table *t, int vnni)
+{
+    (void)t;
+    (void)vnni;
+}
+#endif
