@@ -1,18 +1,22 @@
-/* Tiled GEMM for N > 1 (batched prefill), AVX-512 VNNI.
+/* Tiled GEMM for N >= 3 (batched prefill), AVX-512 VNNI.
  *
- * A panel of 16 weight rows x a chunk of K is unpacked once into unsigned
- * 8-bit quants interleaved so that one 512-bit vector holds 4 consecutive
- * k of all 16 rows (lane = row), plus float scales per group and row.  The
- * micro-kernel then streams NC activation columns against it: each
- * vpdpbusd multiplies the 16 rows by 4 activation bytes broadcast straight
- * from the Q8 block, so a loaded weight vector serves NC columns and the
- * integer sums need no horizontal reduction.  Offsets of the unsigned
- * quants (the -8 of Q4_0, the mins of the K-quants) are applied with the
- * activation block sums: precomputed here for Q8_0, the stored s of Q8_1,
- * and Q8_K's bsums through vpdpwssd.
+ * Quantized weights: a panel of 16 weight rows (the whole K) is unpacked
+ * once into unsigned 8-bit quants interleaved so that one 512-bit vector
+ * holds 4 consecutive k of all 16 rows (lane = row), plus per-row scales.
+ * The micro-kernel streams 8 activation columns against it: each vpdpbusd
+ * multiplies the 16 rows by 4 activation bytes broadcast from the Q8 block,
+ * so a loaded weight vector serves 8 columns and the integer sums need no
+ * horizontal reduction.  The unsigned quants' offsets (the -8 of Q4_0, the
+ * -32 of Q6_K, the K-quants' mins) are applied through the activation block
+ * sums: precomputed here for Q8_0, Q8_1's stored s, Q8_K's bsums.
  *
- * Every output element is one lane's fixed sequence of operations, so the
- * result does not depend on the thread split or on N. */
+ * The float part follows the canonical order of internal.h exactly (units
+ * visited by residue mod 16, one accumulator per residue, the same final
+ * tree), so every output equals cf_vec_dot's bits: the result depends
+ * neither on N nor on the thread split.  K above KMAX falls back to the
+ * dot products, which give the same bits.
+ *
+ * F32/F16/BF16 weights: 4x4 register tiles of the canonical dot itself. */
 #include "internal.h"
 
 #if defined(__x86_64__)
@@ -22,28 +26,33 @@
 #include "blocks.h"
 
 #define GR 16      /* rows per panel = lanes */
-#define KC 4096    /* K chunk (a multiple of 256) */
-#define NCH 128    /* activation columns per side-info chunk */
+#define KMAX 16384 /* longest K a panel holds (a multiple of 256) */
+#define KCP 1024   /* K chunk of the unpacking */
+#define NCH 64     /* activation columns per side-info chunk */
 #define NC 8       /* columns per micro-kernel call */
 
 enum act { ACT_Q8_0, ACT_Q8_1, ACT_Q8_K };
 
 typedef struct {
-    uint8_t q[KC / 4][64];           /* k-step t, lane r: row r's quants 4t..4t+3 */
-    float s[KC / 16][GR];            /* scale of group g for each row */
-    float m[KC / 32][GR];            /* Q4_1/Q5_1: the block min */
-    int16_t mp[KC / 256][8][GR][2];  /* K-quants: int16 pairs against bsums pairs */
-    float mc[KC / 256][GR];          /* K-quants: coefficient of that integer sum */
+    uint8_t q[KMAX / 4][64];          /* k-step t, lane r: row r's quants 4t..4t+3 */
+    float s[KMAX / 32][GR];           /* 32-element types: d of each block */
+    float m[KMAX / 32][GR];           /* Q4_1/Q5_1: the block min */
+    int32_t sc[KMAX / 16][GR];        /* K-quants: integer scale of each group */
+    float d[KMAX / 256][GR];          /* K-quants: super-block d and dmin */
+    float dmin[KMAX / 256][GR];
+    int16_t mp[KMAX / 256][8][GR][2]; /* K-quants: int16 pairs against bsums pairs */
 } panel;
 
-/* Per row, what unpacking a chunk of it yields (then interleaved); every
- * field a whole number of 32-bit words so rows can be transposed as such. */
+/* One row's chunk, unpacked (then interleaved); every field a whole number
+ * of 32-bit words so that rows can be transposed as such. */
 typedef struct {
-    uint8_t q[KC];
-    float s[KC / 16];
-    float m[KC / 32];
-    int16_t mp[KC / 256][16];
-    float mc[KC / 256];
+    uint8_t q[KCP];
+    float s[KCP / 32];
+    float m[KCP / 32];
+    int32_t sc[KCP / 16];
+    float d[KCP / 256];
+    float dmin[KCP / 256];
+    int16_t mp[KCP / 256][16];
 } rowbuf;
 _Static_assert(sizeof(rowbuf) % 4 == 0, "rowbuf words");
 
@@ -54,11 +63,11 @@ typedef struct {
 
 static _Thread_local panel tl_panel;
 static _Thread_local rowbuf tl_rows[GR];
-static _Thread_local side tl_side[NCH][KC / 32];
-
-/* ---- unpacking one row's chunk [k0, k0 + kc) --------------------------- */
+static _Thread_local side tl_side[NCH][KMAX / 32];
 
 static inline float f16(uint16_t h) { return _cvtsh_ss(h); }
+
+/* ---- unpacking a row's chunk [k0, k0 + kc) ----------------------------- */
 
 static void unpack_q8_0(const void *row, int64_t k0, int kc, rowbuf *o)
 {
@@ -76,6 +85,13 @@ static inline __m256i nib32(const uint8_t *p)
     return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(b, 4), b), _mm256_set1_epi8(0xF));
 }
 
+static inline __m256i fifth_bits(const uint8_t *p)
+{
+    uint32_t bits;
+    memcpy(&bits, p, 4);
+    return _mm256_and_si256(_mm256_movm_epi8(bits), _mm256_set1_epi8(0x10));
+}
+
 static void unpack_q4_0(const void *row, int64_t k0, int kc, rowbuf *o)
 {
     const block_q4_0 *b = (const block_q4_0 *)row + k0 / 32;
@@ -85,20 +101,11 @@ static void unpack_q4_0(const void *row, int64_t k0, int kc, rowbuf *o)
     }
 }
 
-static inline __m256i fifth_bits(const uint8_t *p)
-{
-    uint32_t bits;
-    memcpy(&bits, p, 4);
-    __m256i m = _mm256_movm_epi8(bits);
-    return _mm256_and_si256(m, _mm256_set1_epi8(0x10));
-}
-
 static void unpack_q5_0(const void *row, int64_t k0, int kc, rowbuf *o)
 {
     const block_q5_0 *b = (const block_q5_0 *)row + k0 / 32;
     for (int i = 0; i < kc / 32; i++) {
-        __m256i q = _mm256_or_si256(nib32(b[i].qs), fifth_bits(b[i].qh));
-        _mm256_storeu_si256((__m256i *)(o->q + 32 * i), q);
+        _mm256_storeu_si256((__m256i *)(o->q + 32 * i), _mm256_or_si256(nib32(b[i].qs), fifth_bits(b[i].qh)));
         o->s[i] = f16(b[i].d);
     }
 }
@@ -117,8 +124,7 @@ static void unpack_q5_1(const void *row, int64_t k0, int kc, rowbuf *o)
 {
     const block_q5_1 *b = (const block_q5_1 *)row + k0 / 32;
     for (int i = 0; i < kc / 32; i++) {
-        __m256i q = _mm256_or_si256(nib32(b[i].qs), fifth_bits(b[i].qh));
-        _mm256_storeu_si256((__m256i *)(o->q + 32 * i), q);
+        _mm256_storeu_si256((__m256i *)(o->q + 32 * i), _mm256_or_si256(nib32(b[i].qs), fifth_bits(b[i].qh)));
         o->s[i] = f16(b[i].d);
         o->m[i] = f16(b[i].m);
     }
@@ -129,7 +135,6 @@ static void unpack_q4_K(const void *row, int64_t k0, int kc, rowbuf *o)
     const block_q4_K *b = (const block_q4_K *)row + k0 / 256;
     const __m256i m15 = _mm256_set1_epi8(0xF);
     for (int i = 0; i < kc / 256; i++) {
-        float d = f16(b[i].d), dmin = f16(b[i].dmin);
         for (int h = 0; h < 4; h++) {
             __m256i v = _mm256_loadu_si256((const __m256i *)(b[i].qs + 32 * h));
             uint8_t *q = o->q + 256 * i + 64 * h;
@@ -139,10 +144,11 @@ static void unpack_q4_K(const void *row, int64_t k0, int kc, rowbuf *o)
         for (int g = 0; g < 8; g++) {
             int sc, m;
             k4_scale_min(g, b[i].scales, &sc, &m);
-            o->s[8 * i + g] = d * sc;
+            o->sc[8 * i + g] = sc;
             o->mp[i][2 * g] = o->mp[i][2 * g + 1] = (int16_t)m;
         }
-        o->mc[i] = -dmin;
+        o->d[i] = f16(b[i].d);
+        o->dmin[i] = f16(b[i].dmin);
     }
 }
 
@@ -150,7 +156,6 @@ static void unpack_q5_K(const void *row, int64_t k0, int kc, rowbuf *o)
 {
     const block_q5_K *b = (const block_q5_K *)row + k0 / 256;
     for (int i = 0; i < kc / 256; i++) {
-        float d = f16(b[i].d), dmin = f16(b[i].dmin);
         for (int g = 0; g < 8; g++) {
             const uint8_t *qs = b[i].qs + 32 * (g / 2);
             for (int l = 0; l < 32; l++)
@@ -158,10 +163,11 @@ static void unpack_q5_K(const void *row, int64_t k0, int kc, rowbuf *o)
                     (uint8_t)((g & 1 ? qs[l] >> 4 : qs[l] & 0xF) | (((b[i].qh[l] >> g) & 1) << 4));
             int sc, m;
             k4_scale_min(g, b[i].scales, &sc, &m);
-            o->s[8 * i + g] = d * sc;
+            o->sc[8 * i + g] = sc;
             o->mp[i][2 * g] = o->mp[i][2 * g + 1] = (int16_t)m;
         }
-        o->mc[i] = -dmin;
+        o->d[i] = f16(b[i].d);
+        o->dmin[i] = f16(b[i].dmin);
     }
 }
 
@@ -170,7 +176,6 @@ static void unpack_q6_K(const void *row, int64_t k0, int kc, rowbuf *o)
     const block_q6_K *b = (const block_q6_K *)row + k0 / 256;
     const __m256i m15 = _mm256_set1_epi8(0xF), m3 = _mm256_set1_epi8(3);
     for (int i = 0; i < kc / 256; i++) {
-        float d = f16(b[i].d);
         for (int h = 0; h < 2; h++) {
             __m256i la = _mm256_loadu_si256((const __m256i *)(b[i].ql + 64 * h));
             __m256i lb = _mm256_loadu_si256((const __m256i *)(b[i].ql + 64 * h + 32));
@@ -184,10 +189,11 @@ static void unpack_q6_K(const void *row, int64_t k0, int kc, rowbuf *o)
             }
         }
         for (int g = 0; g < 16; g++) {
-            o->s[16 * i + g] = d * b[i].scales[g];
+            o->sc[16 * i + g] = b[i].scales[g];
             o->mp[i][g] = b[i].scales[g];
         }
-        o->mc[i] = -32 * d;
+        o->d[i] = f16(b[i].d);
+        o->dmin[i] = 0;
     }
 }
 
@@ -195,14 +201,14 @@ static void unpack_q2_K(const void *row, int64_t k0, int kc, rowbuf *o)
 {
     const block_q2_K *b = (const block_q2_K *)row + k0 / 256;
     for (int i = 0; i < kc / 256; i++) {
-        float d = f16(b[i].d), dmin = f16(b[i].dmin);
         for (int e = 0; e < 256; e++)
             o->q[256 * i + e] = (uint8_t)((b[i].qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3);
         for (int g = 0; g < 16; g++) {
-            o->s[16 * i + g] = d * (b[i].scales[g] & 0xF);
+            o->sc[16 * i + g] = b[i].scales[g] & 0xF;
             o->mp[i][g] = (int16_t)(b[i].scales[g] >> 4);
         }
-        o->mc[i] = -dmin;
+        o->d[i] = f16(b[i].d);
+        o->dmin[i] = f16(b[i].dmin);
     }
 }
 
@@ -210,7 +216,6 @@ static void unpack_q3_K(const void *row, int64_t k0, int kc, rowbuf *o)
 {
     const block_q3_K *b = (const block_q3_K *)row + k0 / 256;
     for (int i = 0; i < kc / 256; i++) {
-        float d = f16(b[i].d);
         for (int e = 0; e < 256; e++) {
             int q = (b[i].qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3;
             q |= ((b[i].hmask[e % 32] >> (e / 32)) & 1) << 2; /* 0..7, value q - 4 */
@@ -218,10 +223,11 @@ static void unpack_q3_K(const void *row, int64_t k0, int kc, rowbuf *o)
         }
         for (int g = 0; g < 16; g++) {
             int sc = k3_scale(g, b[i].scales);
-            o->s[16 * i + g] = d * sc;
+            o->sc[16 * i + g] = sc;
             o->mp[i][g] = (int16_t)sc;
         }
-        o->mc[i] = -4 * d;
+        o->d[i] = f16(b[i].d);
+        o->dmin[i] = 0;
     }
 }
 
@@ -230,22 +236,23 @@ typedef void (*unpack_fn)(const void *row, int64_t k0, int kc, rowbuf *o);
 typedef struct {
     unpack_fn unpack;
     enum act act;
-    int group;  /* elements per scale: 32 or 16 */
-    int offset; /* Q8_0 activations: the unsigned quants' bias */
+    int group;  /* K-quants: elements per group scale, 32 or 16 */
+    int offset; /* Q8_0 activations: the quants' bias; Q3_K/Q6_K: 4/32 */
+    int mins;   /* K-quants with dmin * mins */
 } gemm_type;
 
 static const gemm_type *gemm_type_of(cf_type t)
 {
-    static const gemm_type q8_0 = {unpack_q8_0, ACT_Q8_0, 32, 128};
-    static const gemm_type q4_0 = {unpack_q4_0, ACT_Q8_0, 32, 8};
-    static const gemm_type q5_0 = {unpack_q5_0, ACT_Q8_0, 32, 16};
-    static const gemm_type q4_1 = {unpack_q4_1, ACT_Q8_1, 32, 0};
-    static const gemm_type q5_1 = {unpack_q5_1, ACT_Q8_1, 32, 0};
-    static const gemm_type q2_K = {unpack_q2_K, ACT_Q8_K, 16, 0};
-    static const gemm_type q3_K = {unpack_q3_K, ACT_Q8_K, 16, 0};
-    static const gemm_type q4_K = {unpack_q4_K, ACT_Q8_K, 32, 0};
-    static const gemm_type q5_K = {unpack_q5_K, ACT_Q8_K, 32, 0};
-    static const gemm_type q6_K = {unpack_q6_K, ACT_Q8_K, 16, 0};
+    static const gemm_type q8_0 = {unpack_q8_0, ACT_Q8_0, 32, 128, 0};
+    static const gemm_type q4_0 = {unpack_q4_0, ACT_Q8_0, 32, 8, 0};
+    static const gemm_type q5_0 = {unpack_q5_0, ACT_Q8_0, 32, 16, 0};
+    static const gemm_type q4_1 = {unpack_q4_1, ACT_Q8_1, 32, 0, 0};
+    static const gemm_type q5_1 = {unpack_q5_1, ACT_Q8_1, 32, 0, 0};
+    static const gemm_type q2_K = {unpack_q2_K, ACT_Q8_K, 16, 0, 1};
+    static const gemm_type q3_K = {unpack_q3_K, ACT_Q8_K, 16, 4, 0};
+    static const gemm_type q4_K = {unpack_q4_K, ACT_Q8_K, 32, 0, 1};
+    static const gemm_type q5_K = {unpack_q5_K, ACT_Q8_K, 32, 0, 1};
+    static const gemm_type q6_K = {unpack_q6_K, ACT_Q8_K, 16, 32, 0};
     switch (t) {
     case CF_TYPE_Q8_0: return &q8_0;
     case CF_TYPE_Q4_0: return &q4_0;
@@ -297,42 +304,45 @@ static void transpose_lanes(const uint32_t *src, size_t sstride, uint32_t *dst, 
             dst[16 * j0 + i] = src[i * sstride + j0];
 }
 
-/* Unpack rows [r, r + nr) (nr <= 16; missing rows are zero) of chunk k0. */
-static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, int nr, int64_t k0,
-                       int kc, panel *p)
+#define TRANSPOSE(field, dstfield, n)                                                              \
+    transpose_lanes((const uint32_t *)(const void *)o[0].field, sizeof(rowbuf) / 4,                \
+                    (uint32_t *)(void *)(dstfield), (n))
+
+/* Unpack rows [r, r + nr) (nr <= 16; missing rows are zero), whole K. */
+static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, int nr, panel *p)
 {
-    int ng = kc / gt->group, nsb = kc / 256;
     rowbuf *o = tl_rows;
-    for (int lane = 0; lane < GR; lane++) {
-        if (lane < nr)
-            gt->unpack((const char *)a->w + (r + lane) * a->w_stride, k0, kc, &o[lane]);
-        else
-            memset(&o[lane], 0, sizeof o[lane]);
-    }
-    transpose_lanes((const uint32_t *)(const void *)o[0].q, sizeof(rowbuf) / 4, (uint32_t *)(void *)p->q,
-                    kc / 4);
-    transpose_lanes((const uint32_t *)(const void *)o[0].s, sizeof(rowbuf) / 4, (uint32_t *)(void *)p->s, ng);
-    if (gt->act == ACT_Q8_1)
-        transpose_lanes((const uint32_t *)(const void *)o[0].m, sizeof(rowbuf) / 4, (uint32_t *)(void *)p->m,
-                        kc / 32);
-    if (gt->act == ACT_Q8_K) {
-        transpose_lanes((const uint32_t *)(const void *)o[0].mp, sizeof(rowbuf) / 4,
-                        (uint32_t *)(void *)p->mp, 8 * nsb);
-        transpose_lanes((const uint32_t *)(const void *)o[0].mc, sizeof(rowbuf) / 4, (uint32_t *)(void *)p->mc,
-                        nsb);
+    for (int64_t k0 = 0; k0 < a->k; k0 += KCP) {
+        int kc = a->k - k0 < KCP ? (int)(a->k - k0) : KCP;
+        for (int lane = 0; lane < GR; lane++) {
+            if (lane < nr)
+                gt->unpack((const char *)a->w + (r + lane) * a->w_stride, k0, kc, &o[lane]);
+            else
+                memset(&o[lane], 0, sizeof o[lane]);
+        }
+        TRANSPOSE(q, p->q[k0 / 4], kc / 4);
+        if (gt->act != ACT_Q8_K) {
+            TRANSPOSE(s, p->s[k0 / 32], kc / 32);
+            if (gt->act == ACT_Q8_1)
+                TRANSPOSE(m, p->m[k0 / 32], kc / 32);
+        } else {
+            TRANSPOSE(sc, p->sc[k0 / gt->group], kc / gt->group);
+            TRANSPOSE(d, p->d[k0 / 256], kc / 256);
+            TRANSPOSE(dmin, p->dmin[k0 / 256], kc / 256);
+            TRANSPOSE(mp, p->mp[k0 / 256], 8 * (kc / 256));
+        }
     }
 }
 
-/* Side information of activation columns c0.. (Q8_0 / Q8_1) for chunk k0. */
-static void prep_side(const cf_matmul_args *a, const gemm_type *gt, int64_t c0, int nc, int64_t k0,
-                      int kc)
+/* Side information of activation columns c0.. (Q8_0 / Q8_1), whole K. */
+static void prep_side(const cf_matmul_args *a, const gemm_type *gt, int64_t c0, int nc)
 {
     for (int c = 0; c < nc; c++) {
         const char *xr = (const char *)a->x + (c0 + c) * a->x_stride;
-        for (int b = 0; b < kc / 32; b++) {
+        for (int b = 0; b < a->k / 32; b++) {
             side *sd = &tl_side[c][b];
             if (gt->act == ACT_Q8_0) {
-                const block_q8_0 *xb = (const block_q8_0 *)(const void *)xr + k0 / 32 + b;
+                const block_q8_0 *xb = (const block_q8_0 *)(const void *)xr + b;
                 __m256i v = _mm256_loadu_si256((const __m256i *)xb->qs);
                 __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(1), v);
                 __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
@@ -341,7 +351,7 @@ static void prep_side(const cf_matmul_args *a, const gemm_type *gt, int64_t c0, 
                 sd->dx = f16(xb->d);
                 sd->corr = -gt->offset * _mm_cvtsi128_si32(h);
             } else {
-                const block_q8_1 *xb = (const block_q8_1 *)(const void *)xr + k0 / 32 + b;
+                const block_q8_1 *xb = (const block_q8_1 *)(const void *)xr + b;
                 float s = f16(xb->s);
                 sd->dx = f16(xb->d);
                 memcpy(&sd->corr, &s, 4);
@@ -357,216 +367,257 @@ static inline __m512i bcast32(const void *p)
     return _mm512_set1_epi32(v);
 }
 
-/* Q8_0 / Q8_1 activations: columns xs[0..nc) against the panel. */
-static inline __attribute__((always_inline)) void kernel_q8_0(const panel *p, const char *const *xs,
-                                                              const side (*sd)[KC / 32], int nb,
-                                                              enum act act, int nc, __m512 *acc)
+/* The canonical tree over the 16 residue accumulators of each lane. */
+static inline __m512 canon_tree(__m512 part[16])
 {
-    for (int c = 0; c < nc; c++)
-        acc[c] = _mm512_setzero_ps();
-    for (int b = 0; b < nb; b++) {
-        __m512i P[NC];
-        for (int c = 0; c < nc; c++)
-            P[c] = act == ACT_Q8_0 ? _mm512_set1_epi32(sd[c][b].corr) : _mm512_setzero_si512();
-        const size_t bs = act == ACT_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q8_1);
-        const size_t qo = act == ACT_Q8_0 ? 2 : 4;
-        for (int t = 0; t < 8; t++) {
-            __m512i W = _mm512_load_si512(p->q[8 * b + t]);
-            for (int c = 0; c < nc; c++)
-                P[c] = _mm512_dpbusd_epi32(P[c], W, bcast32(xs[c] + b * bs + qo + 4 * t));
-        }
-        __m512 S = _mm512_load_ps(p->s[b]);
-        for (int c = 0; c < nc; c++) {
-            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(P[c]), _mm512_mul_ps(S, _mm512_set1_ps(sd[c][b].dx)),
-                                     acc[c]);
-            if (act == ACT_Q8_1) {
-                float sx;
-                memcpy(&sx, &sd[c][b].corr, 4);
-                acc[c] = _mm512_fmadd_ps(_mm512_load_ps(p->m[b]), _mm512_set1_ps(sx), acc[c]);
-            }
-        }
-    }
+    for (int j = 0; j < 8; j++)
+        part[j] = _mm512_add_ps(part[j], part[j + 8]);
+    for (int j = 0; j < 4; j++)
+        part[j] = _mm512_add_ps(part[j], part[j + 4]);
+    for (int j = 0; j < 2; j++)
+        part[j] = _mm512_add_ps(part[j], part[j + 2]);
+    return _mm512_add_ps(part[0], part[1]);
 }
 
-/* Q8_K activations: super-blocks of 256, groups of 16 or 32. */
-static inline __attribute__((always_inline)) void kernel_q8_K(const panel *p, const char *const *xs, int nsb,
-                                                              int group, int nc, __m512 *acc)
+/* Q8_0 / Q8_1 activations: columns xs[0..nc) against the panel; block b
+ * goes to accumulator b % 16 (visited residue by residue). */
+static inline __attribute__((always_inline)) void kernel_q8_0(const panel *p, const char *const *xs,
+                                                              const side (*sd)[KMAX / 32], int nb,
+                                                              enum act act, int nc, __m512 *out)
 {
-    for (int c = 0; c < nc; c++)
-        acc[c] = _mm512_setzero_ps();
-    const int steps = group / 4, ng = 256 / group;
-    for (int sb = 0; sb < nsb; sb++) {
-        __m512 A[NC];
-        __m512i P[NC];
+    const size_t bs = act == ACT_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q8_1);
+    const size_t qo = act == ACT_Q8_0 ? 2 : 4;
+    __m512 part[NC][16];
+    for (int j = 0; j < 16; j++) {
+        __m512 acc[NC];
         for (int c = 0; c < nc; c++)
-            A[c] = _mm512_setzero_ps();
-        for (int g = 0; g < ng; g++) {
+            acc[c] = _mm512_setzero_ps();
+        for (int b = j; b < nb; b += 16) {
+            __m512i P[NC];
+            for (int c = 0; c < nc; c++)
+                P[c] = act == ACT_Q8_0 ? _mm512_set1_epi32(sd[c][b].corr) : _mm512_setzero_si512();
+            for (int t = 0; t < 8; t++) {
+                __m512i W = _mm512_load_si512(p->q[8 * b + t]);
+                for (int c = 0; c < nc; c++)
+                    P[c] = _mm512_dpbusd_epi32(P[c], W, bcast32(xs[c] + b * bs + qo + 4 * t));
+            }
+            __m512 S = _mm512_load_ps(p->s[b]);
+            for (int c = 0; c < nc; c++) {
+                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(P[c]), _mm512_mul_ps(S, _mm512_set1_ps(sd[c][b].dx)),
+                                         acc[c]);
+                if (act == ACT_Q8_1) {
+                    float sx;
+                    memcpy(&sx, &sd[c][b].corr, 4);
+                    acc[c] = _mm512_fmadd_ps(_mm512_load_ps(p->m[b]), _mm512_set1_ps(sx), acc[c]);
+                }
+            }
+        }
+        for (int c = 0; c < nc; c++)
+            part[c][j] = acc[c];
+    }
+    for (int c = 0; c < nc; c++)
+        out[c] = canon_tree(part[c]);
+}
+
+/* Q8_K activations: super-block sb goes to accumulator sb % 16. */
+static inline __attribute__((always_inline)) void kernel_q8_K(const panel *p, const char *const *xs, int nsb,
+                                                              int group, int offset, int mins, int nc,
+                                                              __m512 *out)
+{
+    const int steps = group / 4, ng = 256 / group;
+    __m512 part[NC][16];
+    for (int j = 0; j < 16; j++) {
+        __m512 acc[NC];
+        for (int c = 0; c < nc; c++)
+            acc[c] = _mm512_setzero_ps();
+        for (int sb = j; sb < nsb; sb += 16) {
+            __m512i I[NC], P[NC];
+            for (int c = 0; c < nc; c++)
+                I[c] = _mm512_setzero_si512();
+            for (int g = 0; g < ng; g++) {
+                for (int c = 0; c < nc; c++)
+                    P[c] = _mm512_setzero_si512();
+                for (int t = 0; t < steps; t++) {
+                    __m512i W = _mm512_load_si512(p->q[64 * sb + steps * g + t]);
+                    for (int c = 0; c < nc; c++)
+                        P[c] = _mm512_dpbusd_epi32(P[c], W,
+                                                   bcast32(xs[c] + sb * sizeof(block_q8_K) + 4 + group * g + 4 * t));
+                }
+                __m512i SC = _mm512_load_si512(p->sc[ng * sb + g]);
+                for (int c = 0; c < nc; c++)
+                    I[c] = _mm512_add_epi32(I[c], _mm512_mullo_epi32(P[c], SC));
+            }
+            /* mins (or scales, for the offsets) times the bsums pairs */
             for (int c = 0; c < nc; c++)
                 P[c] = _mm512_setzero_si512();
-            for (int t = 0; t < steps; t++) {
-                __m512i W = _mm512_load_si512(p->q[64 * sb + steps * g + t]);
+            for (int pr = 0; pr < 8; pr++) {
+                __m512i M = _mm512_load_si512(p->mp[sb][pr]);
                 for (int c = 0; c < nc; c++)
-                    P[c] = _mm512_dpbusd_epi32(P[c], W,
-                                               bcast32(xs[c] + sb * sizeof(block_q8_K) + 4 + group * g + 4 * t));
+                    P[c] = _mm512_dpwssd_epi32(P[c], M, bcast32(xs[c] + sb * sizeof(block_q8_K) + 260 + 4 * pr));
             }
-            __m512 S = _mm512_load_ps(p->s[ng * sb + g]);
-            for (int c = 0; c < nc; c++)
-                A[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(P[c]), S, A[c]);
+            __m512 D = _mm512_load_ps(p->d[sb]), DM = _mm512_load_ps(p->dmin[sb]);
+            for (int c = 0; c < nc; c++) {
+                float dx;
+                memcpy(&dx, xs[c] + sb * sizeof(block_q8_K), 4);
+                __m512 vdx = _mm512_set1_ps(dx);
+                if (!mins)
+                    I[c] = _mm512_sub_epi32(I[c], _mm512_mullo_epi32(P[c], _mm512_set1_epi32(offset)));
+                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(I[c]), _mm512_mul_ps(D, vdx), acc[c]);
+                if (mins)
+                    acc[c] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(P[c]), _mm512_mul_ps(DM, vdx), acc[c]);
+            }
         }
         for (int c = 0; c < nc; c++)
-            P[c] = _mm512_setzero_si512();
-        for (int pr = 0; pr < 8; pr++) {
-            __m512i M = _mm512_load_si512(p->mp[sb][pr]);
-            for (int c = 0; c < nc; c++)
-                P[c] = _mm512_dpwssd_epi32(P[c], M, bcast32(xs[c] + sb * sizeof(block_q8_K) + 260 + 4 * pr));
-        }
-        __m512 MC = _mm512_load_ps(p->mc[sb]);
-        for (int c = 0; c < nc; c++) {
-            float dx;
-            memcpy(&dx, xs[c] + sb * sizeof(block_q8_K), 4);
-            A[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(P[c]), MC, A[c]);
-            acc[c] = _mm512_fmadd_ps(A[c], _mm512_set1_ps(dx), acc[c]);
-        }
+            part[c][j] = acc[c];
     }
+    for (int c = 0; c < nc; c++)
+        out[c] = canon_tree(part[c]);
 }
 
-/* Columns [c, c + nc) of the chunk into Y rows r.. (nr valid lanes). */
-static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, int64_t r, int nr,
-                 int64_t c, int nc, int64_t cside, int64_t k0, int kc, int first)
+/* Columns [c, c + nc) into Y rows r.. (nr valid lanes). */
+static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, int64_t r, int nr, int64_t c,
+                 int nc, int64_t cside)
 {
     const char *xs[NC];
-    cf_type xt = cf_vec_dot_type(a->wtype);
     for (int j = 0; j < nc; j++)
-        xs[j] = (const char *)a->x + (c + j) * a->x_stride + cf_row_bytes(xt, k0);
-    __m512 acc[NC];
-    const side (*sd)[KC / 32] = (const side (*)[KC / 32])tl_side[c - cside];
+        xs[j] = (const char *)a->x + (c + j) * a->x_stride;
+    __m512 out[NC];
+    const side (*sd)[KMAX / 32] = (const side (*)[KMAX / 32])tl_side[c - cside];
+    int nb = (int)(a->k / 32), nsb = (int)(a->k / 256);
 #define KERNEL(n)                                                                                  \
     case n:                                                                                        \
         if (gt->act == ACT_Q8_0)                                                                   \
-            kernel_q8_0(p, xs, sd, kc / 32, ACT_Q8_0, n, acc);                                     \
+            kernel_q8_0(p, xs, sd, nb, ACT_Q8_0, n, out);                                          \
         else if (gt->act == ACT_Q8_1)                                                              \
-            kernel_q8_0(p, xs, sd, kc / 32, ACT_Q8_1, n, acc);                                     \
+            kernel_q8_0(p, xs, sd, nb, ACT_Q8_1, n, out);                                          \
         else if (gt->group == 32)                                                                  \
-            kernel_q8_K(p, xs, kc / 256, 32, n, acc);                                              \
+            kernel_q8_K(p, xs, nsb, 32, 0, 1, n, out);                                             \
+        else if (gt->mins)                                                                         \
+            kernel_q8_K(p, xs, nsb, 16, 0, 1, n, out);                                             \
         else                                                                                       \
-            kernel_q8_K(p, xs, kc / 256, 16, n, acc);                                              \
+            kernel_q8_K(p, xs, nsb, 16, gt->offset, 0, n, out);                                    \
         break;
     switch (nc) {
         KERNEL(1) KERNEL(2) KERNEL(3) KERNEL(4) KERNEL(5) KERNEL(6) KERNEL(7) KERNEL(8)
     }
 #undef KERNEL
     __mmask16 mask = (__mmask16)((1u << nr) - 1);
-    for (int j = 0; j < nc; j++) {
-        float *y = a->y + (c + j) * a->y_stride + r;
-        __m512 v = first ? acc[j] : _mm512_add_ps(acc[j], _mm512_maskz_loadu_ps(mask, y));
-        _mm512_mask_storeu_ps(y, mask, v);
+    for (int j = 0; j < nc; j++)
+        _mm512_mask_storeu_ps(a->y + (c + j) * a->y_stride + r, mask, out[j]);
+}
+
+static void gemm_quant(const cf_matmul_args *a, int64_t r0, int64_t r1)
+{
+    const gemm_type *gt = gemm_type_of(a->wtype);
+    panel *p = &tl_panel;
+    for (int64_t c0 = 0; c0 < a->n; c0 += NCH) {
+        int nch = a->n - c0 < NCH ? (int)(a->n - c0) : NCH;
+        if (gt->act != ACT_Q8_K)
+            prep_side(a, gt, c0, nch);
+        for (int64_t r = r0; r < r1; r += GR) {
+            int nr = r1 - r < GR ? (int)(r1 - r) : GR;
+            pack_panel(a, gt, r, nr, p);
+            for (int64_t c = c0; c < c0 + nch; c += NC) {
+                int nc = c0 + nch - c < NC ? (int)(c0 + nch - c) : NC;
+                tile(a, gt, p, r, nr, c, nc, c0);
+            }
+        }
+    }
+}
+
+/* ---- F32 / F16 / BF16: 4x4 tiles of the canonical dot ------------------ */
+
+#define FR 4
+#define FC 4
+#define FCH 64 /* activation columns per chunk (kept in L2 across row tiles) */
+
+static inline __m512 ldf16(cf_type t, const void *p, int64_t i, __mmask16 m)
+{
+    if (t == CF_TYPE_F32)
+        return _mm512_maskz_loadu_ps(m, (const float *)p + i);
+    __m256i h = _mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i);
+    if (t == CF_TYPE_F16)
+        return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+static inline float canon16_sum(__m512 a)
+{
+    __m256 r8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+    __m128 r4 = _mm_add_ps(_mm256_castps256_ps128(r8), _mm256_extractf128_ps(r8, 1));
+    __m128 r2 = _mm_add_ps(r4, _mm_movehl_ps(r4, r4));
+    return _mm_cvtss_f32(_mm_add_ss(r2, _mm_movehdup_ps(r2)));
+}
+
+static inline __attribute__((always_inline)) void ftile(const cf_matmul_args *a, int64_t r, int64_t c, int nr,
+                                                        int nc)
+{
+    const cf_type t = a->wtype;
+    const char *w[FR], *x[FC];
+    for (int i = 0; i < nr; i++)
+        w[i] = (const char *)a->w + (r + i) * a->w_stride;
+    for (int j = 0; j < nc; j++)
+        x[j] = (const char *)a->x + (c + j) * a->x_stride;
+    __m512 acc[FR][FC];
+    for (int i = 0; i < nr; i++)
+        for (int j = 0; j < nc; j++)
+            acc[i][j] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < a->k; k += 16) {
+        __mmask16 m = a->k - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (a->k - k)) - 1);
+        __m512 W[FR], X[FC];
+        for (int i = 0; i < nr; i++)
+            W[i] = ldf16(t, w[i], k, m);
+        for (int j = 0; j < nc; j++)
+            X[j] = ldf16(t, x[j], k, m);
+        for (int i = 0; i < nr; i++)
+            for (int j = 0; j < nc; j++)
+                acc[i][j] = _mm512_mask3_fmadd_ps(W[i], X[j], acc[i][j], m);
+    }
+    for (int i = 0; i < nr; i++)
+        for (int j = 0; j < nc; j++)
+            a->y[(c + j) * a->y_stride + r + i] = canon16_sum(acc[i][j]);
+}
+
+static void gemm_float(const cf_matmul_args *a, int64_t r0, int64_t r1)
+{
+    for (int64_t c0 = 0; c0 < a->n; c0 += FCH) {
+        int64_t c1 = a->n - c0 < FCH ? a->n : c0 + FCH;
+        for (int64_t r = r0; r < r1; r += FR) {
+            int nr = r1 - r < FR ? (int)(r1 - r) : FR;
+            for (int64_t c = c0; c < c1; c += FC) {
+                int nc = c1 - c < FC ? (int)(c1 - c) : FC;
+                if (nr == FR && nc == FC)
+                    ftile(a, r, c, FR, FC);
+                else
+                    ftile(a, r, c, nr, nc);
+            }
+        }
     }
 }
 
 static void gemm(const cf_matmul_args *a, int64_t r0, int64_t r1)
 {
-    const gemm_type *gt = gemm_type_of(a->wtype);
-    panel *p = &tl_panel;
-    for (int64_t k0 = 0; k0 < a->k; k0 += KC) {
-        int kc = a->k - k0 < KC ? (int)(a->k - k0) : KC;
-        for (int64_t c0 = 0; c0 < a->n; c0 += NCH) {
-            int nch = a->n - c0 < NCH ? (int)(a->n - c0) : NCH;
-            if (gt->act != ACT_Q8_K)
-                prep_side(a, gt, c0, nch, k0, kc);
-            for (int64_t r = r0; r < r1; r += GR) {
-                int nr = r1 - r < GR ? (int)(r1 - r) : GR;
-                pack_panel(a, gt, r, nr, k0, kc, p);
-                for (int64_t c = c0; c < c0 + nch; c += NC) {
-                    int nc = c0 + nch - c < NC ? (int)(c0 + nch - c) : NC;
-                    tile(a, gt, p, r, nr, c, nc, c0, k0, kc, k0 == 0);
-                }
-            }
-        }
-    }
-}
-
-/* ---- F32 / F16 / BF16 weights: the same tiling in float ---------------- */
-
-#define KCF 1024 /* K chunk of the float panels */
-
-typedef struct {
-    float w[KCF][GR];      /* k, lane = row */
-    float rows[GR][KCF];   /* rows converted to f32 before the transpose */
-    float x[NC][KCF];      /* activation columns converted to f32 */
-} fpanel;
-
-static _Thread_local fpanel tl_fpanel;
-
-static void to_f32(cf_type t, const void *src, int64_t k0, int n, float *dst)
-{
-    if (t == CF_TYPE_F32)
-        memcpy(dst, (const float *)src + k0, (size_t)n * sizeof(float));
-    else if (t == CF_TYPE_F16)
-        cf_f16_to_f32_row((const uint16_t *)src + k0, dst, n);
-    else
-        cf_bf16_to_f32_row((const uint16_t *)src + k0, dst, n);
-}
-
-static inline __attribute__((always_inline)) void kernel_f32(const fpanel *p, int kc, int nc, __m512 *acc)
-{
-    for (int c = 0; c < nc; c++)
-        acc[c] = _mm512_setzero_ps();
-    for (int k = 0; k < kc; k++) {
-        __m512 W = _mm512_load_ps(p->w[k]);
-        for (int c = 0; c < nc; c++)
-            acc[c] = _mm512_fmadd_ps(W, _mm512_set1_ps(p->x[c][k]), acc[c]);
-    }
-}
-
-static void gemm_float(const cf_matmul_args *a, int64_t r0, int64_t r1)
-{
-    fpanel *p = &tl_fpanel;
-    for (int64_t k0 = 0; k0 < a->k; k0 += KCF) {
-        int kc = a->k - k0 < KCF ? (int)(a->k - k0) : KCF;
-        for (int64_t r = r0; r < r1; r += GR) {
-            int nr = r1 - r < GR ? (int)(r1 - r) : GR;
-            for (int lane = 0; lane < GR; lane++) {
-                if (lane < nr)
-                    to_f32(a->wtype, (const char *)a->w + (r + lane) * a->w_stride, k0, kc, p->rows[lane]);
-                else
-                    memset(p->rows[lane], 0, sizeof p->rows[lane]);
-            }
-            transpose_lanes((const uint32_t *)(const void *)p->rows[0], KCF, (uint32_t *)(void *)p->w, kc);
-            __mmask16 mask = (__mmask16)((1u << nr) - 1);
-            for (int64_t c = 0; c < a->n; c += NC) {
-                int nc = a->n - c < NC ? (int)(a->n - c) : NC;
-                for (int j = 0; j < nc; j++)
-                    to_f32(a->wtype, (const char *)a->x + (c + j) * a->x_stride, k0, kc, p->x[j]);
-                __m512 acc[NC];
-                switch (nc) {
-                case 1: kernel_f32(p, kc, 1, acc); break;
-                case 2: kernel_f32(p, kc, 2, acc); break;
-                case 3: kernel_f32(p, kc, 3, acc); break;
-                case 4: kernel_f32(p, kc, 4, acc); break;
-                case 5: kernel_f32(p, kc, 5, acc); break;
-                case 6: kernel_f32(p, kc, 6, acc); break;
-                case 7: kernel_f32(p, kc, 7, acc); break;
-                default: kernel_f32(p, kc, 8, acc); break;
-                }
-                for (int j = 0; j < nc; j++) {
-                    float *y = a->y + (c + j) * a->y_stride + r;
-                    __m512 v = k0 == 0 ? acc[j] : _mm512_add_ps(acc[j], _mm512_maskz_loadu_ps(mask, y));
-                    _mm512_mask_storeu_ps(y, mask, v);
-                }
-            }
-        }
+    if (a->wtype == CF_TYPE_F32 || a->wtype == CF_TYPE_F16 || a->wtype == CF_TYPE_BF16) {
+        gemm_float(a, r0, r1);
+    } else if (a->k <= KMAX) {
+        gemm_quant(a, r0, r1);
+    } else {
+        /* too long for a panel: the dot products give the same bits */
+        cf_dot_fn dot = cf_kernels()->dot[a->wtype];
+        for (int64_t r = r0; r < r1; r++)
+            for (int64_t c = 0; c < a->n; c++)
+                a->y[c * a->y_stride + r] = dot(a->k, (const char *)a->w + r * a->w_stride,
+                                                (const char *)a->x + c * a->x_stride);
     }
 }
 
 void cf_fill_gemm_avx512(cf_kernel_table *t)
 {
     static const cf_type types[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_Q5_0, CF_TYPE_Q4_1, CF_TYPE_Q5_1,
-                                    CF_TYPE_Q2_K, CF_TYPE_Q3_K, CF_TYPE_Q4_K, CF_TYPE_Q5_K, CF_TYPE_Q6_K};
+                                    CF_TYPE_Q2_K, CF_TYPE_Q3_K, CF_TYPE_Q4_K, CF_TYPE_Q5_K, CF_TYPE_Q6_K,
+                                    CF_TYPE_F32,  CF_TYPE_F16,  CF_TYPE_BF16};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         t->gemm[types[i]] = gemm;
-    t->gemm[CF_TYPE_F32] = gemm_float;
-    t->gemm[CF_TYPE_F16] = gemm_float;
-    t->gemm[CF_TYPE_BF16] = gemm_float;
 }
 #else
 void cf_fill_gemm_avx512(cf_kernel_table *t) { (void)t; }
