@@ -58,6 +58,8 @@ typedef struct cf_tokens {
     size_t n, cap;
 } cf_tokens;
 
+/* Append one id; -1 when out of memory. */
+int cf_tokens_push(cf_tokens *v, cf_token id);
 void cf_tokens_free(cf_tokens *v);
 
 /* Load the tokenizer of a GGUF file.  An unknown tokenizer.ggml.model or

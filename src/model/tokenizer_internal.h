@@ -92,9 +92,6 @@ static inline int32_t tok_lookup_text(const cf_tokenizer *t, const char *s, size
     return id >= 0 && !(t->attr[id] & TOK_ATTR_NOT_TEXT) ? id : -1;
 }
 
-/* Growable id list helpers shared by the encoders. */
-int cf_tokens_push(cf_tokens *v, cf_token id);
-
 /* Encode one stretch of plain text (no special tokens in it). */
 int cf_spm_encode(const cf_tokenizer *t, const char *text, size_t len, bool space_prefix,
                   cf_tokens *out);
