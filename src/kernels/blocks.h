@@ -6,6 +6,7 @@
 #ifndef CONFAB_KERNELS_BLOCKS_H
 #define CONFAB_KERNELS_BLOCKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -137,6 +138,12 @@ static inline int k3_scale(int j, const uint8_t *s)
     int lo = j < 8 ? s[j] & 0xF : s[j - 8] >> 4;
     int hi = (s[8 + j % 4] >> (2 * (j / 4))) & 3;
     return (lo | (hi << 4)) - 32;
+}
+
+/* The bsums of a Q8_K block, without taking a packed member's address. */
+static inline const int16_t *q8k_bsums(const block_q8_K *b)
+{
+    return (const int16_t *)(const void *)((const uint8_t *)b + offsetof(block_q8_K, bsums));
 }
 
 static inline float ldh(uint16_t h) { return cf_f16_to_f32(h); }

@@ -51,4 +51,33 @@ static inline void *kt_quantize(cf_type t, const float *x, int64_t k)
     return q;
 }
 
+/* Bounds on RMS(x - deq(q(x))) / RMS(x) for Gaussian rows: about 1.3x what
+ * these quantizers reach here, which is what the number of levels predicts:
+ * a uniform quantizer with step d has RMS error d/sqrt(12), and d is the
+ * block's range over its levels (Q8_0: max|x| of 32 Gaussians is ~2.3 sigma,
+ * d = 2.3/127, error 0.52 %; Q4_0: d = 2.3/8, 8.3 %; Q4_K: (max-min)/15
+ * over 32 with a fitted scale and min, ~7 %).  kernels_models checks the
+ * same types against llama.cpp's own quantization of the fixtures. */
+static inline double kt_err_bound(cf_type t)
+{
+    switch (t) {
+    case CF_TYPE_F32: return 0;
+    case CF_TYPE_F16: return 3e-4;
+    case CF_TYPE_BF16: return 2.2e-3;
+    case CF_TYPE_Q8_0: return 0.007;
+    case CF_TYPE_Q8_1: return 0.007;
+    case CF_TYPE_Q8_K: return 0.009;
+    case CF_TYPE_Q4_0: return 0.115;
+    case CF_TYPE_Q4_1: return 0.10;
+    case CF_TYPE_Q5_0: return 0.056;
+    case CF_TYPE_Q5_1: return 0.05;
+    case CF_TYPE_Q2_K: return 0.39;
+    case CF_TYPE_Q3_K: return 0.20;
+    case CF_TYPE_Q4_K: return 0.094;
+    case CF_TYPE_Q5_K: return 0.048;
+    case CF_TYPE_Q6_K: return 0.0275;
+    default: return 0;
+    }
+}
+
 #endif

@@ -104,6 +104,8 @@ int main(void)
         for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++)
             test_shape(t, 37, k, ns[j]);
         test_shape(t, 16, 1024, 9);
+        if (cf_type_get(t)->blck_size > 1)
+            test_shape(t, 20, 8448, 130); /* several K chunks and column chunks */
         test_shape(t, 5, k, 3);
     }
     return test_summary("kernels_matmul");

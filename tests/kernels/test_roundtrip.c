@@ -5,35 +5,6 @@
 #include "../harness.h"
 #include "kt_util.h"
 
-/* Bounds on RMS(x - deq(q(x))) / RMS(x) for Gaussian rows: about 1.3x what
- * these quantizers reach here, which is what the number of levels predicts:
- * a uniform quantizer with step d has RMS error d/sqrt(12), and d is the
- * block's range over its levels (Q8_0: max|x| of 32 Gaussians is ~2.3 sigma,
- * d = 2.3/127, error 0.52 %; Q4_0: d = 2.3/8, 8.3 %; Q4_K: (max-min)/15
- * over 32 with a fitted scale and min, ~7 %).  kernels_models checks the
- * same types against llama.cpp's own quantization of the fixtures. */
-static double bound_for(cf_type t)
-{
-    switch (t) {
-    case CF_TYPE_F32: return 0;
-    case CF_TYPE_F16: return 3e-4;
-    case CF_TYPE_BF16: return 2.2e-3;
-    case CF_TYPE_Q8_0: return 0.007;
-    case CF_TYPE_Q8_1: return 0.007;
-    case CF_TYPE_Q8_K: return 0.009;
-    case CF_TYPE_Q4_0: return 0.115;
-    case CF_TYPE_Q4_1: return 0.10;
-    case CF_TYPE_Q5_0: return 0.056;
-    case CF_TYPE_Q5_1: return 0.05;
-    case CF_TYPE_Q2_K: return 0.39;
-    case CF_TYPE_Q3_K: return 0.20;
-    case CF_TYPE_Q4_K: return 0.094;
-    case CF_TYPE_Q5_K: return 0.048;
-    case CF_TYPE_Q6_K: return 0.0275;
-    default: return 0;
-    }
-}
-
 static double rel_rms_err(cf_type t, const float *x, int64_t k)
 {
     void *q = kt_quantize(t, x, k);
@@ -61,8 +32,8 @@ static void test_type(cf_type t)
         if (e > worst)
             worst = e;
     }
-    fprintf(stderr, "  %-5s rms rel err %.5f (bound %.4f)\n", cf_type_name(t), worst, bound_for(t));
-    CHECKF(worst <= bound_for(t), "%s: %g > %g", cf_type_name(t), worst, bound_for(t));
+    fprintf(stderr, "  %-5s rms rel err %.5f (bound %.4f)\n", cf_type_name(t), worst, kt_err_bound(t));
+    CHECKF(worst <= kt_err_bound(t), "%s: %g > %g", cf_type_name(t), worst, kt_err_bound(t));
 
     /* all zeros: exact zeros back */
     memset(x, 0, k * sizeof *x);
@@ -81,15 +52,15 @@ static void test_type(cf_type t)
     for (int64_t i = 0; i < k; i++)
         finite &= isfinite(y[i]) != 0;
     CHECKF(finite, "%s outlier: non-finite output", cf_type_name(t));
-    CHECKF(fabsf(y[77] - 1000.0f) <= 1000.0f * (bound_for(t) + 1e-3) * 2,
+    CHECKF(fabsf(y[77] - 1000.0f) <= 1000.0f * (kt_err_bound(t) + 1e-3) * 2,
            "%s outlier: %g", cf_type_name(t), y[77]);
-    CHECKF(fabsf(y[300] + 2000.0f) <= 2000.0f * (bound_for(t) + 1e-3) * 2,
+    CHECKF(fabsf(y[300] + 2000.0f) <= 2000.0f * (kt_err_bound(t) + 1e-3) * 2,
            "%s negative max: %g", cf_type_name(t), y[300]);
     /* all-negative rows (the min/offset types must keep the min) */
     kt_fill_gauss(x, k, 1.0f);
     for (int64_t i = 0; i < k; i++)
         x[i] = -1.0f - fabsf(x[i]);
-    CHECKF(rel_rms_err(t, x, k) <= 1.5 * bound_for(t), "%s all-negative", cf_type_name(t));
+    CHECKF(rel_rms_err(t, x, k) <= 1.5 * kt_err_bound(t), "%s all-negative", cf_type_name(t));
     free(q);
     free(y);
     free(x);
