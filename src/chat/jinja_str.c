@@ -105,7 +105,7 @@ int jstr_case(jr *r, const jnode *at, jv s, int how, jv *out)
     bool prev_cased = false, first = true, after_break = true;
     for (size_t i = 0; i < s.u.s.n;) {
         uint32_t c;
-        size_t len = cf_utf8_decode(s.u.s.p + i, s.u.s.n - i, &c);
+        size_t len = cf_utf8_decode_esc(s.u.s.p + i, s.u.s.n - i, &c);
         uint32_t m = c;
         switch (how) {
         case 'l': m = to_lower(c); break;
@@ -122,7 +122,7 @@ int jstr_case(jr *r, const jnode *at, jv s, int how, jv *out)
         }
         first = false;
         char buf[4];
-        size_t bl = m == c ? len : cf_utf8_encode(m, buf);
+        size_t bl = m == c ? len : cf_utf8_encode_esc(m, buf);
         if (jout_put(r, at, &o, m == c ? s.u.s.p + i : buf, bl) < 0)
             return -1;
         i += len;
@@ -139,7 +139,7 @@ static bool in_set(uint32_t c, jv chars)
         return jpy_isspace(c);
     for (size_t i = 0; i < chars.u.s.n;) {
         uint32_t x;
-        i += cf_utf8_decode(chars.u.s.p + i, chars.u.s.n - i, &x);
+        i += cf_utf8_decode_esc(chars.u.s.p + i, chars.u.s.n - i, &x);
         if (x == c)
             return true;
     }
@@ -155,7 +155,7 @@ int jstr_strip(jr *r, const jnode *at, jv s, jv chars, int which, jv *out)
     if (which & 1)
         while (a < b) {
             uint32_t c;
-            size_t len = cf_utf8_decode(p + a, b - a, &c);
+            size_t len = cf_utf8_decode_esc(p + a, b - a, &c);
             if (!in_set(c, chars))
                 break;
             a += len;
@@ -166,9 +166,9 @@ int jstr_strip(jr *r, const jnode *at, jv s, jv chars, int which, jv *out)
             while (k > a && ((unsigned char)p[k] & 0xC0) == 0x80 && b - k < 4)
                 k--;
             uint32_t c;
-            if (cf_utf8_decode(p + k, b - k, &c) != b - k) { /* a malformed tail byte */
+            if (cf_utf8_decode_esc(p + k, b - k, &c) != b - k) { /* a malformed tail byte */
                 k = b - 1;
-                cf_utf8_decode(p + k, 1, &c);
+                cf_utf8_decode_esc(p + k, 1, &c);
             }
             if (!in_set(c, chars))
                 break;
@@ -192,7 +192,7 @@ int jstr_replace(jr *r, const jnode *at, jv s, jv old, jv new_, int64_t count, j
             if (i >= n)
                 break;
             uint32_t c;
-            size_t len = cf_utf8_decode(p + i, n - i, &c);
+            size_t len = cf_utf8_decode_esc(p + i, n - i, &c);
             if (jout_put(r, at, &o, p + i, len) < 0)
                 return -1;
             i += len;
@@ -264,7 +264,7 @@ static int format_one(jr *r, const jnode *at, jout *o, char conv, const char *fl
             return pad(r, at, o, v.u.s.p, v.u.s.n, width, left, ' ');
         if (v.kind != JV_INT)
             return jerr(r, at, "%%c requires int or char");
-        return pad(r, at, o, buf, cf_utf8_encode((uint32_t)v.u.i, buf), width, left, ' ');
+        return pad(r, at, o, buf, cf_utf8_encode_esc((uint32_t)v.u.i, buf), width, left, ' ');
     }
     if (!jv_is_num(v))
         return jerr(r, at, "%%%c format: a real number is required, not %s", conv, jv_type_name(v));
