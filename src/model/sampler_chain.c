@@ -185,6 +185,17 @@ static float penalize(const cf_sampler *s, int32_t id, float l)
 /* ---- the first stage: candidates from the logits, with penalties and
  * top-k ------------------------------------------------------------------- */
 
+/* Cut the buffer back to its best `want`; the worst kept key is the new
+ * threshold. */
+static float cut_back(cf_cand *c, size_t n, size_t want)
+{
+    select_top(c, n, want);
+    float thr = c[0].key;
+    for (size_t j = 1; j < want; j++)
+        thr = c[j].key < thr ? c[j].key : thr;
+    return thr;
+}
+
 /* The best `want` raw logits in one pass: collect what beats the current
  * threshold, and cut the buffer back to `want` whenever it fills. */
 static size_t scan_top(cf_cand *c, const float *logits, size_t n_vocab, size_t want, size_t cap)
@@ -194,11 +205,8 @@ static size_t scan_top(cf_cand *c, const float *logits, size_t n_vocab, size_t w
     for (; i < n_vocab && n < cap; i++)
         c[n++] = (cf_cand){(int32_t)i, clean(logits[i]), 0, clean(logits[i])};
     if (n == cap) {
-        select_top(c, n, want);
+        thr = cut_back(c, n, want);
         n = want;
-        thr = c[0].key;
-        for (size_t j = 1; j < n; j++)
-            thr = c[j].key < thr ? c[j].key : thr;
     }
     while (i < n_vocab) {
         /* whole blocks below the threshold are skipped (vectorizes) */
@@ -211,11 +219,8 @@ static size_t scan_top(cf_cand *c, const float *logits, size_t n_vocab, size_t w
                 continue;
             c[n++] = (cf_cand){(int32_t)i, logits[i], 0, logits[i]};
             if (n == cap) {
-                select_top(c, n, want);
+                thr = cut_back(c, n, want);
                 n = want;
-                thr = c[0].key;
-                for (size_t j = 1; j < n; j++)
-                    thr = c[j].key < thr ? c[j].key : thr;
             }
         }
         i = end;
@@ -223,7 +228,6 @@ static size_t scan_top(cf_cand *c, const float *logits, size_t n_vocab, size_t w
     return n;
 }
 
-/* The best k candidates (all with k >= n_vocab) after the penalties. */
 static size_t stage_first(cf_sampler *s, const float *logits, size_t k)
 {
     cf_cand *c = s->cand;
