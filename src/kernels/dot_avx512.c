@@ -81,28 +81,48 @@ static float dot_q8_0_512(int64_t k, const void *w, const void *x)
     return canon16_sum(acc);
 }
 
-/* Q4_0 quants of one or two blocks in x order: lo0 hi0 | lo1 hi1. */
-static inline __m512i q4_0_pair(const block_q4_0 *a, int two)
+/* Nibbles of one or two 16-byte runs in x order: lo0 hi0 | lo1 hi1. */
+static inline __m512i nib_pair(const uint8_t *q0, const uint8_t *q1)
 {
-    __m128i b0 = _mm_loadu_si128((const __m128i *)a[0].qs);
-    __m128i b1 = two ? _mm_loadu_si128((const __m128i *)a[1].qs) : _mm_setzero_si128();
+    __m128i b0 = _mm_loadu_si128((const __m128i *)q0);
+    __m128i b1 = q1 ? _mm_loadu_si128((const __m128i *)q1) : _mm_setzero_si128();
     __m256i lo = _mm256_set_m128i(_mm_srli_epi16(b0, 4), b0), hi = _mm256_set_m128i(_mm_srli_epi16(b1, 4), b1);
     __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
     return _mm512_and_si512(q, _mm512_set1_epi8(0xF));
 }
 
-/* -8 * sum x of the pair's activation blocks: the bias of the Q4_0 quants */
-static inline __m512i q4_0_bias(__m512i xb)
+/* 0x10 where bit j of qh (block 0: bytes 0..31, block 1: 32..63) is set */
+static inline __m512i fifth_pair(const uint8_t *h0, const uint8_t *h1)
 {
-    return _mm512_sub_epi32(_mm512_setzero_si512(), dp(_mm512_setzero_si512(), _mm512_set1_epi8(8), xb));
+    uint32_t b0, b1 = 0;
+    memcpy(&b0, h0, 4);
+    if (h1)
+        memcpy(&b1, h1, 4);
+    return _mm512_maskz_mov_epi8((__mmask64)b0 | (__mmask64)b1 << 32, _mm512_set1_epi8(0x10));
 }
 
-static float dot_q4_0_512(int64_t k, const void *w, const void *x)
+static inline __m512i q4_0_pair(const block_q4_0 *a, int two) { return nib_pair(a[0].qs, two ? a[1].qs : NULL); }
+
+/* -off * sum x of a pair's activation blocks: the bias of unsigned quants */
+static inline __m512i bias_of(__m512i xb, int off)
 {
-    const block_q4_0 *a = w;
-    const block_q8_0 *b = x;
+    return _mm512_sub_epi32(_mm512_setzero_si512(), dp(_mm512_setzero_si512(), _mm512_set1_epi8((char)off), xb));
+}
+
+static inline __m512i q4_0_bias(__m512i xb) { return bias_of(xb, 8); }
+
+/* Q4_0, Q5_0 (Q8_0 activations) and Q4_1, Q5_1 (Q8_1): 16 blocks at a
+ * time, pairs of blocks per vector, then the block sums in order. */
+enum t32 { T_Q4_0, T_Q5_0, T_Q4_1, T_Q5_1 };
+
+static inline __attribute__((always_inline)) float dot32_512(int64_t nb, const void *w, const void *x, enum t32 t)
+{
+    const size_t wsz = t == T_Q4_0 ? sizeof(block_q4_0) : t == T_Q5_0 ? sizeof(block_q5_0)
+                     : t == T_Q4_1 ? sizeof(block_q4_1) : sizeof(block_q5_1);
+    const size_t xsz = t == T_Q4_0 || t == T_Q5_0 ? sizeof(block_q8_0) : sizeof(block_q8_1);
+    const size_t xqo = xsz - 32, wqs = wsz - 16; /* quants are at the end of each block */
+    const int min = t == T_Q4_1 || t == T_Q5_1, five = t == T_Q5_0 || t == T_Q5_1;
     __m512 acc = _mm512_setzero_ps();
-    int64_t nb = k / QK32;
     for (int64_t i0 = 0; i0 < nb; i0 += 16) {
         int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
         __m512i z[8];
@@ -112,15 +132,27 @@ static float dot_q4_0_512(int64_t k, const void *w, const void *x)
                 continue;
             }
             int two = 2 * p + 1 < n;
-            const block_q8_0 *bp = b + i0 + 2 * p;
-            __m512i xb = load_blocks(bp[0].qs, two ? bp[1].qs : NULL, two);
-            z[p] = dp(q4_0_bias(xb), q4_0_pair(a + i0 + 2 * p, two), xb);
+            const uint8_t *w0 = (const uint8_t *)w + (i0 + 2 * p) * wsz, *x0 = (const uint8_t *)x + (i0 + 2 * p) * xsz;
+            __m512i xb = load_blocks((const int8_t *)x0 + xqo, (const int8_t *)x0 + xsz + xqo, two);
+            __m512i q = nib_pair(w0 + wqs, two ? w0 + wsz + wqs : NULL);
+            if (five)
+                q = _mm512_or_si512(q, fifth_pair(w0 + wqs - 4, two ? w0 + wsz + wqs - 4 : NULL));
+            z[p] = dp(min ? _mm512_setzero_si512() : bias_of(xb, five ? 16 : 8), q, xb);
         }
-        __m512 s = _mm512_mul_ps(d16(a + i0, sizeof *a, n), d16(b + i0, sizeof *b, n));
-        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc, (__mmask16)((1u << n) - 1));
+        __mmask16 mask = (__mmask16)((1u << n) - 1);
+        __m512 s = _mm512_mul_ps(d16((const uint8_t *)w + i0 * wsz, wsz, n), d16((const uint8_t *)x + i0 * xsz, xsz, n));
+        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc, mask);
+        if (min)
+            acc = _mm512_mask3_fmadd_ps(d16((const uint8_t *)w + i0 * wsz + 2, wsz, n),
+                                        d16((const uint8_t *)x + i0 * xsz + 2, xsz, n), acc, mask);
     }
     return canon16_sum(acc);
 }
+
+static float dot_q4_0_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q4_0); }
+static float dot_q5_0_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q5_0); }
+static float dot_q4_1_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q4_1); }
+static float dot_q5_1_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q5_1); }
 
 /* Four Q4_0 rows against one activation row (decode): the activation
  * loads, bias and scales are shared; each row's arithmetic is exactly
@@ -291,6 +323,9 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     simd_fill(t);
     t->dot[CF_TYPE_Q8_0] = dot_q8_0_512;
     t->dot[CF_TYPE_Q4_0] = dot_q4_0_512;
+    t->dot[CF_TYPE_Q5_0] = dot_q5_0_512;
+    t->dot[CF_TYPE_Q4_1] = dot_q4_1_512;
+    t->dot[CF_TYPE_Q5_1] = dot_q5_1_512;
     t->dot4[CF_TYPE_Q4_0] = dot4_q4_0_512;
     t->dot[CF_TYPE_Q4_K] = dot_q4_K_512;
     t->dot[CF_TYPE_Q5_K] = dot_q5_K_512;
