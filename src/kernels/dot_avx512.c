@@ -228,11 +228,9 @@ static inline __m512i qdot_scaled(__m512i isum, __m512i q, const int8_t *x, __m5
     return _mm512_dpwssd_epi32(isum, p16, scales16);
 }
 
-static inline int hsum16i(__m512i v) { return _mm512_reduce_add_epi32(v); }
-
 /* Q4_K / Q5_K: 64 elements (two groups of 32) per step. */
 static inline __attribute__((always_inline)) void sb_k4_512(const uint8_t *blk, const block_q8_K *b, int five,
-                                                            int *isum, int *msum)
+                                                            __m512i *isum, __m256i *msum)
 {
     const uint8_t *scales = blk + 4, *qs = blk + (five ? 48 : 16), *qh = blk + 16;
     __m128i sm = k4_scales_mins(scales);
@@ -252,22 +250,22 @@ static inline __attribute__((always_inline)) void sb_k4_512(const uint8_t *blk, 
         __m512i idx = _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * h)), _mm256_set1_epi16((short)(2 * h + 1)), 1);
         acc = qdot_scaled(acc, q, b->qs + 64 * h, _mm512_permutexvar_epi16(idx, sc16));
     }
-    *isum = hsum16i(acc);
-    *msum = hsum8i(mins);
+    *isum = acc;
+    *msum = mins;
 }
 
-static void sb_q4_K_512(const void *w, const void *x, int64_t i, int *isum, int *msum)
+static void sb_q4_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
 {
     sb_k4_512((const uint8_t *)w + i * sizeof(block_q4_K), (const block_q8_K *)x + i, 0, isum, msum);
 }
 
-static void sb_q5_K_512(const void *w, const void *x, int64_t i, int *isum, int *msum)
+static void sb_q5_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
 {
     sb_k4_512((const uint8_t *)w + i * sizeof(block_q5_K), (const block_q8_K *)x + i, 1, isum, msum);
 }
 
 /* Q6_K: 64 elements (four groups of 16) per step. */
-static void sb_q6_K_512(const void *w, const void *x, int64_t i, int *isum, int *msum)
+static void sb_q6_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
 {
     const block_q6_K *a = (const block_q6_K *)w + i;
     const block_q8_K *b = (const block_q8_K *)x + i;
@@ -297,23 +295,79 @@ static void sb_q6_K_512(const void *w, const void *x, int64_t i, int *isum, int 
             acc = qdot_scaled(acc, st ? q23 : q01, b->qs + 128 * h + 64 * st, _mm512_permutexvar_epi16(idx, sc16));
         }
     }
-    *isum = hsum16i(acc) - 32 * hsum8i(off);
-    *msum = 0;
+    /* the -32 of the quants: minus 32 * sum sc * bsums, in lanes 0..7 */
+    *isum = _mm512_sub_epi32(acc, _mm512_zextsi256_si512(_mm256_slli_epi32(off, 5)));
+    *msum = _mm256_setzero_si256();
+}
+
+/* v[i] -> the sums of their 16 lanes, in order (a transposing tree). */
+static inline __m512i lane_sums16(const __m512i v[16])
+{
+    __m512i t[8], u[4], w[2];
+    for (int i = 0; i < 8; i++)
+        t[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * i], v[2 * i + 1]),
+                                _mm512_unpackhi_epi32(v[2 * i], v[2 * i + 1]));
+    for (int i = 0; i < 4; i++)
+        u[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(t[2 * i], t[2 * i + 1]),
+                                _mm512_unpackhi_epi64(t[2 * i], t[2 * i + 1]));
+    /* u[i], 128-bit lane L: the lane-L sums of v[4i .. 4i+3] */
+    for (int i = 0; i < 2; i++)
+        w[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(u[2 * i], u[2 * i + 1], 0x88),
+                                _mm512_shuffle_i32x4(u[2 * i], u[2 * i + 1], 0xDD));
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(w[0], w[1], 0x88), _mm512_shuffle_i32x4(w[0], w[1], 0xDD));
+}
+
+typedef void (*sbv_fn)(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum);
+
+/* The canonical float part over nsb super-blocks, 16 at a time, from the
+ * unreduced integer sums; d (and dmin) of a weight block at doff (+2). */
+static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const void *w, const void *x, sbv_fn sb,
+                                                            size_t wsz, size_t doff, int with_min)
+{
+    const block_q8_K *b = x;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i0 = 0; i0 < nsb; i0 += 16) {
+        int n = nsb - i0 < 16 ? (int)(nsb - i0) : 16;
+        __m512i v[16], mz[8];
+        __m256i m[16];
+        float dx[16] = {0};
+        for (int j = 0; j < 16; j++) {
+            if (j < n) {
+                sb(w, x, i0 + j, &v[j], &m[j]);
+                dx[j] = b[i0 + j].d;
+            } else {
+                v[j] = _mm512_setzero_si512();
+                m[j] = _mm256_setzero_si256();
+            }
+        }
+        __mmask16 mask = (__mmask16)((1u << n) - 1);
+        __m512 vdx = _mm512_loadu_ps(dx);
+        const uint8_t *w0 = (const uint8_t *)w + i0 * wsz + doff;
+        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(lane_sums16(v)), _mm512_mul_ps(d16(w0, wsz, n), vdx), acc,
+                                    mask);
+        if (with_min) {
+            for (int p = 0; p < 8; p++)
+                mz[p] = _mm512_inserti64x4(_mm512_castsi256_si512(m[2 * p]), m[2 * p + 1], 1);
+            acc = _mm512_mask3_fnmadd_ps(_mm512_cvtepi32_ps(block_sums16(mz)),
+                                         _mm512_mul_ps(d16(w0 + 2, wsz, n), vdx), acc, mask);
+        }
+    }
+    return canon16_sum(acc);
 }
 
 static float dot_q4_K_512(int64_t k, const void *w, const void *x)
 {
-    return dotK(k / QK_K, w, x, sb_q4_K_512, sizeof(block_q4_K), 0, 1);
+    return dotK_512(k / QK_K, w, x, sb_q4_K_512, sizeof(block_q4_K), 0, 1);
 }
 
 static float dot_q5_K_512(int64_t k, const void *w, const void *x)
 {
-    return dotK(k / QK_K, w, x, sb_q5_K_512, sizeof(block_q5_K), 0, 1);
+    return dotK_512(k / QK_K, w, x, sb_q5_K_512, sizeof(block_q5_K), 0, 1);
 }
 
 static float dot_q6_K_512(int64_t k, const void *w, const void *x)
 {
-    return dotK(k / QK_K, w, x, sb_q6_K_512, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
+    return dotK_512(k / QK_K, w, x, sb_q6_K_512, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
 }
 
 void cf_fill_avx512(cf_kernel_table *t, int vnni)
