@@ -36,23 +36,18 @@ static float dot_f32(int64_t k, const void *w, const void *x)
     return canon_sum(&c);
 }
 
-static float dot_f16(int64_t k, const void *w, const void *x)
+/* F16 / BF16: both operands widened by cvt */
+static inline float dot_half(int64_t k, const uint16_t *a, const uint16_t *b, float (*cvt)(uint16_t))
 {
-    const uint16_t *a = w, *b = x;
     canon c = {{0}};
     for (int64_t i = 0; i < k; i++)
-        canon_fma(&c, i, cf_f16_to_f32(a[i]), cf_f16_to_f32(b[i]));
+        canon_fma(&c, i, cvt(a[i]), cvt(b[i]));
     return canon_sum(&c);
 }
 
-static float dot_bf16(int64_t k, const void *w, const void *x)
-{
-    const uint16_t *a = w, *b = x;
-    canon c = {{0}};
-    for (int64_t i = 0; i < k; i++)
-        canon_fma(&c, i, cf_bf16_to_f32(a[i]), cf_bf16_to_f32(b[i]));
-    return canon_sum(&c);
-}
+static float dot_f16(int64_t k, const void *w, const void *x) { return dot_half(k, w, x, cf_f16_to_f32); }
+
+static float dot_bf16(int64_t k, const void *w, const void *x) { return dot_half(k, w, x, cf_bf16_to_f32); }
 
 static float dot_q4_0(int64_t k, const void *w, const void *x)
 {

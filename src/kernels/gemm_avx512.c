@@ -130,45 +130,46 @@ static void unpack_q5_1(const void *row, int64_t k0, int kc, rowbuf *o)
     }
 }
 
-static void unpack_q4_K(const void *row, int64_t k0, int kc, rowbuf *o)
+/* Q4_K, and Q5_K with its fifth bit (five): blocks of wsz bytes. */
+static inline void unpack_k4(const uint8_t *b, size_t wsz, int five, int64_t k0, int kc, rowbuf *o)
 {
-    const block_q4_K *b = (const block_q4_K *)row + k0 / 256;
-    const __m256i m15 = _mm256_set1_epi8(0xF);
-    for (int i = 0; i < kc / 256; i++) {
+    const __m256i m15 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
+    b += k0 / 256 * wsz;
+    for (int i = 0; i < kc / 256; i++, b += wsz) {
+        const uint8_t *qs = b + (five ? 48 : 16);
+        __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(b + 16)) : _mm256_setzero_si256();
         for (int h = 0; h < 4; h++) {
-            __m256i v = _mm256_loadu_si256((const __m256i *)(b[i].qs + 32 * h));
-            uint8_t *q = o->q + 256 * i + 64 * h;
-            _mm256_storeu_si256((__m256i *)q, _mm256_and_si256(v, m15));
-            _mm256_storeu_si256((__m256i *)(q + 32), _mm256_and_si256(_mm256_srli_epi16(v, 4), m15));
+            __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
+            __m256i lo = _mm256_and_si256(v, m15), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m15);
+            if (five) {
+                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * h), one), 4));
+                hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * h + 1), one), 4));
+            }
+            _mm256_storeu_si256((__m256i *)(o->q + 256 * i + 64 * h), lo);
+            _mm256_storeu_si256((__m256i *)(o->q + 256 * i + 64 * h + 32), hi);
         }
         for (int g = 0; g < 8; g++) {
             int sc, m;
-            k4_scale_min(g, b[i].scales, &sc, &m);
+            k4_scale_min(g, b + 4, &sc, &m);
             o->sc[8 * i + g] = sc;
             o->mp[i][2 * g] = o->mp[i][2 * g + 1] = (int16_t)m;
         }
-        o->d[i] = f16(b[i].d);
-        o->dmin[i] = f16(b[i].dmin);
+        uint16_t d, dmin;
+        memcpy(&d, b, 2);
+        memcpy(&dmin, b + 2, 2);
+        o->d[i] = f16(d);
+        o->dmin[i] = f16(dmin);
     }
+}
+
+static void unpack_q4_K(const void *row, int64_t k0, int kc, rowbuf *o)
+{
+    unpack_k4(row, sizeof(block_q4_K), 0, k0, kc, o);
 }
 
 static void unpack_q5_K(const void *row, int64_t k0, int kc, rowbuf *o)
 {
-    const block_q5_K *b = (const block_q5_K *)row + k0 / 256;
-    for (int i = 0; i < kc / 256; i++) {
-        for (int g = 0; g < 8; g++) {
-            const uint8_t *qs = b[i].qs + 32 * (g / 2);
-            for (int l = 0; l < 32; l++)
-                o->q[256 * i + 32 * g + l] =
-                    (uint8_t)((g & 1 ? qs[l] >> 4 : qs[l] & 0xF) | (((b[i].qh[l] >> g) & 1) << 4));
-            int sc, m;
-            k4_scale_min(g, b[i].scales, &sc, &m);
-            o->sc[8 * i + g] = sc;
-            o->mp[i][2 * g] = o->mp[i][2 * g + 1] = (int16_t)m;
-        }
-        o->d[i] = f16(b[i].d);
-        o->dmin[i] = f16(b[i].dmin);
-    }
+    unpack_k4(row, sizeof(block_q5_K), 1, k0, kc, o);
 }
 
 static void unpack_q6_K(const void *row, int64_t k0, int kc, rowbuf *o)
