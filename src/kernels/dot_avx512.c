@@ -234,8 +234,10 @@ static inline __attribute__((always_inline)) void sb_k4_512(const uint8_t *blk, 
 {
     const uint8_t *scales = blk + 4, *qs = blk + (five ? 48 : 16), *qh = blk + 16;
     __m128i sm = k4_scales_mins(scales);
-    __m512i sc16 = _mm512_cvtepu8_epi16(_mm256_zextsi128_si256(sm)); /* words 0..7 */
-    __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));   /* m0 m0 m1 m1 .. */
+    /* the 8 scales as int16 in every 128-bit lane: vpshufb can then pick a
+     * lane's scale (cheaper than a cross-lane word permute) */
+    __m512i sc16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
+    __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm)); /* m0 m0 m1 m1 .. */
     __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), m16);
     __m512i acc = _mm512_setzero_si512();
     __m256i hbits = five ? load32(qh) : _mm256_setzero_si256();
@@ -246,9 +248,11 @@ static inline __attribute__((always_inline)) void sb_k4_512(const uint8_t *blk, 
                                             _mm256_srli_epi16(hbits, 2 * h + 1), 1);
             q = _mm512_or_si512(q, _mm512_slli_epi16(_mm512_and_si512(hb, _mm512_set1_epi8(1)), 4));
         }
-        /* int16 lane j takes the scale of group 2h + j/16 */
-        __m512i idx = _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * h)), _mm256_set1_epi16((short)(2 * h + 1)), 1);
-        acc = qdot_scaled(acc, q, b->qs + 64 * h, _mm512_permutexvar_epi16(idx, sc16));
+        /* int16 lane j takes the scale of group 2h + j/16: word 2h in
+         * 128-bit lanes 0, 1 and word 2h+1 in lanes 2, 3 */
+        const __m512i pick = _mm512_inserti64x4(_mm512_set1_epi16((short)(0x0100 * (4 * h + 1) + 4 * h)),
+                                                _mm256_set1_epi16((short)(0x0100 * (4 * h + 3) + 4 * h + 2)), 1);
+        acc = qdot_scaled(acc, q, b->qs + 64 * h, _mm512_shuffle_epi8(sc16, pick));
     }
     *isum = acc;
     *msum = mins;
@@ -272,7 +276,11 @@ static void sb_q6_K_512(const void *w, const void *x, int64_t i, __m512i *isum, 
     const __m512i m15 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
     __m128i sc8 = _mm_loadu_si128((const __m128i *)a->scales);
     __m256i sc16y = _mm256_cvtepi8_epi16(sc8);
-    __m512i sc16 = _mm512_castsi256_si512(sc16y);
+    /* 128-bit lane L holds the int16 scales of groups L, L+4, L+8, L+12, so
+     * that vpshufb can pick group 4s + L for lane L of step s */
+    const __m512i spread = _mm512_set_epi16(15, 11, 7, 3, 15, 11, 7, 3, 14, 10, 6, 2, 14, 10, 6, 2,
+                                            13, 9, 5, 1, 13, 9, 5, 1, 12, 8, 4, 0, 12, 8, 4, 0);
+    __m512i sc16 = _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(sc16y));
     __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), sc16y);
     __m512i acc = _mm512_setzero_si512();
     for (int h = 0; h < 2; h++) {
@@ -284,15 +292,11 @@ static void sb_q6_K_512(const void *w, const void *x, int64_t i, __m512i *isum, 
         /* (a & 0x0f) | (b & 0x30) */
         __m512i q01 = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m15), h01, m30, 0xF8);
         __m512i q23 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m15), h23, m30, 0xF8);
-        /* int16 lane j of step s takes the scale of group 4s + j/8 */
         for (int st = 0; st < 2; st++) {
-            int s0 = 8 * h + 4 * st;
-            __m512i idx = _mm512_set_epi64(0x0001000100010001ll * (s0 + 3),
-                                           0x0001000100010001ll * (s0 + 3), 0x0001000100010001ll * (s0 + 2),
-                                           0x0001000100010001ll * (s0 + 2), 0x0001000100010001ll * (s0 + 1),
-                                           0x0001000100010001ll * (s0 + 1), 0x0001000100010001ll * s0,
-                                           0x0001000100010001ll * s0);
-            acc = qdot_scaled(acc, st ? q23 : q01, b->qs + 128 * h + 64 * st, _mm512_permutexvar_epi16(idx, sc16));
+            /* int16 lane j of this step takes word (2h + st) of its 128-bit lane */
+            int wd = 2 * (2 * h + st);
+            const __m512i pick = _mm512_set1_epi16((short)(0x0100 * (wd + 1) + wd));
+            acc = qdot_scaled(acc, st ? q23 : q01, b->qs + 128 * h + 64 * st, _mm512_shuffle_epi8(sc16, pick));
         }
     }
     /* the -32 of the quants: minus 32 * sum sc * bsums, in lanes 0..7 */
