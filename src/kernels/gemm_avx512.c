@@ -16,7 +16,8 @@
  * neither on N nor on the thread split.  K above KMAX falls back to the
  * dot products, which give the same bits.
  *
- * F32/F16/BF16 weights: 4x4 register tiles of the canonical dot itself. */
+ * F32/F16/BF16 weights: 4x4 register tiles of the canonical dot itself,
+ * on rows widened to f32 once per tile. */
 #include "internal.h"
 
 #if defined(__x86_64__)
@@ -61,7 +62,17 @@ typedef struct {
     int32_t corr; /* Q8_0: -offset * sum q;  Q8_1: bits of the float s */
 } side;
 
-static _Thread_local panel tl_panel;
+/* The float GEMM's widened rows share the panel's memory. */
+#define FR 4
+#define FC 4
+#define FBUF (sizeof(panel) / sizeof(float))
+
+typedef union {
+    panel q;
+    float f[FBUF];
+} panel_mem;
+
+static _Thread_local panel_mem tl_mem;
 static _Thread_local rowbuf tl_rows[GR];
 static _Thread_local side tl_side[NCH][KMAX / 32];
 
@@ -510,7 +521,7 @@ static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, i
 static void gemm_quant(const cf_matmul_args *a, int64_t r0, int64_t r1)
 {
     const gemm_type *gt = gemm_type_of(a->wtype);
-    panel *p = &tl_panel;
+    panel *p = &tl_mem.q;
     for (int64_t c0 = 0; c0 < a->n; c0 += NCH) {
         int nch = a->n - c0 < NCH ? (int)(a->n - c0) : NCH;
         if (gt->act != ACT_Q8_K)
@@ -528,20 +539,6 @@ static void gemm_quant(const cf_matmul_args *a, int64_t r0, int64_t r1)
 
 /* ---- F32 / F16 / BF16: 4x4 tiles of the canonical dot ------------------ */
 
-#define FR 4
-#define FC 4
-#define FCH 64 /* activation columns per chunk (kept in L2 across row tiles) */
-
-static inline __m512 ldf16(cf_type t, const void *p, int64_t i, __mmask16 m)
-{
-    if (t == CF_TYPE_F32)
-        return _mm512_maskz_loadu_ps(m, (const float *)p + i);
-    __m256i h = _mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i);
-    if (t == CF_TYPE_F16)
-        return _mm512_cvtph_ps(h);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
 static inline float canon16_sum(__m512 a)
 {
     __m256 r8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
@@ -550,47 +547,72 @@ static inline float canon16_sum(__m512 a)
     return _mm_cvtss_f32(_mm_add_ss(r2, _mm_movehdup_ps(r2)));
 }
 
-static inline __attribute__((always_inline)) void ftile(const cf_matmul_args *a, int64_t r, int64_t c, int nr,
-                                                        int nc)
+static void widen(cf_type t, const void *src, float *dst, int64_t k)
 {
-    const cf_type t = a->wtype;
-    const char *w[FR], *x[FC];
-    for (int i = 0; i < nr; i++)
-        w[i] = (const char *)a->w + (r + i) * a->w_stride;
-    for (int j = 0; j < nc; j++)
-        x[j] = (const char *)a->x + (c + j) * a->x_stride;
+    if (t == CF_TYPE_F16)
+        cf_f16_to_f32_row(src, dst, k);
+    else if (t == CF_TYPE_BF16)
+        cf_bf16_to_f32_row(src, dst, k);
+    else
+        memcpy(dst, src, (size_t)k * sizeof(float));
+}
+
+/* Rows w[0..nr) times columns x[0..nc) (f32, k long), element i into
+ * lane i % 16 of each pair's accumulator; y[j * ys + i] = the sums. */
+static inline __attribute__((always_inline)) void ftile(const float *const *w, const float *const *x, int64_t k,
+                                                        int nr, int nc, float *y, size_t ys)
+{
     __m512 acc[FR][FC];
     for (int i = 0; i < nr; i++)
         for (int j = 0; j < nc; j++)
             acc[i][j] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < a->k; k += 16) {
-        __mmask16 m = a->k - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (a->k - k)) - 1);
+    for (int64_t e = 0; e < k; e += 16) {
+        __mmask16 m = k - e >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (k - e)) - 1);
         __m512 W[FR], X[FC];
         for (int i = 0; i < nr; i++)
-            W[i] = ldf16(t, w[i], k, m);
+            W[i] = _mm512_maskz_loadu_ps(m, w[i] + e);
         for (int j = 0; j < nc; j++)
-            X[j] = ldf16(t, x[j], k, m);
+            X[j] = _mm512_maskz_loadu_ps(m, x[j] + e);
         for (int i = 0; i < nr; i++)
             for (int j = 0; j < nc; j++)
                 acc[i][j] = _mm512_mask3_fmadd_ps(W[i], X[j], acc[i][j], m);
     }
     for (int i = 0; i < nr; i++)
         for (int j = 0; j < nc; j++)
-            a->y[(c + j) * a->y_stride + r + i] = canon16_sum(acc[i][j]);
+            y[j * ys + i] = canon16_sum(acc[i][j]);
 }
 
+/* Activation columns widened in chunks that fit the buffer beside FR
+ * widened weight rows; each weight row tile is widened once per chunk. */
 static void gemm_float(const cf_matmul_args *a, int64_t r0, int64_t r1)
 {
-    for (int64_t c0 = 0; c0 < a->n; c0 += FCH) {
-        int64_t c1 = a->n - c0 < FCH ? a->n : c0 + FCH;
+    float *buf = tl_mem.f;
+    int64_t k = a->k, kpad = (k + 15) & ~(int64_t)15;
+    int64_t fch = (int64_t)(FBUF / (size_t)kpad) - FR;
+    if (fch > 64)
+        fch = 64;
+    float *wrow[FR], *xcol[64];
+    for (int i = 0; i < FR; i++)
+        wrow[i] = buf + i * kpad;
+    for (int64_t c0 = 0; c0 < a->n; c0 += fch) {
+        int64_t c1 = a->n - c0 < fch ? a->n : c0 + fch;
+        for (int64_t c = c0; c < c1; c++) {
+            xcol[c - c0] = buf + (FR + c - c0) * kpad;
+            widen(a->wtype, (const char *)a->x + c * a->x_stride, xcol[c - c0], k);
+        }
         for (int64_t r = r0; r < r1; r += FR) {
             int nr = r1 - r < FR ? (int)(r1 - r) : FR;
+            for (int i = 0; i < nr; i++)
+                widen(a->wtype, (const char *)a->w + (r + i) * a->w_stride, wrow[i], k);
             for (int64_t c = c0; c < c1; c += FC) {
                 int nc = c1 - c < FC ? (int)(c1 - c) : FC;
+                float *y = a->y + c * a->y_stride + r;
                 if (nr == FR && nc == FC)
-                    ftile(a, r, c, FR, FC);
+                    ftile((const float *const *)wrow, (const float *const *)xcol + (c - c0), k, FR, FC, y,
+                          a->y_stride);
                 else
-                    ftile(a, r, c, nr, nc);
+                    ftile((const float *const *)wrow, (const float *const *)xcol + (c - c0), k, nr, nc, y,
+                          a->y_stride);
             }
         }
     }
@@ -598,12 +620,13 @@ static void gemm_float(const cf_matmul_args *a, int64_t r0, int64_t r1)
 
 static void gemm(const cf_matmul_args *a, int64_t r0, int64_t r1)
 {
-    if (a->wtype == CF_TYPE_F32 || a->wtype == CF_TYPE_F16 || a->wtype == CF_TYPE_BF16) {
+    int is_float = a->wtype == CF_TYPE_F32 || a->wtype == CF_TYPE_F16 || a->wtype == CF_TYPE_BF16;
+    if (is_float && (int64_t)(FBUF / (size_t)((a->k + 15) & ~15)) >= FR + FC) {
         gemm_float(a, r0, r1);
-    } else if (a->k <= KMAX) {
+    } else if (!is_float && a->k <= KMAX) {
         gemm_quant(a, r0, r1);
     } else {
-        /* too long for a panel: the dot products give the same bits */
+        /* too long for the buffers: the dot products give the same bits */
         cf_dot_fn dot = cf_kernels()->dot[a->wtype];
         for (int64_t r = r0; r < r1; r++)
             for (int64_t c = 0; c < a->n; c++)
