@@ -29,13 +29,13 @@
 #define GR 16      /* rows per panel = lanes */
 #define KMAX 16384 /* longest K a panel holds (a multiple of 256) */
 #define KCP 1024   /* K chunk of the unpacking */
-#define NCH 64     /* activation columns per side-info chunk */
+#define NSIDE 32768 /* side-info entries: activation columns x blocks per chunk */
 #define NC 8       /* columns per micro-kernel call */
 
 enum act { ACT_Q8_0, ACT_Q8_1, ACT_Q8_K };
 
 typedef struct {
-    uint8_t q[KMAX / 4][64];          /* k-step t, lane r: row r's quants 4t..4t+3 */
+    _Alignas(64) uint8_t q[KMAX / 4][64]; /* k-step t, lane r: row r's quants 4t..4t+3 */
     float s[KMAX / 32][GR];           /* 32-element types: d of each block */
     float m[KMAX / 32][GR];           /* Q4_1/Q5_1: the block min */
     int32_t sc[KMAX / 16][GR];        /* K-quants: integer scale of each group */
@@ -74,7 +74,7 @@ typedef union {
 
 static _Thread_local panel_mem tl_mem;
 static _Thread_local rowbuf tl_rows[GR];
-static _Thread_local side tl_side[NCH][KMAX / 32];
+static _Thread_local side tl_side[NSIDE];
 
 static inline float f16(uint16_t h) { return _cvtsh_ss(h); }
 
@@ -280,9 +280,24 @@ static const gemm_type *gemm_type_of(cf_type t)
     }
 }
 
-/* dst[j][lane] = src[lane][j] for 16 lanes of n 32-bit values (src rows
- * sstride apart, dst rows 16 apart): 16x16 transposes in registers. */
-static void transpose_lanes(const uint32_t *src, size_t sstride, uint32_t *dst, int n)
+/* Where the kernels visit units in residue order (u % 16, then u / 16),
+ * the panel stores them in that order too: unit u sits in slot
+ * (u % 16) * per_res + u / 16, per_res = ceil(units / 16). */
+typedef struct {
+    int64_t base;  /* global index of the chunk's first row of 32-bit values */
+    int per_unit;  /* rows of 32-bit values per unit */
+    int per_res;
+} slot_map;
+
+static inline int64_t slot_row(const slot_map *sm, int64_t j)
+{
+    int64_t g = sm->base + j, u = g / sm->per_unit;
+    return ((u % 16) * sm->per_res + u / 16) * sm->per_unit + g % sm->per_unit;
+}
+
+/* dst[slot_row(j)][lane] = src[lane][j] for 16 lanes of n 32-bit values
+ * (src rows sstride apart, dst rows 16 apart): 16x16 register transposes. */
+static void transpose_lanes(const uint32_t *src, size_t sstride, uint32_t *dst, int n, const slot_map *sm)
 {
     int j0 = 0;
     for (; j0 + 16 <= n; j0 += 16) {
@@ -305,25 +320,32 @@ static void transpose_lanes(const uint32_t *src, size_t sstride, uint32_t *dst, 
             __m512i b = _mm512_shuffle_i32x4(r[e], r[4 + e], 0xDD);
             __m512i c = _mm512_shuffle_i32x4(r[8 + e], r[12 + e], 0x88);
             __m512i d = _mm512_shuffle_i32x4(r[8 + e], r[12 + e], 0xDD);
-            _mm512_storeu_si512(dst + 16 * (j0 + e), _mm512_shuffle_i32x4(a, c, 0x88));
-            _mm512_storeu_si512(dst + 16 * (j0 + 8 + e), _mm512_shuffle_i32x4(a, c, 0xDD));
-            _mm512_storeu_si512(dst + 16 * (j0 + 4 + e), _mm512_shuffle_i32x4(b, d, 0x88));
-            _mm512_storeu_si512(dst + 16 * (j0 + 12 + e), _mm512_shuffle_i32x4(b, d, 0xDD));
+            _mm512_store_si512(dst + 16 * slot_row(sm, j0 + e), _mm512_shuffle_i32x4(a, c, 0x88));
+            _mm512_store_si512(dst + 16 * slot_row(sm, j0 + 8 + e), _mm512_shuffle_i32x4(a, c, 0xDD));
+            _mm512_store_si512(dst + 16 * slot_row(sm, j0 + 4 + e), _mm512_shuffle_i32x4(b, d, 0x88));
+            _mm512_store_si512(dst + 16 * slot_row(sm, j0 + 12 + e), _mm512_shuffle_i32x4(b, d, 0xDD));
         }
     }
     for (; j0 < n; j0++)
         for (int i = 0; i < 16; i++)
-            dst[16 * j0 + i] = src[i * sstride + j0];
+            dst[16 * slot_row(sm, j0) + i] = src[i * sstride + j0];
 }
 
-#define TRANSPOSE(field, dstfield, n)                                                              \
-    transpose_lanes((const uint32_t *)(const void *)o[0].field, sizeof(rowbuf) / 4,                \
-                    (uint32_t *)(void *)(dstfield), (n))
+#define TRANSPOSE(field, dstfield, n, first, per_unit, per_res)                                    \
+    do {                                                                                           \
+        slot_map sm_ = {(first), (per_unit), (per_res)};                                           \
+        transpose_lanes((const uint32_t *)(const void *)o[0].field, sizeof(rowbuf) / 4,            \
+                        (uint32_t *)(void *)(dstfield), (n), &sm_);                                \
+    } while (0)
 
-/* Unpack rows [r, r + nr) (nr <= 16; missing rows are zero), whole K. */
+/* Unpack rows [r, r + nr) (nr <= 16; missing rows are zero), whole K, the
+ * units in residue order. */
 static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, int nr, panel *p)
 {
     rowbuf *o = tl_rows;
+    const int kq = gt->act == ACT_Q8_K;                   /* units: super-blocks or blocks */
+    const int usz = kq ? 256 : 32;
+    const int per_res = (int)((a->k / usz + 15) / 16);
     for (int64_t k0 = 0; k0 < a->k; k0 += KCP) {
         int kc = a->k - k0 < KCP ? (int)(a->k - k0) : KCP;
         for (int lane = 0; lane < GR; lane++) {
@@ -332,27 +354,29 @@ static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, 
             else
                 memset(&o[lane], 0, sizeof o[lane]);
         }
-        TRANSPOSE(q, p->q[k0 / 4], kc / 4);
-        if (gt->act != ACT_Q8_K) {
-            TRANSPOSE(s, p->s[k0 / 32], kc / 32);
+        TRANSPOSE(q, p->q, kc / 4, k0 / 4, usz / 4, per_res);
+        if (!kq) {
+            TRANSPOSE(s, p->s, kc / 32, k0 / 32, 1, per_res);
             if (gt->act == ACT_Q8_1)
-                TRANSPOSE(m, p->m[k0 / 32], kc / 32);
+                TRANSPOSE(m, p->m, kc / 32, k0 / 32, 1, per_res);
         } else {
-            TRANSPOSE(sc, p->sc[k0 / gt->group], kc / gt->group);
-            TRANSPOSE(d, p->d[k0 / 256], kc / 256);
-            TRANSPOSE(dmin, p->dmin[k0 / 256], kc / 256);
-            TRANSPOSE(mp, p->mp[k0 / 256], 8 * (kc / 256));
+            int ng = 256 / gt->group;
+            TRANSPOSE(sc, p->sc, kc / gt->group, k0 / gt->group, ng, per_res);
+            TRANSPOSE(d, p->d, kc / 256, k0 / 256, 1, per_res);
+            TRANSPOSE(dmin, p->dmin, kc / 256, k0 / 256, 1, per_res);
+            TRANSPOSE(mp, p->mp, 8 * (kc / 256), 8 * (k0 / 256), 8, per_res);
         }
     }
 }
 
 /* Side information of activation columns c0.. (Q8_0 / Q8_1), whole K. */
-static void prep_side(const cf_matmul_args *a, const gemm_type *gt, int64_t c0, int nc)
+static void prep_side(const cf_matmul_args *a, const gemm_type *gt, int64_t c0, int64_t nc)
 {
-    for (int c = 0; c < nc; c++) {
+    for (int64_t c = 0; c < nc; c++) {
         const char *xr = (const char *)a->x + (c0 + c) * a->x_stride;
-        for (int b = 0; b < a->k / 32; b++) {
-            side *sd = &tl_side[c][b];
+        int64_t nb = a->k / 32;
+        for (int b = 0; b < nb; b++) {
+            side *sd = &tl_side[c * nb + b];
             if (gt->act == ACT_Q8_0) {
                 const block_q8_0 *xb = (const block_q8_0 *)(const void *)xr + b;
                 __m256i v = _mm256_loadu_si256((const __m256i *)xb->qs);
@@ -394,33 +418,34 @@ static inline __m512 canon_tree(__m512 part[16])
 /* Q8_0 / Q8_1 activations: columns xs[0..nc) against the panel; block b
  * goes to accumulator b % 16 (visited residue by residue). */
 static inline __attribute__((always_inline)) void kernel_q8_0(const panel *p, const char *const *xs,
-                                                              const side (*sd)[KMAX / 32], int nb,
-                                                              enum act act, int nc, __m512 *out)
+                                                              const side *sd, int nb, enum act act, int nc,
+                                                              __m512 *out)
 {
     const size_t bs = act == ACT_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q8_1);
     const size_t qo = act == ACT_Q8_0 ? 2 : 4;
+    const int per_res = (nb + 15) / 16;
     __m512 part[NC][16];
     for (int j = 0; j < 16; j++) {
         __m512 acc[NC];
         for (int c = 0; c < nc; c++)
             acc[c] = _mm512_setzero_ps();
-        for (int b = j; b < nb; b += 16) {
+        for (int b = j, slot = j * per_res; b < nb; b += 16, slot++) {
             __m512i P[NC];
             for (int c = 0; c < nc; c++)
-                P[c] = act == ACT_Q8_0 ? _mm512_set1_epi32(sd[c][b].corr) : _mm512_setzero_si512();
+                P[c] = act == ACT_Q8_0 ? _mm512_set1_epi32(sd[c * nb + b].corr) : _mm512_setzero_si512();
             for (int t = 0; t < 8; t++) {
-                __m512i W = _mm512_load_si512(p->q[8 * b + t]);
+                __m512i W = _mm512_load_si512(p->q[8 * slot + t]);
                 for (int c = 0; c < nc; c++)
                     P[c] = _mm512_dpbusd_epi32(P[c], W, bcast32(xs[c] + b * bs + qo + 4 * t));
             }
-            __m512 S = _mm512_load_ps(p->s[b]);
+            __m512 S = _mm512_load_ps(p->s[slot]);
             for (int c = 0; c < nc; c++) {
-                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(P[c]), _mm512_mul_ps(S, _mm512_set1_ps(sd[c][b].dx)),
+                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(P[c]), _mm512_mul_ps(S, _mm512_set1_ps(sd[c * nb + b].dx)),
                                          acc[c]);
                 if (act == ACT_Q8_1) {
                     float sx;
-                    memcpy(&sx, &sd[c][b].corr, 4);
-                    acc[c] = _mm512_fmadd_ps(_mm512_load_ps(p->m[b]), _mm512_set1_ps(sx), acc[c]);
+                    memcpy(&sx, &sd[c * nb + b].corr, 4);
+                    acc[c] = _mm512_fmadd_ps(_mm512_load_ps(p->m[slot]), _mm512_set1_ps(sx), acc[c]);
                 }
             }
         }
@@ -436,13 +461,13 @@ static inline __attribute__((always_inline)) void kernel_q8_K(const panel *p, co
                                                               int group, int offset, int mins, int nc,
                                                               __m512 *out)
 {
-    const int steps = group / 4, ng = 256 / group;
+    const int steps = group / 4, ng = 256 / group, per_res = (nsb + 15) / 16;
     __m512 part[NC][16];
     for (int j = 0; j < 16; j++) {
         __m512 acc[NC];
         for (int c = 0; c < nc; c++)
             acc[c] = _mm512_setzero_ps();
-        for (int sb = j; sb < nsb; sb += 16) {
+        for (int sb = j, slot = j * per_res; sb < nsb; sb += 16, slot++) {
             __m512i I[NC], P[NC];
             for (int c = 0; c < nc; c++)
                 I[c] = _mm512_setzero_si512();
@@ -450,12 +475,12 @@ static inline __attribute__((always_inline)) void kernel_q8_K(const panel *p, co
                 for (int c = 0; c < nc; c++)
                     P[c] = _mm512_setzero_si512();
                 for (int t = 0; t < steps; t++) {
-                    __m512i W = _mm512_load_si512(p->q[64 * sb + steps * g + t]);
+                    __m512i W = _mm512_load_si512(p->q[64 * slot + steps * g + t]);
                     for (int c = 0; c < nc; c++)
                         P[c] = _mm512_dpbusd_epi32(P[c], W,
                                                    bcast32(xs[c] + sb * sizeof(block_q8_K) + 4 + group * g + 4 * t));
                 }
-                __m512i SC = _mm512_load_si512(p->sc[ng * sb + g]);
+                __m512i SC = _mm512_load_si512(p->sc[ng * slot + g]);
                 for (int c = 0; c < nc; c++)
                     I[c] = _mm512_add_epi32(I[c], _mm512_mullo_epi32(P[c], SC));
             }
@@ -463,11 +488,11 @@ static inline __attribute__((always_inline)) void kernel_q8_K(const panel *p, co
             for (int c = 0; c < nc; c++)
                 P[c] = _mm512_setzero_si512();
             for (int pr = 0; pr < 8; pr++) {
-                __m512i M = _mm512_load_si512(p->mp[sb][pr]);
+                __m512i M = _mm512_load_si512(p->mp[slot][pr]);
                 for (int c = 0; c < nc; c++)
                     P[c] = _mm512_dpwssd_epi32(P[c], M, bcast32(xs[c] + sb * sizeof(block_q8_K) + 260 + 4 * pr));
             }
-            __m512 D = _mm512_load_ps(p->d[sb]), DM = _mm512_load_ps(p->dmin[sb]);
+            __m512 D = _mm512_load_ps(p->d[slot]), DM = _mm512_load_ps(p->dmin[slot]);
             for (int c = 0; c < nc; c++) {
                 float dx;
                 memcpy(&dx, xs[c] + sb * sizeof(block_q8_K), 4);
@@ -494,8 +519,8 @@ static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, i
     for (int j = 0; j < nc; j++)
         xs[j] = (const char *)a->x + (c + j) * a->x_stride;
     __m512 out[NC];
-    const side (*sd)[KMAX / 32] = (const side (*)[KMAX / 32])tl_side[c - cside];
     int nb = (int)(a->k / 32), nsb = (int)(a->k / 256);
+    const side *sd = tl_side + (c - cside) * nb;
 #define KERNEL(n)                                                                                  \
     case n:                                                                                        \
         if (gt->act == ACT_Q8_0)                                                                   \
@@ -522,8 +547,10 @@ static void gemm_quant(const cf_matmul_args *a, int64_t r0, int64_t r1)
 {
     const gemm_type *gt = gemm_type_of(a->wtype);
     panel *p = &tl_mem.q;
-    for (int64_t c0 = 0; c0 < a->n; c0 += NCH) {
-        int nch = a->n - c0 < NCH ? (int)(a->n - c0) : NCH;
+    /* Q8_K activations need no side information: all columns at once */
+    int64_t cmax = gt->act == ACT_Q8_K ? a->n : NSIDE / (a->k / 32);
+    for (int64_t c0 = 0; c0 < a->n; c0 += cmax) {
+        int64_t nch = a->n - c0 < cmax ? a->n - c0 : cmax;
         if (gt->act != ACT_Q8_K)
             prep_side(a, gt, c0, nch);
         for (int64_t r = r0; r < r1; r += GR) {
