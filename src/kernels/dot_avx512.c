@@ -208,17 +208,40 @@ static inline __m512i nib_lo_hi(__m256i qb)
  * mins = u1 & 0x3f.., ((u2 >> 4) & 0x0f..) | ((u1 >> 6) & 3..) << 4. */
 static inline __m128i k4_scales_mins(const uint8_t *s)
 {
+    static const uint32_t shift_lo[4] = {0, 0, 0, 4}, mask_lo[4] = {0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f};
+    static const uint32_t shift_hi[4] = {0, 6, 0, 6}, mask_hi[4] = {0, 0x03030303, 0, 0x03030303};
     uint32_t u[3];
     memcpy(u, s, 12);
     __m128i v = _mm_set_epi32(0, (int)u[2], (int)u[1], (int)u[0]);
     __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)); /* u0 u2 u1 u2 */
     __m128i b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)); /* u0 u0 u1 u1 */
-    __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_set_epi32(4, 0, 0, 0)),
-                               _mm_set_epi32(0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f));
-    __m128i hi = _mm_and_si128(_mm_srlv_epi32(b, _mm_set_epi32(6, 0, 6, 0)),
-                               _mm_set_epi32(0x03030303, 0, 0x03030303, 0));
+    __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_loadu_si128((const __m128i *)shift_lo)),
+                               _mm_loadu_si128((const __m128i *)mask_lo));
+    __m128i hi = _mm_and_si128(_mm_srlv_epi32(b, _mm_loadu_si128((const __m128i *)shift_hi)),
+                               _mm_loadu_si128((const __m128i *)mask_hi));
     return _mm_or_si128(lo, _mm_slli_epi32(hi, 4));
 }
+
+/* vpshufb controls: for step h of Q4_K/Q5_K, int16 lanes of 128-bit lanes
+ * 0, 1 take word 2h and those of lanes 2, 3 word 2h+1 */
+static const __attribute__((aligned(64))) uint8_t k4_pick[4][64] = {
+#define W2(w) (2 * (w)), (2 * (w) + 1)
+#define L8(w) W2(w), W2(w), W2(w), W2(w), W2(w), W2(w), W2(w), W2(w)
+    {L8(0), L8(0), L8(1), L8(1)},
+    {L8(2), L8(2), L8(3), L8(3)},
+    {L8(4), L8(4), L8(5), L8(5)},
+    {L8(6), L8(6), L8(7), L8(7)},
+};
+
+/* for step s of Q6_K: every int16 lane takes word s of its 128-bit lane */
+static const __attribute__((aligned(64))) uint8_t k6_pick[4][64] = {
+    {L8(0), L8(0), L8(0), L8(0)},
+    {L8(1), L8(1), L8(1), L8(1)},
+    {L8(2), L8(2), L8(2), L8(2)},
+    {L8(3), L8(3), L8(3), L8(3)},
+#undef L8
+#undef W2
+};
 
 /* 64 quants (u8) times 64 activations, products summed in pairs (int16;
  * never saturates for q < 64), times the per-pair scales, into int32. */
@@ -248,11 +271,7 @@ static inline __attribute__((always_inline)) void sb_k4_512(const uint8_t *blk, 
                                             _mm256_srli_epi16(hbits, 2 * h + 1), 1);
             q = _mm512_or_si512(q, _mm512_slli_epi16(_mm512_and_si512(hb, _mm512_set1_epi8(1)), 4));
         }
-        /* int16 lane j takes the scale of group 2h + j/16: word 2h in
-         * 128-bit lanes 0, 1 and word 2h+1 in lanes 2, 3 */
-        const __m512i pick = _mm512_inserti64x4(_mm512_set1_epi16((short)(0x0100 * (4 * h + 1) + 4 * h)),
-                                                _mm256_set1_epi16((short)(0x0100 * (4 * h + 3) + 4 * h + 2)), 1);
-        acc = qdot_scaled(acc, q, b->qs + 64 * h, _mm512_shuffle_epi8(sc16, pick));
+        acc = qdot_scaled(acc, q, b->qs + 64 * h, _mm512_shuffle_epi8(sc16, _mm512_load_si512(k4_pick[h])));
     }
     *isum = acc;
     *msum = mins;
@@ -293,10 +312,8 @@ static void sb_q6_K_512(const void *w, const void *x, int64_t i, __m512i *isum, 
         __m512i q01 = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m15), h01, m30, 0xF8);
         __m512i q23 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m15), h23, m30, 0xF8);
         for (int st = 0; st < 2; st++) {
-            /* int16 lane j of this step takes word (2h + st) of its 128-bit lane */
-            int wd = 2 * (2 * h + st);
-            const __m512i pick = _mm512_set1_epi16((short)(0x0100 * (wd + 1) + wd));
-            acc = qdot_scaled(acc, st ? q23 : q01, b->qs + 128 * h + 64 * st, _mm512_shuffle_epi8(sc16, pick));
+            acc = qdot_scaled(acc, st ? q23 : q01, b->qs + 128 * h + 64 * st,
+                              _mm512_shuffle_epi8(sc16, _mm512_load_si512(k6_pick[2 * h + st])));
         }
     }
     /* the -32 of the quants: minus 32 * sum sc * bsums, in lanes 0..7 */
