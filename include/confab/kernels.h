@@ -117,17 +117,18 @@ cf_type cf_vec_dot_type(cf_type t);
 
 /* dot(w, x) where w is a row of type t and x a row already converted with
  * cf_quantize_row(cf_vec_dot_type(t), ...): exact integer sums per block
- * times the block scales, accumulated in float (order depends on the ISA).
- * NaN when t is not computable. */
+ * times the block scales, accumulated in float in one canonical order
+ * (src/kernels/internal.h) that every ISA follows, so the result is the
+ * same bits on scalar, AVX2 and AVX-512.  NaN when t is not computable. */
 float cf_vec_dot(cf_type t, int64_t k, const void *w, const void *x);
 
 /* One matrix multiply Y = X W^T, split over threads by output rows (in
- * panels of 16) so the result does not depend on the thread count.
- * N <= 2: each output is cf_vec_dot of its row and column, bit for bit
- * (decode; weights streamed once).  N >= 3 on AVX-512 VNNI: a tiled GEMM
- * (16 rows x 8 columns per micro-kernel, K in chunks of 4096) whose
- * results equal cf_vec_dot's up to float summation order.  No allocation
- * (per-thread static buffers, ~420 KiB a thread), no OpenMP inside; a
+ * panels of 16).  Every output is bit for bit cf_vec_dot of its weight row
+ * and activation row, whatever the thread count, N or ISA: N <= 2 computes
+ * those dots (decode: weights streamed once); N >= 3 on AVX-512 VNNI runs a
+ * tiled GEMM (16 rows x 8 columns per micro-kernel, K up to 16384 per
+ * panel) that follows the same canonical order.  No allocation (per-thread
+ * static buffers, about 0.7 MiB a thread) and no OpenMP inside; a
  * non-computable wtype leaves Y untouched.
  *   W: M rows of K elements of type wtype, row stride w_stride bytes
  *   X: N activation rows already quantized to cf_vec_dot_type(wtype),

@@ -81,28 +81,48 @@ static float dot_q8_0_512(int64_t k, const void *w, const void *x)
     return canon16_sum(acc);
 }
 
-/* Q4_0 quants of one or two blocks in x order: lo0 hi0 | lo1 hi1. */
-static inline __m512i q4_0_pair(const block_q4_0 *a, int two)
+/* Nibbles of one or two 16-byte runs in x order: lo0 hi0 | lo1 hi1. */
+static inline __m512i nib_pair(const uint8_t *q0, const uint8_t *q1)
 {
-    __m128i b0 = _mm_loadu_si128((const __m128i *)a[0].qs);
-    __m128i b1 = two ? _mm_loadu_si128((const __m128i *)a[1].qs) : _mm_setzero_si128();
+    __m128i b0 = _mm_loadu_si128((const __m128i *)q0);
+    __m128i b1 = q1 ? _mm_loadu_si128((const __m128i *)q1) : _mm_setzero_si128();
     __m256i lo = _mm256_set_m128i(_mm_srli_epi16(b0, 4), b0), hi = _mm256_set_m128i(_mm_srli_epi16(b1, 4), b1);
     __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
     return _mm512_and_si512(q, _mm512_set1_epi8(0xF));
 }
 
-/* -8 * sum x of the pair's activation blocks: the bias of the Q4_0 quants */
-static inline __m512i q4_0_bias(__m512i xb)
+/* 0x10 where bit j of qh (block 0: bytes 0..31, block 1: 32..63) is set */
+static inline __m512i fifth_pair(const uint8_t *h0, const uint8_t *h1)
 {
-    return _mm512_sub_epi32(_mm512_setzero_si512(), dp(_mm512_setzero_si512(), _mm512_set1_epi8(8), xb));
+    uint32_t b0, b1 = 0;
+    memcpy(&b0, h0, 4);
+    if (h1)
+        memcpy(&b1, h1, 4);
+    return _mm512_maskz_mov_epi8((__mmask64)b0 | (__mmask64)b1 << 32, _mm512_set1_epi8(0x10));
 }
 
-static float dot_q4_0_512(int64_t k, const void *w, const void *x)
+static inline __m512i q4_0_pair(const block_q4_0 *a, int two) { return nib_pair(a[0].qs, two ? a[1].qs : NULL); }
+
+/* -off * sum x of a pair's activation blocks: the bias of unsigned quants */
+static inline __m512i bias_of(__m512i xb, int off)
 {
-    const block_q4_0 *a = w;
-    const block_q8_0 *b = x;
+    return _mm512_sub_epi32(_mm512_setzero_si512(), dp(_mm512_setzero_si512(), _mm512_set1_epi8((char)off), xb));
+}
+
+static inline __m512i q4_0_bias(__m512i xb) { return bias_of(xb, 8); }
+
+/* Q4_0, Q5_0 (Q8_0 activations) and Q4_1, Q5_1 (Q8_1): 16 blocks at a
+ * time, pairs of blocks per vector, then the block sums in order. */
+enum t32 { T_Q4_0, T_Q5_0, T_Q4_1, T_Q5_1 };
+
+static inline __attribute__((always_inline)) float dot32_512(int64_t nb, const void *w, const void *x, enum t32 t)
+{
+    const size_t wsz = t == T_Q4_0 ? sizeof(block_q4_0) : t == T_Q5_0 ? sizeof(block_q5_0)
+                     : t == T_Q4_1 ? sizeof(block_q4_1) : sizeof(block_q5_1);
+    const size_t xsz = t == T_Q4_0 || t == T_Q5_0 ? sizeof(block_q8_0) : sizeof(block_q8_1);
+    const size_t xqo = xsz - 32, wqs = wsz - 16; /* quants are at the end of each block */
+    const int min = t == T_Q4_1 || t == T_Q5_1, five = t == T_Q5_0 || t == T_Q5_1;
     __m512 acc = _mm512_setzero_ps();
-    int64_t nb = k / QK32;
     for (int64_t i0 = 0; i0 < nb; i0 += 16) {
         int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
         __m512i z[8];
@@ -112,15 +132,27 @@ static float dot_q4_0_512(int64_t k, const void *w, const void *x)
                 continue;
             }
             int two = 2 * p + 1 < n;
-            const block_q8_0 *bp = b + i0 + 2 * p;
-            __m512i xb = load_blocks(bp[0].qs, two ? bp[1].qs : NULL, two);
-            z[p] = dp(q4_0_bias(xb), q4_0_pair(a + i0 + 2 * p, two), xb);
+            const uint8_t *w0 = (const uint8_t *)w + (i0 + 2 * p) * wsz, *x0 = (const uint8_t *)x + (i0 + 2 * p) * xsz;
+            __m512i xb = load_blocks((const int8_t *)x0 + xqo, (const int8_t *)x0 + xsz + xqo, two);
+            __m512i q = nib_pair(w0 + wqs, two ? w0 + wsz + wqs : NULL);
+            if (five)
+                q = _mm512_or_si512(q, fifth_pair(w0 + wqs - 4, two ? w0 + wsz + wqs - 4 : NULL));
+            z[p] = dp(min ? _mm512_setzero_si512() : bias_of(xb, five ? 16 : 8), q, xb);
         }
-        __m512 s = _mm512_mul_ps(d16(a + i0, sizeof *a, n), d16(b + i0, sizeof *b, n));
-        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc, (__mmask16)((1u << n) - 1));
+        __mmask16 mask = (__mmask16)((1u << n) - 1);
+        __m512 s = _mm512_mul_ps(d16((const uint8_t *)w + i0 * wsz, wsz, n), d16((const uint8_t *)x + i0 * xsz, xsz, n));
+        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc, mask);
+        if (min)
+            acc = _mm512_mask3_fmadd_ps(d16((const uint8_t *)w + i0 * wsz + 2, wsz, n),
+                                        d16((const uint8_t *)x + i0 * xsz + 2, xsz, n), acc, mask);
     }
     return canon16_sum(acc);
 }
+
+static float dot_q4_0_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q4_0); }
+static float dot_q5_0_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q5_0); }
+static float dot_q4_1_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q4_1); }
+static float dot_q5_1_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q5_1); }
 
 /* Four Q4_0 rows against one activation row (decode): the activation
  * loads, bias and scales are shared; each row's arithmetic is exactly
@@ -176,17 +208,40 @@ static inline __m512i nib_lo_hi(__m256i qb)
  * mins = u1 & 0x3f.., ((u2 >> 4) & 0x0f..) | ((u1 >> 6) & 3..) << 4. */
 static inline __m128i k4_scales_mins(const uint8_t *s)
 {
+    static const uint32_t shift_lo[4] = {0, 0, 0, 4}, mask_lo[4] = {0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f};
+    static const uint32_t shift_hi[4] = {0, 6, 0, 6}, mask_hi[4] = {0, 0x03030303, 0, 0x03030303};
     uint32_t u[3];
     memcpy(u, s, 12);
     __m128i v = _mm_set_epi32(0, (int)u[2], (int)u[1], (int)u[0]);
     __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)); /* u0 u2 u1 u2 */
     __m128i b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)); /* u0 u0 u1 u1 */
-    __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_set_epi32(4, 0, 0, 0)),
-                               _mm_set_epi32(0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f));
-    __m128i hi = _mm_and_si128(_mm_srlv_epi32(b, _mm_set_epi32(6, 0, 6, 0)),
-                               _mm_set_epi32(0x03030303, 0, 0x03030303, 0));
+    __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_loadu_si128((const __m128i *)shift_lo)),
+                               _mm_loadu_si128((const __m128i *)mask_lo));
+    __m128i hi = _mm_and_si128(_mm_srlv_epi32(b, _mm_loadu_si128((const __m128i *)shift_hi)),
+                               _mm_loadu_si128((const __m128i *)mask_hi));
     return _mm_or_si128(lo, _mm_slli_epi32(hi, 4));
 }
+
+/* vpshufb controls: for step h of Q4_K/Q5_K, int16 lanes of 128-bit lanes
+ * 0, 1 take word 2h and those of lanes 2, 3 word 2h+1 */
+static const __attribute__((aligned(64))) uint8_t k4_pick[4][64] = {
+#define W2(w) (2 * (w)), (2 * (w) + 1)
+#define L8(w) W2(w), W2(w), W2(w), W2(w), W2(w), W2(w), W2(w), W2(w)
+    {L8(0), L8(0), L8(1), L8(1)},
+    {L8(2), L8(2), L8(3), L8(3)},
+    {L8(4), L8(4), L8(5), L8(5)},
+    {L8(6), L8(6), L8(7), L8(7)},
+};
+
+/* for step s of Q6_K: every int16 lane takes word s of its 128-bit lane */
+static const __attribute__((aligned(64))) uint8_t k6_pick[4][64] = {
+    {L8(0), L8(0), L8(0), L8(0)},
+    {L8(1), L8(1), L8(1), L8(1)},
+    {L8(2), L8(2), L8(2), L8(2)},
+    {L8(3), L8(3), L8(3), L8(3)},
+#undef L8
+#undef W2
+};
 
 /* 64 quants (u8) times 64 activations, products summed in pairs (int16;
  * never saturates for q < 64), times the per-pair scales, into int32. */
@@ -196,16 +251,16 @@ static inline __m512i qdot_scaled(__m512i isum, __m512i q, const int8_t *x, __m5
     return _mm512_dpwssd_epi32(isum, p16, scales16);
 }
 
-static inline int hsum16i(__m512i v) { return _mm512_reduce_add_epi32(v); }
-
 /* Q4_K / Q5_K: 64 elements (two groups of 32) per step. */
 static inline __attribute__((always_inline)) void sb_k4_512(const uint8_t *blk, const block_q8_K *b, int five,
-                                                            int *isum, int *msum)
+                                                            __m512i *isum, __m256i *msum)
 {
     const uint8_t *scales = blk + 4, *qs = blk + (five ? 48 : 16), *qh = blk + 16;
     __m128i sm = k4_scales_mins(scales);
-    __m512i sc16 = _mm512_cvtepu8_epi16(_mm256_zextsi128_si256(sm)); /* words 0..7 */
-    __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));   /* m0 m0 m1 m1 .. */
+    /* the 8 scales as int16 in every 128-bit lane: vpshufb can then pick a
+     * lane's scale (cheaper than a cross-lane word permute) */
+    __m512i sc16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
+    __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm)); /* m0 m0 m1 m1 .. */
     __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), m16);
     __m512i acc = _mm512_setzero_si512();
     __m256i hbits = five ? load32(qh) : _mm256_setzero_si256();
@@ -216,33 +271,35 @@ static inline __attribute__((always_inline)) void sb_k4_512(const uint8_t *blk, 
                                             _mm256_srli_epi16(hbits, 2 * h + 1), 1);
             q = _mm512_or_si512(q, _mm512_slli_epi16(_mm512_and_si512(hb, _mm512_set1_epi8(1)), 4));
         }
-        /* int16 lane j takes the scale of group 2h + j/16 */
-        __m512i idx = _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * h)), _mm256_set1_epi16((short)(2 * h + 1)), 1);
-        acc = qdot_scaled(acc, q, b->qs + 64 * h, _mm512_permutexvar_epi16(idx, sc16));
+        acc = qdot_scaled(acc, q, b->qs + 64 * h, _mm512_shuffle_epi8(sc16, _mm512_load_si512(k4_pick[h])));
     }
-    *isum = hsum16i(acc);
-    *msum = hsum8i(mins);
+    *isum = acc;
+    *msum = mins;
 }
 
-static void sb_q4_K_512(const void *w, const void *x, int64_t i, int *isum, int *msum)
+static void sb_q4_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
 {
     sb_k4_512((const uint8_t *)w + i * sizeof(block_q4_K), (const block_q8_K *)x + i, 0, isum, msum);
 }
 
-static void sb_q5_K_512(const void *w, const void *x, int64_t i, int *isum, int *msum)
+static void sb_q5_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
 {
     sb_k4_512((const uint8_t *)w + i * sizeof(block_q5_K), (const block_q8_K *)x + i, 1, isum, msum);
 }
 
 /* Q6_K: 64 elements (four groups of 16) per step. */
-static void sb_q6_K_512(const void *w, const void *x, int64_t i, int *isum, int *msum)
+static void sb_q6_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
 {
     const block_q6_K *a = (const block_q6_K *)w + i;
     const block_q8_K *b = (const block_q8_K *)x + i;
     const __m512i m15 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
     __m128i sc8 = _mm_loadu_si128((const __m128i *)a->scales);
     __m256i sc16y = _mm256_cvtepi8_epi16(sc8);
-    __m512i sc16 = _mm512_castsi256_si512(sc16y);
+    /* 128-bit lane L holds the int16 scales of groups L, L+4, L+8, L+12, so
+     * that vpshufb can pick group 4s + L for lane L of step s */
+    const __m512i spread = _mm512_set_epi16(15, 11, 7, 3, 15, 11, 7, 3, 14, 10, 6, 2, 14, 10, 6, 2,
+                                            13, 9, 5, 1, 13, 9, 5, 1, 12, 8, 4, 0, 12, 8, 4, 0);
+    __m512i sc16 = _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(sc16y));
     __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), sc16y);
     __m512i acc = _mm512_setzero_si512();
     for (int h = 0; h < 2; h++) {
@@ -254,34 +311,84 @@ static void sb_q6_K_512(const void *w, const void *x, int64_t i, int *isum, int 
         /* (a & 0x0f) | (b & 0x30) */
         __m512i q01 = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m15), h01, m30, 0xF8);
         __m512i q23 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m15), h23, m30, 0xF8);
-        /* int16 lane j of step s takes the scale of group 4s + j/8 */
         for (int st = 0; st < 2; st++) {
-            int s0 = 8 * h + 4 * st;
-            __m512i idx = _mm512_set_epi64(0x0001000100010001ll * (s0 + 3),
-                                           0x0001000100010001ll * (s0 + 3), 0x0001000100010001ll * (s0 + 2),
-                                           0x0001000100010001ll * (s0 + 2), 0x0001000100010001ll * (s0 + 1),
-                                           0x0001000100010001ll * (s0 + 1), 0x0001000100010001ll * s0,
-                                           0x0001000100010001ll * s0);
-            acc = qdot_scaled(acc, st ? q23 : q01, b->qs + 128 * h + 64 * st, _mm512_permutexvar_epi16(idx, sc16));
+            acc = qdot_scaled(acc, st ? q23 : q01, b->qs + 128 * h + 64 * st,
+                              _mm512_shuffle_epi8(sc16, _mm512_load_si512(k6_pick[2 * h + st])));
         }
     }
-    *isum = hsum16i(acc) - 32 * hsum8i(off);
-    *msum = 0;
+    /* the -32 of the quants: minus 32 * sum sc * bsums, in lanes 0..7 */
+    *isum = _mm512_sub_epi32(acc, _mm512_zextsi256_si512(_mm256_slli_epi32(off, 5)));
+    *msum = _mm256_setzero_si256();
+}
+
+/* v[i] -> the sums of their 16 lanes, in order (a transposing tree). */
+static inline __m512i lane_sums16(const __m512i v[16])
+{
+    __m512i t[8], u[4], w[2];
+    for (int i = 0; i < 8; i++)
+        t[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * i], v[2 * i + 1]),
+                                _mm512_unpackhi_epi32(v[2 * i], v[2 * i + 1]));
+    for (int i = 0; i < 4; i++)
+        u[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(t[2 * i], t[2 * i + 1]),
+                                _mm512_unpackhi_epi64(t[2 * i], t[2 * i + 1]));
+    /* u[i], 128-bit lane L: the lane-L sums of v[4i .. 4i+3] */
+    for (int i = 0; i < 2; i++)
+        w[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(u[2 * i], u[2 * i + 1], 0x88),
+                                _mm512_shuffle_i32x4(u[2 * i], u[2 * i + 1], 0xDD));
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(w[0], w[1], 0x88), _mm512_shuffle_i32x4(w[0], w[1], 0xDD));
+}
+
+typedef void (*sbv_fn)(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum);
+
+/* The canonical float part over nsb super-blocks, 16 at a time, from the
+ * unreduced integer sums; d (and dmin) of a weight block at doff (+2). */
+static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const void *w, const void *x, sbv_fn sb,
+                                                            size_t wsz, size_t doff, int with_min)
+{
+    const block_q8_K *b = x;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i0 = 0; i0 < nsb; i0 += 16) {
+        int n = nsb - i0 < 16 ? (int)(nsb - i0) : 16;
+        __m512i v[16], mz[8];
+        __m256i m[16];
+        float dx[16] = {0};
+        for (int j = 0; j < 16; j++) {
+            if (j < n) {
+                sb(w, x, i0 + j, &v[j], &m[j]);
+                dx[j] = b[i0 + j].d;
+            } else {
+                v[j] = _mm512_setzero_si512();
+                m[j] = _mm256_setzero_si256();
+            }
+        }
+        __mmask16 mask = (__mmask16)((1u << n) - 1);
+        __m512 vdx = _mm512_loadu_ps(dx);
+        const uint8_t *w0 = (const uint8_t *)w + i0 * wsz + doff;
+        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(lane_sums16(v)), _mm512_mul_ps(d16(w0, wsz, n), vdx), acc,
+                                    mask);
+        if (with_min) {
+            for (int p = 0; p < 8; p++)
+                mz[p] = _mm512_inserti64x4(_mm512_castsi256_si512(m[2 * p]), m[2 * p + 1], 1);
+            acc = _mm512_mask3_fnmadd_ps(_mm512_cvtepi32_ps(block_sums16(mz)),
+                                         _mm512_mul_ps(d16(w0 + 2, wsz, n), vdx), acc, mask);
+        }
+    }
+    return canon16_sum(acc);
 }
 
 static float dot_q4_K_512(int64_t k, const void *w, const void *x)
 {
-    return dotK(k / QK_K, w, x, sb_q4_K_512, sizeof(block_q4_K), 0, 1);
+    return dotK_512(k / QK_K, w, x, sb_q4_K_512, sizeof(block_q4_K), 0, 1);
 }
 
 static float dot_q5_K_512(int64_t k, const void *w, const void *x)
 {
-    return dotK(k / QK_K, w, x, sb_q5_K_512, sizeof(block_q5_K), 0, 1);
+    return dotK_512(k / QK_K, w, x, sb_q5_K_512, sizeof(block_q5_K), 0, 1);
 }
 
 static float dot_q6_K_512(int64_t k, const void *w, const void *x)
 {
-    return dotK(k / QK_K, w, x, sb_q6_K_512, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
+    return dotK_512(k / QK_K, w, x, sb_q6_K_512, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
 }
 
 void cf_fill_avx512(cf_kernel_table *t, int vnni)
@@ -291,6 +398,9 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     simd_fill(t);
     t->dot[CF_TYPE_Q8_0] = dot_q8_0_512;
     t->dot[CF_TYPE_Q4_0] = dot_q4_0_512;
+    t->dot[CF_TYPE_Q5_0] = dot_q5_0_512;
+    t->dot[CF_TYPE_Q4_1] = dot_q4_1_512;
+    t->dot[CF_TYPE_Q5_1] = dot_q5_1_512;
     t->dot4[CF_TYPE_Q4_0] = dot4_q4_0_512;
     t->dot[CF_TYPE_Q4_K] = dot_q4_K_512;
     t->dot[CF_TYPE_Q5_K] = dot_q5_K_512;

@@ -36,23 +36,18 @@ static float dot_f32(int64_t k, const void *w, const void *x)
     return canon_sum(&c);
 }
 
-static float dot_f16(int64_t k, const void *w, const void *x)
+/* F16 / BF16: both operands widened by cvt */
+static inline float dot_half(int64_t k, const uint16_t *a, const uint16_t *b, float (*cvt)(uint16_t))
 {
-    const uint16_t *a = w, *b = x;
     canon c = {{0}};
     for (int64_t i = 0; i < k; i++)
-        canon_fma(&c, i, cf_f16_to_f32(a[i]), cf_f16_to_f32(b[i]));
+        canon_fma(&c, i, cvt(a[i]), cvt(b[i]));
     return canon_sum(&c);
 }
 
-static float dot_bf16(int64_t k, const void *w, const void *x)
-{
-    const uint16_t *a = w, *b = x;
-    canon c = {{0}};
-    for (int64_t i = 0; i < k; i++)
-        canon_fma(&c, i, cf_bf16_to_f32(a[i]), cf_bf16_to_f32(b[i]));
-    return canon_sum(&c);
-}
+static float dot_f16(int64_t k, const void *w, const void *x) { return dot_half(k, w, x, cf_f16_to_f32); }
+
+static float dot_bf16(int64_t k, const void *w, const void *x) { return dot_half(k, w, x, cf_bf16_to_f32); }
 
 static float dot_q4_0(int64_t k, const void *w, const void *x)
 {
@@ -182,48 +177,44 @@ static float dot_q3_K(int64_t k, const void *w, const void *x)
     return canon_sum(&c);
 }
 
-static float dot_q4_K(int64_t k, const void *w, const void *x)
+/* Q4_K, and Q5_K with its fifth bit (qh != NULL): the quant of element l
+ * of group g. */
+static inline int k4_quant(const uint8_t *qs, const uint8_t *qh, int g, int l)
 {
-    const block_q4_K *a = w;
-    const block_q8_K *b = x;
+    const uint8_t *q = qs + 32 * (g / 2);
+    int v = g & 1 ? q[l] >> 4 : q[l] & 0xF;
+    return qh ? v + (((qh[l] >> g) & 1) << 4) : v;
+}
+
+static inline float dot_k4(int64_t k, const uint8_t *w, size_t wsz, size_t qs_off, int five, const block_q8_K *b)
+{
     canon c = {{0}};
-    for (int64_t i = 0; i < k / QK_K; i++) {
+    for (int64_t i = 0; i < k / QK_K; i++, w += wsz) {
         int sum = 0, msum = 0;
         for (int g = 0; g < 8; g++) {
             int sc, m, gs = 0;
-            k4_scale_min(g, a[i].scales, &sc, &m);
-            const uint8_t *q = a[i].qs + 32 * (g / 2);
+            k4_scale_min(g, w + 4, &sc, &m);
             for (int l = 0; l < 32; l++)
-                gs += (g & 1 ? q[l] >> 4 : q[l] & 0xF) * b[i].qs[32 * g + l];
+                gs += k4_quant(w + qs_off, five ? w + 16 : NULL, g, l) * b[i].qs[32 * g + l];
             sum += sc * gs;
             msum += m * (b[i].bsums[2 * g] + b[i].bsums[2 * g + 1]);
         }
-        canon_k(&c, i, sum, msum, ldh(a[i].d), ldh(a[i].dmin), b[i].d);
+        uint16_t d, dmin;
+        memcpy(&d, w, 2);
+        memcpy(&dmin, w + 2, 2);
+        canon_k(&c, i, sum, msum, ldh(d), ldh(dmin), b[i].d);
     }
     return canon_sum(&c);
 }
 
+static float dot_q4_K(int64_t k, const void *w, const void *x)
+{
+    return dot_k4(k, w, sizeof(block_q4_K), offsetof(block_q4_K, qs), 0, x);
+}
+
 static float dot_q5_K(int64_t k, const void *w, const void *x)
 {
-    const block_q5_K *a = w;
-    const block_q8_K *b = x;
-    canon c = {{0}};
-    for (int64_t i = 0; i < k / QK_K; i++) {
-        int sum = 0, msum = 0;
-        for (int g = 0; g < 8; g++) {
-            int sc, m, gs = 0;
-            k4_scale_min(g, a[i].scales, &sc, &m);
-            const uint8_t *q = a[i].qs + 32 * (g / 2);
-            for (int l = 0; l < 32; l++) {
-                int v = (g & 1 ? q[l] >> 4 : q[l] & 0xF) + (((a[i].qh[l] >> g) & 1) << 4);
-                gs += v * b[i].qs[32 * g + l];
-            }
-            sum += sc * gs;
-            msum += m * (b[i].bsums[2 * g] + b[i].bsums[2 * g + 1]);
-        }
-        canon_k(&c, i, sum, msum, ldh(a[i].d), ldh(a[i].dmin), b[i].d);
-    }
-    return canon_sum(&c);
+    return dot_k4(k, w, sizeof(block_q5_K), offsetof(block_q5_K, qs), 1, x);
 }
 
 static float dot_q6_K(int64_t k, const void *w, const void *x)

@@ -16,7 +16,8 @@
  * neither on N nor on the thread split.  K above KMAX falls back to the
  * dot products, which give the same bits.
  *
- * F32/F16/BF16 weights: 4x4 register tiles of the canonical dot itself. */
+ * F32/F16/BF16 weights: 4x4 register tiles of the canonical dot itself,
+ * on rows widened to f32 once per tile. */
 #include "internal.h"
 
 #if defined(__x86_64__)
@@ -28,13 +29,13 @@
 #define GR 16      /* rows per panel = lanes */
 #define KMAX 16384 /* longest K a panel holds (a multiple of 256) */
 #define KCP 1024   /* K chunk of the unpacking */
-#define NCH 64     /* activation columns per side-info chunk */
+#define NSIDE 32768 /* side-info entries: activation columns x blocks per chunk */
 #define NC 8       /* columns per micro-kernel call */
 
 enum act { ACT_Q8_0, ACT_Q8_1, ACT_Q8_K };
 
 typedef struct {
-    uint8_t q[KMAX / 4][64];          /* k-step t, lane r: row r's quants 4t..4t+3 */
+    _Alignas(64) uint8_t q[KMAX / 4][64]; /* k-step t, lane r: row r's quants 4t..4t+3 */
     float s[KMAX / 32][GR];           /* 32-element types: d of each block */
     float m[KMAX / 32][GR];           /* Q4_1/Q5_1: the block min */
     int32_t sc[KMAX / 16][GR];        /* K-quants: integer scale of each group */
@@ -61,9 +62,19 @@ typedef struct {
     int32_t corr; /* Q8_0: -offset * sum q;  Q8_1: bits of the float s */
 } side;
 
-static _Thread_local panel tl_panel;
+/* The float GEMM's widened rows share the panel's memory. */
+#define FR 4
+#define FC 4
+#define FBUF (sizeof(panel) / sizeof(float))
+
+typedef union {
+    panel q;
+    float f[FBUF];
+} panel_mem;
+
+static _Thread_local panel_mem tl_mem;
 static _Thread_local rowbuf tl_rows[GR];
-static _Thread_local side tl_side[NCH][KMAX / 32];
+static _Thread_local side tl_side[NSIDE];
 
 static inline float f16(uint16_t h) { return _cvtsh_ss(h); }
 
@@ -130,45 +141,46 @@ static void unpack_q5_1(const void *row, int64_t k0, int kc, rowbuf *o)
     }
 }
 
-static void unpack_q4_K(const void *row, int64_t k0, int kc, rowbuf *o)
+/* Q4_K, and Q5_K with its fifth bit (five): blocks of wsz bytes. */
+static inline void unpack_k4(const uint8_t *b, size_t wsz, int five, int64_t k0, int kc, rowbuf *o)
 {
-    const block_q4_K *b = (const block_q4_K *)row + k0 / 256;
-    const __m256i m15 = _mm256_set1_epi8(0xF);
-    for (int i = 0; i < kc / 256; i++) {
+    const __m256i m15 = _mm256_set1_epi8(0xF), one = _mm256_set1_epi8(1);
+    b += k0 / 256 * wsz;
+    for (int i = 0; i < kc / 256; i++, b += wsz) {
+        const uint8_t *qs = b + (five ? 48 : 16);
+        __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(b + 16)) : _mm256_setzero_si256();
         for (int h = 0; h < 4; h++) {
-            __m256i v = _mm256_loadu_si256((const __m256i *)(b[i].qs + 32 * h));
-            uint8_t *q = o->q + 256 * i + 64 * h;
-            _mm256_storeu_si256((__m256i *)q, _mm256_and_si256(v, m15));
-            _mm256_storeu_si256((__m256i *)(q + 32), _mm256_and_si256(_mm256_srli_epi16(v, 4), m15));
+            __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
+            __m256i lo = _mm256_and_si256(v, m15), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m15);
+            if (five) {
+                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * h), one), 4));
+                hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * h + 1), one), 4));
+            }
+            _mm256_storeu_si256((__m256i *)(o->q + 256 * i + 64 * h), lo);
+            _mm256_storeu_si256((__m256i *)(o->q + 256 * i + 64 * h + 32), hi);
         }
         for (int g = 0; g < 8; g++) {
             int sc, m;
-            k4_scale_min(g, b[i].scales, &sc, &m);
+            k4_scale_min(g, b + 4, &sc, &m);
             o->sc[8 * i + g] = sc;
             o->mp[i][2 * g] = o->mp[i][2 * g + 1] = (int16_t)m;
         }
-        o->d[i] = f16(b[i].d);
-        o->dmin[i] = f16(b[i].dmin);
+        uint16_t d, dmin;
+        memcpy(&d, b, 2);
+        memcpy(&dmin, b + 2, 2);
+        o->d[i] = f16(d);
+        o->dmin[i] = f16(dmin);
     }
+}
+
+static void unpack_q4_K(const void *row, int64_t k0, int kc, rowbuf *o)
+{
+    unpack_k4(row, sizeof(block_q4_K), 0, k0, kc, o);
 }
 
 static void unpack_q5_K(const void *row, int64_t k0, int kc, rowbuf *o)
 {
-    const block_q5_K *b = (const block_q5_K *)row + k0 / 256;
-    for (int i = 0; i < kc / 256; i++) {
-        for (int g = 0; g < 8; g++) {
-            const uint8_t *qs = b[i].qs + 32 * (g / 2);
-            for (int l = 0; l < 32; l++)
-                o->q[256 * i + 32 * g + l] =
-                    (uint8_t)((g & 1 ? qs[l] >> 4 : qs[l] & 0xF) | (((b[i].qh[l] >> g) & 1) << 4));
-            int sc, m;
-            k4_scale_min(g, b[i].scales, &sc, &m);
-            o->sc[8 * i + g] = sc;
-            o->mp[i][2 * g] = o->mp[i][2 * g + 1] = (int16_t)m;
-        }
-        o->d[i] = f16(b[i].d);
-        o->dmin[i] = f16(b[i].dmin);
-    }
+    unpack_k4(row, sizeof(block_q5_K), 1, k0, kc, o);
 }
 
 static void unpack_q6_K(const void *row, int64_t k0, int kc, rowbuf *o)
@@ -268,9 +280,24 @@ static const gemm_type *gemm_type_of(cf_type t)
     }
 }
 
-/* dst[j][lane] = src[lane][j] for 16 lanes of n 32-bit values (src rows
- * sstride apart, dst rows 16 apart): 16x16 transposes in registers. */
-static void transpose_lanes(const uint32_t *src, size_t sstride, uint32_t *dst, int n)
+/* Where the kernels visit units in residue order (u % 16, then u / 16),
+ * the panel stores them in that order too: unit u sits in slot
+ * (u % 16) * per_res + u / 16, per_res = ceil(units / 16). */
+typedef struct {
+    int64_t base;  /* global index of the chunk's first row of 32-bit values */
+    int per_unit;  /* rows of 32-bit values per unit */
+    int per_res;
+} slot_map;
+
+static inline int64_t slot_row(const slot_map *sm, int64_t j)
+{
+    int64_t g = sm->base + j, u = g / sm->per_unit;
+    return ((u % 16) * sm->per_res + u / 16) * sm->per_unit + g % sm->per_unit;
+}
+
+/* dst[slot_row(j)][lane] = src[lane][j] for 16 lanes of n 32-bit values
+ * (src rows sstride apart, dst rows 16 apart): 16x16 register transposes. */
+static void transpose_lanes(const uint32_t *src, size_t sstride, uint32_t *dst, int n, const slot_map *sm)
 {
     int j0 = 0;
     for (; j0 + 16 <= n; j0 += 16) {
@@ -293,25 +320,32 @@ static void transpose_lanes(const uint32_t *src, size_t sstride, uint32_t *dst, 
             __m512i b = _mm512_shuffle_i32x4(r[e], r[4 + e], 0xDD);
             __m512i c = _mm512_shuffle_i32x4(r[8 + e], r[12 + e], 0x88);
             __m512i d = _mm512_shuffle_i32x4(r[8 + e], r[12 + e], 0xDD);
-            _mm512_storeu_si512(dst + 16 * (j0 + e), _mm512_shuffle_i32x4(a, c, 0x88));
-            _mm512_storeu_si512(dst + 16 * (j0 + 8 + e), _mm512_shuffle_i32x4(a, c, 0xDD));
-            _mm512_storeu_si512(dst + 16 * (j0 + 4 + e), _mm512_shuffle_i32x4(b, d, 0x88));
-            _mm512_storeu_si512(dst + 16 * (j0 + 12 + e), _mm512_shuffle_i32x4(b, d, 0xDD));
+            _mm512_store_si512(dst + 16 * slot_row(sm, j0 + e), _mm512_shuffle_i32x4(a, c, 0x88));
+            _mm512_store_si512(dst + 16 * slot_row(sm, j0 + 8 + e), _mm512_shuffle_i32x4(a, c, 0xDD));
+            _mm512_store_si512(dst + 16 * slot_row(sm, j0 + 4 + e), _mm512_shuffle_i32x4(b, d, 0x88));
+            _mm512_store_si512(dst + 16 * slot_row(sm, j0 + 12 + e), _mm512_shuffle_i32x4(b, d, 0xDD));
         }
     }
     for (; j0 < n; j0++)
         for (int i = 0; i < 16; i++)
-            dst[16 * j0 + i] = src[i * sstride + j0];
+            dst[16 * slot_row(sm, j0) + i] = src[i * sstride + j0];
 }
 
-#define TRANSPOSE(field, dstfield, n)                                                              \
-    transpose_lanes((const uint32_t *)(const void *)o[0].field, sizeof(rowbuf) / 4,                \
-                    (uint32_t *)(void *)(dstfield), (n))
+#define TRANSPOSE(field, dstfield, n, first, per_unit, per_res)                                    \
+    do {                                                                                           \
+        slot_map sm_ = {(first), (per_unit), (per_res)};                                           \
+        transpose_lanes((const uint32_t *)(const void *)o[0].field, sizeof(rowbuf) / 4,            \
+                        (uint32_t *)(void *)(dstfield), (n), &sm_);                                \
+    } while (0)
 
-/* Unpack rows [r, r + nr) (nr <= 16; missing rows are zero), whole K. */
+/* Unpack rows [r, r + nr) (nr <= 16; missing rows are zero), whole K, the
+ * units in residue order. */
 static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, int nr, panel *p)
 {
     rowbuf *o = tl_rows;
+    const int kq = gt->act == ACT_Q8_K;                   /* units: super-blocks or blocks */
+    const int usz = kq ? 256 : 32;
+    const int per_res = (int)((a->k / usz + 15) / 16);
     for (int64_t k0 = 0; k0 < a->k; k0 += KCP) {
         int kc = a->k - k0 < KCP ? (int)(a->k - k0) : KCP;
         for (int lane = 0; lane < GR; lane++) {
@@ -320,27 +354,29 @@ static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, 
             else
                 memset(&o[lane], 0, sizeof o[lane]);
         }
-        TRANSPOSE(q, p->q[k0 / 4], kc / 4);
-        if (gt->act != ACT_Q8_K) {
-            TRANSPOSE(s, p->s[k0 / 32], kc / 32);
+        TRANSPOSE(q, p->q, kc / 4, k0 / 4, usz / 4, per_res);
+        if (!kq) {
+            TRANSPOSE(s, p->s, kc / 32, k0 / 32, 1, per_res);
             if (gt->act == ACT_Q8_1)
-                TRANSPOSE(m, p->m[k0 / 32], kc / 32);
+                TRANSPOSE(m, p->m, kc / 32, k0 / 32, 1, per_res);
         } else {
-            TRANSPOSE(sc, p->sc[k0 / gt->group], kc / gt->group);
-            TRANSPOSE(d, p->d[k0 / 256], kc / 256);
-            TRANSPOSE(dmin, p->dmin[k0 / 256], kc / 256);
-            TRANSPOSE(mp, p->mp[k0 / 256], 8 * (kc / 256));
+            int ng = 256 / gt->group;
+            TRANSPOSE(sc, p->sc, kc / gt->group, k0 / gt->group, ng, per_res);
+            TRANSPOSE(d, p->d, kc / 256, k0 / 256, 1, per_res);
+            TRANSPOSE(dmin, p->dmin, kc / 256, k0 / 256, 1, per_res);
+            TRANSPOSE(mp, p->mp, 8 * (kc / 256), 8 * (k0 / 256), 8, per_res);
         }
     }
 }
 
 /* Side information of activation columns c0.. (Q8_0 / Q8_1), whole K. */
-static void prep_side(const cf_matmul_args *a, const gemm_type *gt, int64_t c0, int nc)
+static void prep_side(const cf_matmul_args *a, const gemm_type *gt, int64_t c0, int64_t nc)
 {
-    for (int c = 0; c < nc; c++) {
+    for (int64_t c = 0; c < nc; c++) {
         const char *xr = (const char *)a->x + (c0 + c) * a->x_stride;
-        for (int b = 0; b < a->k / 32; b++) {
-            side *sd = &tl_side[c][b];
+        int64_t nb = a->k / 32;
+        for (int b = 0; b < nb; b++) {
+            side *sd = &tl_side[c * nb + b];
             if (gt->act == ACT_Q8_0) {
                 const block_q8_0 *xb = (const block_q8_0 *)(const void *)xr + b;
                 __m256i v = _mm256_loadu_si256((const __m256i *)xb->qs);
@@ -382,33 +418,34 @@ static inline __m512 canon_tree(__m512 part[16])
 /* Q8_0 / Q8_1 activations: columns xs[0..nc) against the panel; block b
  * goes to accumulator b % 16 (visited residue by residue). */
 static inline __attribute__((always_inline)) void kernel_q8_0(const panel *p, const char *const *xs,
-                                                              const side (*sd)[KMAX / 32], int nb,
-                                                              enum act act, int nc, __m512 *out)
+                                                              const side *sd, int nb, enum act act, int nc,
+                                                              __m512 *out)
 {
     const size_t bs = act == ACT_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q8_1);
     const size_t qo = act == ACT_Q8_0 ? 2 : 4;
+    const int per_res = (nb + 15) / 16;
     __m512 part[NC][16];
     for (int j = 0; j < 16; j++) {
         __m512 acc[NC];
         for (int c = 0; c < nc; c++)
             acc[c] = _mm512_setzero_ps();
-        for (int b = j; b < nb; b += 16) {
+        for (int b = j, slot = j * per_res; b < nb; b += 16, slot++) {
             __m512i P[NC];
             for (int c = 0; c < nc; c++)
-                P[c] = act == ACT_Q8_0 ? _mm512_set1_epi32(sd[c][b].corr) : _mm512_setzero_si512();
+                P[c] = act == ACT_Q8_0 ? _mm512_set1_epi32(sd[c * nb + b].corr) : _mm512_setzero_si512();
             for (int t = 0; t < 8; t++) {
-                __m512i W = _mm512_load_si512(p->q[8 * b + t]);
+                __m512i W = _mm512_load_si512(p->q[8 * slot + t]);
                 for (int c = 0; c < nc; c++)
                     P[c] = _mm512_dpbusd_epi32(P[c], W, bcast32(xs[c] + b * bs + qo + 4 * t));
             }
-            __m512 S = _mm512_load_ps(p->s[b]);
+            __m512 S = _mm512_load_ps(p->s[slot]);
             for (int c = 0; c < nc; c++) {
-                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(P[c]), _mm512_mul_ps(S, _mm512_set1_ps(sd[c][b].dx)),
+                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(P[c]), _mm512_mul_ps(S, _mm512_set1_ps(sd[c * nb + b].dx)),
                                          acc[c]);
                 if (act == ACT_Q8_1) {
                     float sx;
-                    memcpy(&sx, &sd[c][b].corr, 4);
-                    acc[c] = _mm512_fmadd_ps(_mm512_load_ps(p->m[b]), _mm512_set1_ps(sx), acc[c]);
+                    memcpy(&sx, &sd[c * nb + b].corr, 4);
+                    acc[c] = _mm512_fmadd_ps(_mm512_load_ps(p->m[slot]), _mm512_set1_ps(sx), acc[c]);
                 }
             }
         }
@@ -424,13 +461,13 @@ static inline __attribute__((always_inline)) void kernel_q8_K(const panel *p, co
                                                               int group, int offset, int mins, int nc,
                                                               __m512 *out)
 {
-    const int steps = group / 4, ng = 256 / group;
+    const int steps = group / 4, ng = 256 / group, per_res = (nsb + 15) / 16;
     __m512 part[NC][16];
     for (int j = 0; j < 16; j++) {
         __m512 acc[NC];
         for (int c = 0; c < nc; c++)
             acc[c] = _mm512_setzero_ps();
-        for (int sb = j; sb < nsb; sb += 16) {
+        for (int sb = j, slot = j * per_res; sb < nsb; sb += 16, slot++) {
             __m512i I[NC], P[NC];
             for (int c = 0; c < nc; c++)
                 I[c] = _mm512_setzero_si512();
@@ -438,12 +475,12 @@ static inline __attribute__((always_inline)) void kernel_q8_K(const panel *p, co
                 for (int c = 0; c < nc; c++)
                     P[c] = _mm512_setzero_si512();
                 for (int t = 0; t < steps; t++) {
-                    __m512i W = _mm512_load_si512(p->q[64 * sb + steps * g + t]);
+                    __m512i W = _mm512_load_si512(p->q[64 * slot + steps * g + t]);
                     for (int c = 0; c < nc; c++)
                         P[c] = _mm512_dpbusd_epi32(P[c], W,
                                                    bcast32(xs[c] + sb * sizeof(block_q8_K) + 4 + group * g + 4 * t));
                 }
-                __m512i SC = _mm512_load_si512(p->sc[ng * sb + g]);
+                __m512i SC = _mm512_load_si512(p->sc[ng * slot + g]);
                 for (int c = 0; c < nc; c++)
                     I[c] = _mm512_add_epi32(I[c], _mm512_mullo_epi32(P[c], SC));
             }
@@ -451,11 +488,11 @@ static inline __attribute__((always_inline)) void kernel_q8_K(const panel *p, co
             for (int c = 0; c < nc; c++)
                 P[c] = _mm512_setzero_si512();
             for (int pr = 0; pr < 8; pr++) {
-                __m512i M = _mm512_load_si512(p->mp[sb][pr]);
+                __m512i M = _mm512_load_si512(p->mp[slot][pr]);
                 for (int c = 0; c < nc; c++)
                     P[c] = _mm512_dpwssd_epi32(P[c], M, bcast32(xs[c] + sb * sizeof(block_q8_K) + 260 + 4 * pr));
             }
-            __m512 D = _mm512_load_ps(p->d[sb]), DM = _mm512_load_ps(p->dmin[sb]);
+            __m512 D = _mm512_load_ps(p->d[slot]), DM = _mm512_load_ps(p->dmin[slot]);
             for (int c = 0; c < nc; c++) {
                 float dx;
                 memcpy(&dx, xs[c] + sb * sizeof(block_q8_K), 4);
@@ -482,8 +519,8 @@ static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, i
     for (int j = 0; j < nc; j++)
         xs[j] = (const char *)a->x + (c + j) * a->x_stride;
     __m512 out[NC];
-    const side (*sd)[KMAX / 32] = (const side (*)[KMAX / 32])tl_side[c - cside];
     int nb = (int)(a->k / 32), nsb = (int)(a->k / 256);
+    const side *sd = tl_side + (c - cside) * nb;
 #define KERNEL(n)                                                                                  \
     case n:                                                                                        \
         if (gt->act == ACT_Q8_0)                                                                   \
@@ -509,9 +546,11 @@ static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, i
 static void gemm_quant(const cf_matmul_args *a, int64_t r0, int64_t r1)
 {
     const gemm_type *gt = gemm_type_of(a->wtype);
-    panel *p = &tl_panel;
-    for (int64_t c0 = 0; c0 < a->n; c0 += NCH) {
-        int nch = a->n - c0 < NCH ? (int)(a->n - c0) : NCH;
+    panel *p = &tl_mem.q;
+    /* Q8_K activations need no side information: all columns at once */
+    int64_t cmax = gt->act == ACT_Q8_K ? a->n : NSIDE / (a->k / 32);
+    for (int64_t c0 = 0; c0 < a->n; c0 += cmax) {
+        int64_t nch = a->n - c0 < cmax ? a->n - c0 : cmax;
         if (gt->act != ACT_Q8_K)
             prep_side(a, gt, c0, nch);
         for (int64_t r = r0; r < r1; r += GR) {
@@ -527,20 +566,6 @@ static void gemm_quant(const cf_matmul_args *a, int64_t r0, int64_t r1)
 
 /* ---- F32 / F16 / BF16: 4x4 tiles of the canonical dot ------------------ */
 
-#define FR 4
-#define FC 4
-#define FCH 64 /* activation columns per chunk (kept in L2 across row tiles) */
-
-static inline __m512 ldf16(cf_type t, const void *p, int64_t i, __mmask16 m)
-{
-    if (t == CF_TYPE_F32)
-        return _mm512_maskz_loadu_ps(m, (const float *)p + i);
-    __m256i h = _mm256_maskz_loadu_epi16(m, (const uint16_t *)p + i);
-    if (t == CF_TYPE_F16)
-        return _mm512_cvtph_ps(h);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
 static inline float canon16_sum(__m512 a)
 {
     __m256 r8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
@@ -549,47 +574,72 @@ static inline float canon16_sum(__m512 a)
     return _mm_cvtss_f32(_mm_add_ss(r2, _mm_movehdup_ps(r2)));
 }
 
-static inline __attribute__((always_inline)) void ftile(const cf_matmul_args *a, int64_t r, int64_t c, int nr,
-                                                        int nc)
+static void widen(cf_type t, const void *src, float *dst, int64_t k)
 {
-    const cf_type t = a->wtype;
-    const char *w[FR], *x[FC];
-    for (int i = 0; i < nr; i++)
-        w[i] = (const char *)a->w + (r + i) * a->w_stride;
-    for (int j = 0; j < nc; j++)
-        x[j] = (const char *)a->x + (c + j) * a->x_stride;
+    if (t == CF_TYPE_F16)
+        cf_f16_to_f32_row(src, dst, k);
+    else if (t == CF_TYPE_BF16)
+        cf_bf16_to_f32_row(src, dst, k);
+    else
+        memcpy(dst, src, (size_t)k * sizeof(float));
+}
+
+/* Rows w[0..nr) times columns x[0..nc) (f32, k long), element i into
+ * lane i % 16 of each pair's accumulator; y[j * ys + i] = the sums. */
+static inline __attribute__((always_inline)) void ftile(const float *const *w, const float *const *x, int64_t k,
+                                                        int nr, int nc, float *y, size_t ys)
+{
     __m512 acc[FR][FC];
     for (int i = 0; i < nr; i++)
         for (int j = 0; j < nc; j++)
             acc[i][j] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < a->k; k += 16) {
-        __mmask16 m = a->k - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (a->k - k)) - 1);
+    for (int64_t e = 0; e < k; e += 16) {
+        __mmask16 m = k - e >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (k - e)) - 1);
         __m512 W[FR], X[FC];
         for (int i = 0; i < nr; i++)
-            W[i] = ldf16(t, w[i], k, m);
+            W[i] = _mm512_maskz_loadu_ps(m, w[i] + e);
         for (int j = 0; j < nc; j++)
-            X[j] = ldf16(t, x[j], k, m);
+            X[j] = _mm512_maskz_loadu_ps(m, x[j] + e);
         for (int i = 0; i < nr; i++)
             for (int j = 0; j < nc; j++)
                 acc[i][j] = _mm512_mask3_fmadd_ps(W[i], X[j], acc[i][j], m);
     }
     for (int i = 0; i < nr; i++)
         for (int j = 0; j < nc; j++)
-            a->y[(c + j) * a->y_stride + r + i] = canon16_sum(acc[i][j]);
+            y[j * ys + i] = canon16_sum(acc[i][j]);
 }
 
+/* Activation columns widened in chunks that fit the buffer beside FR
+ * widened weight rows; each weight row tile is widened once per chunk. */
 static void gemm_float(const cf_matmul_args *a, int64_t r0, int64_t r1)
 {
-    for (int64_t c0 = 0; c0 < a->n; c0 += FCH) {
-        int64_t c1 = a->n - c0 < FCH ? a->n : c0 + FCH;
+    float *buf = tl_mem.f;
+    int64_t k = a->k, kpad = (k + 15) & ~(int64_t)15;
+    int64_t fch = (int64_t)(FBUF / (size_t)kpad) - FR;
+    if (fch > 64)
+        fch = 64;
+    float *wrow[FR], *xcol[64];
+    for (int i = 0; i < FR; i++)
+        wrow[i] = buf + i * kpad;
+    for (int64_t c0 = 0; c0 < a->n; c0 += fch) {
+        int64_t c1 = a->n - c0 < fch ? a->n : c0 + fch;
+        for (int64_t c = c0; c < c1; c++) {
+            xcol[c - c0] = buf + (FR + c - c0) * kpad;
+            widen(a->wtype, (const char *)a->x + c * a->x_stride, xcol[c - c0], k);
+        }
         for (int64_t r = r0; r < r1; r += FR) {
             int nr = r1 - r < FR ? (int)(r1 - r) : FR;
+            for (int i = 0; i < nr; i++)
+                widen(a->wtype, (const char *)a->w + (r + i) * a->w_stride, wrow[i], k);
             for (int64_t c = c0; c < c1; c += FC) {
                 int nc = c1 - c < FC ? (int)(c1 - c) : FC;
+                float *y = a->y + c * a->y_stride + r;
                 if (nr == FR && nc == FC)
-                    ftile(a, r, c, FR, FC);
+                    ftile((const float *const *)wrow, (const float *const *)xcol + (c - c0), k, FR, FC, y,
+                          a->y_stride);
                 else
-                    ftile(a, r, c, nr, nc);
+                    ftile((const float *const *)wrow, (const float *const *)xcol + (c - c0), k, nr, nc, y,
+                          a->y_stride);
             }
         }
     }
@@ -597,12 +647,13 @@ static void gemm_float(const cf_matmul_args *a, int64_t r0, int64_t r1)
 
 static void gemm(const cf_matmul_args *a, int64_t r0, int64_t r1)
 {
-    if (a->wtype == CF_TYPE_F32 || a->wtype == CF_TYPE_F16 || a->wtype == CF_TYPE_BF16) {
+    int is_float = a->wtype == CF_TYPE_F32 || a->wtype == CF_TYPE_F16 || a->wtype == CF_TYPE_BF16;
+    if (is_float && (int64_t)(FBUF / (size_t)((a->k + 15) & ~15)) >= FR + FC) {
         gemm_float(a, r0, r1);
-    } else if (a->k <= KMAX) {
+    } else if (!is_float && a->k <= KMAX) {
         gemm_quant(a, r0, r1);
     } else {
-        /* too long for a panel: the dot products give the same bits */
+        /* too long for the buffers: the dot products give the same bits */
         cf_dot_fn dot = cf_kernels()->dot[a->wtype];
         for (int64_t r = r0; r < r1; r++)
             for (int64_t c = 0; c < a->n; c++)
