@@ -64,9 +64,7 @@ void cf_kv_store(const cf_kv *kv, void *dst, const float *src, int n)
         memcpy(dst, src, (size_t)n * sizeof(float));
         return;
     }
-    uint16_t *d = dst;
-    for (int i = 0; i < n; i++)
-        d[i] = cf_f32_to_f16(src[i]);
+    cf_f32_to_f16_row(src, dst, n);
 }
 
 void cf_kv_fetch(const cf_kv *kv, float *dst, const void *src, int n)
@@ -75,9 +73,7 @@ void cf_kv_fetch(const cf_kv *kv, float *dst, const void *src, int n)
         memcpy(dst, src, (size_t)n * sizeof(float));
         return;
     }
-    const uint16_t *s = src;
-    for (int i = 0; i < n; i++)
-        dst[i] = cf_f16_to_f32(s[i]);
+    cf_f16_to_f32_row(src, dst, n);
 }
 
 /* ---- the public cache operations ------------------------------------------ */

@@ -37,30 +37,54 @@ typedef struct cf_kv {
     void **k, **v;
 } cf_kv;
 
+/* Scratch of one thread of the forward pass. */
+typedef struct cf_tbuf {
+    float *x;       /* single-token passes: this thread's copy of the residual */
+    float *row;     /* one normalised or attention row: max(E, Q) floats */
+    uint8_t *xq[3]; /* single-token passes: the rounded activations */
+    float *tile;    /* a row chunk of ffn_up outputs: tile_cap floats */
+    float *scores;  /* attention scores: n_head x CF_ATTN_CHUNK */
+    void *part;     /* attention partials of one token and KV head */
+} cf_tbuf;
+
 struct cf_ctx {
     const cf_model *m;
     int n_threads, n_batch;
     cf_kv kv;
-    /* activations for a batch of up to n_batch tokens, row-major */
-    float *x, *xn, *qkv, *att, *ff, *tmp;
-    size_t qkv_stride, ff_stride;
-    /* activations rounded to each weight's dot type; one buffer per matmul
-     * sharing an input so mixed-type groups work */
+    /* activations of a batch of up to n_batch tokens, row-major */
+    float *x, *qkv, *ff, *tmp;
+    size_t qkv_stride;
+    /* activations rounded to the dot type of the next weights; xq[1] and
+     * xq[2] exist only when a group of weights sharing an input mixes types */
     uint8_t *xq[3];
+    int n_xq;
     size_t xq_stride;
-    float *scores;       /* n_threads x n_ctx attention scores */
-    float *rope_cos, *rope_sin; /* n_batch x n_rot/2 for the batch's positions */
+    cf_tbuf *tb; /* n_threads of them */
+    size_t tile_cap;
+    /* single-token passes: every head's attention partials, max_chunks each */
+    void *part;
+    int max_chunks;
+    size_t part_bytes;
+    /* RoPE's cos and sin of every position: n_ctx x n_rot/2 */
+    float *rope_cos, *rope_sin;
+    /* work counters of one pass, one per dynamically shared phase */
+    int *work;
+    int n_work;
 };
+
+/* ---- context (ctx.c) ------------------------------------------------------ */
+/* The weights reading one normalised input: Q K V (or the fused QKV), and
+ * gate and up (phi3's fused gate|up, gpt2's up alone); unused slots NULL. */
+void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3]);
+/* Which xq buffer holds the input of ws[i]: the first of the group whose
+ * weight has the same dot type. */
+int cf_xq_index(cf_weight const ws[3], int i);
 
 /* ---- ops (ops.c) ---------------------------------------------------------- */
 void cf_rmsnorm(float *y, const float *x, const float *w, int n, float eps);
 void cf_layernorm(float *y, const float *x, const float *w, const float *b, int n, float eps);
-void cf_softmax(float *x, int n);
-float cf_silu(float x);
 /* GELU (tanh form) as llama.cpp computes it: through F16 in and out. */
 float cf_gelu(float x);
-float cf_dot_f32(const float *a, const float *b, int n);
-void cf_axpy_f32(float *y, float a, const float *x, int n);
 
 /* ---- rope (rope.c) --------------------------------------------------------- */
 /* cos/sin of each rotated pair at position pos (n_rot/2 values each). */
