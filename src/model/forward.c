@@ -41,6 +41,11 @@ typedef struct thr {
     int phase; /* next work counter: every thread walks them in step */
 } thr;
 
+static void sync_all(const thr *T)
+{
+    cf_barrier_wait(&T->P->c->bar, T->nth);
+}
+
 static void split(int n, int ith, int nth, int *i0, int *i1)
 {
     *i0 = (int)((int64_t)n * ith / nth);
@@ -82,9 +87,8 @@ static void my_rows(const thr *T, int first, int n, int *r0, int *r1)
 
 static void rows_done(const thr *T)
 {
-    if (!T->P->one) {
-#pragma omp barrier
-    }
+    if (!T->P->one)
+        sync_all(T);
 }
 
 /* Round a row for each weight of a group that has its own buffer. */
@@ -298,7 +302,7 @@ static void attention_one(thr *T, int l)
         attn_unit(T, l, 0, g, c0 + ci, (char *)c->part + (size_t)g * G * head_stride + (size_t)ci * pb,
                   head_stride);
     }
-#pragma omp barrier
+    sync_all(T);
     for (int h = 0; h < hp->n_head; h++)
         P->vec->attn_merge(hd, (char *)c->part + (size_t)h * head_stride, pb, nc,
                            T->b->row + (size_t)h * hd);
@@ -327,7 +331,7 @@ static void attention_batch(thr *T, int l)
         }
         round_row(T, wo, T->b->row, t);
     }
-#pragma omp barrier
+    sync_all(T);
 }
 
 /* ---- feed-forward block ---------------------------------------------------- */
@@ -380,7 +384,7 @@ static void layer(thr *T, int l)
     norm_phase(T, 0, n, l > 0, l > 0 ? P->m->layers[l - 1].b_down : NULL, L->attn_norm,
                L->attn_norm_b, qkv);
     qkv_phase(T, L, l);
-#pragma omp barrier
+    sync_all(T);
     if (P->one) {
         attention_one(T, l);
         cf_weight wo[3] = {L->wo, NULL, NULL};
@@ -389,13 +393,13 @@ static void layer(thr *T, int l)
         attention_batch(T, l);
     }
     matmul_phase(T, L->wo, act(T, 0, 0), n, c->tmp, (size_t)E);
-#pragma omp barrier
+    sync_all(T);
     norm_phase(T, 0, n, true, L->bo, L->ffn_norm, L->ffn_norm_b, ff);
     ffn_phase(T, L);
-#pragma omp barrier
+    sync_all(T);
     round_phase(T, L->w_down, c->ff, (size_t)P->hp->n_ff);
     matmul_phase(T, L->w_down, act(T, 0, 0), n, c->tmp, (size_t)E);
-#pragma omp barrier
+    sync_all(T);
 }
 
 /* Final residual, norm and output projection for the rows that want

@@ -37,6 +37,13 @@ typedef struct cf_kv {
     void **k, **v;
 } cf_kv;
 
+/* A barrier for the threads of a pass (barrier.c). */
+typedef struct cf_barrier {
+    _Alignas(64) unsigned arrived;
+    _Alignas(64) unsigned gen;
+} cf_barrier;
+void cf_barrier_wait(cf_barrier *b, int nth);
+
 /* Scratch of one thread of the forward pass. */
 typedef struct cf_tbuf {
     float *x;       /* single-token passes: this thread's copy of the residual */
@@ -70,6 +77,7 @@ struct cf_ctx {
     /* work counters of one pass, one per dynamically shared phase */
     int *work;
     int n_work;
+    cf_barrier bar;
 };
 
 /* ---- context (ctx.c) ------------------------------------------------------ */

@@ -57,23 +57,13 @@ static inline float v_hmax(V v)
     return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
 }
 
-/* as in vec_avx512.c, with 2^n built in the exponent bits */
-static inline V v_exp(V x)
+static inline V v_min(V a, V b) { return _mm256_min_ps(a, b); }
+static inline V v_round(V x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+/* 2^n built in the exponent bits: n stays within the normal range */
+static inline V v_ldexp(V x, V n)
 {
-    x = _mm256_min_ps(_mm256_max_ps(x, v_set1(-87.3f)), v_set1(88.0f));
-    const V n = _mm256_round_ps(v_mul(x, v_set1(1.44269504088896341f)),
-                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    V r = _mm256_fnmadd_ps(n, v_set1(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, v_set1(-2.12194440e-4f), r);
-    V p = v_set1(1.9875691500e-4f);
-    p = v_fma(p, r, v_set1(1.3981999507e-3f));
-    p = v_fma(p, r, v_set1(8.3334519073e-3f));
-    p = v_fma(p, r, v_set1(4.1665795894e-2f));
-    p = v_fma(p, r, v_set1(1.6666665459e-1f));
-    p = v_fma(p, r, v_set1(5.0000001201e-1f));
-    const V y = v_add(v_fma(v_mul(p, r), r, r), v_set1(1.0f));
     const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return v_mul(y, _mm256_castsi256_ps(e));
+    return v_mul(x, _mm256_castsi256_ps(e));
 }
 
 #include "vec_simd.inc"

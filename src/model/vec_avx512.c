@@ -31,24 +31,9 @@ static inline V v_fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
 static inline float v_hsum(V v) { return _mm512_reduce_add_ps(v); }
 static inline float v_hmax(V v) { return _mm512_reduce_max_ps(v); }
 
-/* e^x = 2^n e^r, n = round(x log2 e), |r| <= ln2/2, e^r by Cephes' expf
- * polynomial; x is clamped to [-87.3, 88] so 2^n stays a normal float. */
-static inline V v_exp(V x)
-{
-    x = _mm512_min_ps(_mm512_max_ps(x, v_set1(-87.3f)), v_set1(88.0f));
-    const V n = _mm512_roundscale_ps(v_mul(x, v_set1(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    V r = _mm512_fnmadd_ps(n, v_set1(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, v_set1(-2.12194440e-4f), r);
-    V p = v_set1(1.9875691500e-4f);
-    p = v_fma(p, r, v_set1(1.3981999507e-3f));
-    p = v_fma(p, r, v_set1(8.3334519073e-3f));
-    p = v_fma(p, r, v_set1(4.1665795894e-2f));
-    p = v_fma(p, r, v_set1(1.6666665459e-1f));
-    p = v_fma(p, r, v_set1(5.0000001201e-1f));
-    const V y = v_add(v_fma(v_mul(p, r), r, r), v_set1(1.0f));
-    return _mm512_scalef_ps(y, n);
-}
+static inline V v_min(V a, V b) { return _mm512_min_ps(a, b); }
+static inline V v_round(V x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+static inline V v_ldexp(V x, V n) { return _mm512_scalef_ps(x, n); }
 
 #include "vec_simd.inc"
 

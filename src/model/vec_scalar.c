@@ -28,6 +28,7 @@ static inline V v_max(V a, V b) { return a > b ? a : b; }
 static inline V v_fma(V a, V b, V c) { return fmaf(a, b, c); }
 static inline float v_hsum(V v) { return v; }
 static inline float v_hmax(V v) { return v; }
+#define V_LIBM_EXP
 static inline V v_exp(V x) { return expf(x); }
 
 #include "vec_simd.inc"
