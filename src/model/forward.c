@@ -223,9 +223,9 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
                       c->rope_sin + (size_t)pos * half);
     }
     if (which == 1)
-        cf_kv_store(&c->kv, cf_kv_k(&c->kv, l, h, pos), v, hd);
+        cf_kv_put_k(&c->kv, l, h, pos, v);
     else if (which == 2)
-        cf_kv_store(&c->kv, cf_kv_v(&c->kv, l, h, pos), v, hd);
+        cf_kv_put_v(&c->kv, l, h, pos, v);
 }
 
 /* Q, K and V rows in units of whole heads (whole 16-row panels too), each
@@ -280,9 +280,9 @@ static void attn_unit(const thr *T, int l, int t, int g, int c, void *part, size
     const int lo = c * CF_ATTN_CHUNK > first ? c * CF_ATTN_CHUNK : first;
     const int hi = (c + 1) * CF_ATTN_CHUNK < pos + 1 ? (c + 1) * CF_ATTN_CHUNK : pos + 1;
     const float *q = ctx->qkv + (size_t)t * ctx->qkv_stride + (size_t)g * G * hd;
-    P->vec->attn_chunk(G, hd, q, (size_t)hd, cf_kv_k(&ctx->kv, l, g, lo), cf_kv_v(&ctx->kv, l, g, lo),
-                       ctx->kv.type == CF_KV_F16, hi - lo, 1.0f / sqrtf((float)hd), T->b->scores,
-                       part, part_stride);
+    P->vec->attn_chunk(G, hd, q, (size_t)hd, cf_kv_kblock(&ctx->kv, l, g, lo / CF_KV_BLOCK),
+                       lo % CF_KV_BLOCK, cf_kv_v(&ctx->kv, l, g, lo), ctx->kv.type == CF_KV_F16,
+                       hi - lo, 1.0f / sqrtf((float)hd), T->b->scores, part, part_stride);
 }
 
 /* One token: units are (KV head, chunk) so that long contexts split over

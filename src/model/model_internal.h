@@ -27,11 +27,14 @@ struct cf_model {
     float *rope_freqs; /* owned copy of rope_freqs.weight, or NULL */
 };
 
-/* The KV cache: per layer, K and V as [n_head_kv][n_ctx][head_dim] so each
- * head's keys over positions are contiguous for attention. */
+/* The KV cache, per layer and KV head.  Values: [n_ctx][head_dim].  Keys:
+ * blocks of CF_KV_BLOCK positions, each [head_dim][CF_KV_BLOCK], so that
+ * attention scores a block of positions with one vector per dimension. */
+#define CF_KV_BLOCK 16
+
 typedef struct cf_kv {
     cf_kv_type type;
-    int n_ctx, n_past;
+    int n_ctx, n_past, n_blocks;
     int n_layer, n_head_kv, head_dim;
     size_t elem; /* bytes per element */
     void **k, **v;
@@ -103,10 +106,13 @@ void cf_rope_apply(cf_rope_style style, int n_rot, float *v, const float *cos_t,
 /* ---- kv cache (kv_cache.c) ------------------------------------------------- */
 int cf_kv_init(cf_kv *kv, const cf_hparams *hp, int n_ctx, cf_kv_type type, cf_err *err);
 void cf_kv_free(cf_kv *kv);
-/* Pointers to position pos of a head in layer l. */
-void *cf_kv_k(const cf_kv *kv, int l, int h, int pos);
+/* The key block holding positions [block * CF_KV_BLOCK, ...) of a head. */
+void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block);
+/* The value row of position pos of a head. */
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos);
-void cf_kv_store(const cf_kv *kv, void *dst, const float *src, int n);
-void cf_kv_fetch(const cf_kv *kv, float *dst, const void *src, int n);
+/* Store or read one position's key or value row (head_dim floats). */
+void cf_kv_put_k(const cf_kv *kv, int l, int h, int pos, const float *row);
+void cf_kv_get_k(const cf_kv *kv, int l, int h, int pos, float *row);
+void cf_kv_put_v(const cf_kv *kv, int l, int h, int pos, const float *row);
 
 #endif

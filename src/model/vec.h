@@ -25,12 +25,13 @@ size_t cf_attn_part_bytes(int head_dim);
 
 typedef struct cf_vec_ops {
     /* n_q query heads (rows q_stride floats apart, head_dim long) against
-     * n keys/values of one KV head (rows head_dim elements apart, F16 when
-     * f16 else F32); scores = q.k * scale.  scores: n_q * n floats scratch.
+     * n consecutive positions of one KV head, the first at lane j0 of key
+     * block kb (the cache's layout) and at value row v (F16 when f16, else
+     * F32); scores = q.k * scale.  scores: n_q * n floats of scratch.
      * part: n_q partials, part_bytes apart. */
-    void (*attn_chunk)(int n_q, int head_dim, const float *q, size_t q_stride, const void *k,
-                       const void *v, bool f16, int n, float scale, float *scores, void *part,
-                       size_t part_bytes);
+    void (*attn_chunk)(int n_q, int head_dim, const float *q, size_t q_stride, const void *kb,
+                       int j0, const void *v, bool f16, int n, float scale, float *scores,
+                       void *part, size_t part_bytes);
     /* out = the attention output from n_parts partials (part_bytes apart). */
     void (*attn_merge)(int head_dim, const void *parts, size_t part_bytes, int n_parts, float *out);
     /* g[i] = silu(g[i]) * u[i] */

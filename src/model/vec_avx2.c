@@ -66,6 +66,7 @@ static inline V v_ldexp(V x, V n)
     return v_mul(x, _mm256_castsi256_ps(e));
 }
 
+#define DG 2
 #include "vec_simd.inc"
 
 void cf_vec_fill_avx2(cf_vec_ops *t) { vec_fill(t); }
