@@ -115,7 +115,7 @@ static void norm_phase(thr *T, int first, int n, bool add_tmp, cf_weight bias, c
         if (P->hp->arch == CF_ARCH_GPT2)
             cf_layernorm(T->b->row, x, nw->data, nb->data, E, P->hp->norm_eps);
         else
-            cf_rmsnorm(T->b->row, x, nw->data, E, P->hp->norm_eps);
+            P->vec->rmsnorm(T->b->row, x, nw->data, E, P->hp->norm_eps);
         round_row(T, ws, T->b->row, r);
     }
     rows_done(T);

@@ -92,7 +92,6 @@ void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3]);
 int cf_xq_index(cf_weight const ws[3], int i);
 
 /* ---- ops (ops.c) ---------------------------------------------------------- */
-void cf_rmsnorm(float *y, const float *x, const float *w, int n, float eps);
 void cf_layernorm(float *y, const float *x, const float *w, const float *b, int n, float eps);
 /* GELU (tanh form) as llama.cpp computes it: through F16 in and out. */
 float cf_gelu(float x);

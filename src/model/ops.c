@@ -4,18 +4,6 @@
 
 #include "model_internal.h"
 
-/* y = x / sqrt(mean(x^2) + eps) * w  (the scaled row is rounded to float
- * before the weight multiplies it, as ggml's separate rms_norm and mul do) */
-void cf_rmsnorm(float *y, const float *x, const float *w, int n, float eps)
-{
-    double sum = 0.0;
-    for (int i = 0; i < n; i++)
-        sum += (double)(x[i] * x[i]);
-    const float scale = 1.0f / sqrtf((float)(sum / n) + eps);
-    for (int i = 0; i < n; i++)
-        y[i] = (x[i] * scale) * w[i];
-}
-
 /* y = (x - mean) / sqrt(var + eps) * w + b */
 void cf_layernorm(float *y, const float *x, const float *w, const float *b, int n, float eps)
 {

@@ -38,6 +38,8 @@ typedef struct cf_vec_ops {
     void (*silu_mul)(float *g, const float *u, int n);
     /* y[i] = x[i] + a[i] (+ b[i] when b is not NULL) */
     void (*add)(float *y, const float *x, const float *a, const float *b, int n);
+    /* y = x / sqrt(mean(x^2) + eps) * w */
+    void (*rmsnorm)(float *y, const float *x, const float *w, int n, float eps);
 } cf_vec_ops;
 
 /* The table for cf_isa_active(). */

@@ -66,6 +66,20 @@ static inline V v_ldexp(V x, V n)
     return v_mul(x, _mm256_castsi256_ps(e));
 }
 
+typedef __m256d VD;
+static inline void v_dsq(VD a[2], V x)
+{
+    const V p = v_mul(x, x);
+    a[0] = _mm256_add_pd(a[0], _mm256_cvtps_pd(_mm256_castps256_ps128(p)));
+    a[1] = _mm256_add_pd(a[1], _mm256_cvtps_pd(_mm256_extractf128_ps(p, 1)));
+}
+static inline double v_dsum(const VD a[2])
+{
+    const __m256d s = _mm256_add_pd(a[0], a[1]);
+    const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+
 #define DG 2
 #include "vec_simd.inc"
 

@@ -35,6 +35,15 @@ static inline V v_min(V a, V b) { return _mm512_min_ps(a, b); }
 static inline V v_round(V x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 static inline V v_ldexp(V x, V n) { return _mm512_scalef_ps(x, n); }
 
+typedef __m512d VD;
+static inline void v_dsq(VD a[2], V x)
+{
+    const V p = v_mul(x, x);
+    a[0] = _mm512_add_pd(a[0], _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
+    a[1] = _mm512_add_pd(a[1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(p, 1)));
+}
+static inline double v_dsum(const VD a[2]) { return _mm512_reduce_add_pd(_mm512_add_pd(a[0], a[1])); }
+
 #include "vec_simd.inc"
 
 void cf_vec_fill_avx512(cf_vec_ops *t) { vec_fill(t); }

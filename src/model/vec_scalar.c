@@ -28,6 +28,10 @@ static inline V v_max(V a, V b) { return a > b ? a : b; }
 static inline V v_fma(V a, V b, V c) { return fmaf(a, b, c); }
 static inline float v_hsum(V v) { return v; }
 static inline float v_hmax(V v) { return v; }
+typedef double VD;
+static inline void v_dsq(VD a[2], V x) { a[0] += (double)(x * x); }
+static inline double v_dsum(const VD a[2]) { return a[0] + a[1]; }
+
 #define V_LIBM_EXP
 static inline V v_exp(V x) { return expf(x); }
 

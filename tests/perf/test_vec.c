@@ -3,7 +3,7 @@
  *   - attention over one chunk: head sizes 8..128, 1..7 query heads, F32
  *     and F16 keys/values, chunks starting anywhere in a key block;
  *   - merging a chunked attention gives the unchunked result;
- *   - silu(g) * u and the residual add. */
+ *   - silu(g) * u, the residual add and RMSNorm. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +176,13 @@ static void test_elementwise(cf_isa isa)
     vo->add(y, x, u, b, N);
     for (int i = 0; i < N; i++)
         worst_add = fmax(worst_add, fabs((double)y[i] - ((double)(x[i] + u[i]) + b[i])));
+    double ss = 0, worst_norm = 0;
+    for (int i = 0; i < N; i++)
+        ss += (double)x[i] * x[i];
+    vo->rmsnorm(y, x, b, N, 1e-5f);
+    for (int i = 0; i < N; i++)
+        worst_norm = fmax(worst_norm, fabs(y[i] - x[i] / sqrt(ss / N + 1e-5) * b[i]));
+    CHECKF(worst_norm < 1e-6, "%s: rmsnorm error %.3g", cf_isa_name(isa), worst_norm);
     CHECKF(worst_silu < 1e-5, "%s: silu*up relative error %.3g", cf_isa_name(isa), worst_silu);
     CHECKF(worst_add < 1e-6, "%s: add error %.3g", cf_isa_name(isa), worst_add);
 }
