@@ -31,6 +31,22 @@ static inline __m512i block_sums16(const __m512i z[8])
     return _mm512_permutexvar_epi32(order, s);
 }
 
+/* The same for the nibble types' lane order: block 2i in 128-bit lanes 0
+ * and 2, block 2i+1 in lanes 1 and 3 (see x_pair). */
+static inline __m512i block_sums16_x(const __m512i z[8])
+{
+    __m512i a[4], b[2];
+    for (int i = 0; i < 4; i++)
+        a[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2 * i], z[2 * i + 1]),
+                                _mm512_unpackhi_epi32(z[2 * i], z[2 * i + 1]));
+    for (int i = 0; i < 2; i++)
+        b[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]),
+                                _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
+    __m512i s = _mm512_add_epi32(_mm512_shuffle_i32x4(b[0], b[1], 0x44), _mm512_shuffle_i32x4(b[0], b[1], 0xEE));
+    const __m512i order = _mm512_set_epi32(15, 11, 14, 10, 13, 9, 12, 8, 7, 3, 6, 2, 5, 1, 4, 0);
+    return _mm512_permutexvar_epi32(order, s);
+}
+
 static inline float canon16_sum(__m512 a)
 {
     __m256 r8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
@@ -81,24 +97,37 @@ static float dot_q8_0_512(int64_t k, const void *w, const void *x)
     return canon16_sum(acc);
 }
 
-/* Nibbles of one or two 16-byte runs in x order: lo0 hi0 | lo1 hi1. */
+/* The nibble types pair two blocks per vector in the order the nibbles
+ * unpack to: 16-byte lanes lo0 lo1 hi0 hi1 (elements 0-15 of block 0, of
+ * block 1, then elements 16-31 of each); the activations are loaded to
+ * match.  q0/x0: block 0, q1/x1: block 1 or NULL. */
 static inline __m512i nib_pair(const uint8_t *q0, const uint8_t *q1)
 {
     __m128i b0 = _mm_loadu_si128((const __m128i *)q0);
     __m128i b1 = q1 ? _mm_loadu_si128((const __m128i *)q1) : _mm_setzero_si128();
-    __m256i lo = _mm256_set_m128i(_mm_srli_epi16(b0, 4), b0), hi = _mm256_set_m128i(_mm_srli_epi16(b1, 4), b1);
-    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    __m256i v = _mm256_set_m128i(b1, b0);
+    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(v), _mm256_srli_epi16(v, 4), 1);
     return _mm512_and_si512(q, _mm512_set1_epi8(0xF));
 }
 
-/* 0x10 where bit j of qh (block 0: bytes 0..31, block 1: 32..63) is set */
+static inline __m512i x_pair(const int8_t *x0, const int8_t *x1)
+{
+    __m128i a0 = _mm_loadu_si128((const __m128i *)x0), c0 = _mm_loadu_si128((const __m128i *)(x0 + 16));
+    __m128i a1 = x1 ? _mm_loadu_si128((const __m128i *)x1) : _mm_setzero_si128();
+    __m128i c1 = x1 ? _mm_loadu_si128((const __m128i *)(x1 + 16)) : _mm_setzero_si128();
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set_m128i(a1, a0)), _mm256_set_m128i(c1, c0), 1);
+}
+
+/* 0x10 where the fifth bit of an element is set, in nib_pair's order */
 static inline __m512i fifth_pair(const uint8_t *h0, const uint8_t *h1)
 {
     uint32_t b0, b1 = 0;
     memcpy(&b0, h0, 4);
     if (h1)
         memcpy(&b1, h1, 4);
-    return _mm512_maskz_mov_epi8((__mmask64)b0 | (__mmask64)b1 << 32, _mm512_set1_epi8(0x10));
+    uint64_t m = (uint64_t)(b0 & 0xFFFF) | (uint64_t)(b1 & 0xFFFF) << 16 | (uint64_t)(b0 >> 16) << 32 |
+                 (uint64_t)(b1 >> 16) << 48;
+    return _mm512_maskz_mov_epi8((__mmask64)m, _mm512_set1_epi8(0x10));
 }
 
 static inline __m512i q4_0_pair(const block_q4_0 *a, int two) { return nib_pair(a[0].qs, two ? a[1].qs : NULL); }
@@ -133,7 +162,7 @@ static inline __attribute__((always_inline)) float dot32_512(int64_t nb, const v
             }
             int two = 2 * p + 1 < n;
             const uint8_t *w0 = (const uint8_t *)w + (i0 + 2 * p) * wsz, *x0 = (const uint8_t *)x + (i0 + 2 * p) * xsz;
-            __m512i xb = load_blocks((const int8_t *)x0 + xqo, (const int8_t *)x0 + xsz + xqo, two);
+            __m512i xb = x_pair((const int8_t *)x0 + xqo, two ? (const int8_t *)x0 + xsz + xqo : NULL);
             __m512i q = nib_pair(w0 + wqs, two ? w0 + wsz + wqs : NULL);
             if (five)
                 q = _mm512_or_si512(q, fifth_pair(w0 + wqs - 4, two ? w0 + wsz + wqs - 4 : NULL));
@@ -141,7 +170,7 @@ static inline __attribute__((always_inline)) float dot32_512(int64_t nb, const v
         }
         __mmask16 mask = (__mmask16)((1u << n) - 1);
         __m512 s = _mm512_mul_ps(d16((const uint8_t *)w + i0 * wsz, wsz, n), d16((const uint8_t *)x + i0 * xsz, xsz, n));
-        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc, mask);
+        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16_x(z)), s, acc, mask);
         if (min)
             acc = _mm512_mask3_fmadd_ps(d16((const uint8_t *)w + i0 * wsz + 2, wsz, n),
                                         d16((const uint8_t *)x + i0 * xsz + 2, xsz, n), acc, mask);
@@ -176,7 +205,7 @@ static void dot4_q4_0_512(int64_t k, const void *w, size_t w_stride, const void 
                 continue;
             int two = 2 * p + 1 < n;
             const block_q8_0 *bp = b + i0 + 2 * p;
-            xb[p] = load_blocks(bp[0].qs, two ? bp[1].qs : NULL, two);
+            xb[p] = x_pair(bp[0].qs, two ? bp[1].qs : NULL);
             bias[p] = q4_0_bias(xb[p]);
         }
         __m512 dx = d16(b + i0, sizeof *b, n);
@@ -186,7 +215,7 @@ static void dot4_q4_0_512(int64_t k, const void *w, size_t w_stride, const void 
                 z[p] = 2 * p < n ? dp(bias[p], q4_0_pair(a[r] + i0 + 2 * p, 2 * p + 1 < n), xb[p])
                                  : _mm512_setzero_si512();
             __m512 s = _mm512_mul_ps(d16(a[r] + i0, sizeof(block_q4_0), n), dx);
-            acc[r] = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc[r],
+            acc[r] = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16_x(z)), s, acc[r],
                                            (__mmask16)((1u << n) - 1));
         }
     }
