@@ -1,0 +1,116 @@
+/* model: a transformer read from a GGUF (or llama2.c) file, and contexts
+ * that evaluate tokens through it with a KV cache.
+ *
+ * Architectures: llama (Llama 2/3, Mistral, SmolLM, TinyLlama, llama2.c),
+ * qwen2, phi3, gpt2.  Weights are used straight from the file mapping. */
+#ifndef CONFAB_MODEL_H
+#define CONFAB_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "confab/common.h"
+#include "confab/gguf.h"
+
+typedef enum cf_arch {
+    CF_ARCH_LLAMA,
+    CF_ARCH_QWEN2,
+    CF_ARCH_PHI3,
+    CF_ARCH_GPT2,
+} cf_arch;
+
+typedef enum cf_rope_style {
+    CF_ROPE_NONE,   /* learned positions (gpt2) */
+    CF_ROPE_NORMAL, /* rotates pairs (2i, 2i+1): llama */
+    CF_ROPE_NEOX,   /* rotates (i, i + n_rot/2): qwen2, phi3 */
+} cf_rope_style;
+
+typedef struct cf_hparams {
+    cf_arch arch;
+    int n_vocab;
+    int n_ctx_train;
+    int n_embd;
+    int n_layer;
+    int n_head;
+    int n_head_kv;
+    int head_dim;
+    int n_ff;
+    int n_rot;
+    float norm_eps;
+    cf_rope_style rope_style;
+    float rope_base;
+    float rope_freq_scale;   /* linear scaling: positions are multiplied by it */
+    const float *rope_freqs; /* per-pair divisors of theta (llama3 scaling), or NULL */
+    int n_swa;               /* sliding attention window, 0 = none */
+    bool tied_output;
+} cf_hparams;
+
+typedef struct cf_model cf_model;
+
+/* Load a GGUF or llama2.c file (tokenizer_path: llama2.c's tokenizer.bin,
+ * NULL to look beside the checkpoint).  Errors name the problem: an
+ * unsupported architecture lists the supported ones, an unsupported tensor
+ * type names the tensor. */
+int cf_model_load(const char *path, const char *tokenizer_path, cf_model **out, cf_err *err);
+/* Build a model over an open file; the model takes ownership of g. */
+int cf_model_from_gguf(cf_gguf *g, cf_model **out, cf_err *err);
+void cf_model_free(cf_model *m);
+
+const cf_gguf *cf_model_gguf(const cf_model *m);
+const cf_hparams *cf_model_hparams(const cf_model *m);
+const char *cf_arch_name(cf_arch a);
+/* "llama, qwen2, phi3, gpt2" */
+const char *cf_arch_supported(void);
+/* The model's name (general.name, else the file name). */
+const char *cf_model_name(const cf_model *m);
+/* Bytes of weights one decoded token reads (every matrix once, one
+ * embedding row): the numerator of the memory-bandwidth roofline. */
+uint64_t cf_model_bytes_per_token(const cf_model *m);
+uint64_t cf_model_n_params(const cf_model *m);
+
+/* ---- contexts ----------------------------------------------------------- */
+typedef enum cf_kv_type {
+    CF_KV_F32,
+    CF_KV_F16,
+} cf_kv_type;
+
+typedef struct cf_ctx_params {
+    int n_ctx;     /* cache positions; 0 = the model's, capped at 4096 */
+    int n_batch;   /* tokens per forward pass of a long prompt; 0 = 512 */
+    int n_threads; /* 0 = 1 */
+    cf_kv_type kv_type;
+} cf_ctx_params;
+
+typedef struct cf_ctx cf_ctx;
+
+int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *err);
+void cf_ctx_free(cf_ctx *c);
+const cf_model *cf_ctx_model(const cf_ctx *c);
+int cf_ctx_n_ctx(const cf_ctx *c);
+int cf_ctx_n_threads(const cf_ctx *c);
+void cf_ctx_set_threads(cf_ctx *c, int n_threads);
+cf_kv_type cf_ctx_kv_type(const cf_ctx *c);
+/* Positions held in the cache; the next token goes at this position. */
+int cf_ctx_n_past(const cf_ctx *c);
+
+/* Evaluate n tokens at positions n_past .. n_past+n-1 and append them to
+ * the cache.  logits: NULL (none wanted), n_vocab floats for the last token,
+ * or n * n_vocab floats (all_logits).  Fails without touching the cache when
+ * the tokens do not fit or an id is out of range. */
+int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool all_logits,
+                  cf_err *err);
+
+/* Keep only the first n_keep positions (undo, regenerate). */
+int cf_ctx_kv_truncate(cf_ctx *c, int n_keep, cf_err *err);
+/* Remove positions [p0, p1) and move the later ones down by p1 - p0,
+ * re-rotating their keys to the new positions (context shift). */
+int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err);
+
+/* The cache contents of the first n positions as bytes (session files). */
+uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n);
+int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err);
+/* Replace the cache with n positions saved by cf_ctx_kv_save from a
+ * context of the same model and KV type. */
+int cf_ctx_kv_load(cf_ctx *c, int n, const void *src, uint64_t size, cf_err *err);
+
+#endif

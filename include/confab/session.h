@@ -1,0 +1,131 @@
+/* session: a multi-turn chat over one model context.
+ *
+ * Holds the messages, the exact token history with turn boundaries, the
+ * sampler and its settings.  Each user turn renders the conversation with
+ * the chat template, keeps the longest common token prefix with the KV
+ * cache and prefills only what is new; the reply is stored as the tokens
+ * that were sampled.  When the context would overflow, whole old turns are
+ * dropped (the system prompt stays) and the kept cache cells are shifted.
+ * Sessions save to and load from a versioned, checksummed file.
+ *
+ * Generation is an iterator so the caller (the REPL) can stream text,
+ * change settings between any two tokens and stop at any time:
+ *     cf_session_begin_reply(s, "hello", &err);
+ *     while ((rc = cf_session_next(s, &piece, &err)) == CF_NEXT_TOKEN)
+ *         show(piece);
+ *     cf_session_end_reply(s, cut_by_user);
+ *
+ * Knows nothing of terminals. */
+#ifndef CONFAB_SESSION_H
+#define CONFAB_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "confab/common.h"
+#include "confab/model.h"
+
+typedef struct cf_session cf_session;
+
+typedef struct cf_session_params {
+    const char *model_path;
+    const char *tokenizer_path;     /* llama2.c checkpoints only */
+    int n_ctx, n_batch, n_threads;  /* 0: defaults (see cf_ctx_params) */
+    cf_kv_type kv_type;
+    const char *chat_template;      /* built-in name, or NULL */
+    const char *chat_template_file; /* Jinja file, or NULL */
+    const char *system_prompt;      /* NULL: none */
+} cf_session_params;
+
+/* Open the model and create an empty session.  Settings start at
+ * llama.cpp's defaults; change them with cf_session_set. */
+int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err);
+void cf_session_free(cf_session *s);
+
+/* ---- settings -------------------------------------------------------------
+ * Named as the REPL's /set and the command line spell them: temp, top-k,
+ * top-p, min-p, typical, repeat-penalty, repeat-last-n, presence-penalty,
+ * frequency-penalty, seed, n-predict.  A bad name or value changes nothing
+ * and returns an error naming the problem and the valid range.  A change
+ * takes effect from the next sampled token. */
+int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *err);
+/* The value as text (buf of n bytes); NULL for an unknown name. */
+const char *cf_session_get(const cf_session *s, const char *name, char *buf, size_t n);
+/* NULL-terminated list of setting names (for /show settings, completion). */
+const char *const *cf_session_setting_names(void);
+
+/* ---- the conversation ------------------------------------------------------ */
+typedef enum cf_role {
+    CF_ROLE_SYSTEM,
+    CF_ROLE_USER,
+    CF_ROLE_ASSISTANT,
+} cf_role;
+
+typedef struct cf_message {
+    cf_role role;
+    const char *content;
+    bool cut; /* an assistant reply stopped by the user */
+} cf_message;
+
+int cf_session_n_messages(const cf_session *s);
+const cf_message *cf_session_message(const cf_session *s, int i);
+/* Replace (or remove with NULL) the system prompt; the cache is rewound to
+ * where the conversation changes and re-prefilled lazily. */
+int cf_session_set_system(cf_session *s, const char *text, cf_err *err);
+
+/* ---- replies ---------------------------------------------------------------- */
+typedef enum cf_next {
+    CF_NEXT_TOKEN = 1, /* *piece holds the next text (may be "" while UTF-8 is incomplete) */
+    CF_NEXT_DONE = 0,  /* the reply ended: end-of-generation, stop string, or n-predict */
+} cf_next;
+
+/* Add a user message and prefill what the cache lacks. */
+int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err);
+/* Sample, evaluate and return the next piece of the reply (valid until the
+ * next call); < 0 on error (the partial reply is kept). */
+int cf_session_next(cf_session *s, const char **piece, cf_err *err);
+/* Close the reply; cut = the user stopped it (it stays, marked as cut). */
+void cf_session_end_reply(cf_session *s, bool cut);
+
+/* Drop the last exchange (user message and reply) and rewind the cache. */
+int cf_session_undo(cf_session *s, cf_err *err);
+/* Rewind the last reply and start a new one with the current settings;
+ * then iterate with cf_session_next as after begin_reply. */
+int cf_session_regen(cf_session *s, cf_err *err);
+/* Forget the conversation, keep the system prompt. */
+int cf_session_clear(cf_session *s, cf_err *err);
+
+/* ---- state and statistics ---------------------------------------------------- */
+typedef struct cf_turn_stats {
+    int prompt_tokens;   /* tokens prefilled for this turn */
+    double prompt_ms;
+    int gen_tokens;
+    double gen_ms;
+    double ttft_ms;      /* begin_reply to the first piece */
+    int shifted_tokens;  /* dropped by a context shift during this turn */
+} cf_turn_stats;
+
+const cf_turn_stats *cf_session_last_stats(const cf_session *s);
+
+typedef struct cf_context_info {
+    int used, total;
+    int shift_would_drop; /* tokens a shift would drop now (whole old turns) */
+    int shift_would_drop_turns;
+} cf_context_info;
+
+void cf_session_context_info(const cf_session *s, cf_context_info *out);
+const cf_model *cf_session_model(const cf_session *s);
+/* e.g. "jinja (from the GGUF)", "chatml (built-in, detected)" */
+const char *cf_session_template_desc(const cf_session *s);
+/* Whether anything changed since the last save or load. */
+bool cf_session_dirty(const cf_session *s);
+
+/* ---- save / restore ------------------------------------------------------------ */
+/* Write the session (crash-safe: temp file, fsync, rename, fsync dir). */
+int cf_session_save(cf_session *s, const char *path, cf_err *err);
+/* Replace this session with a saved one of the same model; on any problem
+ * (wrong model, version, truncated, corrupt) the current session is left
+ * untouched and err says what is wrong. */
+int cf_session_load(cf_session *s, const char *path, cf_err *err);
+
+#endif

@@ -1,0 +1,52 @@
+/* cf_vec_dot and cf_matmul: dispatch to the active ISA's kernels and the
+ * split of a matrix multiply over threads.
+ *
+ * Rows are split in whole CF_GEMM_ROWS panels, so a row's arithmetic never
+ * depends on the thread count: results are bit-identical for any nth. */
+#include <math.h>
+
+#include "internal.h"
+
+float cf_vec_dot(cf_type t, int64_t k, const void *w, const void *x)
+{
+    cf_dot_fn f = (unsigned)t < CF_TYPE_COUNT ? cf_kernels()->dot[t] : NULL;
+    return f ? f(k, w, x) : NAN;
+}
+
+void cf_matmul(const cf_matmul_args *a, int ith, int nth)
+{
+    if ((unsigned)a->wtype >= CF_TYPE_COUNT || nth < 1 || ith < 0 || ith >= nth)
+        return;
+    const cf_kernel_table *kt = cf_kernels();
+    int64_t panels = (a->m + CF_GEMM_ROWS - 1) / CF_GEMM_ROWS;
+    int64_t r0 = panels * ith / nth * CF_GEMM_ROWS;
+    int64_t r1 = panels * (ith + 1) / nth * CF_GEMM_ROWS;
+    if (r1 > a->m)
+        r1 = a->m;
+    if (r0 >= r1)
+        return;
+    /* two columns are still cheaper as plain dots than packing a panel */
+    if (a->n >= 3 && kt->gemm[a->wtype]) {
+        kt->gemm[a->wtype](a, r0, r1);
+        return;
+    }
+    cf_dot_fn dot = kt->dot[a->wtype];
+    if (!dot)
+        return;
+    const char *w = a->w;
+    const char *x = a->x;
+    int64_t r = r0;
+    cf_dot4_fn dot4 = kt->dot4[a->wtype];
+    if (dot4)
+        for (; r + 4 <= r1; r += 4)
+            for (int64_t c = 0; c < a->n; c++) {
+                float out[4];
+                dot4(a->k, w + r * a->w_stride, a->w_stride, x + c * a->x_stride, out);
+                for (int j = 0; j < 4; j++)
+                    a->y[c * a->y_stride + r + j] = out[j];
+            }
+    /* Each weight row is dotted with every activation row while it is in L1. */
+    for (; r < r1; r++)
+        for (int64_t c = 0; c < a->n; c++)
+            a->y[c * a->y_stride + r] = dot(a->k, w + r * a->w_stride, x + c * a->x_stride);
+}

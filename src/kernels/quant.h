@@ -1,0 +1,36 @@
+/* Row quantizers f32 -> one type (k a multiple of the block size).
+ * Private to src/kernels; cf_quantize_row dispatches to them. */
+#ifndef CONFAB_KERNELS_QUANT_H
+#define CONFAB_KERNELS_QUANT_H
+
+#include <math.h>
+#include <stdint.h>
+
+/* The element of largest magnitude, sign kept (the first one on ties). */
+static inline float cf_signed_absmax(const float *x, int n)
+{
+    float amax = 0.0f, v = 0.0f;
+    for (int j = 0; j < n; j++)
+        if (fabsf(x[j]) > amax) {
+            amax = fabsf(x[j]);
+            v = x[j];
+        }
+    return v;
+}
+
+void cf_quantize_q8_0(const float *x, void *dst, int64_t k);
+void cf_quantize_q8_1(const float *x, void *dst, int64_t k);
+void cf_quantize_q8_K(const float *x, void *dst, int64_t k);
+
+void cf_quantize_q4_0(const float *x, void *dst, int64_t k);
+void cf_quantize_q4_1(const float *x, void *dst, int64_t k);
+void cf_quantize_q5_0(const float *x, void *dst, int64_t k);
+void cf_quantize_q5_1(const float *x, void *dst, int64_t k);
+
+void cf_quantize_q2_K(const float *x, void *dst, int64_t k);
+void cf_quantize_q3_K(const float *x, void *dst, int64_t k);
+void cf_quantize_q4_K(const float *x, void *dst, int64_t k);
+void cf_quantize_q5_K(const float *x, void *dst, int64_t k);
+void cf_quantize_q6_K(const float *x, void *dst, int64_t k);
+
+#endif

@@ -1,0 +1,83 @@
+/* Activation rounding, exactly as llama.cpp's CPU backend does it before a
+ * matrix multiply (so logits match it closely):
+ *   Q8_0: blocks of 32, d = amax/127 (stored F16), q = rne(x * (127/amax))
+ *   Q8_1: Q8_0 plus s = F16(d * sum q), with the unrounded d
+ *   Q8_K: blocks of 256, iscale = -127/v where v is the first element of
+ *         largest magnitude (sign kept), q = min(127, rne(iscale * x)),
+ *         d = 1/iscale as F32, and the sums of each 16 q.
+ * rintf rounds half to even in the default rounding mode; the product is
+ * rounded to float before rintf sees it, as in the
+ * vector code in llama.cpp does (there is no addition to fuse it with). */
+#include <math.h>
+
+#include "blocks.h"
+#include "quant.h"
+
+static float amax32(const float *x)
+{
+    float m = 0.0f;
+    for (int j = 0; j < QK32; j++)
+        m = fmaxf(m, fabsf(x[j]));
+    return m;
+}
+
+void cf_quantize_q8_0(const float *x, void *dst, int64_t k)
+{
+    block_q8_0 *y = dst;
+    for (int64_t i = 0; i < k / QK32; i++, x += QK32) {
+        float amax = amax32(x);
+        y[i].d = cf_f32_to_f16(amax / 127.0f);
+        float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        for (int j = 0; j < QK32; j++) {
+            y[i].qs[j] = (int8_t)rintf(x[j] * id);
+        }
+    }
+}
+
+void cf_quantize_q8_1(const float *x, void *dst, int64_t k)
+{
+    block_q8_1 *y = dst;
+    for (int64_t i = 0; i < k / QK32; i++, x += QK32) {
+        float amax = amax32(x);
+        float d = amax / 127.0f;
+        y[i].d = cf_f32_to_f16(d);
+        float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        int sum = 0;
+        for (int j = 0; j < QK32; j++) {
+            y[i].qs[j] = (int8_t)rintf(x[j] * id);
+            sum += y[i].qs[j];
+        }
+        y[i].s = cf_f32_to_f16(d * (float)sum);
+    }
+}
+
+void cf_quantize_q8_K(const float *x, void *dst, int64_t k)
+{
+    block_q8_K *y = dst;
+    for (int64_t i = 0; i < k / QK_K; i++, x += QK_K) {
+        float amax = 0.0f, vmax = 0.0f;
+        for (int j = 0; j < QK_K; j++) {
+            float a = fabsf(x[j]);
+            if (a > amax) {
+                amax = a;
+                vmax = x[j];
+            }
+        }
+        if (amax == 0.0f) {
+            memset(&y[i], 0, sizeof y[i]);
+            continue;
+        }
+        float iscale = -127.0f / vmax;
+        for (int j = 0; j < QK_K; j++) {
+            int q = (int)rintf(iscale * x[j]);
+            y[i].qs[j] = (int8_t)(q < 127 ? q : 127);
+        }
+        for (int g = 0; g < QK_K / 16; g++) {
+            int s = 0;
+            for (int j = 0; j < 16; j++)
+                s += y[i].qs[16 * g + j];
+            y[i].bsums[g] = (int16_t)s;
+        }
+        y[i].d = 1.0f / iscale;
+    }
+}

@@ -1,0 +1,177 @@
+/* Kernel benchmark (not a test): per weight type, matvec GB/s (N = 1) for
+ * 8192x2048 and 2048x8192 weights at 1 and 2 threads, GEMM GFLOP/s at
+ * N = 64 and 512, and the machine's STREAM-like read bandwidth.
+ *   bench_kernels [TYPE...]      (default: every computable type)
+ * Matvec weights are cycled through copies totalling > 128 MiB so they come
+ * from DRAM, as in decoding a real model. */
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "kt_util.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* GB/s of summing a 512 MiB array with nth threads */
+static double read_bandwidth(int nth)
+{
+    size_t n = (size_t)512 << 20 >> 3;
+    uint64_t *a = malloc(n * sizeof *a);
+    for (size_t i = 0; i < n; i++)
+        a[i] = i;
+    double best = 0;
+    for (int rep = 0; rep < 4; rep++) {
+        uint64_t total = 0;
+        double t0 = now();
+        /* 8 independent sums so the adds never limit the loads */
+#pragma omp parallel for num_threads(nth) reduction(+ : total) schedule(static)
+        for (size_t i = 0; i < n; i += 8) {
+            uint64_t s[8];
+            for (int j = 0; j < 8; j++)
+                s[j] = a[i + j];
+            total += s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+        }
+        double dt = now() - t0;
+        if (total == 42)
+            puts("");
+        if (n * 8 / dt / 1e9 > best)
+            best = n * 8 / dt / 1e9;
+    }
+    free(a);
+    return best;
+}
+
+typedef struct {
+    cf_type t;
+    int64_t m, k, n;
+    int copies;
+    char **w;
+    char *x;
+    float *y;
+    size_t wrow, xrow;
+} bench;
+
+static void setup(bench *b, cf_type t, int64_t m, int64_t k, int64_t n, int copies)
+{
+    memset(b, 0, sizeof *b);
+    b->t = t;
+    b->m = m;
+    b->k = k;
+    b->n = n;
+    b->copies = copies;
+    cf_type xt = cf_vec_dot_type(t);
+    b->wrow = cf_row_bytes(t, k);
+    b->xrow = cf_row_bytes(xt, k);
+    float *row = malloc(k * sizeof *row);
+    b->w = malloc(copies * sizeof *b->w);
+    b->w[0] = malloc(m * b->wrow);
+    for (int64_t r = 0; r < m; r++) {
+        /* a few distinct rows are enough to time; quantizing them all is slow */
+        if (r < 64) {
+            kt_fill_gauss(row, k, 0.02f);
+            cf_quantize_row(t, row, b->w[0] + r * b->wrow, k);
+        } else {
+            memcpy(b->w[0] + r * b->wrow, b->w[0] + (r % 64) * b->wrow, b->wrow);
+        }
+    }
+    for (int c = 1; c < copies; c++) {
+        b->w[c] = malloc(m * b->wrow);
+        memcpy(b->w[c], b->w[0], m * b->wrow);
+    }
+    b->x = malloc(n * b->xrow);
+    for (int64_t c = 0; c < n; c++) {
+        kt_fill_gauss(row, k, 1.0f);
+        cf_quantize_row(xt, row, b->x + c * b->xrow, k);
+    }
+    b->y = malloc(n * m * sizeof(float));
+    free(row);
+}
+
+static void teardown(bench *b)
+{
+    for (int c = 0; c < b->copies; c++)
+        free(b->w[c]);
+    free(b->w);
+    free(b->x);
+    free(b->y);
+}
+
+/* seconds per multiply, best of a few timed runs of >= 0.15 s */
+static double time_it(bench *b, int nth)
+{
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        int iters = 0;
+        double t0 = now(), dt;
+        do {
+            cf_matmul_args a = {b->t, b->w[iters % b->copies], b->wrow, b->m, b->k, b->n,
+                                b->x, b->xrow, b->y, (size_t)b->m};
+#pragma omp parallel num_threads(nth)
+            cf_matmul(&a, omp_get_thread_num(), omp_get_num_threads());
+            iters++;
+            dt = now() - t0;
+        } while (dt < 0.15 || iters < 2);
+        if (dt / iters < best)
+            best = dt / iters;
+    }
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    cf_type types[CF_TYPE_COUNT];
+    int nt = 0;
+    for (int i = 1; i < argc; i++) {
+        int t = cf_type_from_name(argv[i]);
+        if (t < 0) {
+            fprintf(stderr, "unknown type %s\n", argv[i]);
+            return 2;
+        }
+        types[nt++] = (cf_type)t;
+    }
+    if (!nt)
+        for (int i = 0; i < KT_N_WEIGHT_TYPES; i++)
+            types[nt++] = kt_weight_types[i];
+    kt_seed(1);
+    double bw1 = read_bandwidth(1), bw2 = read_bandwidth(2);
+    printf("ISA %s; read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (2 threads)\n",
+           cf_isa_name(cf_isa_active()), bw1, bw2);
+    printf("%-5s | matvec GB/s (%% of read bw)      8192x2048        2048x8192   | GEMM GFLOP/s "
+           "8192x2048, 2 threads\n", "type");
+    printf("%-5s | %16s %16s %16s %16s | %8s %8s\n", "", "1 thr", "2 thr", "1 thr", "2 thr",
+           "N=64", "N=512");
+    for (int i = 0; i < nt; i++) {
+        cf_type t = types[i];
+        printf("%-5s |", cf_type_name(t));
+        static const int64_t shapes[2][2] = {{8192, 2048}, {2048, 8192}};
+        for (int s = 0; s < 2; s++) {
+            bench b;
+            size_t bytes = cf_row_bytes(t, shapes[s][1]) * shapes[s][0];
+            int copies = (int)((128u << 20) / bytes) + 1;
+            setup(&b, t, shapes[s][0], shapes[s][1], 1, copies);
+            for (int nth = 1; nth <= 2; nth++) {
+                double gbs = bytes / time_it(&b, nth) / 1e9;
+                printf(" %7.1f (%3.0f%%)", gbs, 100 * gbs / (nth == 1 ? bw1 : bw2));
+            }
+            teardown(&b);
+            fflush(stdout);
+        }
+        printf(" |");
+        for (int n = 64; n <= 512; n *= 8) {
+            bench b;
+            setup(&b, t, 8192, 2048, n, 1);
+            double flop = 2.0 * b.m * b.k * n;
+            printf(" %8.1f", flop / time_it(&b, 2) / 1e9);
+            teardown(&b);
+            fflush(stdout);
+        }
+        printf("\n");
+    }
+    return 0;
+}
