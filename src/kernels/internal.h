@@ -28,8 +28,8 @@
  * its vec_dot type. */
 typedef float (*cf_dot_fn)(int64_t k, const void *w, const void *x);
 
-/* Rows [r0, r1) of Y = X W^T by a tiled kernel (N > 1).  r0 is a multiple
- * of CF_GEMM_ROWS so the work split never changes a row's arithmetic. */
+/* Rows [r0, r1) of Y = X W^T by a tiled kernel (N >= 3), r0 a multiple of
+ * CF_GEMM_ROWS; each output is the canonical dot's bits. */
 typedef void (*cf_gemm_fn)(const cf_matmul_args *a, int64_t r0, int64_t r1);
 
 #define CF_GEMM_ROWS 16

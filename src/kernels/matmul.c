@@ -1,8 +1,7 @@
 /* cf_vec_dot and cf_matmul: dispatch to the active ISA's kernels and the
- * split of a matrix multiply over threads.
- *
- * Rows are split in whole CF_GEMM_ROWS panels, so a row's arithmetic never
- * depends on the thread count: results are bit-identical for any nth. */
+ * split of a matrix multiply over threads, in whole CF_GEMM_ROWS panels.
+ * Every kernel follows the canonical order (internal.h), so each output is
+ * the same bits for any nth, N or path. */
 #include <math.h>
 
 #include "internal.h"
