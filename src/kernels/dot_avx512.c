@@ -232,16 +232,16 @@ static inline __m512i nib_lo_hi(__m256i qb)
 }
 
 /* The 8 6-bit scales (bytes 0..7) and mins (bytes 8..15) of a Q4_K/Q5_K
- * block, unpacked in a vector register.  With u0..u2 the 12 bytes as
+ * block (s: its 12 scale bytes, followed by more of the block), unpacked
+ * in a vector register.  With u0..u2 the 12 bytes as
  * 32-bit words: scales = u0 & 0x3f.., (u2 & 0x0f..) | ((u0 >> 6) & 3..) << 4;
  * mins = u1 & 0x3f.., ((u2 >> 4) & 0x0f..) | ((u1 >> 6) & 3..) << 4. */
 static inline __m128i k4_scales_mins(const uint8_t *s)
 {
     static const uint32_t shift_lo[4] = {0, 0, 0, 4}, mask_lo[4] = {0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f};
     static const uint32_t shift_hi[4] = {0, 6, 0, 6}, mask_hi[4] = {0, 0x03030303, 0, 0x03030303};
-    uint32_t u[3];
-    memcpy(u, s, 12);
-    __m128i v = _mm_set_epi32(0, (int)u[2], (int)u[1], (int)u[0]);
+    /* 16 bytes: the 12 scale bytes and 4 of the quants that follow (unused) */
+    __m128i v = _mm_loadu_si128((const __m128i *)s);
     __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)); /* u0 u2 u1 u2 */
     __m128i b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)); /* u0 u0 u1 u1 */
     __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_loadu_si128((const __m128i *)shift_lo)),
