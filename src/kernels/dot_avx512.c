@@ -405,6 +405,79 @@ static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const v
     return canon16_sum(acc);
 }
 
+/* Q2_K / Q3_K: 64 elements per step, the same shift s of both halves of
+ * qs (elements 32s + l and 128 + 32s + l); 128-bit lane L of a step's
+ * int16 products is group 2s + L (L < 2) or 8 + 2s + L - 2. */
+static inline __attribute__((always_inline)) void sb_k23_512(const uint8_t *qs, const uint8_t *hmask,
+                                                             __m256i sc16y, const block_q8_K *b, __m512i *isum)
+{
+    /* lane L holds the scales of groups L, L+2, L+4, L+6 (L < 2) or
+     * L+6, L+8, L+10, L+12 (L >= 2): word s is then step s's */
+    const __m512i spread = _mm512_set_epi16(15, 13, 11, 9, 15, 13, 11, 9, 14, 12, 10, 8, 14, 12, 10, 8,
+                                            7, 5, 3, 1, 7, 5, 3, 1, 6, 4, 2, 0, 6, 4, 2, 0);
+    __m512i sc16 = _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(sc16y));
+    __m512i q2 = _mm512_loadu_si512(qs);
+    __m512i hm = hmask ? _mm512_broadcast_i64x4(load32(hmask)) : _mm512_setzero_si512();
+    __m512i acc = *isum;
+    for (int sh = 0; sh < 4; sh++) {
+        __m512i q = _mm512_and_si512(_mm512_srli_epi16(q2, 2 * sh), _mm512_set1_epi8(3));
+        if (hmask) {
+            /* bit sh of hmask for the first half, bit 4 + sh for the second */
+            __m512i hb = _mm512_mask_srli_epi16(_mm512_srli_epi16(hm, sh), 0xFFFF0000u, hm, 4 + sh);
+            q = _mm512_or_si512(q, _mm512_slli_epi16(_mm512_and_si512(hb, _mm512_set1_epi8(1)), 2));
+        }
+        __m512i xs = _mm512_inserti64x4(_mm512_castsi256_si512(load32(b->qs + 32 * sh)), load32(b->qs + 128 + 32 * sh), 1);
+        __m512i p16 = _mm512_maddubs_epi16(q, xs);
+        acc = _mm512_dpwssd_epi32(acc, p16, _mm512_shuffle_epi8(sc16, _mm512_load_si512(k6_pick[sh])));
+    }
+    *isum = acc;
+}
+
+static void sb_q2_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    const block_q2_K *a = (const block_q2_K *)w + i;
+    const block_q8_K *b = (const block_q8_K *)x + i;
+    __m128i sc8 = _mm_loadu_si128((const __m128i *)a->scales);
+    __m256i sc16y = _mm256_cvtepu8_epi16(_mm_and_si128(sc8, _mm_set1_epi8(0xF)));
+    __m256i m16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(0xF)));
+    *msum = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), m16);
+    *isum = _mm512_setzero_si512();
+    sb_k23_512(a->qs, NULL, sc16y, b, isum);
+}
+
+static void sb_q3_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    const block_q3_K *a = (const block_q3_K *)w + i;
+    const block_q8_K *b = (const block_q8_K *)x + i;
+    /* the 16 6-bit scales minus 32: low nibbles from bytes 0..7 (groups 0..7
+     * low, 8..15 high), top 2 bits of group j at bit 2 (j / 4) of byte
+     * 8 + j % 4 */
+    uint32_t top;
+    memcpy(&top, a->scales + 8, 4);
+    __m128i v = _mm_insert_epi32(_mm_loadl_epi64((const __m128i *)a->scales), (int)top, 2);
+    const __m128i m15 = _mm_set1_epi8(0xF);
+    __m128i lo = _mm_unpacklo_epi64(_mm_and_si128(v, m15), _mm_and_si128(_mm_srli_epi16(v, 4), m15));
+    __m128i hi = _mm_shuffle_epi8(v, _mm_set1_epi32(0x0b0a0908));
+    hi = _mm_and_si128(_mm_srlv_epi32(hi, _mm_set_epi32(6, 4, 2, 0)), _mm_set1_epi8(3));
+    __m128i sc8 = _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+    __m256i sc16y = _mm256_cvtepi8_epi16(sc8);
+    __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), sc16y);
+    /* the -4 of the quants: start from -4 * sum sc * bsums, in lanes 0..7 */
+    *isum = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 2)));
+    *msum = _mm256_setzero_si256();
+    sb_k23_512(a->qs, a->hmask, sc16y, b, isum);
+}
+
+static float dot_q2_K_512(int64_t k, const void *w, const void *x)
+{
+    return dotK_512(k / QK_K, w, x, sb_q2_K_512, sizeof(block_q2_K), offsetof(block_q2_K, d), 1);
+}
+
+static float dot_q3_K_512(int64_t k, const void *w, const void *x)
+{
+    return dotK_512(k / QK_K, w, x, sb_q3_K_512, sizeof(block_q3_K), offsetof(block_q3_K, d), 0);
+}
+
 static float dot_q4_K_512(int64_t k, const void *w, const void *x)
 {
     return dotK_512(k / QK_K, w, x, sb_q4_K_512, sizeof(block_q4_K), 0, 1);
@@ -431,6 +504,8 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q4_1] = dot_q4_1_512;
     t->dot[CF_TYPE_Q5_1] = dot_q5_1_512;
     t->dot4[CF_TYPE_Q4_0] = dot4_q4_0_512;
+    t->dot[CF_TYPE_Q2_K] = dot_q2_K_512;
+    t->dot[CF_TYPE_Q3_K] = dot_q3_K_512;
     t->dot[CF_TYPE_Q4_K] = dot_q4_K_512;
     t->dot[CF_TYPE_Q5_K] = dot_q5_K_512;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
