@@ -72,6 +72,33 @@ static inline __m512 d16(const void *blocks, size_t size, int n)
     return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
 }
 
+/* The F16 d of 16 whole blocks picked out of full vector loads with word
+ * permutes (cheaper than 16 scalar moves).  A permute picks from two
+ * vectors, 64 words: 8 Q4_0 blocks (18 bytes) or 4 Q8_0 blocks (34 bytes)
+ * fit; the loads stay inside the 16 blocks. */
+static inline __m512 d16_q4_0(const void *blocks)
+{
+    const uint8_t *p = blocks;
+    const __m512i idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                         63, 54, 45, 36, 27, 18, 9, 0);
+    __m512i a = _mm512_permutex2var_epi16(_mm512_loadu_si512(p), idx, _mm512_loadu_si512(p + 64));
+    __m512i b = _mm512_permutex2var_epi16(_mm512_loadu_si512(p + 144), idx, _mm512_loadu_si512(p + 208));
+    return _mm512_cvtph_ps(_mm256_set_m128i(_mm512_castsi512_si128(b), _mm512_castsi512_si128(a)));
+}
+
+static inline __m512 d16_q8_0(const void *blocks)
+{
+    const uint8_t *p = blocks;
+    const __m512i idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                         0, 0, 0, 0, 51, 34, 17, 0);
+    __m512i r[4];
+    for (int q = 0; q < 4; q++)
+        r[q] = _mm512_permutex2var_epi16(_mm512_loadu_si512(p + 136 * q), idx, _mm512_loadu_si512(p + 136 * q + 64));
+    __m128i lo = _mm_unpacklo_epi64(_mm512_castsi512_si128(r[0]), _mm512_castsi512_si128(r[1]));
+    __m128i hi = _mm_unpacklo_epi64(_mm512_castsi512_si128(r[2]), _mm512_castsi512_si128(r[3]));
+    return _mm512_cvtph_ps(_mm256_set_m128i(hi, lo));
+}
+
 static inline __m512i pair_q8_0(const block_q8_0 *a, const block_q8_0 *b, int two)
 {
     __m512i wa = load_blocks(a[0].qs, two ? a[1].qs : NULL, two);
@@ -91,7 +118,8 @@ static float dot_q8_0_512(int64_t k, const void *w, const void *x)
         __m512i z[8];
         for (int p = 0; p < 8; p++)
             z[p] = 2 * p < n ? pair_q8_0(a + i0 + 2 * p, b + i0 + 2 * p, 2 * p + 1 < n) : _mm512_setzero_si512();
-        __m512 s = _mm512_mul_ps(d16(a + i0, sizeof *a, n), d16(b + i0, sizeof *b, n));
+        __m512 s = n == 16 ? _mm512_mul_ps(d16_q8_0(a + i0), d16_q8_0(b + i0))
+                           : _mm512_mul_ps(d16(a + i0, sizeof *a, n), d16(b + i0, sizeof *b, n));
         acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc, (__mmask16)((1u << n) - 1));
     }
     return canon16_sum(acc);
@@ -130,15 +158,11 @@ static inline __m512i fifth_pair(const uint8_t *h0, const uint8_t *h1)
     return _mm512_maskz_mov_epi8((__mmask64)m, _mm512_set1_epi8(0x10));
 }
 
-static inline __m512i q4_0_pair(const block_q4_0 *a, int two) { return nib_pair(a[0].qs, two ? a[1].qs : NULL); }
-
 /* -off * sum x of a pair's activation blocks: the bias of unsigned quants */
 static inline __m512i bias_of(__m512i xb, int off)
 {
     return _mm512_sub_epi32(_mm512_setzero_si512(), dp(_mm512_setzero_si512(), _mm512_set1_epi8((char)off), xb));
 }
-
-static inline __m512i q4_0_bias(__m512i xb) { return bias_of(xb, 8); }
 
 /* Q4_0, Q5_0 (Q8_0 activations) and Q4_1, Q5_1 (Q8_1): 16 blocks at a
  * time, pairs of blocks per vector, then the block sums in order. */
@@ -169,7 +193,11 @@ static inline __attribute__((always_inline)) float dot32_512(int64_t nb, const v
             z[p] = dp(min ? _mm512_setzero_si512() : bias_of(xb, five ? 16 : 8), q, xb);
         }
         __mmask16 mask = (__mmask16)((1u << n) - 1);
-        __m512 s = _mm512_mul_ps(d16((const uint8_t *)w + i0 * wsz, wsz, n), d16((const uint8_t *)x + i0 * xsz, xsz, n));
+        __m512 dw = n == 16 && t == T_Q4_0 ? d16_q4_0((const uint8_t *)w + i0 * wsz)
+                                           : d16((const uint8_t *)w + i0 * wsz, wsz, n);
+        __m512 dx = n == 16 && xsz == sizeof(block_q8_0) ? d16_q8_0((const uint8_t *)x + i0 * xsz)
+                                                         : d16((const uint8_t *)x + i0 * xsz, xsz, n);
+        __m512 s = _mm512_mul_ps(dw, dx);
         acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16_x(z)), s, acc, mask);
         if (min)
             acc = _mm512_mask3_fmadd_ps(d16((const uint8_t *)w + i0 * wsz + 2, wsz, n),
@@ -182,46 +210,6 @@ static float dot_q4_0_512(int64_t k, const void *w, const void *x) { return dot3
 static float dot_q5_0_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q5_0); }
 static float dot_q4_1_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q4_1); }
 static float dot_q5_1_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q5_1); }
-
-/* Four Q4_0 rows against one activation row (decode): the activation
- * loads, bias and scales are shared; each row's arithmetic is exactly
- * dot_q4_0_512's, so the results are too. */
-static void dot4_q4_0_512(int64_t k, const void *w, size_t w_stride, const void *x, float *out)
-{
-    const block_q8_0 *b = x;
-    const block_q4_0 *a[4];
-    __m512 acc[4];
-    for (int r = 0; r < 4; r++) {
-        a[r] = (const block_q4_0 *)(const void *)((const char *)w + r * w_stride);
-        acc[r] = _mm512_setzero_ps();
-    }
-    int64_t nb = k / QK32;
-    for (int64_t i0 = 0; i0 < nb; i0 += 16) {
-        int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
-        __m512i xb[8], bias[8];
-        for (int p = 0; p < 8; p++) {
-            xb[p] = bias[p] = _mm512_setzero_si512();
-            if (2 * p >= n)
-                continue;
-            int two = 2 * p + 1 < n;
-            const block_q8_0 *bp = b + i0 + 2 * p;
-            xb[p] = x_pair(bp[0].qs, two ? bp[1].qs : NULL);
-            bias[p] = q4_0_bias(xb[p]);
-        }
-        __m512 dx = d16(b + i0, sizeof *b, n);
-        for (int r = 0; r < 4; r++) {
-            __m512i z[8];
-            for (int p = 0; p < 8; p++)
-                z[p] = 2 * p < n ? dp(bias[p], q4_0_pair(a[r] + i0 + 2 * p, 2 * p + 1 < n), xb[p])
-                                 : _mm512_setzero_si512();
-            __m512 s = _mm512_mul_ps(d16(a[r] + i0, sizeof(block_q4_0), n), dx);
-            acc[r] = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16_x(z)), s, acc[r],
-                                           (__mmask16)((1u << n) - 1));
-        }
-    }
-    for (int r = 0; r < 4; r++)
-        out[r] = canon16_sum(acc[r]);
-}
 
 /* ---- K-quants: 512-bit super-block sums, canonical float part of dotK -- */
 
@@ -503,7 +491,6 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q5_0] = dot_q5_0_512;
     t->dot[CF_TYPE_Q4_1] = dot_q4_1_512;
     t->dot[CF_TYPE_Q5_1] = dot_q5_1_512;
-    t->dot4[CF_TYPE_Q4_0] = dot4_q4_0_512;
     t->dot[CF_TYPE_Q2_K] = dot_q2_K_512;
     t->dot[CF_TYPE_Q3_K] = dot_q3_K_512;
     t->dot[CF_TYPE_Q4_K] = dot_q4_K_512;
