@@ -24,8 +24,21 @@ static bool alternating_odd(uint32_t c)
     return (c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E) || (c >= 0x4C1 && c <= 0x4CE);
 }
 
+/* The Latin digraphs (DŽ Dž dž, LJ Lj lj, NJ Nj nj, DZ Dz dz): the first of
+ * their group of three, or 0. */
+static uint32_t digraph(uint32_t c)
+{
+    if (c >= 0x1C4 && c <= 0x1CC)
+        return 0x1C4 + (c - 0x1C4) / 3 * 3;
+    if (c >= 0x1F1 && c <= 0x1F3)
+        return 0x1F1;
+    return 0;
+}
+
 static uint32_t to_lower(uint32_t c)
 {
+    if (digraph(c))
+        return digraph(c) + 2;
     if (c < 0x80)
         return c >= 'A' && c <= 'Z' ? c + 32 : c;
     if ((c >= 0xC0 && c <= 0xDE && c != 0xD7) || (c >= 0x391 && c <= 0x3AB && c != 0x3A2) ||
@@ -56,6 +69,8 @@ static uint32_t to_lower(uint32_t c)
 
 static uint32_t to_upper(uint32_t c)
 {
+    if (digraph(c))
+        return digraph(c);
     if (c < 0x80)
         return c >= 'a' && c <= 'z' ? c - 32 : c;
     if ((c >= 0xE0 && c <= 0xFE && c != 0xF7) || (c >= 0x3B1 && c <= 0x3CB && c != 0x3C2) ||
@@ -88,6 +103,39 @@ static uint32_t to_upper(uint32_t c)
     return c;
 }
 
+static uint32_t to_title(uint32_t c)
+{
+    return digraph(c) ? digraph(c) + 1 : to_upper(c);
+}
+
+/* Mappings to more than one character (Python's full case mapping):
+ * ß and the Latin ligatures upper-case to letter pairs, İ lower-cases to
+ * i + combining dot.  Returns the bytes written to out, or 0. */
+static size_t expand(uint32_t c, int how, char out[8])
+{
+    static const struct {
+        uint32_t c;
+        const char *upper, *title;
+    } ups[] = {
+        {0xDF, "SS", "Ss"}, {0xFB00, "FF", "Ff"}, {0xFB01, "FI", "Fi"}, {0xFB02, "FL", "Fl"},
+        {0xFB03, "FFI", "Ffi"}, {0xFB04, "FFL", "Ffl"}, {0xFB05, "ST", "St"}, {0xFB06, "ST", "St"},
+    };
+    if (how == 'l') {
+        if (c != 0x130)
+            return 0;
+        memcpy(out, "i\xCC\x87", 3);
+        return 3;
+    }
+    for (size_t i = 0; i < sizeof ups / sizeof ups[0]; i++)
+        if (ups[i].c == c) {
+            const char *s = how == 'u' ? ups[i].upper : ups[i].title;
+            size_t n = strlen(s);
+            memcpy(out, s, n);
+            return n;
+        }
+    return 0;
+}
+
 static bool cased(uint32_t c)
 {
     return to_lower(c) != c || to_upper(c) != c || c == 0xDF;
@@ -106,24 +154,35 @@ int jstr_case(jr *r, const jnode *at, jv s, int how, jv *out)
     for (size_t i = 0; i < s.u.s.n;) {
         uint32_t c;
         size_t len = cf_utf8_decode(s.u.s.p + i, s.u.s.n - i, &c);
-        uint32_t m = c;
+        uint32_t m;
+        int to = 'l'; /* what this character becomes: 'l', 'u' or 't'itle */
         switch (how) {
-        case 'l': m = to_lower(c); break;
-        case 'u': m = to_upper(c); break;
-        case 'c': m = first ? to_upper(c) : to_lower(c); break;
-        case 't': /* str.title(): upper after an uncased char, lower after a cased one */
-            m = prev_cased ? to_lower(c) : to_upper(c);
+        case 'l': to = 'l'; break;
+        case 'u': to = 'u'; break;
+        case 'c': to = first ? 't' : 'l'; break;
+        case 't': /* str.title(): title case after an uncased char, lower after a cased one */
+            to = prev_cased ? 'l' : 't';
             prev_cased = cased(c);
             break;
         case 'T': /* the title filter: words split at - whitespace ( { [ < */
-            m = after_break ? to_upper(c) : to_lower(c);
+            to = after_break ? 'u' : 'l';
             after_break = title_break(c);
             break;
         }
         first = false;
-        char buf[4];
-        size_t bl = m == c ? len : cf_utf8_encode(m, buf);
-        if (jout_put(r, at, &o, m == c ? s.u.s.p + i : buf, bl) < 0)
+        char buf[8];
+        const char *piece = buf;
+        size_t bl = expand(c, to, buf);
+        if (!bl) {
+            m = to == 'l' ? to_lower(c) : to == 'u' ? to_upper(c) : to_title(c);
+            if (m == c) {
+                piece = s.u.s.p + i;
+                bl = len;
+            } else {
+                bl = cf_utf8_encode(m, buf);
+            }
+        }
+        if (jout_put(r, at, &o, piece, bl) < 0)
             return -1;
         i += len;
     }
