@@ -48,7 +48,8 @@ int cf_jinja_compile(const char *src, size_t len, cf_jinja **out, cf_err *err)
 {
     *out = NULL;
     if (len > MAX_SOURCE)
-        return cf_fail(err, "template: %zu bytes is over the limit of %zu", len, MAX_SOURCE);
+        return cf_fail(err, "template line 1, column 1: the template is %zu bytes, over the limit of %zu",
+                       len, MAX_SOURCE);
     cf_jinja *t = calloc(1, sizeof *t);
     if (!t)
         return cf_fail(err, "out of memory compiling the template");

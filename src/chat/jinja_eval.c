@@ -299,7 +299,9 @@ static int eval_compare(jr *r, const jnode *n, jv *out)
         if (jeval(r, n->kids[i], &right) < 0)
             return -1;
         if (op == OP_EQ || op == OP_NE) {
-            ok = jv_equal(left, right) == (op == OP_EQ);
+            if (jv_eq(r, n, left, right, &ok) < 0)
+                return -1;
+            ok = ok == (op == OP_EQ);
         } else if (op == OP_IN || op == OP_NOTIN) {
             if (jv_contains(r, n, right, left, &ok) < 0)
                 return -1;
@@ -309,7 +311,9 @@ static int eval_compare(jr *r, const jnode *n, jv *out)
                 return jundef_error(r, n, left);
             if (right.kind == JV_UNDEF)
                 return jundef_error(r, n, right);
-            int c = jv_compare(left, right);
+            int c;
+            if (jv_cmp(r, n, left, right, &c) < 0)
+                return -1;
             static const char *const sym[] = {"<", "<=", ">", ">="};
             if (c == -2)
                 return jerr(r, n, "'%s' not supported between instances of '%s' and '%s'",
@@ -470,9 +474,8 @@ static int eval_node(jr *r, const jnode *n, jv *out)
 
 static int enter(jr *r, const jnode *n)
 {
-    if (++r->steps > r->lim.max_steps)
-        return jerr(r, n, "the template ran more than %llu steps (the limit)",
-                    (unsigned long long)r->lim.max_steps);
+    if (jcharge(r, n, 1) < 0)
+        return -1;
     if (++r->depth > r->lim.max_depth) {
         r->depth--;
         return jerr(r, n, "the template nests deeper than %u levels (the limit; recursion?)",
@@ -541,12 +544,15 @@ static int exec_for(jr *r, const jnode *n, jv iterable, int depth)
     jlist items = all;
     if (n->c) { /* for x in xs if cond: the loop sees only the kept items */
         jvec kept = {0};
+        jscope *s = jscope_new(r, n, r->scope);
+        if (!s)
+            return -1;
         for (size_t i = 0; i < all.n; i++) {
-            jscope *s = jscope_new(r, n, r->scope);
             jv keep;
-            if (!s)
+            if (jcharge(r, n, 1) < 0)
                 return -1;
             jscope *saved = r->scope;
+            s->n = 0;
             r->scope = s;
             int rc = assign(r, n->a, all.items[i]);
             if (rc == 0)
@@ -573,10 +579,17 @@ static int exec_for(jr *r, const jnode *n, jv iterable, int depth)
     jv lv = jv_undef();
     lv.kind = JV_LOOP;
     lv.u.loop = loop;
+    /* One scope serves every iteration, emptied each time: a set in the body
+     * lasts for its iteration only, and a long loop costs no memory per turn. */
+    jscope *s = jscope_new(r, n, r->scope);
+    if (!s)
+        return -1;
     for (size_t i = 0; i < items.n; i++) {
+        if (jcharge(r, n, 1) < 0) /* an empty body still costs a step per turn */
+            return -1;
         loop->i = i;
-        jscope *s = jscope_new(r, n, r->scope);
-        if (!s || jscope_set(r, n, s, "loop", lv) < 0)
+        s->n = 0;
+        if (jscope_set(r, n, s, "loop", lv) < 0)
             return -1;
         jscope *saved = r->scope;
         r->scope = s;

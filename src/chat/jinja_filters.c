@@ -114,8 +114,12 @@ typedef struct sorter {
 
 static bool before(sorter *s, size_t x, size_t y)
 {
-    int c = jv_compare(s->keys[x], s->keys[y]);
-    if (c == -2 && !s->failed) {
+    int c;
+    if (s->failed || jv_cmp(s->r, s->at, s->keys[x], s->keys[y], &c) < 0) {
+        s->failed = true;
+        return false;
+    }
+    if (c == -2) {
         s->failed = true;
         jerr_set(s->r, s->at, "'<' not supported between instances of '%s' and '%s'",
              jv_type_name(s->keys[x]), jv_type_name(s->keys[y]));
@@ -230,6 +234,8 @@ static int f_center(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
     jv s;
     if (want_int(r, at, "width", or_default(p[0], jv_int(80)), &width) < 0 || jv_to_str(r, at, v, &s) < 0)
         return -1;
+    if (jcharge(r, at, s.u.s.n >> 5) < 0)
+        return -1;
     int64_t len = (int64_t)jutf8_len(s.u.s.p, s.u.s.n);
     if (width <= len || width > (int64_t)r->lim.max_output) {
         *out = s;
@@ -343,11 +349,11 @@ static int f_last(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 }
 
 /* Python's float(str): surrounding whitespace allowed, the whole rest a number. */
-static bool parse_float(jv s, double *out)
+static bool parse_float(jr *r, const jnode *at, jv s, double *out)
 {
     char buf[128];
     jv t;
-    if (jstr_strip(NULL, NULL, s, jv_none(), 3, &t) < 0 || t.u.s.n == 0 || t.u.s.n >= sizeof buf)
+    if (jstr_strip(r, at, s, jv_none(), 3, &t) < 0 || t.u.s.n == 0 || t.u.s.n >= sizeof buf)
         return false;
     size_t w = 0;
     for (size_t i = 0; i < t.u.s.n; i++)
@@ -365,7 +371,7 @@ static int f_float(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
     double f;
     if (jv_is_num(v))
         *out = jv_float(v.kind == JV_FLOAT ? v.u.f : v.kind == JV_INT ? (double)v.u.i : v.u.b);
-    else if (v.kind == JV_STR && parse_float(v, &f))
+    else if (v.kind == JV_STR && parse_float(r, at, v, &f))
         *out = jv_float(f);
     else
         *out = or_default(p[0], jv_float(0.0));
@@ -410,7 +416,7 @@ static int f_int(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return 0;
     }
     double f; /* "42.23"|int is 42 */
-    if (parse_float(v, &f) && isfinite(f) && fabs(f) < 9.2e18)
+    if (parse_float(r, at, v, &f) && isfinite(f) && fabs(f) < 9.2e18)
         *out = jv_int((int64_t)f);
     else
         *out = fallback;
@@ -698,7 +704,9 @@ static int min_max(jr *r, const jnode *at, jv v, const jargs *a, bool want_max, 
         jv key;
         if (sort_key(r, at, items.items[i], p[1], cs, &key) < 0)
             return -1;
-        int c = jv_compare(key, best_key);
+        int c;
+        if (jv_cmp(r, at, key, best_key, &c) < 0)
+            return -1;
         if (c == -2)
             return jerr(r, at, "'<' not supported between instances of '%s' and '%s'",
                         jv_type_name(key), jv_type_name(best_key));
@@ -937,6 +945,8 @@ static int f_truncate(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return jerr(r, at, "expected length >= %lld, got %lld", (long long)end_len, (long long)length);
     if (leeway < 0)
         return jerr(r, at, "expected leeway >= 0, got %lld", (long long)leeway);
+    if (jcharge(r, at, s.u.s.n >> 5) < 0)
+        return -1;
     if ((int64_t)jutf8_len(s.u.s.p, s.u.s.n) <= length + leeway) {
         *out = s;
         return 0;
@@ -977,7 +987,8 @@ static int f_unique(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
             return jerr(r, at, "unhashable type: '%s'", jv_type_name(key));
         bool dup = false;
         for (size_t k = 0; k < seen.n && !dup; k++)
-            dup = jv_equal(seen.items[k], key);
+            if (jv_eq(r, at, seen.items[k], key, &dup) < 0)
+                return -1;
         if (!dup && (jvec_push(r, at, &seen, key) < 0 || jvec_push(r, at, &kept, items.items[i]) < 0))
             return -1;
     }
@@ -1142,7 +1153,9 @@ static int run_compare_test(jr *r, const jnode *at, const char *name, int op, jv
         return jundef_error(r, at, v);
     if (other.kind == JV_UNDEF)
         return jundef_error(r, at, other);
-    int c = jv_compare(v, other);
+    int c;
+    if (jv_cmp(r, at, v, other, &c) < 0)
+        return -1;
     if (c == -2)
         return jerr(r, at, "'%s' not supported between instances of '%s' and '%s'",
                     op == OP_LT ? "<" : op == OP_LE ? "<=" : op == OP_GT ? ">" : ">=",
@@ -1202,9 +1215,9 @@ int jrun_test(jr *r, const jnode *at, const char *name, jv v, const jargs *a, bo
                                       (jv_is_seq(v) && v.u.l == arg.u.l) ||
                                       (v.kind == JV_STR && jv_equal(v, arg)));
     } else if (IS("eq") || IS("equalto") || IS("==") || IS("ne") || IS("!=")) {
-        if (one_arg(r, at, name, a, &arg) < 0)
+        if (one_arg(r, at, name, a, &arg) < 0 || jv_eq(r, at, v, arg, out) < 0)
             return -1;
-        *out = jv_equal(v, arg) == !(IS("ne") || IS("!="));
+        *out = *out == !(IS("ne") || IS("!="));
     } else if (IS("lt") || IS("lessthan") || IS("<")) {
         return run_compare_test(r, at, name, OP_LT, v, a, out);
     } else if (IS("le") || IS("<=")) {

@@ -300,9 +300,14 @@ static inline bool jv_is_map(jv v) { return v.kind == JV_DICT; }
 
 bool jv_truthy(jv v);
 const char *jv_type_name(jv v); /* Python's: 'str', 'NoneType', ... */
-/* Python's ==, and the ordering of < (-2: not comparable). */
+/* Python's ==, and the ordering of < (-2: not comparable, -3: NaN). */
 bool jv_equal(jv a, jv b);
 int jv_compare(jv a, jv b);
+/* The same, charged to the step budget (deep values cost their size). */
+int jv_eq(jr *r, const jnode *at, jv a, jv b, bool *out);
+int jv_cmp(jr *r, const jnode *at, jv a, jv b, int *out);
+/* Count `units` of work against max_steps (an error past it). */
+int jcharge(jr *r, const jnode *at, uint64_t units);
 
 /* Fail with the error an Undefined raises when used (v must be JV_UNDEF). */
 int jundef_error(jr *r, const jnode *at, jv v);

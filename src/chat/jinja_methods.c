@@ -74,6 +74,10 @@ static int split(jr *r, const jnode *at, jv s, const jargs *a, bool from_right, 
     const char *str = s.u.s.p;
     size_t n = s.u.s.n;
     jvec parts = {0};
+    /* searching from the right compares at every position */
+    uint64_t cost = (n >> 5) * (from_right && sep.kind == JV_STR ? sep.u.s.n : 1);
+    if (jcharge(r, at, cost) < 0)
+        return -1;
     if (sep.kind == JV_STR) {
         size_t m = sep.u.s.n;
         if (!from_right) {
@@ -274,6 +278,8 @@ static int search(jr *r, const jnode *at, jv s, const jargs *a, const char *name
     const char *h = s.u.s.p + lo, *sub = p[0].u.s.p;
     size_t hn = hi - lo, m = p[0].u.s.n;
     bool right = name[0] == 'r';
+    if (jcharge(r, at, (hn >> 5) * (right && m ? m : 1)) < 0)
+        return -1;
     if (!strcmp(name, "count")) {
         int64_t count = 0;
         if (m == 0) {
@@ -386,6 +392,8 @@ static int justify(jr *r, const jnode *at, jv s, const jargs *a, char how, jv *o
         return -1;
     if (jutf8_len(fill.u.s.p, fill.u.s.n) != 1)
         return jerr(r, at, "The fill character must be exactly one character long");
+    if (jcharge(r, at, s.u.s.n >> 5) < 0)
+        return -1;
     int64_t len = (int64_t)jutf8_len(s.u.s.p, s.u.s.n);
     if (width <= len || width > (int64_t)r->lim.max_output) {
         *out = s;
@@ -423,6 +431,8 @@ static int partition(jr *r, const jnode *at, jv s, const jargs *a, bool right, j
         return jerr(r, at, "empty separator");
     const char *hit = NULL;
     size_t n = s.u.s.n, m = p[0].u.s.n;
+    if (jcharge(r, at, (n >> 5) * (right ? m : 1)) < 0)
+        return -1;
     if (!right)
         hit = memmem(s.u.s.p, n, p[0].u.s.p, m);
     else
@@ -699,8 +709,12 @@ static int m_count_seq(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
 {
     BIND("count", "value");
     int64_t count = 0;
-    for (size_t i = 0; i < l.u.l->n; i++)
-        count += jv_equal(l.u.l->items[i], p[0]);
+    for (size_t i = 0; i < l.u.l->n; i++) {
+        bool eq;
+        if (jv_eq(r, at, l.u.l->items[i], p[0], &eq) < 0)
+            return -1;
+        count += eq;
+    }
     *out = jv_int(count);
     return 0;
 }
@@ -708,11 +722,15 @@ static int m_count_seq(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
 static int m_index_seq(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
 {
     BIND("index", "value");
-    for (size_t i = 0; i < l.u.l->n; i++)
-        if (jv_equal(l.u.l->items[i], p[0])) {
+    for (size_t i = 0; i < l.u.l->n; i++) {
+        bool eq;
+        if (jv_eq(r, at, l.u.l->items[i], p[0], &eq) < 0)
+            return -1;
+        if (eq) {
             *out = jv_int((int64_t)i);
             return 0;
         }
+    }
     return jerr(r, at, "the value is not in the list");
 }
 
@@ -743,7 +761,10 @@ static int m_changed(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
         memcpy(now->items, a->pos, a->npos * sizeof(jv));
     jv v = seq_value(now, JV_TUPLE);
     jloop *loop = l.u.loop;
-    *out = jv_bool(loop->changed_last.kind == JV_ABSENT || !jv_equal(loop->changed_last, v));
+    bool same = false;
+    if (loop->changed_last.kind != JV_ABSENT && jv_eq(r, at, loop->changed_last, v, &same) < 0)
+        return -1;
+    *out = jv_bool(!same);
     loop->changed_last = v;
     return 0;
 }

@@ -223,7 +223,7 @@ int jv_slice(jr *r, const jnode *at, jv obj, jv start, jv stop, jv step, jv *out
 int jv_len(jr *r, const jnode *at, jv v, int64_t *n)
 {
     switch (v.kind) {
-    case JV_STR: *n = (int64_t)jutf8_len(v.u.s.p, v.u.s.n); return 0;
+    case JV_STR: *n = (int64_t)jutf8_len(v.u.s.p, v.u.s.n); return jcharge(r, at, v.u.s.n >> 5);
     case JV_LIST:
     case JV_TUPLE: *n = (int64_t)v.u.l->n; return 0;
     case JV_DICT: *n = (int64_t)v.u.d->n; return 0;
@@ -236,11 +236,11 @@ int jv_iterate(jr *r, const jnode *at, jv v, jlist *out)
 {
     switch (v.kind) {
     case JV_LIST:
-    case JV_TUPLE: *out = *v.u.l; return 0;
+    case JV_TUPLE: *out = *v.u.l; return jcharge(r, at, out->n);
     case JV_DICT:
         out->n = v.u.d->n;
         out->items = v.u.d->keys;
-        return 0;
+        return jcharge(r, at, out->n);
     case JV_UNDEF:
         out->n = 0;
         out->items = NULL;
@@ -271,12 +271,13 @@ int jv_contains(jr *r, const jnode *at, jv c, jv item, bool *out)
             return jerr(r, at, "'in <string>' requires string as left operand, not %s",
                         jv_type_name(item));
         *out = item.u.s.n == 0 || memmem(c.u.s.p, c.u.s.n, item.u.s.p, item.u.s.n) != NULL;
-        return 0;
+        return jcharge(r, at, c.u.s.n >> 5);
     case JV_LIST:
     case JV_TUPLE:
         *out = false;
         for (size_t i = 0; i < c.u.l->n && !*out; i++)
-            *out = jv_equal(c.u.l->items[i], item);
+            if (jv_eq(r, at, c.u.l->items[i], item, out) < 0)
+                return -1;
         return 0;
     case JV_DICT:
     case JV_NS: {

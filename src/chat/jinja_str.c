@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jinja_impl.h"
@@ -192,30 +193,45 @@ int jstr_case(jr *r, const jnode *at, jv s, int how, jv *out)
 
 /* ---- strip, replace ----------------------------------------------------- */
 
-static bool in_set(uint32_t c, jv chars)
+static int cmp_cp(const void *a, const void *b)
 {
-    if (chars.kind != JV_STR)
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* strip's character set, decoded and sorted once. */
+typedef struct cpset {
+    uint32_t *cp;
+    size_t n;
+    bool whitespace; /* no set given: Python's whitespace */
+} cpset;
+
+static bool in_set(uint32_t c, const cpset *set)
+{
+    if (set->whitespace)
         return jpy_isspace(c);
-    for (size_t i = 0; i < chars.u.s.n;) {
-        uint32_t x;
-        i += cf_utf8_decode(chars.u.s.p + i, chars.u.s.n - i, &x);
-        if (x == c)
-            return true;
-    }
-    return false;
+    return bsearch(&c, set->cp, set->n, sizeof c, cmp_cp) != NULL;
 }
 
 int jstr_strip(jr *r, const jnode *at, jv s, jv chars, int which, jv *out)
 {
     if (chars.kind != JV_STR && chars.kind != JV_NONE && chars.kind != JV_ABSENT)
         return jerr(r, at, "strip arg must be None or str");
+    cpset set = {NULL, 0, chars.kind != JV_STR};
+    if (!set.whitespace) {
+        if (!(set.cp = jalloc(r, at, (chars.u.s.n + 1) * sizeof *set.cp)))
+            return -1;
+        for (size_t i = 0; i < chars.u.s.n;)
+            i += cf_utf8_decode(chars.u.s.p + i, chars.u.s.n - i, &set.cp[set.n++]);
+        qsort(set.cp, set.n, sizeof *set.cp, cmp_cp);
+    }
     const char *p = s.u.s.p;
     size_t a = 0, b = s.u.s.n;
     if (which & 1)
         while (a < b) {
             uint32_t c;
             size_t len = cf_utf8_decode(p + a, b - a, &c);
-            if (!in_set(c, chars))
+            if (!in_set(c, &set))
                 break;
             a += len;
         }
@@ -229,12 +245,12 @@ int jstr_strip(jr *r, const jnode *at, jv s, jv chars, int which, jv *out)
                 k = b - 1;
                 cf_utf8_decode(p + k, 1, &c);
             }
-            if (!in_set(c, chars))
+            if (!in_set(c, &set))
                 break;
             b = k;
         }
     *out = jv_str(p + a, b - a);
-    return 0;
+    return jcharge(r, at, (s.u.s.n - (b - a)) >> 5);
 }
 
 int jstr_replace(jr *r, const jnode *at, jv s, jv old, jv new_, int64_t count, jv *out)
@@ -243,6 +259,8 @@ int jstr_replace(jr *r, const jnode *at, jv s, jv old, jv new_, int64_t count, j
     const char *p = s.u.s.p;
     size_t n = s.u.s.n, i = 0;
     int64_t done = 0;
+    if (jcharge(r, at, n >> 5) < 0)
+        return -1;
     if (old.u.s.n == 0) { /* Python inserts between every character */
         while (count < 0 || done < count) {
             if (jout_put(r, at, &o, new_.u.s.p, new_.u.s.n) < 0)

@@ -83,6 +83,8 @@ void jerr_set(jr *r, const jnode *at, const char *fmt, ...)
 
 void *jalloc(jr *r, const jnode *at, size_t n)
 {
+    if (n >= 256 && jcharge(r, at, n >> 5) < 0) /* copying costs time too */
+        return NULL;
     void *p = jarena_alloc(&r->arena, n);
     if (!p)
         jerr_set(r, at, "the render needs more than %zu MiB of memory (the limit)",
@@ -124,6 +126,8 @@ int jutf8_offsets(jr *r, const jnode *at, const char *p, size_t n, size_t **offs
         *count = n;
         return 0;
     }
+    if (jcharge(r, at, n >> 5) < 0)
+        return -1;
     size_t c = jutf8_len(p, n);
     size_t *o = jalloc(r, at, (c + 1) * sizeof *o);
     if (!o)
@@ -398,9 +402,21 @@ static double num(jv v)
     return v.kind == JV_FLOAT ? v.u.f : v.kind == JV_INT ? (double)v.u.i : (double)v.u.b;
 }
 
-static int eq_rec(jv a, jv b, int depth)
+/* work counts the nodes visited (strings by 256 bytes); past *budget the
+ * answer is abandoned (the caller reports the overrun). */
+typedef struct work {
+    uint64_t done, budget;
+} work;
+
+static bool spend(work *w, uint64_t units)
 {
-    if (depth > VALUE_DEPTH)
+    w->done += units;
+    return w->done <= w->budget;
+}
+
+static int eq_rec(jv a, jv b, int depth, work *w)
+{
+    if (depth > VALUE_DEPTH || !spend(w, 1))
         return 0;
     if (jv_is_num(a) && jv_is_num(b)) {
         if (a.kind != JV_FLOAT && b.kind != JV_FLOAT)
@@ -412,13 +428,14 @@ static int eq_rec(jv a, jv b, int depth)
     switch (a.kind) {
     case JV_UNDEF:
     case JV_NONE: return 1;
-    case JV_STR: return a.u.s.n == b.u.s.n && memcmp(a.u.s.p, b.u.s.p, a.u.s.n) == 0;
+    case JV_STR:
+        return a.u.s.n == b.u.s.n && spend(w, a.u.s.n >> 5) && memcmp(a.u.s.p, b.u.s.p, a.u.s.n) == 0;
     case JV_LIST:
     case JV_TUPLE:
         if (a.u.l->n != b.u.l->n)
             return 0;
         for (size_t i = 0; i < a.u.l->n; i++)
-            if (!eq_rec(a.u.l->items[i], b.u.l->items[i], depth + 1))
+            if (!eq_rec(a.u.l->items[i], b.u.l->items[i], depth + 1, w))
                 return 0;
         return 1;
     case JV_DICT:
@@ -427,12 +444,12 @@ static int eq_rec(jv a, jv b, int depth)
         for (size_t i = 0; i < a.u.d->n; i++) {
             jv other;
             if (!jdict_get(b.u.d, a.u.d->keys[i], &other) ||
-                !eq_rec(a.u.d->vals[i], other, depth + 1))
+                !eq_rec(a.u.d->vals[i], other, depth + 1, w))
                 return 0;
         }
         return 1;
     case JV_METHOD:
-        return a.u.meth->def == b.u.meth->def && eq_rec(a.u.meth->self, b.u.meth->self, depth + 1);
+        return a.u.meth->def == b.u.meth->def && eq_rec(a.u.meth->self, b.u.meth->self, depth + 1, w);
     case JV_FUNC: return a.u.fn == b.u.fn;
     case JV_NS: return a.u.d == b.u.d;
     case JV_MACRO: return a.u.m == b.u.m;
@@ -443,12 +460,13 @@ static int eq_rec(jv a, jv b, int depth)
 
 bool jv_equal(jv a, jv b)
 {
-    return eq_rec(a, b, 0) == 1;
+    work w = {0, UINT64_MAX};
+    return eq_rec(a, b, 0, &w) == 1;
 }
 
-static int cmp_rec(jv a, jv b, int depth)
+static int cmp_rec(jv a, jv b, int depth, work *w)
 {
-    if (depth > VALUE_DEPTH)
+    if (depth > VALUE_DEPTH || !spend(w, 1))
         return -2;
     if (jv_is_num(a) && jv_is_num(b)) {
         if (a.kind != JV_FLOAT && b.kind != JV_FLOAT) {
@@ -460,6 +478,7 @@ static int cmp_rec(jv a, jv b, int depth)
     }
     if (a.kind == JV_STR && b.kind == JV_STR) {
         size_t n = a.u.s.n < b.u.s.n ? a.u.s.n : b.u.s.n;
+        spend(w, n >> 5);
         int c = memcmp(a.u.s.p, b.u.s.p, n);
         if (c)
             return c < 0 ? -1 : 1;
@@ -468,9 +487,9 @@ static int cmp_rec(jv a, jv b, int depth)
     if (jv_is_seq(a) && a.kind == b.kind) {
         size_t n = a.u.l->n < b.u.l->n ? a.u.l->n : b.u.l->n;
         for (size_t i = 0; i < n; i++) {
-            if (eq_rec(a.u.l->items[i], b.u.l->items[i], depth + 1))
+            if (eq_rec(a.u.l->items[i], b.u.l->items[i], depth + 1, w))
                 continue;
-            return cmp_rec(a.u.l->items[i], b.u.l->items[i], depth + 1);
+            return cmp_rec(a.u.l->items[i], b.u.l->items[i], depth + 1, w);
         }
         return (a.u.l->n > b.u.l->n) - (a.u.l->n < b.u.l->n);
     }
@@ -480,7 +499,36 @@ static int cmp_rec(jv a, jv b, int depth)
 /* -1, 0, 1; -2 when Python would raise TypeError; -3 for NaN (every order false). */
 int jv_compare(jv a, jv b)
 {
-    return cmp_rec(a, b, 0);
+    work w = {0, UINT64_MAX};
+    return cmp_rec(a, b, 0, &w);
+}
+
+int jcharge(jr *r, const jnode *at, uint64_t units)
+{
+    r->steps += units;
+    if (r->steps > r->lim.max_steps)
+        return jerr(r, at, "the template ran more than %llu steps (the limit)",
+                    (unsigned long long)r->lim.max_steps);
+    return 0;
+}
+
+static int charge_work(jr *r, const jnode *at, const work *w)
+{
+    return jcharge(r, at, w->done);
+}
+
+int jv_eq(jr *r, const jnode *at, jv a, jv b, bool *out)
+{
+    work w = {0, r->lim.max_steps - (r->steps < r->lim.max_steps ? r->steps : r->lim.max_steps)};
+    *out = eq_rec(a, b, 0, &w) == 1;
+    return charge_work(r, at, &w);
+}
+
+int jv_cmp(jr *r, const jnode *at, jv a, jv b, int *out)
+{
+    work w = {0, r->lim.max_steps - (r->steps < r->lim.max_steps ? r->steps : r->lim.max_steps)};
+    *out = cmp_rec(a, b, 0, &w);
+    return charge_work(r, at, &w);
 }
 
 /* ---- text --------------------------------------------------------------- */
