@@ -280,7 +280,7 @@ static void test_mutations(void)
                     if (n + l > len * 2)
                         l = 0;
                     memmove(m + at + l, m + at, n - at);
-                    memcpy(m + at, m + from + (from >= at ? l : 0), l);
+                    memmove(m + at, m + from + (from >= at ? l : 0), l);
                     n += l;
                 }
                 }
