@@ -478,7 +478,7 @@ static int enter(jr *r, const jnode *n)
         return -1;
     if (++r->depth > r->lim.max_depth) {
         r->depth--;
-        return jerr(r, n, "the template nests deeper than %u levels (the limit; recursion?)",
+        return jerr_limit(r, n, "the template nests deeper than %u levels (the limit; recursion?)",
                     r->lim.max_depth);
     }
     return 0;
@@ -584,6 +584,9 @@ static int exec_for(jr *r, const jnode *n, jv iterable, int depth)
     jscope *s = jscope_new(r, n, r->scope);
     if (!s)
         return -1;
+    /* jinja2 runs the else block unless some turn reached the end of the
+     * body: a loop left by break or continue on every turn runs it too */
+    bool completed = false;
     for (size_t i = 0; i < items.n; i++) {
         if (jcharge(r, n, 1) < 0) /* an empty body still costs a step per turn */
             return -1;
@@ -601,6 +604,11 @@ static int exec_for(jr *r, const jnode *n, jv iterable, int depth)
             return -1;
         if (rc == J_BREAK)
             break;
+        completed |= rc == 0;
+    }
+    if (!completed && n->e) {
+        jscope *e = jscope_new(r, n, r->scope);
+        return e ? exec_scoped(r, n->e, e) : -1;
     }
     return 0;
 }

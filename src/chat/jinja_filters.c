@@ -112,10 +112,19 @@ typedef struct sorter {
     bool reverse, failed;
 } sorter;
 
+/* jinja2 sorts by [key] lists: equal keys (Undefined ones too) compare
+ * equal before any < is tried. */
 static bool before(sorter *s, size_t x, size_t y)
 {
     int c;
-    if (s->failed || jv_cmp(s->r, s->at, s->keys[x], s->keys[y], &c) < 0) {
+    bool same;
+    if (s->failed || jv_eq(s->r, s->at, s->keys[x], s->keys[y], &same) < 0) {
+        s->failed = true;
+        return false;
+    }
+    if (same)
+        return false;
+    if (jv_cmp(s->r, s->at, s->keys[x], s->keys[y], &c) < 0) {
         s->failed = true;
         return false;
     }
@@ -197,6 +206,12 @@ static int f_attr(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
     BIND("attr", "name");
     if (p[0].kind != JV_STR)
         return jerr(r, at, "attr(): the name must be a string");
+    /* Python's getattr only: a dict's keys are not its attributes */
+    if (v.kind == JV_DICT && !jfind_method(v, p[0].u.s.p, p[0].u.s.n) &&
+        !(p[0].u.s.n >= 2 && p[0].u.s.p[0] == '_' && p[0].u.s.p[1] == '_')) {
+        *out = jv_undef_member(v, p[0].u.s.p, p[0].u.s.n);
+        return 0;
+    }
     return jv_getattr(r, at, v, p[0].u.s.p, p[0].u.s.n, out);
 }
 
@@ -223,8 +238,8 @@ static int f_batch(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         if (jvec_push(r, at, &rows, list_value(row, JV_LIST)) < 0)
             return -1;
     }
-    *out = jvec_list(r, at, &rows, JV_LIST);
-    return 0;
+    *out = jv_gen(r, at, rows.items, rows.n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 static int f_center(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
@@ -330,6 +345,13 @@ static int f_first(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
     if (no_args(r, at, "first", a) < 0)
         return -1;
+    if (v.kind == JV_GEN) { /* next(): takes one item */
+        jgen *g = v.u.gen;
+        if (jgen_check(r, v) < 0)
+            return -1;
+        *out = g->pos < g->items.n ? g->items.items[g->pos++] : jv_undef_member(v, NULL, 0);
+        return 0;
+    }
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
         return -1;
@@ -341,6 +363,8 @@ static int f_last(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
     if (no_args(r, at, "last", a) < 0)
         return -1;
+    if (v.kind == JV_GEN)
+        return jerr(r, at, "'generator' object is not reversible");
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
         return -1;
@@ -369,6 +393,8 @@ static int f_float(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
     BIND("float", "default");
     double f;
+    if (v.kind == JV_UNDEF)
+        return jundef_error(r, at, v);
     if (jv_is_num(v))
         *out = jv_float(v.kind == JV_FLOAT ? v.u.f : v.kind == JV_INT ? (double)v.u.i : v.u.b);
     else if (v.kind == JV_STR && parse_float(r, at, v, &f))
@@ -385,6 +411,8 @@ static int f_int(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
     if (given(p[1]) && want_int(r, at, "base", p[1], &base) < 0)
         return -1;
     jv fallback = or_default(p[0], jv_int(0));
+    if (v.kind == JV_UNDEF)
+        return jundef_error(r, at, v);
     if (v.kind == JV_INT || v.kind == JV_BOOL) {
         *out = jv_int(v.kind == JV_INT ? v.u.i : v.u.b);
         return 0;
@@ -460,9 +488,11 @@ int jsplitlines(jr *r, const jnode *at, jv s, bool keepends, jvec *lines)
 static int f_indent(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
     BIND("indent", "width", "first", "blank");
-    jv s, ind;
-    if (jv_to_str(r, at, v, &s) < 0)
-        return -1;
+    jv s = v, ind;
+    if (v.kind == JV_UNDEF) /* jinja2 appends '\n' to the value itself */
+        return jundef_error(r, at, v);
+    if (v.kind != JV_STR)
+        return jerr(r, at, "unsupported operand type(s) for +=: '%s' and 'str'", jv_type_name(v));
     jv width = or_default(p[0], jv_int(4));
     if (width.kind == JV_STR) {
         ind = width;
@@ -513,8 +543,8 @@ static int f_items(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
     if (no_args(r, at, "items", a) < 0)
         return -1;
     if (v.kind == JV_UNDEF) {
-        *out = list_value(jlist_new(r, at, 0), JV_LIST);
-        return out->u.l ? 0 : -1;
+        *out = jv_gen(r, at, NULL, 0);
+        return out->kind == JV_GEN ? 0 : -1;
     }
     if (v.kind != JV_DICT)
         return jerr(r, at, "Can only get item pairs from a mapping.");
@@ -529,8 +559,8 @@ static int f_items(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         pair->items[1] = v.u.d->vals[i];
         l->items[i] = list_value(pair, JV_TUPLE);
     }
-    *out = list_value(l, JV_LIST);
-    return 0;
+    *out = jv_gen(r, at, l->items, l->n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 static int f_join(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
@@ -639,8 +669,8 @@ static int f_map(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         if (rc < 0)
             return -1;
     }
-    *out = list_value(l, JV_LIST);
-    return 0;
+    *out = jv_gen(r, at, l->items, l->n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 /* select / reject / selectattr / rejectattr */
@@ -677,8 +707,8 @@ static int select_common(jr *r, const jnode *at, jv v, const jargs *a, bool by_a
         if (ok == keep_true && jvec_push(r, at, &kept, items.items[i]) < 0)
             return -1;
     }
-    *out = jvec_list(r, at, &kept, JV_LIST);
-    return 0;
+    *out = jv_gen(r, at, kept.items, kept.n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 static int f_select(jr *r, const jnode *at, jv v, const jargs *a, jv *out) { return select_common(r, at, v, a, false, true, out); }
@@ -749,8 +779,14 @@ static int f_reverse(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return -1;
     for (size_t i = 0; i < items.n; i++)
         l->items[i] = items.items[items.n - 1 - i];
-    *out = list_value(l, JV_LIST);
-    return 0;
+    /* reversed() gives an iterator; a generator is not reversible, so
+     * jinja2 falls back to a reversed list */
+    if (v.kind == JV_GEN) {
+        *out = list_value(l, JV_LIST);
+        return 0;
+    }
+    *out = jv_gen(r, at, l->items, l->n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 static int f_round(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
@@ -825,8 +861,8 @@ static int f_slice(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
             part->items[end - start] = p[1];
         l->items[k] = list_value(part, JV_LIST);
     }
-    *out = list_value(l, JV_LIST);
-    return 0;
+    *out = jv_gen(r, at, l->items, l->n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 static int f_sort(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
@@ -945,12 +981,15 @@ static int f_truncate(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return jerr(r, at, "expected length >= %lld, got %lld", (long long)end_len, (long long)length);
     if (leeway < 0)
         return jerr(r, at, "expected leeway >= 0, got %lld", (long long)leeway);
-    if (jcharge(r, at, s.u.s.n >> 5) < 0)
+    int64_t len; /* jinja2 measures the value as given, before any str() */
+    if (jv_len(r, at, v, &len) < 0)
         return -1;
-    if ((int64_t)jutf8_len(s.u.s.p, s.u.s.n) <= length + leeway) {
-        *out = s;
+    if (len <= length + leeway) {
+        *out = v;
         return 0;
     }
+    if (v.kind != JV_STR)
+        return jerr(r, at, "'%s' object has no attribute 'rsplit'", jv_type_name(v));
     jv head;
     if (jv_slice(r, at, s, jv_none(), jv_int(length - end_len), jv_none(), &head) < 0)
         return -1;
@@ -992,8 +1031,8 @@ static int f_unique(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         if (!dup && (jvec_push(r, at, &seen, key) < 0 || jvec_push(r, at, &kept, items.items[i]) < 0))
             return -1;
     }
-    *out = jvec_list(r, at, &kept, JV_LIST);
-    return 0;
+    *out = jv_gen(r, at, kept.items, kept.n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 static bool word_char(uint32_t c)
@@ -1050,52 +1089,52 @@ static int f_format(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 }
 
 static const jbuiltin filters[] = {
-    {"abs", f_abs, false},
-    {"attr", f_attr, false},
-    {"batch", f_batch, false},
-    {"capitalize", f_capitalize, false},
-    {"center", f_center, false},
-    {"count", f_length, false},
-    {"d", f_default, false},
-    {"default", f_default, false},
-    {"dictsort", f_dictsort, false},
-    {"e", f_escape, false},
-    {"escape", f_escape, false},
-    {"first", f_first, false},
-    {"float", f_float, false},
-    {"forceescape", f_escape, false},
-    {"format", f_format, false},
-    {"indent", f_indent, false},
-    {"int", f_int, false},
-    {"items", f_items, false},
-    {"join", f_join, false},
-    {"last", f_last, false},
-    {"length", f_length, false},
-    {"list", f_list, false},
-    {"lower", f_lower, false},
-    {"map", f_map, false},
-    {"max", f_max, false},
-    {"min", f_min, false},
-    {"pprint", f_pprint, false},
-    {"reject", f_reject, false},
-    {"rejectattr", f_rejectattr, false},
-    {"replace", f_replace, false},
-    {"reverse", f_reverse, false},
-    {"round", f_round, false},
-    {"safe", f_safe, false},
-    {"select", f_select, false},
-    {"selectattr", f_selectattr, false},
-    {"slice", f_slice, false},
-    {"sort", f_sort, false},
-    {"string", f_string, false},
-    {"sum", f_sum, false},
-    {"title", f_title, false},
-    {"tojson", f_tojson, false},
-    {"trim", f_trim, false},
-    {"truncate", f_truncate, false},
-    {"unique", f_unique, false},
-    {"upper", f_upper, false},
-    {"wordcount", f_wordcount, false},
+    {"abs", f_abs, false, false},
+    {"attr", f_attr, false, false},
+    {"batch", f_batch, false, true},
+    {"capitalize", f_capitalize, false, false},
+    {"center", f_center, false, false},
+    {"count", f_length, false, false},
+    {"d", f_default, false, false},
+    {"default", f_default, false, false},
+    {"dictsort", f_dictsort, false, false},
+    {"e", f_escape, false, false},
+    {"escape", f_escape, false, false},
+    {"first", f_first, false, false},
+    {"float", f_float, false, false},
+    {"forceescape", f_escape, false, false},
+    {"format", f_format, false, false},
+    {"indent", f_indent, false, false},
+    {"int", f_int, false, false},
+    {"items", f_items, false, true},
+    {"join", f_join, false, false},
+    {"last", f_last, false, false},
+    {"length", f_length, false, false},
+    {"list", f_list, false, false},
+    {"lower", f_lower, false, false},
+    {"map", f_map, false, true},
+    {"max", f_max, false, false},
+    {"min", f_min, false, false},
+    {"pprint", f_pprint, false, false},
+    {"reject", f_reject, false, true},
+    {"rejectattr", f_rejectattr, false, true},
+    {"replace", f_replace, false, false},
+    {"reverse", f_reverse, false, false},
+    {"round", f_round, false, false},
+    {"safe", f_safe, false, false},
+    {"select", f_select, false, true},
+    {"selectattr", f_selectattr, false, true},
+    {"slice", f_slice, false, true},
+    {"sort", f_sort, false, false},
+    {"string", f_string, false, false},
+    {"sum", f_sum, false, false},
+    {"title", f_title, false, false},
+    {"tojson", f_tojson, false, false},
+    {"trim", f_trim, false, false},
+    {"truncate", f_truncate, false, false},
+    {"unique", f_unique, false, true},
+    {"upper", f_upper, false, false},
+    {"wordcount", f_wordcount, false, false},
 };
 
 static const jbuiltin *find(const jbuiltin *table, size_t n, const char *name)
@@ -1116,7 +1155,22 @@ int jrun_filter(jr *r, const jnode *at, const char *name, jv v, const jargs *a, 
     const jbuiltin *f = jfind_filter(name);
     if (!f)
         return jerr(r, at, "No filter named '%s'", name);
-    return f->fn(r, at, v, a, out);
+    int rc = f->fn(r, at, v, a, out);
+    if (rc == 0 || !f->lazy || r->fatal)
+        return rc;
+    /* jinja2 would not have run the generator yet: keep the error for
+     * whoever iterates it (maybe nobody) */
+    size_t len = strlen(r->err->msg);
+    char *msg = jalloc(r, at, len + 1);
+    if (!msg)
+        return -1;
+    memcpy(msg, r->err->msg, len + 1);
+    r->failed = false;
+    *out = jv_gen(r, at, NULL, 0);
+    if (out->kind != JV_GEN)
+        return -1;
+    out->u.gen->error = msg;
+    return 0;
 }
 
 /* ---- tests -------------------------------------------------------------- */
@@ -1174,9 +1228,24 @@ static int int_test(jr *r, const jnode *at, const char *name, jv v, int64_t mod,
     return 0;
 }
 
+/* The tests that take no argument besides the value. */
+static bool takes_no_args(const char *name)
+{
+    static const char *const none[] = {"defined", "undefined", "none", "boolean", "false", "true",
+                                       "integer", "float", "number", "string", "mapping", "iterable",
+                                       "sequence", "callable", "escaped", "odd", "even", "lower",
+                                       "upper", "filter", "test"};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+        if (strcmp(none[i], name) == 0)
+            return true;
+    return false;
+}
+
 int jrun_test(jr *r, const jnode *at, const char *name, jv v, const jargs *a, bool *out)
 {
     jv arg;
+    if (takes_no_args(name) && (a->npos || a->nkw))
+        return jerr(r, at, "test_%s() takes 1 positional argument but %zu were given", name, 1 + a->npos + a->nkw);
 #define IS(s) (strcmp(name, s) == 0)
     if (IS("defined") || IS("undefined")) {
         *out = (v.kind != JV_UNDEF) == IS("defined");
@@ -1197,12 +1266,12 @@ int jrun_test(jr *r, const jnode *at, const char *name, jv v, const jargs *a, bo
     } else if (IS("mapping")) {
         *out = v.kind == JV_DICT;
     } else if (IS("iterable")) {
-        *out = v.kind == JV_STR || jv_is_seq(v) || v.kind == JV_DICT || v.kind == JV_UNDEF;
+        *out = v.kind == JV_STR || jv_is_seq(v) || v.kind == JV_DICT || v.kind == JV_UNDEF || v.kind == JV_GEN;
     } else if (IS("sequence")) {
         *out = v.kind == JV_STR || jv_is_seq(v) || v.kind == JV_DICT || v.kind == JV_UNDEF;
-    } else if (IS("callable")) {
-        *out = v.kind == JV_MACRO || v.kind == JV_FUNC || v.kind == JV_METHOD ||
-               (v.kind == JV_LOOP && v.u.loop->node->op);
+    } else if (IS("callable")) { /* Undefined has __call__ (it raises) */
+        *out = v.kind == JV_UNDEF || v.kind == JV_MACRO || v.kind == JV_FUNC || v.kind == JV_METHOD ||
+               v.kind == JV_LOOP;
     } else if (IS("escaped")) {
         *out = false;
     } else if (IS("sameas")) {
@@ -1264,7 +1333,7 @@ static const char *const test_names[] = {
 const jbuiltin *jfind_test(const char *name)
 {
     /* tests run through jrun_test; the entry only says the name exists */
-    static const jbuiltin known = {"test", NULL, false};
+    static const jbuiltin known = {"test", NULL, false, false};
     for (size_t i = 0; i < sizeof test_names / sizeof test_names[0]; i++)
         if (strcmp(test_names[i], name) == 0)
             return &known;

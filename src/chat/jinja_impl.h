@@ -42,6 +42,8 @@ typedef enum jkind {
     JV_FUNC,   /* a global function: range, namespace, ... */
     JV_METHOD, /* a method bound to its receiver: 'a b'.split */
     JV_LOOP,   /* the loop variable of a for statement */
+    JV_GEN,    /* a one-shot iterator, as jinja2's map/select/items... return:
+                  always true, no len(), exhausted once iterated */
     JV_ABSENT, /* internal: an argument that was not given */
 } jkind;
 
@@ -51,6 +53,7 @@ typedef struct jdict jdict;
 typedef struct jmacro jmacro;
 typedef struct jmethod jmethod;
 typedef struct jloop jloop;
+typedef struct jgen jgen;
 typedef struct jbuiltin jbuiltin;
 
 struct jv {
@@ -72,6 +75,7 @@ struct jv {
         const jbuiltin *fn;
         jmethod *meth;
         jloop *loop;
+        jgen *gen;
     } u;
 };
 
@@ -204,6 +208,12 @@ struct jscope {
     size_t n, cap;
 };
 
+struct jgen {
+    jlist items;
+    size_t pos;        /* items before pos have been consumed */
+    const char *error; /* raised when iterated: jinja2 computes generators lazily */
+};
+
 struct jmacro {
     const jnode *def;  /* N_MACRO, or the N_CALLBLOCK of a caller */
     jscope *closure;
@@ -231,6 +241,7 @@ struct jbuiltin {
     const char *name;
     jfn fn;
     bool mutating; /* a method the immutable sandbox refuses */
+    bool lazy;     /* a filter jinja2 runs as a generator: its errors wait for the iteration */
 };
 
 struct jmethod {
@@ -264,6 +275,7 @@ struct jr {
     int64_t now;
     cf_err *err;
     bool failed;
+    bool fatal; /* the error is a limit's: no generator may hold it back */
 };
 
 /* Statement results besides 0 and -1 (error). */
@@ -277,6 +289,12 @@ __attribute__((format(printf, 3, 4)))
 #endif
 void jerr_set(jr *r, const jnode *at, const char *fmt, ...);
 #define jerr(...) (jerr_set(__VA_ARGS__), -1)
+/* A limit's error (steps, depth, memory, output): marks it fatal. */
+#define jerr_limit(r, ...) ((r)->fatal = true, jerr_set((r), __VA_ARGS__), -1)
+/* Raise a generator's postponed error (the message is complete). */
+int jerr_again(jr *r, const char *msg);
+/* The postponed error a generator carries, if any. */
+int jgen_check(jr *r, jv v);
 
 void *jalloc(jr *r, const jnode *at, size_t n); /* NULL after recording an error */
 
@@ -325,6 +343,8 @@ typedef struct jvec {
 } jvec;
 int jvec_push(jr *r, const jnode *at, jvec *v, jv x);
 jv jvec_list(jr *r, const jnode *at, jvec *v, jkind kind); /* JV_LIST or JV_TUPLE */
+/* A generator over items (JV_UNDEF after an allocation failure). */
+jv jv_gen(jr *r, const jnode *at, const jv *items, size_t n);
 
 /* text */
 int jout_put(jr *r, const jnode *at, jout *o, const char *s, size_t n);

@@ -772,48 +772,48 @@ static int m_changed(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
 /* ---- method tables ------------------------------------------------------ */
 
 static const jbuiltin str_methods[] = {
-    {"capitalize", m_capitalize, false}, {"center", m_center, false},
-    {"count", m_count_str, false},       {"endswith", m_endswith, false},
-    {"find", m_find, false},             {"format", m_format, false},
-    {"index", m_index_str, false},       {"isalnum", m_isalnum, false},
-    {"isalpha", m_isalpha, false},       {"isdecimal", m_isdigit, false},
-    {"isdigit", m_isdigit, false},       {"islower", m_islower, false},
-    {"isnumeric", m_isdigit, false},     {"isspace", m_isspace, false},
-    {"isupper", m_isupper, false},       {"join", m_join, false},
-    {"ljust", m_ljust, false},           {"lower", m_lower, false},
-    {"lstrip", m_lstrip, false},         {"partition", m_partition, false},
-    {"removeprefix", m_removeprefix, false}, {"removesuffix", m_removesuffix, false},
-    {"replace", m_replace, false},       {"rfind", m_rfind, false},
-    {"rindex", m_rindex, false},         {"rjust", m_rjust, false},
-    {"rpartition", m_rpartition, false}, {"rsplit", m_rsplit, false},
-    {"rstrip", m_rstrip, false},         {"split", m_split, false},
-    {"splitlines", m_splitlines, false}, {"startswith", m_startswith, false},
-    {"strip", m_strip, false},           {"title", m_title, false},
-    {"upper", m_upper, false},           {"zfill", m_zfill, false},
+    {"capitalize", m_capitalize, false, false}, {"center", m_center, false, false},
+    {"count", m_count_str, false, false},       {"endswith", m_endswith, false, false},
+    {"find", m_find, false, false},             {"format", m_format, false, false},
+    {"index", m_index_str, false, false},       {"isalnum", m_isalnum, false, false},
+    {"isalpha", m_isalpha, false, false},       {"isdecimal", m_isdigit, false, false},
+    {"isdigit", m_isdigit, false, false},       {"islower", m_islower, false, false},
+    {"isnumeric", m_isdigit, false, false},     {"isspace", m_isspace, false, false},
+    {"isupper", m_isupper, false, false},       {"join", m_join, false, false},
+    {"ljust", m_ljust, false, false},           {"lower", m_lower, false, false},
+    {"lstrip", m_lstrip, false, false},         {"partition", m_partition, false, false},
+    {"removeprefix", m_removeprefix, false, false}, {"removesuffix", m_removesuffix, false, false},
+    {"replace", m_replace, false, false},       {"rfind", m_rfind, false, false},
+    {"rindex", m_rindex, false, false},         {"rjust", m_rjust, false, false},
+    {"rpartition", m_rpartition, false, false}, {"rsplit", m_rsplit, false, false},
+    {"rstrip", m_rstrip, false, false},         {"split", m_split, false, false},
+    {"splitlines", m_splitlines, false, false}, {"startswith", m_startswith, false, false},
+    {"strip", m_strip, false, false},           {"title", m_title, false, false},
+    {"upper", m_upper, false, false},           {"zfill", m_zfill, false, false},
 };
 
 static const jbuiltin dict_methods[] = {
-    {"clear", m_refused, true}, {"copy", m_copy, false},     {"get", m_get, false},
-    {"items", m_items, false},  {"keys", m_keys, false},     {"pop", m_refused, true},
-    {"popitem", m_refused, true}, {"setdefault", m_refused, true}, {"update", m_refused, true},
-    {"values", m_values, false},
+    {"clear", m_refused, true, false}, {"copy", m_copy, false, false},     {"get", m_get, false, false},
+    {"items", m_items, false, false},  {"keys", m_keys, false, false},     {"pop", m_refused, true, false},
+    {"popitem", m_refused, true, false}, {"setdefault", m_refused, true, false}, {"update", m_refused, true, false},
+    {"values", m_values, false, false},
 };
 
 static const jbuiltin list_methods[] = {
-    {"append", m_refused, true}, {"clear", m_refused, true},  {"copy", m_copy, false},
-    {"count", m_count_seq, false}, {"extend", m_refused, true}, {"index", m_index_seq, false},
-    {"insert", m_refused, true}, {"pop", m_refused, true},    {"remove", m_refused, true},
-    {"reverse", m_refused, true}, {"sort", m_refused, true},
+    {"append", m_refused, true, false}, {"clear", m_refused, true, false},  {"copy", m_copy, false, false},
+    {"count", m_count_seq, false, false}, {"extend", m_refused, true, false}, {"index", m_index_seq, false, false},
+    {"insert", m_refused, true, false}, {"pop", m_refused, true, false},    {"remove", m_refused, true, false},
+    {"reverse", m_refused, true, false}, {"sort", m_refused, true, false},
 };
 
 static const jbuiltin tuple_methods[] = {
-    {"count", m_count_seq, false},
-    {"index", m_index_seq, false},
+    {"count", m_count_seq, false, false},
+    {"index", m_index_seq, false, false},
 };
 
 static const jbuiltin loop_methods[] = {
-    {"changed", m_changed, false},
-    {"cycle", m_cycle, false},
+    {"changed", m_changed, false, false},
+    {"cycle", m_cycle, false, false},
 };
 
 static const jbuiltin *in_table(const jbuiltin *t, size_t n, const char *name, size_t len)
@@ -1013,11 +1013,11 @@ static int g_strftime_now(jr *r, const jnode *at, jv self, const jargs *a, jv *o
 }
 
 static const jbuiltin globals[] = {
-    {"dict", g_dict, false},
-    {"namespace", g_namespace, false},
-    {"raise_exception", g_raise_exception, false},
-    {"range", g_range, false},
-    {"strftime_now", g_strftime_now, false},
+    {"dict", g_dict, false, false},
+    {"namespace", g_namespace, false, false},
+    {"raise_exception", g_raise_exception, false, false},
+    {"range", g_range, false, false},
+    {"strftime_now", g_strftime_now, false, false},
 };
 
 const jbuiltin *jfind_global(const char *name)

@@ -100,6 +100,27 @@ static jnode *mk(ps *P, jnkind kind, const jtok *at)
     return n;
 }
 
+/* A filter or test name, dotted as jinja2 allows ("a.b"); consumes it. */
+static const char *dotted_name(ps *P)
+{
+    size_t start = P->i, len = cur(P)->n;
+    next(P);
+    while (is_op(P, ".") && peek(P, 1)->type == T_NAME) {
+        len += 1 + peek(P, 1)->n;
+        next(P);
+        next(P);
+    }
+    char *s = jarena_alloc(P->a, len + 1), *o = s;
+    if (!s)
+        return oom(P);
+    for (size_t k = start; k < P->i; k++) {
+        memcpy(o, P->t[k].type == T_OP ? "." : P->t[k].p, P->t[k].type == T_OP ? 1 : P->t[k].n);
+        o += P->t[k].type == T_OP ? 1 : P->t[k].n;
+    }
+    *o = 0;
+    return s;
+}
+
 static const char *tok_name(ps *P, const jtok *t)
 {
     char *s = jarena_alloc(P->a, t->n + 1);
@@ -748,9 +769,8 @@ static jnode *parse_test(ps *P, jnode *node)
     if (cur(P)->type != T_NAME)
         return unexpected(P, "a test name after 'is'");
     jnode *n = mk(P, N_TEST, at);
-    if (!n || !(n->name = tok_name(P, cur(P))))
+    if (!n || !(n->name = dotted_name(P)))
         return NULL;
-    next(P);
     n->a = node;
     n->op = negated;
     const jtok *t = cur(P);
@@ -791,9 +811,8 @@ static jnode *parse_filter(ps *P, jnode *node, bool start_inline)
         if (t->type != T_NAME)
             return unexpected(P, "a filter name");
         jnode *n = mk(P, N_FILTER, t);
-        if (!n || !(n->name = tok_name(P, t)))
+        if (!n || !(n->name = dotted_name(P)))
             return NULL;
-        next(P);
         if (is_op(P, "(") && !(n->args = parse_call_args(P)))
             return NULL;
         n->a = node;

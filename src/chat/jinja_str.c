@@ -433,7 +433,8 @@ int jstr_format(jr *r, const jnode *at, jv fmt, jv args, jv *out)
         if (format_one(r, at, &o, conv, flags, width, prec, v) < 0)
             return -1;
     }
-    if (args.kind != JV_DICT && next < nargs)
+    /* Python lets a value with __getitem__ (a list, a dict, Undefined) go unused */
+    if (args.kind != JV_DICT && args.kind != JV_UNDEF && args.kind != JV_LIST && next < nargs)
         return jerr(r, at, "not all arguments converted during string formatting");
     *out = jv_str(o.p ? o.p : "", o.n);
     return 0;

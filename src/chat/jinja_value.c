@@ -81,13 +81,27 @@ void jerr_set(jr *r, const jnode *at, const char *fmt, ...)
         cf_fail(r->err, "template: %s", msg);
 }
 
+int jerr_again(jr *r, const char *msg)
+{
+    if (!r->failed) {
+        r->failed = true;
+        cf_fail(r->err, "%s", msg);
+    }
+    return -1;
+}
+
+int jgen_check(jr *r, jv v)
+{
+    return v.kind == JV_GEN && v.u.gen->error ? jerr_again(r, v.u.gen->error) : 0;
+}
+
 void *jalloc(jr *r, const jnode *at, size_t n)
 {
     if (n >= 256 && jcharge(r, at, n >> 5) < 0) /* copying costs time too */
         return NULL;
     void *p = jarena_alloc(&r->arena, n);
-    if (!p)
-        jerr_set(r, at, "the render needs more than %zu MiB of memory (the limit)",
+    if (!p && !r->failed)
+        (void)jerr_limit(r, at, "the render needs more than %zu MiB of memory (the limit)",
              r->lim.max_memory >> 20);
     return p;
 }
@@ -184,6 +198,21 @@ jv jvec_list(jr *r, const jnode *at, jvec *v, jkind kind)
     l->items = v->items;
     out.kind = (uint8_t)kind;
     out.u.l = l;
+    return out;
+}
+
+jv jv_gen(jr *r, const jnode *at, const jv *items, size_t n)
+{
+    jv out = jv_undef();
+    jgen *g = jalloc(r, at, sizeof *g);
+    if (!g)
+        return out;
+    g->items.items = (jv *)items;
+    g->items.n = n;
+    g->pos = 0;
+    g->error = NULL;
+    out.kind = JV_GEN;
+    out.u.gen = g;
     return out;
 }
 
@@ -359,6 +388,7 @@ static const char *kind_name(int kind)
     case JV_FUNC: return "function";
     case JV_METHOD: return "builtin_function_or_method";
     case JV_LOOP: return "LoopContext";
+    case JV_GEN: return "generator";
     default: return "object";
     }
 }
@@ -454,6 +484,7 @@ static int eq_rec(jv a, jv b, int depth, work *w)
     case JV_NS: return a.u.d == b.u.d;
     case JV_MACRO: return a.u.m == b.u.m;
     case JV_LOOP: return a.u.loop == b.u.loop;
+    case JV_GEN: return a.u.gen == b.u.gen;
     default: return 0;
     }
 }
@@ -507,7 +538,7 @@ int jcharge(jr *r, const jnode *at, uint64_t units)
 {
     r->steps += units;
     if (r->steps > r->lim.max_steps)
-        return jerr(r, at, "the template ran more than %llu steps (the limit)",
+        return jerr_limit(r, at, "the template ran more than %llu steps (the limit)",
                     (unsigned long long)r->lim.max_steps);
     return 0;
 }
@@ -536,7 +567,7 @@ int jv_cmp(jr *r, const jnode *at, jv a, jv b, int *out)
 int jout_put(jr *r, const jnode *at, jout *o, const char *s, size_t n)
 {
     if (n > r->lim.max_output - o->n)
-        return jerr(r, at, "the output grows past the limit of %zu bytes", r->lim.max_output);
+        return jerr_limit(r, at, "the output grows past the limit of %zu bytes", r->lim.max_output);
     if (o->n + n > o->cap) {
         size_t cap = o->cap ? o->cap * 2 : 256;
         while (cap < o->n + n)
@@ -563,7 +594,7 @@ int jout_puts(jr *r, const jnode *at, jout *o, const char *s)
 int jv_new_str(jr *r, const jnode *at, const char *p, size_t n, jv *out)
 {
     if (n > r->lim.max_output)
-        return jerr(r, at, "a string of %zu bytes is past the limit of %zu", n, r->lim.max_output);
+        return jerr_limit(r, at, "a string of %zu bytes is past the limit of %zu", n, r->lim.max_output);
     char *s = jalloc(r, at, n + 1);
     if (!s)
         return -1;
@@ -697,6 +728,7 @@ static int write_value(jr *r, const jnode *at, jout *o, jv v, bool repr, int dep
     case JV_LOOP:
         snprintf(buf, sizeof buf, "<LoopContext %zu/%zu>", v.u.loop->i + 1, v.u.loop->n);
         return jout_puts(r, at, o, buf);
+    case JV_GEN: return jout_puts(r, at, o, "<generator object>");
     default: return 0;
     }
 }

@@ -247,6 +247,37 @@ CASES = [
     "{{ {'a': 1}|dictsort|first }} {{ {'b': 1, 'a': 2}|items|map('first')|list }}",
     "{%- macro render(m) -%}\n<{{ m.role }}>\n{%- endmacro -%}\n{% for m in messages %}{{ render(m) }}{% endfor %}",
     "{{ 'ﬁ'|upper }} {{ 'İ'|lower|length }}",
+    # generators: lazy, always true, one pass
+    "{% set g = [1, 2, 3]|select('odd') %}{{ g|first }}{{ g|list }}{{ g|list }}",
+    "{% if []|select('odd') %}true{% endif %} {{ [1, 2]|map('string')|join(',') }} {{ {'a': 1}|items|list }} {{ none|items is iterable }}",
+    "{% set g = 5|map('upper') %}lazy, never used",
+    "{% set g = 5|map('upper') %}{{ g|list }}",
+    "{{ [1, 2]|select('odd')|length }}",
+    "{{ 'abc'|reject('none')|int }} {{ [3, 1]|reverse|list }} {{ [1, 2]|reverse is iterable }} {{ ([1]|select)|last }}",
+    "{% set g = [1, 2, 3]|select %}{{ 2 in g }}{{ g|list }}",
+    # for ... else runs unless some turn reached the end of the body
+    "{% for i in [1, 2] %}{% if i == 1 %}{% continue %}{% endif %}x{% else %}E{% endfor %}",
+    "{% for i in [1, 2] %}{% continue %}{% else %}E{% endfor %}|{% for i in [1, 2] %}{% break %}{% else %}E{% endfor %}",
+    # unknown filters and tests fail only when run inside if / inline if
+    "{% if false %}{{ x|nosuch }}{% endif %}ok {{ 1 if true else 2|nosuch.thing }} {% if false %}{{ x is nosuchtest }}{% endif %}",
+    "{% if true %}{{ x|nosuch }}{% endif %}",
+    "{% for x in [1] %}{% if false %}{% for y in [1] %}{{ y|nosuch }}{% endfor %}{% endif %}{% endfor %}",
+    # quirks found by differential fuzzing
+    "{{ {'role': 1}|attr('role') is defined }} {{ {'role': 1}|attr('items') is defined }} {{ 'x'|attr('upper') is defined }}",
+    "{{ 'abc' % [1] }} {{ 'abc' % {'a': 1} }} {{ 'a%%' % nope }} {{ '%s' % [1, 2] }}",
+    "{{ 'ab'|sort(attribute='x')|join }} {{ [{'a': 2}, {'a': 1}, {}]|sort(attribute='b')|length }}",
+    "{{ nope is callable }} {% for x in [1] %}{{ loop is callable }}{% endfor %} {{ range is callable }}",
+    "{{ nope|int }}",
+    "{{ nope|float }}",
+    "{{ 0.1|truncate(5) }} {{ [1, 2]|truncate(5) }} {{ nope|truncate(5) is defined }}",
+    "{{ 1.5|truncate(1, true) }}",
+    "{{ nope in {'a': 1} }} {{ 'a' in {'a': 1} }}",
+    "{{ [1] in {'a': 1} }}",
+    "{{ 1 is number(2) }}",
+    "{{ true|indent }}",
+    "{{ nope|indent }}",
+    "{% set ns = namespace(x=1) %}{{ ns.x[:-1] }}",
+    "{{ messages[0].role[1:-1] }} {{ nope2 is defined }}",
 ]
 
 # cases with their own variables
