@@ -77,6 +77,13 @@ int jbind(jr *r, const jnode *at, const char *fname, const jargs *a, const char 
     return 0;
 }
 
+int jno_args(jr *r, const jnode *at, const char *name, const jargs *a)
+{
+    if (a->npos || a->nkw)
+        return jerr(r, at, "%s() takes no arguments", name);
+    return 0;
+}
+
 /* Evaluate a call's argument expressions (with *args and **kwargs spread),
  * plus `extra` keyword arguments already evaluated. */
 static int eval_args(jr *r, const jnode *at, const jcallargs *c, const jkwarg *extra, size_t nextra,
@@ -306,19 +313,8 @@ static int eval_compare(jr *r, const jnode *n, jv *out)
             if (jv_contains(r, n, right, left, &ok) < 0)
                 return -1;
             ok = ok == (op == OP_IN);
-        } else {
-            if (left.kind == JV_UNDEF)
-                return jundef_error(r, n, left);
-            if (right.kind == JV_UNDEF)
-                return jundef_error(r, n, right);
-            int c;
-            if (jv_cmp(r, n, left, right, &c) < 0)
-                return -1;
-            static const char *const sym[] = {"<", "<=", ">", ">="};
-            if (c == -2)
-                return jerr(r, n, "'%s' not supported between instances of '%s' and '%s'",
-                            sym[op - OP_LT], jv_type_name(left), jv_type_name(right));
-            ok = c != -3 && (op == OP_LT ? c < 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c >= 0);
+        } else if (jv_order(r, n, op, left, right, &ok) < 0) {
+            return -1;
         }
         if (!ok) {
             *out = jv_bool(false);

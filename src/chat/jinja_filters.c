@@ -12,18 +12,6 @@
 
 #include "jinja_impl.h"
 
-#define BIND(name, ...)                                                               \
-    static const char *const params_[] = {__VA_ARGS__};                             \
-    jv p[sizeof params_ / sizeof params_[0]];                                        \
-    if (jbind(r, at, name, a, params_, sizeof params_ / sizeof params_[0], p) < 0)  \
-        return -1
-
-static int no_args(jr *r, const jnode *at, const char *name, const jargs *a)
-{
-    if (a->npos || a->nkw)
-        return jerr(r, at, "%s() takes no arguments", name);
-    return 0;
-}
 
 static bool str_is(jv v, const char *s)
 {
@@ -51,14 +39,6 @@ static int want_int(jr *r, const jnode *at, const char *what, jv v, int64_t *out
         return 0;
     }
     return jerr(r, at, "%s must be an integer, not %s", what, jv_type_name(v));
-}
-
-static jv list_value(jlist *l, jkind kind)
-{
-    jv v = jv_undef();
-    v.kind = (uint8_t)kind;
-    v.u.l = l;
-    return v;
 }
 
 /* jinja2's make_attrgetter: "a.b.0" looks up item by item. */
@@ -185,7 +165,7 @@ static int sorted_order(jr *r, const jnode *at, const jv *keys, size_t n, bool r
 
 static int f_abs(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "abs", a) < 0)
+    if (jno_args(r, at, "abs", a) < 0)
         return -1;
     if (v.kind == JV_INT) {
         if (v.u.i == INT64_MIN)
@@ -203,7 +183,7 @@ static int f_abs(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_attr(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("attr", "name");
+    JBIND("attr", "name");
     if (p[0].kind != JV_STR)
         return jerr(r, at, "attr(): the name must be a string");
     /* Python's getattr only: a dict's keys are not its attributes */
@@ -217,7 +197,7 @@ static int f_attr(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_batch(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("batch", "linecount", "fill_with");
+    JBIND("batch", "linecount", "fill_with");
     int64_t size;
     jlist items;
     if (want_int(r, at, "batch size", or_default(p[0], jv_int(1)), &size) < 0 ||
@@ -235,7 +215,7 @@ static int f_batch(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         memcpy(row->items, items.items + i, take * sizeof(jv));
         for (size_t k = take; k < row->n; k++)
             row->items[k] = p[1];
-        if (jvec_push(r, at, &rows, list_value(row, JV_LIST)) < 0)
+        if (jvec_push(r, at, &rows, jv_seq(row, JV_LIST)) < 0)
             return -1;
     }
     *out = jv_gen(r, at, rows.items, rows.n);
@@ -244,7 +224,7 @@ static int f_batch(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_center(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("center", "width");
+    JBIND("center", "width");
     int64_t width;
     jv s;
     if (want_int(r, at, "width", or_default(p[0], jv_int(80)), &width) < 0 || jv_to_str(r, at, v, &s) < 0)
@@ -272,7 +252,7 @@ static int f_center(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_default(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("default", "default_value", "boolean");
+    JBIND("default", "default_value", "boolean");
     bool boolean = given(p[1]) && jv_truthy(p[1]);
     *out = v.kind == JV_UNDEF || (boolean && !jv_truthy(v)) ? or_default(p[0], jv_str("", 0)) : v;
     return 0;
@@ -280,7 +260,7 @@ static int f_default(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_dictsort(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("dictsort", "case_sensitive", "by", "reverse");
+    JBIND("dictsort", "case_sensitive", "by", "reverse");
     if (v.kind != JV_DICT)
         return jerr(r, at, "dictsort(): a mapping is required, not %s", jv_type_name(v));
     bool by_value = str_is(p[1], "value");
@@ -297,24 +277,16 @@ static int f_dictsort(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
             return -1;
     if (sorted_order(r, at, keys, n, given(p[2]) && jv_truthy(p[2]), &order) < 0)
         return -1;
-    jlist *l = jlist_new(r, at, n);
+    jlist *l = jdict_pairs(r, at, v.u.d, order);
     if (!l)
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        jlist *pair = jlist_new(r, at, 2);
-        if (!pair)
-            return -1;
-        pair->items[0] = v.u.d->keys[order[i]];
-        pair->items[1] = v.u.d->vals[order[i]];
-        l->items[i] = list_value(pair, JV_TUPLE);
-    }
-    *out = list_value(l, JV_LIST);
+    *out = jv_seq(l, JV_LIST);
     return 0;
 }
 
 static int f_escape(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "escape", a) < 0)
+    if (jno_args(r, at, "escape", a) < 0)
         return -1;
     jv s;
     if (jv_to_str(r, at, v, &s) < 0)
@@ -343,7 +315,7 @@ static int f_escape(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_first(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "first", a) < 0)
+    if (jno_args(r, at, "first", a) < 0)
         return -1;
     if (v.kind == JV_GEN) { /* next(): takes one item */
         jgen *g = v.u.gen;
@@ -361,7 +333,7 @@ static int f_first(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_last(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "last", a) < 0)
+    if (jno_args(r, at, "last", a) < 0)
         return -1;
     if (v.kind == JV_GEN)
         return jerr(r, at, "'generator' object is not reversible");
@@ -391,7 +363,7 @@ static bool parse_float(jr *r, const jnode *at, jv s, double *out)
 
 static int f_float(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("float", "default");
+    JBIND("float", "default");
     double f;
     if (v.kind == JV_UNDEF)
         return jundef_error(r, at, v);
@@ -406,7 +378,7 @@ static int f_float(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_int(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("int", "default", "base");
+    JBIND("int", "default", "base");
     int64_t base = 10;
     if (given(p[1]) && want_int(r, at, "base", p[1], &base) < 0)
         return -1;
@@ -455,7 +427,7 @@ static int f_int(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 static size_t line_break_at(const char *s, size_t n, size_t i)
 {
     uint32_t c;
-    size_t len = cf_utf8_decode(s + i, n - i, &c);
+    size_t len = cf_chat_utf8_decode(s + i, n - i, &c);
     if (c == '\r' && i + 1 < n && s[i + 1] == '\n')
         return 2;
     if (c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E ||
@@ -472,7 +444,7 @@ int jsplitlines(jr *r, const jnode *at, jv s, bool keepends, jvec *lines)
         size_t br = line_break_at(p, n, i);
         if (!br) {
             uint32_t c;
-            i += cf_utf8_decode(p + i, n - i, &c);
+            i += cf_chat_utf8_decode(p + i, n - i, &c);
             continue;
         }
         if (jvec_push(r, at, lines, jv_str(p + start, (keepends ? i + br : i) - start)) < 0)
@@ -487,7 +459,7 @@ int jsplitlines(jr *r, const jnode *at, jv s, bool keepends, jvec *lines)
 
 static int f_indent(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("indent", "width", "first", "blank");
+    JBIND("indent", "width", "first", "blank");
     jv s = v, ind;
     if (v.kind == JV_UNDEF) /* jinja2 appends '\n' to the value itself */
         return jundef_error(r, at, v);
@@ -540,7 +512,7 @@ static int f_indent(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_items(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "items", a) < 0)
+    if (jno_args(r, at, "items", a) < 0)
         return -1;
     if (v.kind == JV_UNDEF) {
         *out = jv_gen(r, at, NULL, 0);
@@ -548,24 +520,16 @@ static int f_items(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
     }
     if (v.kind != JV_DICT)
         return jerr(r, at, "Can only get item pairs from a mapping.");
-    jlist *l = jlist_new(r, at, v.u.d->n);
+    jlist *l = jdict_pairs(r, at, v.u.d, NULL);
     if (!l)
         return -1;
-    for (size_t i = 0; i < v.u.d->n; i++) {
-        jlist *pair = jlist_new(r, at, 2);
-        if (!pair)
-            return -1;
-        pair->items[0] = v.u.d->keys[i];
-        pair->items[1] = v.u.d->vals[i];
-        l->items[i] = list_value(pair, JV_TUPLE);
-    }
     *out = jv_gen(r, at, l->items, l->n);
     return out->kind == JV_GEN ? 0 : -1;
 }
 
 static int f_join(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("join", "d", "attribute");
+    JBIND("join", "d", "attribute");
     jlist items;
     jv sep = or_default(p[0], jv_str("", 0));
     if (jv_iterate(r, at, v, &items) < 0 || jv_to_str(r, at, sep, &sep) < 0)
@@ -584,7 +548,7 @@ static int f_join(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_length(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "length", a) < 0)
+    if (jno_args(r, at, "length", a) < 0)
         return -1;
     int64_t n;
     if (jv_len(r, at, v, &n) < 0)
@@ -595,7 +559,7 @@ static int f_length(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_list(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "list", a) < 0)
+    if (jno_args(r, at, "list", a) < 0)
         return -1;
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
@@ -605,37 +569,22 @@ static int f_list(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return -1;
     if (items.n)
         memcpy(l->items, items.items, items.n * sizeof(jv));
-    *out = list_value(l, JV_LIST);
+    *out = jv_seq(l, JV_LIST);
     return 0;
 }
 
-static int f_lower(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
+/* lower, upper, capitalize, title: str(v) case-mapped */
+static int case_filter(jr *r, const jnode *at, jv v, const jargs *a, const char *name, int how, jv *out)
 {
-    if (no_args(r, at, "lower", a) < 0)
+    if (jno_args(r, at, name, a) < 0 || jv_to_str(r, at, v, &v) < 0)
         return -1;
-    return jv_to_str(r, at, v, &v) < 0 ? -1 : jstr_case(r, at, v, 'l', out);
+    return jstr_case(r, at, v, how, out);
 }
 
-static int f_upper(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
-{
-    if (no_args(r, at, "upper", a) < 0)
-        return -1;
-    return jv_to_str(r, at, v, &v) < 0 ? -1 : jstr_case(r, at, v, 'u', out);
-}
-
-static int f_capitalize(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
-{
-    if (no_args(r, at, "capitalize", a) < 0)
-        return -1;
-    return jv_to_str(r, at, v, &v) < 0 ? -1 : jstr_case(r, at, v, 'c', out);
-}
-
-static int f_title(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
-{
-    if (no_args(r, at, "title", a) < 0)
-        return -1;
-    return jv_to_str(r, at, v, &v) < 0 ? -1 : jstr_case(r, at, v, 'T', out);
-}
+static int f_lower(jr *r, const jnode *at, jv v, const jargs *a, jv *out) { return case_filter(r, at, v, a, "lower", 'l', out); }
+static int f_upper(jr *r, const jnode *at, jv v, const jargs *a, jv *out) { return case_filter(r, at, v, a, "upper", 'u', out); }
+static int f_capitalize(jr *r, const jnode *at, jv v, const jargs *a, jv *out) { return case_filter(r, at, v, a, "capitalize", 'c', out); }
+static int f_title(jr *r, const jnode *at, jv v, const jargs *a, jv *out) { return case_filter(r, at, v, a, "title", 'T', out); }
 
 /* map(attribute='x', default=d) or map('filter', args...) */
 static int f_map(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
@@ -718,7 +667,7 @@ static int f_rejectattr(jr *r, const jnode *at, jv v, const jargs *a, jv *out) {
 
 static int min_max(jr *r, const jnode *at, jv v, const jargs *a, bool want_max, jv *out)
 {
-    BIND(want_max ? "max" : "min", "case_sensitive", "attribute");
+    JBIND(want_max ? "max" : "min", "case_sensitive", "attribute");
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
         return -1;
@@ -754,7 +703,7 @@ static int f_min(jr *r, const jnode *at, jv v, const jargs *a, jv *out) { return
 
 static int f_replace(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("replace", "old", "new", "count");
+    JBIND("replace", "old", "new", "count");
     int64_t count = -1;
     jv s, old, new_;
     if (jv_to_str(r, at, v, &s) < 0 || jv_to_str(r, at, or_default(p[0], jv_str("", 0)), &old) < 0 ||
@@ -767,7 +716,7 @@ static int f_replace(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_reverse(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "reverse", a) < 0)
+    if (jno_args(r, at, "reverse", a) < 0)
         return -1;
     if (v.kind == JV_STR)
         return jv_slice(r, at, v, jv_none(), jv_none(), jv_int(-1), out);
@@ -782,7 +731,7 @@ static int f_reverse(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
     /* reversed() gives an iterator; a generator is not reversible, so
      * jinja2 falls back to a reversed list */
     if (v.kind == JV_GEN) {
-        *out = list_value(l, JV_LIST);
+        *out = jv_seq(l, JV_LIST);
         return 0;
     }
     *out = jv_gen(r, at, l->items, l->n);
@@ -791,7 +740,7 @@ static int f_reverse(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_round(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("round", "precision", "method");
+    JBIND("round", "precision", "method");
     int64_t prec = 0;
     if (given(p[0]) && want_int(r, at, "precision", p[0], &prec) < 0)
         return -1;
@@ -828,14 +777,14 @@ static int f_round(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_safe(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "safe", a) < 0)
+    if (jno_args(r, at, "safe", a) < 0)
         return -1;
     return jv_to_str(r, at, v, out);
 }
 
 static int f_slice(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("slice", "slices", "fill_with");
+    JBIND("slice", "slices", "fill_with");
     int64_t slices;
     jlist items;
     if (want_int(r, at, "slices", or_default(p[0], jv_int(1)), &slices) < 0 || jv_iterate(r, at, v, &items) < 0)
@@ -859,7 +808,7 @@ static int f_slice(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         memcpy(part->items, items.items + start, (end - start) * sizeof(jv));
         if (f)
             part->items[end - start] = p[1];
-        l->items[k] = list_value(part, JV_LIST);
+        l->items[k] = jv_seq(part, JV_LIST);
     }
     *out = jv_gen(r, at, l->items, l->n);
     return out->kind == JV_GEN ? 0 : -1;
@@ -867,7 +816,7 @@ static int f_slice(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_sort(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("sort", "reverse", "case_sensitive", "attribute");
+    JBIND("sort", "reverse", "case_sensitive", "attribute");
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
         return -1;
@@ -885,20 +834,20 @@ static int f_sort(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return -1;
     for (size_t i = 0; i < items.n; i++)
         l->items[i] = items.items[order[i]];
-    *out = list_value(l, JV_LIST);
+    *out = jv_seq(l, JV_LIST);
     return 0;
 }
 
 static int f_string(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "string", a) < 0)
+    if (jno_args(r, at, "string", a) < 0)
         return -1;
     return jv_to_str(r, at, v, out);
 }
 
 static int f_pprint(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "pprint", a) < 0)
+    if (jno_args(r, at, "pprint", a) < 0)
         return -1;
     jout o = {0};
     if (jv_write_repr(r, at, &o, v) < 0)
@@ -909,7 +858,7 @@ static int f_pprint(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_sum(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("sum", "attribute", "start");
+    JBIND("sum", "attribute", "start");
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
         return -1;
@@ -927,7 +876,7 @@ static int f_sum(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_tojson(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("tojson", "ensure_ascii", "indent", "separators", "sort_keys");
+    JBIND("tojson", "ensure_ascii", "indent", "separators", "sort_keys");
     cf_json_dump_opts o = {-1, NULL, NULL, given(p[0]) && jv_truthy(p[0]), given(p[3]) && jv_truthy(p[3])};
     jv indent = or_default(p[1], jv_none());
     if (indent.kind == JV_INT || indent.kind == JV_BOOL) {
@@ -961,7 +910,7 @@ static int f_tojson(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_trim(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("trim", "chars");
+    JBIND("trim", "chars");
     if (jv_to_str(r, at, v, &v) < 0)
         return -1;
     return jstr_strip(r, at, v, or_default(p[0], jv_none()), 3, out);
@@ -969,7 +918,7 @@ static int f_trim(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_truncate(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("truncate", "length", "killwords", "end", "leeway");
+    JBIND("truncate", "length", "killwords", "end", "leeway");
     int64_t length, leeway;
     jv s, end = or_default(p[2], jv_str("...", 3));
     if (want_int(r, at, "length", or_default(p[0], jv_int(255)), &length) < 0 ||
@@ -1012,7 +961,7 @@ static int f_truncate(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_unique(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("unique", "case_sensitive", "attribute");
+    JBIND("unique", "case_sensitive", "attribute");
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
         return -1;
@@ -1043,7 +992,7 @@ static bool word_char(uint32_t c)
 
 static int f_wordcount(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "wordcount", a) < 0)
+    if (jno_args(r, at, "wordcount", a) < 0)
         return -1;
     jv s;
     if (jv_to_str(r, at, v, &s) < 0)
@@ -1052,7 +1001,7 @@ static int f_wordcount(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
     bool in_word = false;
     for (size_t i = 0; i < s.u.s.n;) {
         uint32_t c;
-        i += cf_utf8_decode(s.u.s.p + i, s.u.s.n - i, &c);
+        i += cf_chat_utf8_decode(s.u.s.p + i, s.u.s.n - i, &c);
         bool w = word_char(c);
         count += w && !in_word;
         in_word = w;
@@ -1085,7 +1034,7 @@ static int f_format(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return -1;
     if (a->npos)
         memcpy(l->items, a->pos, a->npos * sizeof(jv));
-    return jstr_format(r, at, s, list_value(l, JV_TUPLE), out);
+    return jstr_format(r, at, s, jv_seq(l, JV_TUPLE), out);
 }
 
 static const jbuiltin filters[] = {
@@ -1203,19 +1152,7 @@ static int run_compare_test(jr *r, const jnode *at, const char *name, int op, jv
     jv other;
     if (one_arg(r, at, name, a, &other) < 0)
         return -1;
-    if (v.kind == JV_UNDEF)
-        return jundef_error(r, at, v);
-    if (other.kind == JV_UNDEF)
-        return jundef_error(r, at, other);
-    int c;
-    if (jv_cmp(r, at, v, other, &c) < 0)
-        return -1;
-    if (c == -2)
-        return jerr(r, at, "'%s' not supported between instances of '%s' and '%s'",
-                    op == OP_LT ? "<" : op == OP_LE ? "<=" : op == OP_GT ? ">" : ">=",
-                    jv_type_name(v), jv_type_name(other));
-    *out = c != -3 && (op == OP_LT ? c < 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c >= 0);
-    return 0;
+    return jv_order(r, at, op, v, other, out);
 }
 
 static int int_test(jr *r, const jnode *at, const char *name, jv v, int64_t mod, bool zero, bool *out)
@@ -1229,7 +1166,7 @@ static int int_test(jr *r, const jnode *at, const char *name, jv v, int64_t mod,
 }
 
 /* The tests that take no argument besides the value. */
-static bool takes_no_args(const char *name)
+static bool takes_jno_args(const char *name)
 {
     static const char *const none[] = {"defined", "undefined", "none", "boolean", "false", "true",
                                        "integer", "float", "number", "string", "mapping", "iterable",
@@ -1244,7 +1181,7 @@ static bool takes_no_args(const char *name)
 int jrun_test(jr *r, const jnode *at, const char *name, jv v, const jargs *a, bool *out)
 {
     jv arg;
-    if (takes_no_args(name) && (a->npos || a->nkw))
+    if (takes_jno_args(name) && (a->npos || a->nkw))
         return jerr(r, at, "test_%s() takes 1 positional argument but %zu were given", name, 1 + a->npos + a->nkw);
 #define IS(s) (strcmp(name, s) == 0)
     if (IS("defined") || IS("undefined")) {

@@ -312,6 +312,11 @@ static inline jv jv_cstr(const char *p);
 jv jv_undef_name(const char *name);
 jv jv_undef_member(jv owner, const char *name, size_t n);
 
+static inline jv jv_seq(jlist *l, jkind kind) /* JV_LIST or JV_TUPLE */
+{
+    jv v = {(uint8_t)kind, 0, {.l = l}};
+    return v;
+}
 static inline bool jv_is_seq(jv v) { return v.kind == JV_LIST || v.kind == JV_TUPLE; }
 static inline bool jv_is_num(jv v) { return v.kind == JV_INT || v.kind == JV_FLOAT || v.kind == JV_BOOL; }
 static inline bool jv_is_map(jv v) { return v.kind == JV_DICT; }
@@ -335,6 +340,8 @@ jdict *jdict_new(jr *r, const jnode *at, size_t cap);
 int jdict_set(jr *r, const jnode *at, jdict *d, jv key, jv val);
 bool jdict_get(const jdict *d, jv key, jv *val);
 bool jdict_get_str(const jdict *d, const char *key, size_t n, jv *val);
+/* The (key, value) tuples of d, in the order `order` gives (NULL: d's own). */
+jlist *jdict_pairs(jr *r, const jnode *at, const jdict *d, const size_t *order);
 
 /* A list being built (items in the arena, grown by doubling). */
 typedef struct jvec {
@@ -398,6 +405,16 @@ int jrun_filter(jr *r, const jnode *at, const char *name, jv v, const jargs *a, 
  * JV_ABSENT when not given.  Fails on unknown or repeated arguments. */
 int jbind(jr *r, const jnode *at, const char *fname, const jargs *a, const char *const *params,
           size_t np, jv *out);
+/* Inside a jfn: bind the arguments to p[] by these parameter names. */
+#define JBIND(name, ...)                                                              \
+    static const char *const params_[] = {__VA_ARGS__};                             \
+    jv p[sizeof params_ / sizeof params_[0]];                                        \
+    if (jbind(r, at, name, a, params_, sizeof params_ / sizeof params_[0], p) < 0)  \
+        return -1
+/* Fail unless the call has no arguments. */
+int jno_args(jr *r, const jnode *at, const char *name, const jargs *a);
+/* a < b, a <= b, a > b, a >= b (op) as Python orders values. */
+int jv_order(jr *r, const jnode *at, int op, jv a, jv b, bool *out);
 
 /* Python's str methods the filters share. */
 int jstr_strip(jr *r, const jnode *at, jv s, jv chars, int which, jv *out); /* which: 1 left, 2 right, 3 both */

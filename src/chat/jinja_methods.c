@@ -29,40 +29,20 @@ static int opt_int(jr *r, const jnode *at, jv v, int64_t dflt, int64_t *out)
     return jerr(r, at, "'%s' object cannot be interpreted as an integer", jv_type_name(v));
 }
 
-static jv seq_value(jlist *l, jkind kind)
-{
-    jv v = jv_undef();
-    v.kind = (uint8_t)kind;
-    v.u.l = l;
-    return v;
-}
-
-#define BIND(name, ...)                                                               \
-    static const char *const params_[] = {__VA_ARGS__};                             \
-    jv p[sizeof params_ / sizeof params_[0]];                                        \
-    if (jbind(r, at, name, a, params_, sizeof params_ / sizeof params_[0], p) < 0)  \
-        return -1
-
-static int no_args(jr *r, const jnode *at, const char *name, const jargs *a)
-{
-    if (a->npos || a->nkw)
-        return jerr(r, at, "%s() takes no arguments", name);
-    return 0;
-}
 
 /* ---- str ---------------------------------------------------------------- */
 
 static size_t space_len(const char *p, size_t n, size_t i)
 {
     uint32_t c;
-    size_t len = cf_utf8_decode(p + i, n - i, &c);
+    size_t len = cf_chat_utf8_decode(p + i, n - i, &c);
     return jpy_isspace(c) ? len : 0;
 }
 
 /* str.split / str.rsplit */
 static int split(jr *r, const jnode *at, jv s, const jargs *a, bool from_right, jv *out)
 {
-    BIND(from_right ? "rsplit" : "split", "sep", "maxsplit");
+    JBIND(from_right ? "rsplit" : "split", "sep", "maxsplit");
     int64_t maxsplit;
     if (opt_int(r, at, p[1], -1, &maxsplit) < 0)
         return -1;
@@ -132,7 +112,7 @@ static int split(jr *r, const jnode *at, jv s, const jargs *a, bool from_right, 
             size_t start = i;
             uint32_t c;
             while (i < n && !space_len(str, n, i))
-                i += cf_utf8_decode(str + i, n - i, &c);
+                i += cf_chat_utf8_decode(str + i, n - i, &c);
             if (jvec_push(r, at, &parts, jv_str(str + start, i - start)) < 0)
                 return -1;
         }
@@ -182,7 +162,7 @@ static int m_rsplit(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { ret
 
 static int strip_common(jr *r, const jnode *at, jv s, const jargs *a, int which, jv *out)
 {
-    BIND(which == 3 ? "strip" : which == 1 ? "lstrip" : "rstrip", "chars");
+    JBIND(which == 3 ? "strip" : which == 1 ? "lstrip" : "rstrip", "chars");
     return jstr_strip(r, at, s, p[0], which, out);
 }
 
@@ -215,7 +195,7 @@ static int char_range(jr *r, const jnode *at, jv s, jv start, jv end, size_t *lo
 
 static int affix(jr *r, const jnode *at, jv s, const jargs *a, bool suffix, jv *out)
 {
-    BIND(suffix ? "endswith" : "startswith", "prefix", "start", "end");
+    JBIND(suffix ? "endswith" : "startswith", "prefix", "start", "end");
     size_t lo, hi;
     if (p[0].kind == JV_ABSENT)
         return jerr(r, at, "%s() takes at least 1 argument", suffix ? "endswith" : "startswith");
@@ -241,26 +221,19 @@ static int affix(jr *r, const jnode *at, jv s, const jargs *a, bool suffix, jv *
 static int m_startswith(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { return affix(r, at, s, a, false, out); }
 static int m_endswith(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { return affix(r, at, s, a, true, out); }
 
-static int m_lower(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
+static int case_method(jr *r, const jnode *at, jv s, const jargs *a, const char *name, int how, jv *out)
 {
-    return no_args(r, at, "lower", a) < 0 ? -1 : jstr_case(r, at, s, 'l', out);
+    return jno_args(r, at, name, a) < 0 ? -1 : jstr_case(r, at, s, how, out);
 }
-static int m_upper(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
-{
-    return no_args(r, at, "upper", a) < 0 ? -1 : jstr_case(r, at, s, 'u', out);
-}
-static int m_title(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
-{
-    return no_args(r, at, "title", a) < 0 ? -1 : jstr_case(r, at, s, 't', out);
-}
-static int m_capitalize(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
-{
-    return no_args(r, at, "capitalize", a) < 0 ? -1 : jstr_case(r, at, s, 'c', out);
-}
+
+static int m_lower(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { return case_method(r, at, s, a, "lower", 'l', out); }
+static int m_upper(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { return case_method(r, at, s, a, "upper", 'u', out); }
+static int m_title(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { return case_method(r, at, s, a, "title", 't', out); }
+static int m_capitalize(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { return case_method(r, at, s, a, "capitalize", 'c', out); }
 
 static int m_replace(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 {
-    BIND("replace", "old", "new", "count");
+    JBIND("replace", "old", "new", "count");
     int64_t count;
     if (want_str(r, at, "replace() argument 1", p[0]) < 0 || want_str(r, at, "replace() argument 2", p[1]) < 0 ||
         opt_int(r, at, p[2], -1, &count) < 0)
@@ -271,7 +244,7 @@ static int m_replace(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 /* find / rfind / index / rindex / count */
 static int search(jr *r, const jnode *at, jv s, const jargs *a, const char *name, jv *out)
 {
-    BIND(name, "sub", "start", "end");
+    JBIND(name, "sub", "start", "end");
     size_t lo, hi;
     if (want_str(r, at, "the substring", p[0]) < 0 || char_range(r, at, s, p[1], p[2], &lo, &hi) < 0)
         return -1;
@@ -324,7 +297,7 @@ static int m_count_str(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { 
 
 static int m_join(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 {
-    BIND("join", "iterable");
+    JBIND("join", "iterable");
     jlist items;
     if (jv_iterate(r, at, p[0], &items) < 0)
         return -1;
@@ -343,12 +316,12 @@ static int m_join(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 
 static int classify(jr *r, const jnode *at, jv s, const jargs *a, const char *name, jv *out)
 {
-    if (no_args(r, at, name, a) < 0)
+    if (jno_args(r, at, name, a) < 0)
         return -1;
     bool ok = s.u.s.n > 0;
     for (size_t i = 0; i < s.u.s.n && ok;) {
         uint32_t c;
-        i += cf_utf8_decode(s.u.s.p + i, s.u.s.n - i, &c);
+        i += cf_chat_utf8_decode(s.u.s.p + i, s.u.s.n - i, &c);
         bool digit = c >= '0' && c <= '9', alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                                                    (c >= 0xC0 && !jpy_isspace(c));
         switch (name[2]) {
@@ -370,7 +343,7 @@ static int m_isspace(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { re
 static int case_test(jr *r, const jnode *at, jv s, const jargs *a, bool upper, jv *out)
 {
     jv low, up;
-    if (no_args(r, at, upper ? "isupper" : "islower", a) < 0 || jstr_case(r, at, s, 'l', &low) < 0 ||
+    if (jno_args(r, at, upper ? "isupper" : "islower", a) < 0 || jstr_case(r, at, s, 'l', &low) < 0 ||
         jstr_case(r, at, s, 'u', &up) < 0)
         return -1;
     *out = jv_bool(!jv_equal(low, up) && jv_equal(s, upper ? up : low));
@@ -383,7 +356,7 @@ static int m_isupper(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { re
 /* ljust / rjust / center / zfill */
 static int justify(jr *r, const jnode *at, jv s, const jargs *a, char how, jv *out)
 {
-    BIND(how == 'l' ? "ljust" : how == 'r' ? "rjust" : how == 'c' ? "center" : "zfill", "width", "fillchar");
+    JBIND(how == 'l' ? "ljust" : how == 'r' ? "rjust" : how == 'c' ? "center" : "zfill", "width", "fillchar");
     int64_t width;
     if (p[0].kind == JV_ABSENT || opt_int(r, at, p[0], 0, &width) < 0)
         return p[0].kind == JV_ABSENT ? jerr(r, at, "a width is required") : -1;
@@ -424,7 +397,7 @@ static int m_zfill(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { retu
 
 static int partition(jr *r, const jnode *at, jv s, const jargs *a, bool right, jv *out)
 {
-    BIND(right ? "rpartition" : "partition", "sep");
+    JBIND(right ? "rpartition" : "partition", "sep");
     if (want_str(r, at, "sep", p[0]) < 0)
         return -1;
     if (p[0].u.s.n == 0)
@@ -452,7 +425,7 @@ static int partition(jr *r, const jnode *at, jv s, const jargs *a, bool right, j
         l->items[1] = p[0];
         l->items[2] = jv_str(s.u.s.p + k + m, n - k - m);
     }
-    *out = seq_value(l, JV_TUPLE);
+    *out = jv_seq(l, JV_TUPLE);
     return 0;
 }
 
@@ -461,7 +434,7 @@ static int m_rpartition(jr *r, const jnode *at, jv s, const jargs *a, jv *out) {
 
 static int remove_affix(jr *r, const jnode *at, jv s, const jargs *a, bool suffix, jv *out)
 {
-    BIND(suffix ? "removesuffix" : "removeprefix", "affix");
+    JBIND(suffix ? "removesuffix" : "removeprefix", "affix");
     if (want_str(r, at, "the argument", p[0]) < 0)
         return -1;
     size_t m = p[0].u.s.n;
@@ -476,7 +449,7 @@ static int m_removesuffix(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 
 static int m_splitlines(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 {
-    BIND("splitlines", "keepends");
+    JBIND("splitlines", "keepends");
     jvec lines = {0};
     if (jsplitlines(r, at, s, p[0].kind != JV_ABSENT && jv_truthy(p[0]), &lines) < 0)
         return -1;
@@ -662,7 +635,7 @@ static int m_format(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 
 static int m_get(jr *r, const jnode *at, jv d, const jargs *a, jv *out)
 {
-    BIND("get", "key", "default");
+    JBIND("get", "key", "default");
     if (p[0].kind == JV_ABSENT)
         return jerr(r, at, "get expected at least 1 argument, got 0");
     if (!jdict_get(d.u.d, p[0], out))
@@ -672,24 +645,14 @@ static int m_get(jr *r, const jnode *at, jv d, const jargs *a, jv *out)
 
 static int dict_view(jr *r, const jnode *at, jv d, const jargs *a, int which, jv *out)
 {
-    if (no_args(r, at, which == 0 ? "keys" : which == 1 ? "values" : "items", a) < 0)
+    if (jno_args(r, at, which == 0 ? "keys" : which == 1 ? "values" : "items", a) < 0)
         return -1;
-    jlist *l = jlist_new(r, at, d.u.d->n);
+    jlist *l = which == 2 ? jdict_pairs(r, at, d.u.d, NULL) : jlist_new(r, at, d.u.d->n);
     if (!l)
         return -1;
-    for (size_t i = 0; i < d.u.d->n; i++) {
-        if (which < 2) {
-            l->items[i] = which == 0 ? d.u.d->keys[i] : d.u.d->vals[i];
-            continue;
-        }
-        jlist *pair = jlist_new(r, at, 2);
-        if (!pair)
-            return -1;
-        pair->items[0] = d.u.d->keys[i];
-        pair->items[1] = d.u.d->vals[i];
-        l->items[i] = seq_value(pair, JV_TUPLE);
-    }
-    *out = seq_value(l, JV_LIST);
+    for (size_t i = 0; which < 2 && i < d.u.d->n; i++)
+        l->items[i] = which == 0 ? d.u.d->keys[i] : d.u.d->vals[i];
+    *out = jv_seq(l, JV_LIST);
     return 0;
 }
 
@@ -699,7 +662,7 @@ static int m_items(jr *r, const jnode *at, jv d, const jargs *a, jv *out) { retu
 
 static int m_copy(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "copy", a) < 0)
+    if (jno_args(r, at, "copy", a) < 0)
         return -1;
     *out = v; /* values are immutable here: sharing is a copy */
     return 0;
@@ -707,7 +670,7 @@ static int m_copy(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int m_count_seq(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
 {
-    BIND("count", "value");
+    JBIND("count", "value");
     int64_t count = 0;
     for (size_t i = 0; i < l.u.l->n; i++) {
         bool eq;
@@ -721,7 +684,7 @@ static int m_count_seq(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
 
 static int m_index_seq(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
 {
-    BIND("index", "value");
+    JBIND("index", "value");
     for (size_t i = 0; i < l.u.l->n; i++) {
         bool eq;
         if (jv_eq(r, at, l.u.l->items[i], p[0], &eq) < 0)
@@ -759,7 +722,7 @@ static int m_changed(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
         return -1;
     if (a->npos)
         memcpy(now->items, a->pos, a->npos * sizeof(jv));
-    jv v = seq_value(now, JV_TUPLE);
+    jv v = jv_seq(now, JV_TUPLE);
     jloop *loop = l.u.loop;
     bool same = false;
     if (loop->changed_last.kind != JV_ABSENT && jv_eq(r, at, loop->changed_last, v, &same) < 0)
@@ -869,7 +832,7 @@ static int g_range(jr *r, const jnode *at, jv self, const jargs *a, jv *out)
         return -1;
     for (uint64_t i = 0; i < count; i++)
         l->items[i] = jv_int(start + (int64_t)i * step);
-    *out = seq_value(l, JV_LIST);
+    *out = jv_seq(l, JV_LIST);
     return 0;
 }
 

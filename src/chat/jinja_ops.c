@@ -219,6 +219,23 @@ int jv_slice(jr *r, const jnode *at, jv obj, jv start, jv stop, jv step, jv *out
 
 /* ---- len, iteration, membership ----------------------------------------- */
 
+int jv_order(jr *r, const jnode *at, int op, jv a, jv b, bool *out)
+{
+    static const char *const sym[] = {"<", "<=", ">", ">="};
+    int c;
+    if (a.kind == JV_UNDEF)
+        return jundef_error(r, at, a);
+    if (b.kind == JV_UNDEF)
+        return jundef_error(r, at, b);
+    if (jv_cmp(r, at, a, b, &c) < 0)
+        return -1;
+    if (c == -2)
+        return jerr(r, at, "'%s' not supported between instances of '%s' and '%s'", sym[op - OP_LT],
+                    jv_type_name(a), jv_type_name(b));
+    *out = c != -3 && (op == OP_LT ? c < 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c >= 0);
+    return 0;
+}
+
 int jv_len(jr *r, const jnode *at, jv v, int64_t *n)
 {
     switch (v.kind) {

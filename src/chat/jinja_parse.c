@@ -215,36 +215,37 @@ static bool chain(ps *P, int *links)
     return true;
 }
 
-static jnode *parse_pow(ps *P)
+typedef jnode *(*parse_fn)(ps *P);
+
+/* One left-associative level: operand (op operand)*, op_at naming the
+ * operator at the current token (0: none). */
+static jnode *left_assoc(ps *P, parse_fn operand, int (*op_at)(ps *P))
 {
-    jnode *left = parse_unary(P, true);
-    int links = 0;
-    while (left && is_op(P, "**")) {
+    jnode *left = operand(P);
+    int links = 0, op;
+    while (left && (op = op_at(P)) != 0) {
         const jtok *at = cur(P);
         if (!chain(P, &links))
             return NULL;
         next(P);
-        left = binary(P, at, OP_POW, left, parse_unary(P, true));
+        left = binary(P, at, op, left, operand(P));
     }
     return left;
 }
 
-static jnode *parse_math2(ps *P)
+static int pow_op(ps *P) { return is_op(P, "**") ? OP_POW : 0; }
+static int mul_op(ps *P)
 {
-    jnode *left = parse_pow(P);
-    int links = 0;
-    for (;;) {
-        int op = is_op(P, "*") ? OP_MUL : is_op(P, "/") ? OP_DIV : is_op(P, "//") ? OP_FLOORDIV
-                 : is_op(P, "%") ? OP_MOD : 0;
-        if (!left || !op)
-            return left;
-        const jtok *at = cur(P);
-        if (!chain(P, &links))
-            return NULL;
-        next(P);
-        left = binary(P, at, op, left, parse_pow(P));
-    }
+    return is_op(P, "*") ? OP_MUL : is_op(P, "/") ? OP_DIV : is_op(P, "//") ? OP_FLOORDIV
+           : is_op(P, "%") ? OP_MOD : 0;
 }
+static int add_op(ps *P) { return is_op(P, "+") ? OP_ADD : is_op(P, "-") ? OP_SUB : 0; }
+static int and_op(ps *P) { return is_name(P, "and") ? OP_AND : 0; }
+static int or_op(ps *P) { return is_name(P, "or") ? OP_OR : 0; }
+
+static jnode *parse_filtered_unary(ps *P) { return parse_unary(P, true); }
+static jnode *parse_pow(ps *P) { return left_assoc(P, parse_filtered_unary, pow_op); }
+static jnode *parse_math2(ps *P) { return left_assoc(P, parse_pow, mul_op); }
 
 static jnode *parse_concat(ps *P)
 {
@@ -272,21 +273,7 @@ static jnode *parse_concat(ps *P)
     return n;
 }
 
-static jnode *parse_math1(ps *P)
-{
-    jnode *left = parse_concat(P);
-    int links = 0;
-    for (;;) {
-        int op = is_op(P, "+") ? OP_ADD : is_op(P, "-") ? OP_SUB : 0;
-        if (!left || !op)
-            return left;
-        const jtok *at = cur(P);
-        if (!chain(P, &links))
-            return NULL;
-        next(P);
-        left = binary(P, at, op, left, parse_concat(P));
-    }
-}
+static jnode *parse_math1(ps *P) { return left_assoc(P, parse_concat, add_op); }
 
 static jnode *parse_compare(ps *P)
 {
@@ -346,33 +333,8 @@ static jnode *parse_not(ps *P)
     return n;
 }
 
-static jnode *parse_and(ps *P)
-{
-    jnode *left = parse_not(P);
-    int links = 0;
-    while (left && is_name(P, "and")) {
-        const jtok *at = cur(P);
-        if (!chain(P, &links))
-            return NULL;
-        next(P);
-        left = binary(P, at, OP_AND, left, parse_not(P));
-    }
-    return left;
-}
-
-static jnode *parse_or(ps *P)
-{
-    jnode *left = parse_and(P);
-    int links = 0;
-    while (left && is_name(P, "or")) {
-        const jtok *at = cur(P);
-        if (!chain(P, &links))
-            return NULL;
-        next(P);
-        left = binary(P, at, OP_OR, left, parse_and(P));
-    }
-    return left;
-}
+static jnode *parse_and(ps *P) { return left_assoc(P, parse_not, and_op); }
+static jnode *parse_or(ps *P) { return left_assoc(P, parse_and, or_op); }
 
 static jnode *parse_condexpr(ps *P)
 {
@@ -1069,6 +1031,17 @@ static void implicit_names(jnode *n)
                       (reads_name(n->d, "caller") ? MACRO_CALLER : 0));
 }
 
+/* A macro's or call block's body: loops outside do not reach into it. */
+static jnode *parse_own_body(ps *P, const char *end)
+{
+    const char *const ends[] = {end, NULL};
+    int loops = P->loops;
+    P->loops = 0;
+    jnode *body = parse_body(P, ends);
+    P->loops = loops;
+    return body;
+}
+
 static jnode *parse_macro(ps *P, const jtok *at)
 {
     jnode *n = mk(P, N_MACRO, at);
@@ -1079,14 +1052,8 @@ static jnode *parse_macro(ps *P, const jtok *at)
     if (!(n->name = tok_name(P, cur(P))))
         return NULL;
     next(P);
-    if (!parse_signature(P, n) || !end_of_block(P))
-        return NULL;
-    static const char *const ends[] = {"endmacro", NULL};
-    int loops = P->loops;
-    P->loops = 0;
-    n->d = parse_body(P, ends);
-    P->loops = loops;
-    if (!n->d || !close_tag(P, true))
+    if (!parse_signature(P, n) || !end_of_block(P) || !(n->d = parse_own_body(P, "endmacro")) ||
+        !close_tag(P, true))
         return NULL;
     implicit_names(n);
     return n;
@@ -1103,12 +1070,7 @@ static jnode *parse_call_block(ps *P, const jtok *at)
         return NULL;
     if (n->a->kind != N_CALL)
         return perr(P, at, "expected a call after 'call'");
-    static const char *const ends[] = {"endcall", NULL};
-    int loops = P->loops;
-    P->loops = 0;
-    n->d = end_of_block(P) ? parse_body(P, ends) : NULL;
-    P->loops = loops;
-    if (!n->d || !close_tag(P, false))
+    if (!end_of_block(P) || !(n->d = parse_own_body(P, "endcall")) || !close_tag(P, false))
         return NULL;
     implicit_names(n);
     return n;
