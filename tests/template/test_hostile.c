@@ -86,6 +86,13 @@ static void test_runaway(void)
     expect_error("{{ 2 ** 62 * 4 }}", "overflow");
     expect_error("{{ (2 ** 62) + (2 ** 62) }}", "overflow");
     expect_error("{{ range(10) * 10**9 }}", "too long");
+    /* values nested deeper than any template needs */
+    expect_error("{% set ns = namespace(x=[]) %}{% for i in range(5000) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}",
+                 "nested too deeply");
+    expect_error("{% set ns = namespace(x=[]) %}{% for i in range(5000) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x|tojson }}",
+                 "nested too deeply");
+    expect_error("{% set ns = namespace(x={}) %}{% for i in range(5000) %}{% set ns.x = {'a': ns.x} %}{% endfor %}"
+                 "{{ ns.x == ns.x }}{{ [ns.x]|sort }}{{ ns.x|string }}", "nested too deeply");
     /* work without allocation is counted too */
     expect_error("{% set r = range(100000) %}{% for a in r %}{% if a in r %}{% endif %}{% endfor %}", "steps");
     expect_error("{% set r = range(100000) %}{% for a in r %}{% if r == r %}{% endif %}{% endfor %}", "steps");
