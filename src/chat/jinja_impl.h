@@ -319,7 +319,6 @@ static inline jv jv_seq(jlist *l, jkind kind) /* JV_LIST or JV_TUPLE */
 }
 static inline bool jv_is_seq(jv v) { return v.kind == JV_LIST || v.kind == JV_TUPLE; }
 static inline bool jv_is_num(jv v) { return v.kind == JV_INT || v.kind == JV_FLOAT || v.kind == JV_BOOL; }
-static inline bool jv_is_map(jv v) { return v.kind == JV_DICT; }
 
 bool jv_truthy(jv v);
 const char *jv_type_name(jv v); /* Python's: 'str', 'NoneType', ... */
