@@ -562,12 +562,6 @@ static int exec_for(jr *r, const jnode *n, jv iterable, int depth)
         items.items = kept.items;
         items.n = kept.n;
     }
-    if (items.n == 0) {
-        jscope *s = n->e ? jscope_new(r, n, r->scope) : NULL;
-        if (n->e && !s)
-            return -1;
-        return n->e ? exec_scoped(r, n->e, s) : 0;
-    }
     jloop *loop = jalloc(r, n, sizeof *loop);
     if (!loop)
         return -1;
