@@ -427,7 +427,7 @@ static int f_int(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 static size_t line_break_at(const char *s, size_t n, size_t i)
 {
     uint32_t c;
-    size_t len = cf_chat_utf8_decode(s + i, n - i, &c);
+    size_t len = cf_utf8_decode_esc(s + i, n - i, &c);
     if (c == '\r' && i + 1 < n && s[i + 1] == '\n')
         return 2;
     if (c == '\n' || c == '\r' || c == 0x0B || c == 0x0C || c == 0x1C || c == 0x1D || c == 0x1E ||
@@ -444,7 +444,7 @@ int jsplitlines(jr *r, const jnode *at, jv s, bool keepends, jvec *lines)
         size_t br = line_break_at(p, n, i);
         if (!br) {
             uint32_t c;
-            i += cf_chat_utf8_decode(p + i, n - i, &c);
+            i += cf_utf8_decode_esc(p + i, n - i, &c);
             continue;
         }
         if (jvec_push(r, at, lines, jv_str(p + start, (keepends ? i + br : i) - start)) < 0)
@@ -1001,7 +1001,7 @@ static int f_wordcount(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
     bool in_word = false;
     for (size_t i = 0; i < s.u.s.n;) {
         uint32_t c;
-        i += cf_chat_utf8_decode(s.u.s.p + i, s.u.s.n - i, &c);
+        i += cf_utf8_decode_esc(s.u.s.p + i, s.u.s.n - i, &c);
         bool w = word_char(c);
         count += w && !in_word;
         in_word = w;

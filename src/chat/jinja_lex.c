@@ -80,7 +80,7 @@ static jtok *emit(lx *L, jtoktype type, size_t off)
 static size_t space_at(const char *s, size_t n, size_t i)
 {
     uint32_t cp;
-    size_t len = cf_chat_utf8_decode(s + i, n - i, &cp);
+    size_t len = cf_utf8_decode_esc(s + i, n - i, &cp);
     return jpy_isspace(cp) ? len : 0;
 }
 
@@ -266,7 +266,7 @@ static int lex_string(lx *L, size_t start, size_t *end)
         if (cp > 0x10FFFF)
             return lerr(L, start, "an escape past U+10FFFF in a string");
         char u[4];
-        size_t len = cf_chat_utf8_encode(cp, u);
+        size_t len = cf_utf8_encode_esc(cp, u);
         memcpy(o + w, u, len); /* an escape is never shorter than its UTF-8 */
         w += len;
     }
@@ -418,7 +418,7 @@ static int lex_tag(lx *L, size_t i, bool block, size_t *end)
             if (!len) {
                 char ch[8];
                 uint32_t cp;
-                size_t cl = cf_chat_utf8_decode(s, left, &cp);
+                size_t cl = cf_utf8_decode_esc(s, left, &cp);
                 snprintf(ch, sizeof ch, "%.*s", (int)cl, s);
                 return lerr(L, i, "unexpected char '%s'", ch);
             }

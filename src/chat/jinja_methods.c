@@ -35,7 +35,7 @@ static int opt_int(jr *r, const jnode *at, jv v, int64_t dflt, int64_t *out)
 static size_t space_len(const char *p, size_t n, size_t i)
 {
     uint32_t c;
-    size_t len = cf_chat_utf8_decode(p + i, n - i, &c);
+    size_t len = cf_utf8_decode_esc(p + i, n - i, &c);
     return jpy_isspace(c) ? len : 0;
 }
 
@@ -112,7 +112,7 @@ static int split(jr *r, const jnode *at, jv s, const jargs *a, bool from_right, 
             size_t start = i;
             uint32_t c;
             while (i < n && !space_len(str, n, i))
-                i += cf_chat_utf8_decode(str + i, n - i, &c);
+                i += cf_utf8_decode_esc(str + i, n - i, &c);
             if (jvec_push(r, at, &parts, jv_str(str + start, i - start)) < 0)
                 return -1;
         }
@@ -321,7 +321,7 @@ static int classify(jr *r, const jnode *at, jv s, const jargs *a, const char *na
     bool ok = s.u.s.n > 0;
     for (size_t i = 0; i < s.u.s.n && ok;) {
         uint32_t c;
-        i += cf_chat_utf8_decode(s.u.s.p + i, s.u.s.n - i, &c);
+        i += cf_utf8_decode_esc(s.u.s.p + i, s.u.s.n - i, &c);
         bool digit = c >= '0' && c <= '9', alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                                                    (c >= 0xC0 && !jpy_isspace(c));
         switch (name[2]) {

@@ -154,7 +154,7 @@ int jstr_case(jr *r, const jnode *at, jv s, int how, jv *out)
     bool prev_cased = false, first = true, after_break = true;
     for (size_t i = 0; i < s.u.s.n;) {
         uint32_t c;
-        size_t len = cf_chat_utf8_decode(s.u.s.p + i, s.u.s.n - i, &c);
+        size_t len = cf_utf8_decode_esc(s.u.s.p + i, s.u.s.n - i, &c);
         uint32_t m;
         int to = 'l'; /* what this character becomes: 'l', 'u' or 't'itle */
         switch (how) {
@@ -180,7 +180,7 @@ int jstr_case(jr *r, const jnode *at, jv s, int how, jv *out)
                 piece = s.u.s.p + i;
                 bl = len;
             } else {
-                bl = cf_chat_utf8_encode(m, buf);
+                bl = cf_utf8_encode_esc(m, buf);
             }
         }
         if (jout_put(r, at, &o, piece, bl) < 0)
@@ -222,7 +222,7 @@ int jstr_strip(jr *r, const jnode *at, jv s, jv chars, int which, jv *out)
         if (!(set.cp = jalloc(r, at, (chars.u.s.n + 1) * sizeof *set.cp)))
             return -1;
         for (size_t i = 0; i < chars.u.s.n;)
-            i += cf_chat_utf8_decode(chars.u.s.p + i, chars.u.s.n - i, &set.cp[set.n++]);
+            i += cf_utf8_decode_esc(chars.u.s.p + i, chars.u.s.n - i, &set.cp[set.n++]);
         qsort(set.cp, set.n, sizeof *set.cp, cmp_cp);
     }
     const char *p = s.u.s.p;
@@ -230,7 +230,7 @@ int jstr_strip(jr *r, const jnode *at, jv s, jv chars, int which, jv *out)
     if (which & 1)
         while (a < b) {
             uint32_t c;
-            size_t len = cf_chat_utf8_decode(p + a, b - a, &c);
+            size_t len = cf_utf8_decode_esc(p + a, b - a, &c);
             if (!in_set(c, &set))
                 break;
             a += len;
@@ -241,9 +241,9 @@ int jstr_strip(jr *r, const jnode *at, jv s, jv chars, int which, jv *out)
             while (k > a && ((unsigned char)p[k] & 0xC0) == 0x80 && b - k < 4)
                 k--;
             uint32_t c;
-            if (cf_chat_utf8_decode(p + k, b - k, &c) != b - k) { /* a malformed tail byte */
+            if (cf_utf8_decode_esc(p + k, b - k, &c) != b - k) { /* a malformed tail byte */
                 k = b - 1;
-                cf_chat_utf8_decode(p + k, 1, &c);
+                cf_utf8_decode_esc(p + k, 1, &c);
             }
             if (!in_set(c, &set))
                 break;
@@ -269,7 +269,7 @@ int jstr_replace(jr *r, const jnode *at, jv s, jv old, jv new_, int64_t count, j
             if (i >= n)
                 break;
             uint32_t c;
-            size_t len = cf_chat_utf8_decode(p + i, n - i, &c);
+            size_t len = cf_utf8_decode_esc(p + i, n - i, &c);
             if (jout_put(r, at, &o, p + i, len) < 0)
                 return -1;
             i += len;
@@ -341,7 +341,7 @@ static int format_one(jr *r, const jnode *at, jout *o, char conv, const char *fl
             return pad(r, at, o, v.u.s.p, v.u.s.n, width, left, ' ');
         if (v.kind != JV_INT)
             return jerr(r, at, "%%c requires int or char");
-        return pad(r, at, o, buf, cf_chat_utf8_encode((uint32_t)v.u.i, buf), width, left, ' ');
+        return pad(r, at, o, buf, cf_utf8_encode_esc((uint32_t)v.u.i, buf), width, left, ' ');
     }
     if (!jv_is_num(v))
         return jerr(r, at, "%%%c format: a real number is required, not %s", conv, jv_type_name(v));

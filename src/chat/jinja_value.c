@@ -123,7 +123,7 @@ size_t jutf8_len(const char *p, size_t n)
             i++;
         } else {
             uint32_t cp;
-            i += cf_chat_utf8_decode(p + i, n - i, &cp);
+            i += cf_utf8_decode_esc(p + i, n - i, &cp);
         }
         count++;
     }
@@ -150,7 +150,7 @@ int jutf8_offsets(jr *r, const jnode *at, const char *p, size_t n, size_t **offs
     for (i = 0; i < n;) {
         uint32_t cp;
         o[k++] = i;
-        i += cf_chat_utf8_decode(p + i, n - i, &cp);
+        i += cf_utf8_decode_esc(p + i, n - i, &cp);
     }
     o[k] = n;
     *offs = o;
@@ -644,7 +644,7 @@ static int repr_str(jr *r, const jnode *at, jout *o, const char *s, size_t n)
     size_t run = 0;
     for (size_t i = 0; i < n;) {
         uint32_t cp;
-        size_t len = cf_chat_utf8_decode(s + i, n - i, &cp);
+        size_t len = cf_utf8_decode_esc(s + i, n - i, &cp);
         char esc[16];
         const char *e = NULL;
         if (cp == (uint32_t)q || cp == '\\') {

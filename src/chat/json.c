@@ -9,7 +9,7 @@
 
 /* ---- UTF-8 ------------------------------------------------------------- */
 
-size_t cf_chat_utf8_decode(const char *str, size_t n, uint32_t *cp)
+size_t cf_utf8_decode_esc(const char *str, size_t n, uint32_t *cp)
 {
     const unsigned char *s = (const unsigned char *)str;
     unsigned c = s[0];
@@ -37,7 +37,7 @@ bad:
     return 1;
 }
 
-size_t cf_chat_utf8_encode(uint32_t cp, char out[4])
+size_t cf_utf8_encode_esc(uint32_t cp, char out[4])
 {
     if (cp >= 0xDC80 && cp <= 0xDCFF) { /* an escaped malformed byte: give it back */
         out[0] = (char)(cp - 0xDC00);
@@ -61,7 +61,7 @@ size_t cf_chat_utf8_encode(uint32_t cp, char out[4])
         return 3;
     }
     if (cp > 0x10FFFF)
-        return cf_chat_utf8_encode(0xFFFD, out);
+        return cf_utf8_encode_esc(0xFFFD, out);
     out[0] = (char)(0xF0 | cp >> 18);
     out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
     out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
@@ -220,7 +220,7 @@ void cf_json_put_string(cf_jbuf *b, const char *s, size_t n, bool ensure_ascii)
                 esc = tmp;
             } else if (c >= 0x80 && ensure_ascii) {
                 uint32_t cp;
-                len = cf_chat_utf8_decode(s + i, n - i, &cp);
+                len = cf_utf8_decode_esc(s + i, n - i, &cp);
                 if (cp >= 0x10000) {
                     uint32_t v = cp - 0x10000;
                     snprintf(tmp, sizeof tmp, "\\u%04x\\u%04x", 0xD800 + (v >> 10),
@@ -528,12 +528,12 @@ static int parse_string(parser *p, cf_jbuf *buf)
             if (cp >= 0xD800 && cp <= 0xDFFF)
                 cp = 0xFFFD; /* a lone surrogate has no UTF-8 form */
             char u[4];
-            cf_jbuf_put(buf, u, cf_chat_utf8_encode(cp, u));
+            cf_jbuf_put(buf, u, cf_utf8_encode_esc(cp, u));
             continue;
         }
         if (c >= 0x80) {
             uint32_t cp;
-            size_t len = cf_chat_utf8_decode(p->s + p->pos, p->n - p->pos, &cp);
+            size_t len = cf_utf8_decode_esc(p->s + p->pos, p->n - p->pos, &cp);
             if (cp >= 0xDC80 && cp <= 0xDCFF)
                 return perr(p, p->pos, "invalid UTF-8 in string");
             cf_jbuf_put(buf, p->s + p->pos, len);

@@ -25,7 +25,8 @@ void cf_matmul(const cf_matmul_args *a, int ith, int nth)
         r1 = a->m;
     if (r0 >= r1)
         return;
-    if (a->n > 1 && kt->gemm[a->wtype]) {
+    /* two columns are still cheaper as plain dots than packing a panel */
+    if (a->n >= 3 && kt->gemm[a->wtype]) {
         kt->gemm[a->wtype](a, r0, r1);
         return;
     }
@@ -34,8 +35,18 @@ void cf_matmul(const cf_matmul_args *a, int ith, int nth)
         return;
     const char *w = a->w;
     const char *x = a->x;
+    int64_t r = r0;
+    cf_dot4_fn dot4 = kt->dot4[a->wtype];
+    if (dot4)
+        for (; r + 4 <= r1; r += 4)
+            for (int64_t c = 0; c < a->n; c++) {
+                float out[4];
+                dot4(a->k, w + r * a->w_stride, a->w_stride, x + c * a->x_stride, out);
+                for (int j = 0; j < 4; j++)
+                    a->y[c * a->y_stride + r + j] = out[j];
+            }
     /* Each weight row is dotted with every activation row while it is in L1. */
-    for (int64_t r = r0; r < r1; r++)
+    for (; r < r1; r++)
         for (int64_t c = 0; c < a->n; c++)
             a->y[c * a->y_stride + r] = dot(a->k, w + r * a->w_stride, x + c * a->x_stride);
 }
