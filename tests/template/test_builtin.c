@@ -172,7 +172,7 @@ static void test_llama_cpp_cases(void)
 
 static void test_phi3_reference(void)
 {
-    cf_json *ref = tt_json_file(shared_path("refs/phi3.Q8_0.chat.json"));
+    cf_json *ref = json_load_file(shared_path("refs/phi3.Q8_0.chat.json"));
     CHECK(ref != NULL);
     if (!ref)
         return;

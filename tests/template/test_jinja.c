@@ -19,7 +19,7 @@ int main(void)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/tests/template/jinja_cases.json", src_dir());
-    cf_json *doc = tt_json_file(path);
+    cf_json *doc = json_load_file(path);
     CHECKF(doc != NULL, "cannot read %s", path);
     if (!doc)
         return test_summary("template-jinja");
