@@ -12,5 +12,3 @@
     }
 
 NOT_YET(cmd_chat, "chat")
-NOT_YET(cmd_bench, "bench")
-NOT_YET(cmd_mkmodel, "mkmodel")
