@@ -31,6 +31,22 @@ static inline __m512i block_sums16(const __m512i z[8])
     return _mm512_permutexvar_epi32(order, s);
 }
 
+/* The same for the nibble types' lane order: block 2i in 128-bit lanes 0
+ * and 2, block 2i+1 in lanes 1 and 3 (see x_pair). */
+static inline __m512i block_sums16_x(const __m512i z[8])
+{
+    __m512i a[4], b[2];
+    for (int i = 0; i < 4; i++)
+        a[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2 * i], z[2 * i + 1]),
+                                _mm512_unpackhi_epi32(z[2 * i], z[2 * i + 1]));
+    for (int i = 0; i < 2; i++)
+        b[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]),
+                                _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
+    __m512i s = _mm512_add_epi32(_mm512_shuffle_i32x4(b[0], b[1], 0x44), _mm512_shuffle_i32x4(b[0], b[1], 0xEE));
+    const __m512i order = _mm512_set_epi32(15, 11, 14, 10, 13, 9, 12, 8, 7, 3, 6, 2, 5, 1, 4, 0);
+    return _mm512_permutexvar_epi32(order, s);
+}
+
 static inline float canon16_sum(__m512 a)
 {
     __m256 r8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
@@ -56,6 +72,33 @@ static inline __m512 d16(const void *blocks, size_t size, int n)
     return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
 }
 
+/* The F16 d of 16 whole blocks picked out of full vector loads with word
+ * permutes (cheaper than 16 scalar moves).  A permute picks from two
+ * vectors, 64 words: 8 Q4_0 blocks (18 bytes) or 4 Q8_0 blocks (34 bytes)
+ * fit; the loads stay inside the 16 blocks. */
+static inline __m512 d16_q4_0(const void *blocks)
+{
+    const uint8_t *p = blocks;
+    const __m512i idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                         63, 54, 45, 36, 27, 18, 9, 0);
+    __m512i a = _mm512_permutex2var_epi16(_mm512_loadu_si512(p), idx, _mm512_loadu_si512(p + 64));
+    __m512i b = _mm512_permutex2var_epi16(_mm512_loadu_si512(p + 144), idx, _mm512_loadu_si512(p + 208));
+    return _mm512_cvtph_ps(_mm256_set_m128i(_mm512_castsi512_si128(b), _mm512_castsi512_si128(a)));
+}
+
+static inline __m512 d16_q8_0(const void *blocks)
+{
+    const uint8_t *p = blocks;
+    const __m512i idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                         0, 0, 0, 0, 51, 34, 17, 0);
+    __m512i r[4];
+    for (int q = 0; q < 4; q++)
+        r[q] = _mm512_permutex2var_epi16(_mm512_loadu_si512(p + 136 * q), idx, _mm512_loadu_si512(p + 136 * q + 64));
+    __m128i lo = _mm_unpacklo_epi64(_mm512_castsi512_si128(r[0]), _mm512_castsi512_si128(r[1]));
+    __m128i hi = _mm_unpacklo_epi64(_mm512_castsi512_si128(r[2]), _mm512_castsi512_si128(r[3]));
+    return _mm512_cvtph_ps(_mm256_set_m128i(hi, lo));
+}
+
 static inline __m512i pair_q8_0(const block_q8_0 *a, const block_q8_0 *b, int two)
 {
     __m512i wa = load_blocks(a[0].qs, two ? a[1].qs : NULL, two);
@@ -75,41 +118,51 @@ static float dot_q8_0_512(int64_t k, const void *w, const void *x)
         __m512i z[8];
         for (int p = 0; p < 8; p++)
             z[p] = 2 * p < n ? pair_q8_0(a + i0 + 2 * p, b + i0 + 2 * p, 2 * p + 1 < n) : _mm512_setzero_si512();
-        __m512 s = _mm512_mul_ps(d16(a + i0, sizeof *a, n), d16(b + i0, sizeof *b, n));
+        __m512 s = n == 16 ? _mm512_mul_ps(d16_q8_0(a + i0), d16_q8_0(b + i0))
+                           : _mm512_mul_ps(d16(a + i0, sizeof *a, n), d16(b + i0, sizeof *b, n));
         acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc, (__mmask16)((1u << n) - 1));
     }
     return canon16_sum(acc);
 }
 
-/* Nibbles of one or two 16-byte runs in x order: lo0 hi0 | lo1 hi1. */
+/* The nibble types pair two blocks per vector in the order the nibbles
+ * unpack to: 16-byte lanes lo0 lo1 hi0 hi1 (elements 0-15 of block 0, of
+ * block 1, then elements 16-31 of each); the activations are loaded to
+ * match.  q0/x0: block 0, q1/x1: block 1 or NULL. */
 static inline __m512i nib_pair(const uint8_t *q0, const uint8_t *q1)
 {
     __m128i b0 = _mm_loadu_si128((const __m128i *)q0);
     __m128i b1 = q1 ? _mm_loadu_si128((const __m128i *)q1) : _mm_setzero_si128();
-    __m256i lo = _mm256_set_m128i(_mm_srli_epi16(b0, 4), b0), hi = _mm256_set_m128i(_mm_srli_epi16(b1, 4), b1);
-    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+    __m256i v = _mm256_set_m128i(b1, b0);
+    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(v), _mm256_srli_epi16(v, 4), 1);
     return _mm512_and_si512(q, _mm512_set1_epi8(0xF));
 }
 
-/* 0x10 where bit j of qh (block 0: bytes 0..31, block 1: 32..63) is set */
+static inline __m512i x_pair(const int8_t *x0, const int8_t *x1)
+{
+    __m128i a0 = _mm_loadu_si128((const __m128i *)x0), c0 = _mm_loadu_si128((const __m128i *)(x0 + 16));
+    __m128i a1 = x1 ? _mm_loadu_si128((const __m128i *)x1) : _mm_setzero_si128();
+    __m128i c1 = x1 ? _mm_loadu_si128((const __m128i *)(x1 + 16)) : _mm_setzero_si128();
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set_m128i(a1, a0)), _mm256_set_m128i(c1, c0), 1);
+}
+
+/* 0x10 where the fifth bit of an element is set, in nib_pair's order */
 static inline __m512i fifth_pair(const uint8_t *h0, const uint8_t *h1)
 {
     uint32_t b0, b1 = 0;
     memcpy(&b0, h0, 4);
     if (h1)
         memcpy(&b1, h1, 4);
-    return _mm512_maskz_mov_epi8((__mmask64)b0 | (__mmask64)b1 << 32, _mm512_set1_epi8(0x10));
+    uint64_t m = (uint64_t)(b0 & 0xFFFF) | (uint64_t)(b1 & 0xFFFF) << 16 | (uint64_t)(b0 >> 16) << 32 |
+                 (uint64_t)(b1 >> 16) << 48;
+    return _mm512_maskz_mov_epi8((__mmask64)m, _mm512_set1_epi8(0x10));
 }
-
-static inline __m512i q4_0_pair(const block_q4_0 *a, int two) { return nib_pair(a[0].qs, two ? a[1].qs : NULL); }
 
 /* -off * sum x of a pair's activation blocks: the bias of unsigned quants */
 static inline __m512i bias_of(__m512i xb, int off)
 {
     return _mm512_sub_epi32(_mm512_setzero_si512(), dp(_mm512_setzero_si512(), _mm512_set1_epi8((char)off), xb));
 }
-
-static inline __m512i q4_0_bias(__m512i xb) { return bias_of(xb, 8); }
 
 /* Q4_0, Q5_0 (Q8_0 activations) and Q4_1, Q5_1 (Q8_1): 16 blocks at a
  * time, pairs of blocks per vector, then the block sums in order. */
@@ -133,15 +186,19 @@ static inline __attribute__((always_inline)) float dot32_512(int64_t nb, const v
             }
             int two = 2 * p + 1 < n;
             const uint8_t *w0 = (const uint8_t *)w + (i0 + 2 * p) * wsz, *x0 = (const uint8_t *)x + (i0 + 2 * p) * xsz;
-            __m512i xb = load_blocks((const int8_t *)x0 + xqo, (const int8_t *)x0 + xsz + xqo, two);
+            __m512i xb = x_pair((const int8_t *)x0 + xqo, two ? (const int8_t *)x0 + xsz + xqo : NULL);
             __m512i q = nib_pair(w0 + wqs, two ? w0 + wsz + wqs : NULL);
             if (five)
                 q = _mm512_or_si512(q, fifth_pair(w0 + wqs - 4, two ? w0 + wsz + wqs - 4 : NULL));
             z[p] = dp(min ? _mm512_setzero_si512() : bias_of(xb, five ? 16 : 8), q, xb);
         }
         __mmask16 mask = (__mmask16)((1u << n) - 1);
-        __m512 s = _mm512_mul_ps(d16((const uint8_t *)w + i0 * wsz, wsz, n), d16((const uint8_t *)x + i0 * xsz, xsz, n));
-        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc, mask);
+        __m512 dw = n == 16 && t == T_Q4_0 ? d16_q4_0((const uint8_t *)w + i0 * wsz)
+                                           : d16((const uint8_t *)w + i0 * wsz, wsz, n);
+        __m512 dx = n == 16 && xsz == sizeof(block_q8_0) ? d16_q8_0((const uint8_t *)x + i0 * xsz)
+                                                         : d16((const uint8_t *)x + i0 * xsz, xsz, n);
+        __m512 s = _mm512_mul_ps(dw, dx);
+        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16_x(z)), s, acc, mask);
         if (min)
             acc = _mm512_mask3_fmadd_ps(d16((const uint8_t *)w + i0 * wsz + 2, wsz, n),
                                         d16((const uint8_t *)x + i0 * xsz + 2, xsz, n), acc, mask);
@@ -154,46 +211,6 @@ static float dot_q5_0_512(int64_t k, const void *w, const void *x) { return dot3
 static float dot_q4_1_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q4_1); }
 static float dot_q5_1_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q5_1); }
 
-/* Four Q4_0 rows against one activation row (decode): the activation
- * loads, bias and scales are shared; each row's arithmetic is exactly
- * dot_q4_0_512's, so the results are too. */
-static void dot4_q4_0_512(int64_t k, const void *w, size_t w_stride, const void *x, float *out)
-{
-    const block_q8_0 *b = x;
-    const block_q4_0 *a[4];
-    __m512 acc[4];
-    for (int r = 0; r < 4; r++) {
-        a[r] = (const block_q4_0 *)(const void *)((const char *)w + r * w_stride);
-        acc[r] = _mm512_setzero_ps();
-    }
-    int64_t nb = k / QK32;
-    for (int64_t i0 = 0; i0 < nb; i0 += 16) {
-        int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
-        __m512i xb[8], bias[8];
-        for (int p = 0; p < 8; p++) {
-            xb[p] = bias[p] = _mm512_setzero_si512();
-            if (2 * p >= n)
-                continue;
-            int two = 2 * p + 1 < n;
-            const block_q8_0 *bp = b + i0 + 2 * p;
-            xb[p] = load_blocks(bp[0].qs, two ? bp[1].qs : NULL, two);
-            bias[p] = q4_0_bias(xb[p]);
-        }
-        __m512 dx = d16(b + i0, sizeof *b, n);
-        for (int r = 0; r < 4; r++) {
-            __m512i z[8];
-            for (int p = 0; p < 8; p++)
-                z[p] = 2 * p < n ? dp(bias[p], q4_0_pair(a[r] + i0 + 2 * p, 2 * p + 1 < n), xb[p])
-                                 : _mm512_setzero_si512();
-            __m512 s = _mm512_mul_ps(d16(a[r] + i0, sizeof(block_q4_0), n), dx);
-            acc[r] = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc[r],
-                                           (__mmask16)((1u << n) - 1));
-        }
-    }
-    for (int r = 0; r < 4; r++)
-        out[r] = canon16_sum(acc[r]);
-}
-
 /* ---- K-quants: 512-bit super-block sums, canonical float part of dotK -- */
 
 static inline __m512i nib_lo_hi(__m256i qb)
@@ -203,16 +220,16 @@ static inline __m512i nib_lo_hi(__m256i qb)
 }
 
 /* The 8 6-bit scales (bytes 0..7) and mins (bytes 8..15) of a Q4_K/Q5_K
- * block, unpacked in a vector register.  With u0..u2 the 12 bytes as
+ * block (s: its 12 scale bytes, followed by more of the block), unpacked
+ * in a vector register.  With u0..u2 the 12 bytes as
  * 32-bit words: scales = u0 & 0x3f.., (u2 & 0x0f..) | ((u0 >> 6) & 3..) << 4;
  * mins = u1 & 0x3f.., ((u2 >> 4) & 0x0f..) | ((u1 >> 6) & 3..) << 4. */
 static inline __m128i k4_scales_mins(const uint8_t *s)
 {
     static const uint32_t shift_lo[4] = {0, 0, 0, 4}, mask_lo[4] = {0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f};
     static const uint32_t shift_hi[4] = {0, 6, 0, 6}, mask_hi[4] = {0, 0x03030303, 0, 0x03030303};
-    uint32_t u[3];
-    memcpy(u, s, 12);
-    __m128i v = _mm_set_epi32(0, (int)u[2], (int)u[1], (int)u[0]);
+    /* 16 bytes: the 12 scale bytes and 4 of the quants that follow (unused) */
+    __m128i v = _mm_loadu_si128((const __m128i *)s);
     __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)); /* u0 u2 u1 u2 */
     __m128i b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)); /* u0 u0 u1 u1 */
     __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_loadu_si128((const __m128i *)shift_lo)),
@@ -376,6 +393,79 @@ static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const v
     return canon16_sum(acc);
 }
 
+/* Q2_K / Q3_K: 64 elements per step, the same shift s of both halves of
+ * qs (elements 32s + l and 128 + 32s + l); 128-bit lane L of a step's
+ * int16 products is group 2s + L (L < 2) or 8 + 2s + L - 2. */
+static inline __attribute__((always_inline)) void sb_k23_512(const uint8_t *qs, const uint8_t *hmask,
+                                                             __m256i sc16y, const block_q8_K *b, __m512i *isum)
+{
+    /* lane L holds the scales of groups L, L+2, L+4, L+6 (L < 2) or
+     * L+6, L+8, L+10, L+12 (L >= 2): word s is then step s's */
+    const __m512i spread = _mm512_set_epi16(15, 13, 11, 9, 15, 13, 11, 9, 14, 12, 10, 8, 14, 12, 10, 8,
+                                            7, 5, 3, 1, 7, 5, 3, 1, 6, 4, 2, 0, 6, 4, 2, 0);
+    __m512i sc16 = _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(sc16y));
+    __m512i q2 = _mm512_loadu_si512(qs);
+    __m512i hm = hmask ? _mm512_broadcast_i64x4(load32(hmask)) : _mm512_setzero_si512();
+    __m512i acc = *isum;
+    for (int sh = 0; sh < 4; sh++) {
+        __m512i q = _mm512_and_si512(_mm512_srli_epi16(q2, 2 * sh), _mm512_set1_epi8(3));
+        if (hmask) {
+            /* bit sh of hmask for the first half, bit 4 + sh for the second */
+            __m512i hb = _mm512_mask_srli_epi16(_mm512_srli_epi16(hm, sh), 0xFFFF0000u, hm, 4 + sh);
+            q = _mm512_or_si512(q, _mm512_slli_epi16(_mm512_and_si512(hb, _mm512_set1_epi8(1)), 2));
+        }
+        __m512i xs = _mm512_inserti64x4(_mm512_castsi256_si512(load32(b->qs + 32 * sh)), load32(b->qs + 128 + 32 * sh), 1);
+        __m512i p16 = _mm512_maddubs_epi16(q, xs);
+        acc = _mm512_dpwssd_epi32(acc, p16, _mm512_shuffle_epi8(sc16, _mm512_load_si512(k6_pick[sh])));
+    }
+    *isum = acc;
+}
+
+static void sb_q2_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    const block_q2_K *a = (const block_q2_K *)w + i;
+    const block_q8_K *b = (const block_q8_K *)x + i;
+    __m128i sc8 = _mm_loadu_si128((const __m128i *)a->scales);
+    __m256i sc16y = _mm256_cvtepu8_epi16(_mm_and_si128(sc8, _mm_set1_epi8(0xF)));
+    __m256i m16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(0xF)));
+    *msum = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), m16);
+    *isum = _mm512_setzero_si512();
+    sb_k23_512(a->qs, NULL, sc16y, b, isum);
+}
+
+static void sb_q3_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    const block_q3_K *a = (const block_q3_K *)w + i;
+    const block_q8_K *b = (const block_q8_K *)x + i;
+    /* the 16 6-bit scales minus 32: low nibbles from bytes 0..7 (groups 0..7
+     * low, 8..15 high), top 2 bits of group j at bit 2 (j / 4) of byte
+     * 8 + j % 4 */
+    uint32_t top;
+    memcpy(&top, a->scales + 8, 4);
+    __m128i v = _mm_insert_epi32(_mm_loadl_epi64((const __m128i *)a->scales), (int)top, 2);
+    const __m128i m15 = _mm_set1_epi8(0xF);
+    __m128i lo = _mm_unpacklo_epi64(_mm_and_si128(v, m15), _mm_and_si128(_mm_srli_epi16(v, 4), m15));
+    __m128i hi = _mm_shuffle_epi8(v, _mm_set1_epi32(0x0b0a0908));
+    hi = _mm_and_si128(_mm_srlv_epi32(hi, _mm_set_epi32(6, 4, 2, 0)), _mm_set1_epi8(3));
+    __m128i sc8 = _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+    __m256i sc16y = _mm256_cvtepi8_epi16(sc8);
+    __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), sc16y);
+    /* the -4 of the quants: start from -4 * sum sc * bsums, in lanes 0..7 */
+    *isum = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 2)));
+    *msum = _mm256_setzero_si256();
+    sb_k23_512(a->qs, a->hmask, sc16y, b, isum);
+}
+
+static float dot_q2_K_512(int64_t k, const void *w, const void *x)
+{
+    return dotK_512(k / QK_K, w, x, sb_q2_K_512, sizeof(block_q2_K), offsetof(block_q2_K, d), 1);
+}
+
+static float dot_q3_K_512(int64_t k, const void *w, const void *x)
+{
+    return dotK_512(k / QK_K, w, x, sb_q3_K_512, sizeof(block_q3_K), offsetof(block_q3_K, d), 0);
+}
+
 static float dot_q4_K_512(int64_t k, const void *w, const void *x)
 {
     return dotK_512(k / QK_K, w, x, sb_q4_K_512, sizeof(block_q4_K), 0, 1);
@@ -401,7 +491,8 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q5_0] = dot_q5_0_512;
     t->dot[CF_TYPE_Q4_1] = dot_q4_1_512;
     t->dot[CF_TYPE_Q5_1] = dot_q5_1_512;
-    t->dot4[CF_TYPE_Q4_0] = dot4_q4_0_512;
+    t->dot[CF_TYPE_Q2_K] = dot_q2_K_512;
+    t->dot[CF_TYPE_Q3_K] = dot_q3_K_512;
     t->dot[CF_TYPE_Q4_K] = dot_q4_K_512;
     t->dot[CF_TYPE_Q5_K] = dot_q5_K_512;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;

@@ -49,33 +49,25 @@ static float dot_f16(int64_t k, const void *w, const void *x) { return dot_half(
 
 static float dot_bf16(int64_t k, const void *w, const void *x) { return dot_half(k, w, x, cf_bf16_to_f32); }
 
-static float dot_q4_0(int64_t k, const void *w, const void *x)
+/* The exact integer sum of block i of each 32-element type. */
+static int blk_q4_0(const void *w, const void *x, int64_t i)
 {
-    const block_q4_0 *a = w;
-    const block_q8_0 *b = x;
-    canon c = {{0}};
-    for (int64_t i = 0; i < k / QK32; i++) {
-        int sum = 0;
-        for (int j = 0; j < 16; j++)
-            sum += ((a[i].qs[j] & 0xF) - 8) * b[i].qs[j] + ((a[i].qs[j] >> 4) - 8) * b[i].qs[j + 16];
-        canon_fma(&c, i, (float)sum, ldh(a[i].d) * ldh(b[i].d));
-    }
-    return canon_sum(&c);
+    const block_q4_0 *a = (const block_q4_0 *)w + i;
+    const block_q8_0 *b = (const block_q8_0 *)x + i;
+    int sum = 0;
+    for (int j = 0; j < 16; j++)
+        sum += ((a->qs[j] & 0xF) - 8) * b->qs[j] + ((a->qs[j] >> 4) - 8) * b->qs[j + 16];
+    return sum;
 }
 
-static float dot_q4_1(int64_t k, const void *w, const void *x)
+static int blk_q4_1(const void *w, const void *x, int64_t i)
 {
-    const block_q4_1 *a = w;
-    const block_q8_1 *b = x;
-    canon c = {{0}};
-    for (int64_t i = 0; i < k / QK32; i++) {
-        int sum = 0;
-        for (int j = 0; j < 16; j++)
-            sum += (a[i].qs[j] & 0xF) * b[i].qs[j] + (a[i].qs[j] >> 4) * b[i].qs[j + 16];
-        canon_fma(&c, i, (float)sum, ldh(a[i].d) * ldh(b[i].d));
-        canon_fma(&c, i, ldh(a[i].m), ldh(b[i].s));
-    }
-    return canon_sum(&c);
+    const block_q4_1 *a = (const block_q4_1 *)w + i;
+    const block_q8_1 *b = (const block_q8_1 *)x + i;
+    int sum = 0;
+    for (int j = 0; j < 16; j++)
+        sum += (a->qs[j] & 0xF) * b->qs[j] + (a->qs[j] >> 4) * b->qs[j + 16];
+    return sum;
 }
 
 /* Element j (0..31) of a Q5 block: 4 bits from qs, the fifth from qh. */
@@ -85,47 +77,81 @@ static inline int q5_at(const uint8_t *qs, const uint8_t *qh, int j)
     return lo | (((qh[j / 8] >> (j % 8)) & 1) << 4);
 }
 
-static float dot_q5_0(int64_t k, const void *w, const void *x)
+static int blk_q5_0(const void *w, const void *x, int64_t i)
 {
-    const block_q5_0 *a = w;
-    const block_q8_0 *b = x;
+    const block_q5_0 *a = (const block_q5_0 *)w + i;
+    const block_q8_0 *b = (const block_q8_0 *)x + i;
+    int sum = 0;
+    for (int j = 0; j < QK32; j++)
+        sum += (q5_at(a->qs, a->qh, j) - 16) * b->qs[j];
+    return sum;
+}
+
+static int blk_q5_1(const void *w, const void *x, int64_t i)
+{
+    const block_q5_1 *a = (const block_q5_1 *)w + i;
+    const block_q8_1 *b = (const block_q8_1 *)x + i;
+    int sum = 0;
+    for (int j = 0; j < QK32; j++)
+        sum += q5_at(a->qs, a->qh, j) * b->qs[j];
+    return sum;
+}
+
+static int blk_q8_0(const void *w, const void *x, int64_t i)
+{
+    const block_q8_0 *a = (const block_q8_0 *)w + i;
+    const block_q8_0 *b = (const block_q8_0 *)x + i;
+    int sum = 0;
+    for (int j = 0; j < QK32; j++)
+        sum += a->qs[j] * b->qs[j];
+    return sum;
+}
+
+/* The canonical float part: every block type starts with its F16 d, and
+ * the min types (Q8_1) carry m (s) right after it. */
+static float dot32(int64_t k, const void *w, const void *x, int (*blk)(const void *, const void *, int64_t),
+                   size_t wsz, size_t xsz, int with_min)
+{
     canon c = {{0}};
     for (int64_t i = 0; i < k / QK32; i++) {
-        int sum = 0;
-        for (int j = 0; j < QK32; j++)
-            sum += (q5_at(a[i].qs, a[i].qh, j) - 16) * b[i].qs[j];
-        canon_fma(&c, i, (float)sum, ldh(a[i].d) * ldh(b[i].d));
+        const uint8_t *wb = (const uint8_t *)w + i * wsz, *xb = (const uint8_t *)x + i * xsz;
+        uint16_t dw, dx;
+        memcpy(&dw, wb, 2);
+        memcpy(&dx, xb, 2);
+        canon_fma(&c, i, (float)blk(w, x, i), ldh(dw) * ldh(dx));
+        if (with_min) {
+            uint16_t m, s;
+            memcpy(&m, wb + 2, 2);
+            memcpy(&s, xb + 2, 2);
+            canon_fma(&c, i, ldh(m), ldh(s));
+        }
     }
     return canon_sum(&c);
+}
+
+static float dot_q4_0(int64_t k, const void *w, const void *x)
+{
+    return dot32(k, w, x, blk_q4_0, sizeof(block_q4_0), sizeof(block_q8_0), 0);
+}
+
+static float dot_q4_1(int64_t k, const void *w, const void *x)
+{
+    return dot32(k, w, x, blk_q4_1, sizeof(block_q4_1), sizeof(block_q8_1), 1);
+}
+
+static float dot_q5_0(int64_t k, const void *w, const void *x)
+{
+    return dot32(k, w, x, blk_q5_0, sizeof(block_q5_0), sizeof(block_q8_0), 0);
 }
 
 static float dot_q5_1(int64_t k, const void *w, const void *x)
 {
-    const block_q5_1 *a = w;
-    const block_q8_1 *b = x;
-    canon c = {{0}};
-    for (int64_t i = 0; i < k / QK32; i++) {
-        int sum = 0;
-        for (int j = 0; j < QK32; j++)
-            sum += q5_at(a[i].qs, a[i].qh, j) * b[i].qs[j];
-        canon_fma(&c, i, (float)sum, ldh(a[i].d) * ldh(b[i].d));
-        canon_fma(&c, i, ldh(a[i].m), ldh(b[i].s));
-    }
-    return canon_sum(&c);
+    return dot32(k, w, x, blk_q5_1, sizeof(block_q5_1), sizeof(block_q8_1), 1);
 }
 
 static float dot_q8_0(int64_t k, const void *w, const void *x)
 {
-    const block_q8_0 *a = w;
-    const block_q8_0 *b = x;
-    canon c = {{0}};
-    for (int64_t i = 0; i < k / QK32; i++) {
-        int sum = 0;
-        for (int j = 0; j < QK32; j++)
-            sum += a[i].qs[j] * b[i].qs[j];
-        canon_fma(&c, i, (float)sum, ldh(a[i].d) * ldh(b[i].d));
-    }
-    return canon_sum(&c);
+    return dot32(k, w, x, blk_q8_0, sizeof(block_q8_0), sizeof(block_q8_0), 0);
 }
 
 /* The K-quants' super-block step: isum at d*dx, then msum at -(dmin*dx). */

@@ -209,12 +209,28 @@ static void unpack_q6_K(const void *row, int64_t k0, int kc, rowbuf *o)
     }
 }
 
+/* 256 2-bit quants as Q2_K/Q3_K pack them (element 128h + 32s + l at bits
+ * 2s of qs[32h + l]), plus Q3_K's third bit (bit 4h + s of hmask[l]) */
+static void unpack_2bit(const uint8_t *qs, const uint8_t *hmask, uint8_t *q)
+{
+    const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    __m256i hm = hmask ? _mm256_loadu_si256((const __m256i *)hmask) : _mm256_setzero_si256();
+    for (int h = 0; h < 2; h++) {
+        __m256i qb = _mm256_loadu_si256((const __m256i *)(qs + 32 * h));
+        for (int sh = 0; sh < 4; sh++) {
+            __m256i v = _mm256_and_si256(_mm256_srli_epi16(qb, 2 * sh), m3);
+            if (hmask)
+                v = _mm256_or_si256(v, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + sh), one), 2));
+            _mm256_storeu_si256((__m256i *)(q + 128 * h + 32 * sh), v);
+        }
+    }
+}
+
 static void unpack_q2_K(const void *row, int64_t k0, int kc, rowbuf *o)
 {
     const block_q2_K *b = (const block_q2_K *)row + k0 / 256;
     for (int i = 0; i < kc / 256; i++) {
-        for (int e = 0; e < 256; e++)
-            o->q[256 * i + e] = (uint8_t)((b[i].qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3);
+        unpack_2bit(b[i].qs, NULL, o->q + 256 * i);
         for (int g = 0; g < 16; g++) {
             o->sc[16 * i + g] = b[i].scales[g] & 0xF;
             o->mp[i][g] = (int16_t)(b[i].scales[g] >> 4);
@@ -228,11 +244,7 @@ static void unpack_q3_K(const void *row, int64_t k0, int kc, rowbuf *o)
 {
     const block_q3_K *b = (const block_q3_K *)row + k0 / 256;
     for (int i = 0; i < kc / 256; i++) {
-        for (int e = 0; e < 256; e++) {
-            int q = (b[i].qs[32 * (e / 128) + e % 32] >> (2 * ((e / 32) % 4))) & 3;
-            q |= ((b[i].hmask[e % 32] >> (e / 32)) & 1) << 2; /* 0..7, value q - 4 */
-            o->q[256 * i + e] = (uint8_t)q;
-        }
+        unpack_2bit(b[i].qs, b[i].hmask, o->q + 256 * i); /* 0..7, value q - 4 */
         for (int g = 0; g < 16; g++) {
             int sc = k3_scale(g, b[i].scales);
             o->sc[16 * i + g] = sc;

@@ -28,19 +28,14 @@
  * its vec_dot type. */
 typedef float (*cf_dot_fn)(int64_t k, const void *w, const void *x);
 
-/* Rows [r0, r1) of Y = X W^T by a tiled kernel (N > 1).  r0 is a multiple
- * of CF_GEMM_ROWS so the work split never changes a row's arithmetic. */
+/* Rows [r0, r1) of Y = X W^T by a tiled kernel (N >= 3), r0 a multiple of
+ * CF_GEMM_ROWS; each output is the canonical dot's bits. */
 typedef void (*cf_gemm_fn)(const cf_matmul_args *a, int64_t r0, int64_t r1);
 
 #define CF_GEMM_ROWS 16
 
-/* Four rows w, w + w_stride, ... against one x: out[r] bit-identical to
- * dot(k, row r, x) (the activation side's work is shared). */
-typedef void (*cf_dot4_fn)(int64_t k, const void *w, size_t w_stride, const void *x, float *out);
-
 typedef struct cf_kernel_table {
     cf_dot_fn dot[CF_TYPE_COUNT];
-    cf_dot4_fn dot4[CF_TYPE_COUNT];
     cf_gemm_fn gemm[CF_TYPE_COUNT];
 } cf_kernel_table;
 

@@ -12,4 +12,3 @@
     }
 
 NOT_YET(cmd_chat, "chat")
-NOT_YET(cmd_complete, "complete")
