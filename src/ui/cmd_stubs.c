@@ -14,6 +14,5 @@
 NOT_YET(cmd_chat, "chat")
 NOT_YET(cmd_complete, "complete")
 NOT_YET(cmd_tokenize, "tokenize")
-NOT_YET(cmd_template, "template")
 NOT_YET(cmd_bench, "bench")
 NOT_YET(cmd_mkmodel, "mkmodel")

@@ -1,0 +1,281 @@
+/* Forward-pass conformance against llama.cpp's reference outputs
+ * (../shared/refs, tolerances as its README recommends for an engine that
+ * rounds activations like llama.cpp):
+ *   - logits after one batched prefill, full vocabulary, and the top-20 ids;
+ *   - the 32 greedy steps teacher-forced (reference tokens fed in): the
+ *     recorded top-5 logits within tolerance and the same argmax wherever
+ *     the recorded margin exceeds twice the tolerance; for F32 files the
+ *     free-running greedy continuation is identical;
+ *   - token-by-token prefill agrees with the batched one, and 2 threads give
+ *     exactly the result of 1 thread.
+ * usage: test_refs MODEL_STEM   (e.g. quant-Q4_K)   prints the max diff. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "confab/model.h"
+#include "harness.h"
+#include "json.h"
+
+typedef struct tol {
+    double max_abs, rms;
+} tol;
+
+static tol tolerance_for(const char *stem)
+{
+    if (strstr(stem, "F32") || strncmp(stem, "stories260K", 11) == 0)
+        return (tol){2e-4, 2e-4};
+    if (strstr(stem, "BF16"))
+        return (tol){0.05, 0.05};
+    if (strstr(stem, "F16"))
+        return (tol){0.01, 0.01};
+    return (tol){0.3, 0.1};
+}
+
+static bool exact_greedy(const char *stem)
+{
+    return strstr(stem, "F32") || strncmp(stem, "stories260K", 11) == 0;
+}
+
+static cf_json *load_json(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n);
+    cf_json *j = NULL;
+    cf_err err;
+    if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n && cf_json_parse(buf, (size_t)n, NULL, &j, &err) != 0)
+        fprintf(stderr, "%s: %s\n", path, err.msg);
+    free(buf);
+    fclose(f);
+    return j;
+}
+
+static int32_t *json_ids(const cf_json *arr, int *n)
+{
+    *n = arr ? (int)arr->n : 0;
+    int32_t *ids = malloc(((size_t)*n + 1) * sizeof *ids);
+    for (int i = 0; i < *n; i++)
+        ids[i] = (int32_t)arr->items[i]->i;
+    return ids;
+}
+
+static double num(const cf_json *v)
+{
+    return v->type == CF_JSON_INT ? (double)v->i : v->f;
+}
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best])
+            best = i;
+    return best;
+}
+
+static double max_abs_diff(const float *a, const float *b, int n, double *rms)
+{
+    double mx = 0, sq = 0;
+    for (int i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]);
+        mx = d > mx ? d : mx;
+        sq += d * d;
+    }
+    if (rms)
+        *rms = sqrt(sq / n);
+    return mx;
+}
+
+typedef struct stats {
+    double prefill_max, prefill_rms, steps_max, tbt_max;
+    int argmax_checked, top20_checked;
+} stats;
+
+/* Evaluate the prompt batched from an empty cache, logits of the last. */
+static int prefill(cf_ctx *c, const int32_t *ids, int n, float *logits)
+{
+    cf_err err;
+    cf_ctx_kv_truncate(c, 0, &err);
+    if (cf_ctx_decode(c, ids, n, logits, false, &err) != 0) {
+        CHECKF(0, "decode: %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void check_prompt(const char *stem, const cf_model *m, cf_ctx *c1, cf_ctx *c2,
+                         const cf_json *prompt, stats *st)
+{
+    const int V = cf_model_hparams(m)->n_vocab;
+    const tol t = tolerance_for(stem);
+    const char *id = cf_json_get(prompt, "id")->str;
+    int n;
+    int32_t *ids = json_ids(cf_json_get(prompt, "tokens"), &n);
+    float *lg = malloc((size_t)V * sizeof *lg), *lg2 = malloc((size_t)V * sizeof *lg2);
+    float *ref = malloc((size_t)V * sizeof *ref);
+    cf_err err;
+
+    /* the stored full-vocabulary logits */
+    char rel[256];
+    snprintf(rel, sizeof rel, "refs/%s", cf_json_get(prompt, "logits_bin")->str);
+    FILE *f = fopen(shared_path(rel), "rb");
+    bool have_ref = f && fread(ref, sizeof(float), (size_t)V, f) == (size_t)V;
+    if (f)
+        fclose(f);
+    CHECKF(have_ref, "%s: cannot read %s", stem, rel);
+    if (!have_ref || prefill(c1, ids, n, lg) != 0)
+        goto out;
+
+    double rms, d = max_abs_diff(lg, ref, V, &rms);
+    CHECKF(d <= t.max_abs && rms <= t.rms, "%s/%s: prefill logits max |diff| %.3g rms %.3g (tol %.3g / %.3g)",
+           stem, id, d, rms, t.max_abs, t.rms);
+    st->prefill_max = d > st->prefill_max ? d : st->prefill_max;
+    st->prefill_rms = rms > st->prefill_rms ? rms : st->prefill_rms;
+
+    /* top-20 ids agree, except between reference neighbours closer than tol */
+    const cf_json *top = cf_json_get(prompt, "top20");
+    for (size_t i = 0; i < top->n; i++) {
+        int tid = (int)top->items[i]->items[0]->i;
+        double tl = num(top->items[i]->items[1]);
+        int above = 0, near = 0;
+        for (int v = 0; v < V; v++) {
+            above += lg[v] > lg[tid];
+            near += fabs(ref[v] - tl) <= 2 * t.max_abs && v != tid;
+        }
+        CHECKF(fabs(lg[tid] - tl) <= t.max_abs, "%s/%s: top20 id %d logit %.6g vs %.6g", stem, id,
+               tid, lg[tid], tl);
+        CHECKF(above <= (int)i + near, "%s/%s: top20 id %d ranks %d, reference %zu", stem, id, tid,
+               above, i);
+        st->top20_checked++;
+    }
+
+    /* 2 threads: bit-identical */
+    if (prefill(c2, ids, n, lg2) == 0)
+        CHECKF(memcmp(lg, lg2, (size_t)V * sizeof *lg) == 0, "%s/%s: 2 threads differ from 1 (%.3g)",
+               stem, id, max_abs_diff(lg, lg2, V, NULL));
+
+    /* token-by-token prefill */
+    cf_ctx_kv_truncate(c2, 0, &err);
+    for (int i = 0; i < n; i++)
+        if (cf_ctx_decode(c2, &ids[i], 1, i == n - 1 ? lg2 : NULL, false, &err) != 0) {
+            CHECKF(0, "%s: %s", stem, err.msg);
+            goto out;
+        }
+    d = max_abs_diff(lg, lg2, V, NULL);
+    CHECKF(d <= t.max_abs, "%s/%s: token-by-token prefill differs by %.3g", stem, id, d);
+    st->tbt_max = d > st->tbt_max ? d : st->tbt_max;
+
+    /* greedy steps, teacher-forced; c1 holds the prompt and lg its logits */
+    const cf_json *greedy = cf_json_get(prompt, "greedy");
+    const cf_json *steps = cf_json_get(greedy, "steps");
+    int ng;
+    int32_t *gen = json_ids(cf_json_get(greedy, "tokens"), &ng);
+    bool free_running_same = true;
+    for (int k = 0; k < ng; k++) {
+        const cf_json *s = steps->items[k];
+        const cf_json *top5 = cf_json_get(s, "top5");
+        for (size_t i = 0; i < top5->n; i++) {
+            int tid = (int)top5->items[i]->items[0]->i;
+            double dd = fabs(lg[tid] - num(top5->items[i]->items[1]));
+            st->steps_max = dd > st->steps_max ? dd : st->steps_max;
+            CHECKF(dd <= t.max_abs, "%s/%s: step %d id %d logit off by %.3g", stem, id, k, tid, dd);
+        }
+        int am = argmax(lg, V);
+        if (num(cf_json_get(s, "margin")) > 2 * t.max_abs) {
+            CHECKF(am == gen[k], "%s/%s: step %d argmax %d, reference %d (margin %.3g)", stem, id, k,
+                   am, gen[k], num(cf_json_get(s, "margin")));
+            st->argmax_checked++;
+        }
+        free_running_same &= am == gen[k];
+        if (k + 1 < ng && cf_ctx_decode(c1, &gen[k], 1, lg, false, &err) != 0) {
+            CHECKF(0, "%s: %s", stem, err.msg);
+            break;
+        }
+    }
+    if (exact_greedy(stem))
+        CHECKF(free_running_same, "%s/%s: greedy continuation differs", stem, id);
+    free(gen);
+out:
+    free(ids);
+    free(lg);
+    free(lg2);
+    free(ref);
+}
+
+/* stories260K.bin + tok512.bin (llama2.c) give exactly the GGUF's logits. */
+static void check_llama2c(const cf_json *prompts)
+{
+    cf_model *a, *b;
+    cf_err err;
+    if (cf_model_load(shared_path("models/stories260K.gguf"), NULL, &a, &err) != 0 ||
+        cf_model_load(shared_path("models/stories260K.bin"), NULL, &b, &err) != 0) {
+        CHECKF(0, "%s", err.msg);
+        return;
+    }
+    cf_ctx_params p = {.n_ctx = 512, .n_threads = 1};
+    cf_ctx *ca, *cb;
+    CHECK(cf_ctx_new(a, &p, &ca, &err) == 0 && cf_ctx_new(b, &p, &cb, &err) == 0);
+    const int V = cf_model_hparams(a)->n_vocab;
+    float *la = malloc((size_t)V * sizeof *la), *lb = malloc((size_t)V * sizeof *lb);
+    for (size_t i = 0; i < prompts->n; i++) {
+        int n;
+        int32_t *ids = json_ids(cf_json_get(prompts->items[i], "tokens"), &n);
+        if (prefill(ca, ids, n, la) == 0 && prefill(cb, ids, n, lb) == 0)
+            CHECKF(memcmp(la, lb, (size_t)V * sizeof *la) == 0, "llama2.c logits differ by %.3g",
+                   max_abs_diff(la, lb, V, NULL));
+        free(ids);
+    }
+    free(la);
+    free(lb);
+    cf_ctx_free(ca);
+    cf_ctx_free(cb);
+    cf_model_free(a);
+    cf_model_free(b);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_refs MODEL_STEM\n");
+        return 2;
+    }
+    if (!shared_dir())
+        return TEST_SKIP;
+    const char *stem = argv[1];
+    char rel[256];
+    snprintf(rel, sizeof rel, "refs/%s.json", stem);
+    cf_json *j = load_json(shared_path(rel));
+    CHECKF(j != NULL, "cannot read %s", rel);
+    if (!j)
+        return test_summary(stem);
+    const char *file = cf_json_get(cf_json_get(j, "model"), "file")->str;
+    snprintf(rel, sizeof rel, "models/%s", file);
+    cf_model *m;
+    cf_err err;
+    if (cf_model_load(shared_path(rel), NULL, &m, &err) != 0) {
+        CHECKF(0, "%s", err.msg);
+        cf_json_free(j);
+        return test_summary(stem);
+    }
+    cf_ctx_params p1 = {.n_ctx = 1024, .n_threads = 1}, p2 = {.n_ctx = 1024, .n_threads = 2};
+    cf_ctx *c1, *c2;
+    CHECK(cf_ctx_new(m, &p1, &c1, &err) == 0 && cf_ctx_new(m, &p2, &c2, &err) == 0);
+    stats st = {0};
+    const cf_json *prompts = cf_json_get(j, "prompts");
+    for (size_t i = 0; i < prompts->n; i++)
+        check_prompt(stem, m, c1, c2, prompts->items[i], &st);
+    if (strcmp(stem, "stories260K") == 0)
+        check_llama2c(prompts);
+    printf("%-18s prefill max %.3g rms %.3g | greedy steps max %.3g, %d argmax checked | tbt %.3g\n",
+           stem, st.prefill_max, st.prefill_rms, st.steps_max, st.argmax_checked, st.tbt_max);
+    cf_ctx_free(c1);
+    cf_ctx_free(c2);
+    cf_model_free(m);
+    cf_json_free(j);
+    return test_summary(stem);
+}

@@ -1,0 +1,89 @@
+/* The shared reference renderings (jinja2 3.1.6 under Hugging Face's
+ * apply_chat_template): every case of templates/expected.json and
+ * expected-tools-empty.json must render byte for byte, or fail where
+ * jinja2 fails (with raise_exception's own message). */
+#include "harness.h"
+#include "tt_util.h"
+
+#include "confab/template.h"
+
+static int passed, total;
+
+static void run_case(const cf_json *c, const cf_json *convs)
+{
+    const char *name = tt_str(c, "template"), *conv = tt_str(c, "conversation");
+    const cf_json *agp = cf_json_get(c, "add_generation_prompt");
+    const cf_json *tools = cf_json_get(c, "tools");
+    const char *expected = tt_str(c, "output"), *error = tt_str(c, "error");
+    const char *error_type = tt_str(c, "error_type");
+    char path[512];
+    snprintf(path, sizeof path, "templates/%s", name);
+    size_t src_len;
+    char *src = tt_read(shared_path(path), &src_len);
+    const cf_json *msgs = cf_json_get(cf_json_get(convs, conv), "messages");
+    total++;
+    CHECKF(src && msgs, "%s: fixture missing", name);
+    if (!src || !msgs) {
+        free(src);
+        return;
+    }
+    cf_chat_template *t = NULL;
+    cf_err err = {""};
+    char *out = NULL, *msgs_text = cf_json_dump(msgs, NULL, NULL), *tools_text = NULL;
+    size_t out_len = 0;
+    cf_chat_opts o = {0};
+    o.bos_token = tt_str(c, "bos_token");
+    o.eos_token = tt_str(c, "eos_token");
+    o.add_generation_prompt = agp && agp->b;
+    o.now = TT_NOW;
+    if (tools) {
+        tools_text = cf_json_dump(tools, NULL, NULL);
+        o.tools_json = tools_text;
+    }
+    int rc = cf_chat_template_from_jinja(src, src_len, name, &t, &err);
+    if (rc == 0)
+        rc = cf_chat_render_json(t, msgs_text, strlen(msgs_text), &o, &out, &out_len, &err);
+    bool ok;
+    if (expected) {
+        ok = rc == 0 && out_len == strlen(expected) && memcmp(out, expected, out_len) == 0;
+        CHECKF(ok, "%s %s agp=%d: %s\n--- expected ---\n%s\n--- got ---\n%s", name, conv,
+               o.add_generation_prompt, rc ? err.msg : "differs", expected, out ? out : "");
+    } else {
+        /* TemplateError is raise_exception's: its message must come through */
+        bool msg_ok = strcmp(error_type, "TemplateError") != 0 || strstr(err.msg, error) != NULL;
+        ok = rc < 0 && msg_ok;
+        CHECKF(ok, "%s %s: expected %s: %s; got %s", name, conv, error_type, error,
+               rc ? err.msg : "a rendering");
+        if (rc < 0)
+            CHECKF(strncmp(err.msg, "template line ", 14) == 0, "%s: no position in '%s'", name, err.msg);
+    }
+    passed += ok;
+    free(out);
+    free(msgs_text);
+    free(tools_text);
+    free(src);
+    cf_chat_template_free(t);
+}
+
+static void run_file(const char *rel, const cf_json *convs)
+{
+    cf_json *cases = tt_json_file(shared_path(rel));
+    CHECKF(cases && cases->type == CF_JSON_ARRAY, "%s unreadable", rel);
+    int before = passed, before_total = total;
+    for (size_t i = 0; cases && i < cases->n; i++)
+        run_case(cases->items[i], convs);
+    fprintf(stderr, "%s: %d/%d as jinja2 renders them\n", rel, passed - before, total - before_total);
+    cf_json_free(cases);
+}
+
+int main(void)
+{
+    if (!shared_dir())
+        return TEST_SKIP;
+    cf_json *convs = tt_json_file(shared_path("templates/conversations.json"));
+    CHECK(convs != NULL);
+    run_file("templates/expected.json", convs);
+    run_file("templates/expected-tools-empty.json", convs);
+    cf_json_free(convs);
+    return test_summary("template-refs");
+}
