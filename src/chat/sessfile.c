@@ -40,6 +40,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -498,10 +500,36 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
     return 0;
 }
 
+/* The file mapped read-only (no copy: tens of MB come straight from the
+ * page cache).  Saves replace files by renaming, so a mapped file is never
+ * cut short under us by confab itself. */
+static const uint8_t *map_file(const char *path, size_t *n, cf_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cf_fail(err, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    void *p = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        cf_fail(err, "cannot read %s: not a regular file", path);
+    else if (st.st_size == 0)
+        p = (void *)"";
+    else if ((p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)) ==
+             MAP_FAILED) {
+        cf_fail(err, "cannot read %s: %s", path, strerror(errno));
+        p = NULL;
+    }
+    close(fd);
+    *n = (size_t)st.st_size;
+    return p;
+}
+
 int cf_session_load(cf_session *s, const char *path, cf_err *err)
 {
     size_t n;
-    uint8_t *data = (uint8_t *)sess_read_file(path, &n, err);
+    const uint8_t *data = map_file(path, &n, err);
     if (!data)
         return -1;
     loaded l = {0};
@@ -564,6 +592,7 @@ out:
     cf_sampler_free(smp);
     cf_ctx_free(ctx);
     loaded_free(&l);
-    free(data);
+    if (n > 0)
+        munmap((void *)data, n);
     return rc;
 }
