@@ -1,7 +1,8 @@
 /* The chat and session benchmarks of `confab bench`:
  *
- *   --chat-turns N    a scripted N-turn chat (fixed seed, fixed n-predict):
- *                     "turn K: prefilled P tokens, ttft X ms" per turn, then
+ *   --chat-turns N    a scripted N-turn chat (fixed seed, fixed n-predict),
+ *                     run three times: "turn K: prefilled P tokens, ttft X ms"
+ *                     per turn (the best time of the runs), then
  *                     "ttft turnN/turn2 = R" (flat when each turn costs only
  *                     its new tokens);
  *   --session-restore a chat of about 2000 tokens saved to a file, then the
@@ -21,7 +22,7 @@
 #include "confab/sampler.h"
 #include "confab/session.h"
 
-enum { SEED = 1234, N_PREDICT = 32, RESTORE_TOKENS = 2000 };
+enum { SEED = 1234, N_PREDICT = 32, CHAT_RUNS = 3, RESTORE_TOKENS = 2000 };
 
 /* Eighteen messages of similar length; turn K says message (K-1) % 18,
  * so turns 2 and 20 say the same thing. */
@@ -70,6 +71,7 @@ static int open_session(const char *model, int threads, cf_session **s)
     if (cf_session_set(*s, "seed", seed, &err) || cf_session_set(*s, "n-predict", n_predict, &err)) {
         cli_error("%s", err.msg);
         cf_session_free(*s);
+        *s = NULL;
         return CF_EXIT_ERROR;
     }
     return CF_EXIT_OK;
@@ -95,26 +97,42 @@ static int exchange(cf_session *s, const char *text)
     return CF_EXIT_OK;
 }
 
-int bench_chat_turns(const char *model, int turns, int threads)
+/* Per turn: tokens prefilled, and the best time to first token over the
+ * runs (the chat is the same each run: same seed, same script). */
+static int chat_run(const char *model, int turns, int threads, int *prefilled, double *ttft)
 {
-    cf_session *s;
+    cf_session *s = NULL;
     int rc = open_session(model, threads, &s);
-    if (rc != CF_EXIT_OK)
-        return rc;
-    double ttft2 = 0, ttft_last = 0;
-    for (int k = 1; k <= turns && rc == CF_EXIT_OK; k++) {
-        if ((rc = exchange(s, script[(k - 1) % N_SCRIPT])) != CF_EXIT_OK)
+    for (int k = 0; k < turns && rc == CF_EXIT_OK; k++) {
+        if ((rc = exchange(s, script[k % N_SCRIPT])) != CF_EXIT_OK)
             break;
         const cf_turn_stats *st = cf_session_last_stats(s);
-        printf("turn %d: prefilled %d tokens, ttft %.1f ms\n", k, st->prompt_tokens, st->ttft_ms);
-        fflush(stdout);
-        if (k == 2)
-            ttft2 = st->ttft_ms;
-        ttft_last = st->ttft_ms;
+        prefilled[k] = st->prompt_tokens;
+        if (ttft[k] == 0 || st->ttft_ms < ttft[k])
+            ttft[k] = st->ttft_ms;
     }
-    if (rc == CF_EXIT_OK && turns >= 2)
-        printf("ttft turn%d/turn2 = %.2f\n", turns, ttft_last / ttft2);
     cf_session_free(s);
+    return rc;
+}
+
+int bench_chat_turns(const char *model, int turns, int threads)
+{
+    int *prefilled = calloc((size_t)turns, sizeof *prefilled), rc = CF_EXIT_OK;
+    double *ttft = calloc((size_t)turns, sizeof *ttft);
+    if (!prefilled || !ttft) {
+        cli_error("out of memory");
+        rc = CF_EXIT_ERROR;
+    }
+    printf("chat of %d turns, n-predict %d, seed %d: best time to first token of %d runs\n", turns,
+           N_PREDICT, SEED, CHAT_RUNS);
+    for (int run = 0; run < CHAT_RUNS && rc == CF_EXIT_OK; run++)
+        rc = chat_run(model, turns, threads, prefilled, ttft);
+    for (int k = 0; k < turns && rc == CF_EXIT_OK; k++)
+        printf("turn %d: prefilled %d tokens, ttft %.1f ms\n", k + 1, prefilled[k], ttft[k]);
+    if (rc == CF_EXIT_OK && turns >= 2)
+        printf("ttft turn%d/turn2 = %.2f\n", turns, ttft[turns - 1] / ttft[1]);
+    free(prefilled);
+    free(ttft);
     return rc;
 }
 
