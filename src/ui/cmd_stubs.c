@@ -12,7 +12,3 @@
     }
 
 NOT_YET(cmd_chat, "chat")
-NOT_YET(cmd_complete, "complete")
-NOT_YET(cmd_tokenize, "tokenize")
-NOT_YET(cmd_bench, "bench")
-NOT_YET(cmd_mkmodel, "mkmodel")
