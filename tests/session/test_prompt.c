@@ -8,7 +8,7 @@
  *     the text (no SPM space prefix);
  *   - the session's rendering of llama.cpp's phi-3 reference conversations
  *     gives llama.cpp's tokens. */
-#include "../tokenizer/json_min.h"
+#include "json_file.h"
 #include "sess_util.h"
 #include "session_internal.h"
 
@@ -107,42 +107,38 @@ static void test_parts(const char *model)
  * the session from the model's own template. */
 static void test_phi3_reference(void)
 {
-    size_t len;
     cf_err err;
-    char *text = sess_read_file(shared_path("refs/phi3.Q8_0.chat.json"), &len, &err);
-    js *doc = text ? js_parse(text, len) : NULL;
+    cf_json *doc = json_load_file(shared_path("refs/phi3.Q8_0.chat.json"));
     cf_session *s = open_shared("models/phi3.Q8_0.gguf", 512, NULL, 1);
-    const js *convs = doc ? js_get(doc, "conversations") : NULL;
+    const cf_json *convs = doc ? cf_json_get(doc, "conversations") : NULL;
     int checked = 0;
     for (size_t c = 0; s && convs && c < convs->n; c++) {
-        const js *conv = js_at(convs, c), *msgs = js_get(conv, "messages");
-        if (!js_get(conv, "add_generation_prompt")->b)
+        const cf_json *conv = json_at(convs, c), *msgs = cf_json_get(conv, "messages");
+        if (!cf_json_get(conv, "add_generation_prompt")->b)
             continue; /* the Jinja template then ends with eos_token; llama.cpp's built-in not */
         while (s->n_msgs > 0)
             sess_pop_msg(s);
         for (size_t i = 0; i < msgs->n; i++) {
-            const char *role = js_get(js_at(msgs, i), "role")->str;
-            const js *content = js_get(js_at(msgs, i), "content");
+            const char *role = cf_json_get(json_at(msgs, i), "role")->str;
+            const cf_json *content = cf_json_get(json_at(msgs, i), "content");
             cf_role r = strcmp(role, "system") == 0 ? CF_ROLE_SYSTEM
                         : strcmp(role, "user") == 0 ? CF_ROLE_USER : CF_ROLE_ASSISTANT;
             CHECK(sess_push_msg(s, r, content->str, content->len, &err) == 0);
         }
         cf_tokens got = {0};
         CHECKF(sess_prompt_tokens(s, s->n_msgs, true, &got, &err) == 0, "%s", err.msg);
-        const js *want = js_get(conv, "tokens");
+        const cf_json *want = cf_json_get(conv, "tokens");
         bool eq = got.n == want->n;
         for (size_t i = 0; eq && i < got.n; i++)
-            eq = got.ids[i] == (int32_t)js_at(want, i)->num;
-        CHECKF(eq, "phi3 conversation '%s': %zu tokens, llama.cpp %zu", js_get(conv, "id")->str,
-               got.n, want->n);
+            eq = got.ids[i] == (int32_t)json_num(json_at(want, i));
+        CHECKF(eq, "phi3 conversation '%s': %zu tokens, llama.cpp %zu",
+               cf_json_get(conv, "id")->str, got.n, want->n);
         checked++;
         cf_tokens_free(&got);
     }
     CHECK(checked == 3);
     cf_session_free(s);
-    if (doc)
-        js_free(doc);
-    free(text);
+    cf_json_free(doc);
 }
 
 int main(void)
