@@ -490,9 +490,12 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
         return damaged(path, "bad message", err);
     if (!get_ids(&r, n_vocab, &l->cache) || l->cache.n > n_ctx)
         return damaged(path, "bad token history", err);
-    for (uint32_t i = 0; i < l->n_msgs; i++)
-        if (l->msgs[i].start > (int)l->cache.n)
-            return damaged(path, "a turn starts beyond the token history", err);
+    for (uint32_t i = 0, prev = 0; i < l->n_msgs; i++) {
+        int start = l->msgs[i].start;
+        if (start > (int)l->cache.n || (start >= 0 && start < (int)prev))
+            return damaged(path, "bad turn boundaries", err);
+        prev = start >= 0 ? (uint32_t)start : prev;
+    }
     GET(&r, uint64_t, l->kv_len);
     l->kv = r.bad || l->kv_len > r.n - r.pos ? NULL : take(&r, (size_t)l->kv_len);
     if (!l->kv || r.pos != r.n)

@@ -167,6 +167,38 @@ static void test_cut(void)
     cf_session_free(s);
 }
 
+/* A template that refuses system messages: asking for one fails and
+ * changes nothing. */
+static void test_refused_system(void)
+{
+    char tmpl[64];
+    temp_path(tmpl, sizeof tmpl, "tmpl");
+    FILE *f = fopen(tmpl, "w");
+    fputs("{% for m in messages %}{% if m.role == 'system' %}"
+          "{{ raise_exception('System role not supported') }}{% endif %}"
+          "<{{ m.role }}>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}",
+          f);
+    fclose(f);
+    cf_session_params p = {.model_path = shared_path("models/stories260K-chatml.gguf"),
+                           .n_ctx = 256, .chat_template_file = tmpl, .system_prompt = "Be nice."};
+    cf_session *s;
+    cf_err err;
+    CHECK(cf_session_new(&p, &s, &err) != 0 && strstr(err.msg, "System role not supported"));
+    p.system_prompt = NULL;
+    CHECKF(cf_session_new(&p, &s, &err) == 0, "%s", err.msg);
+    CHECK(strstr(cf_session_template_desc(s), tmpl) != NULL);
+    CHECK(cf_session_set(s, "n-predict", "4", &err) == 0);
+    exchange(s, "Hi", NULL, 0);
+    int n0, n;
+    cf_session_tokens(s, &n0);
+    CHECK(cf_session_set_system(s, "Be nice.", &err) != 0 && strstr(err.msg, "System role"));
+    cf_session_tokens(s, &n);
+    CHECK(cf_session_n_messages(s) == 2 && n == n0);
+    CHECK(exchange(s, "Again", NULL, 0) == CF_STOP_N_PREDICT);
+    cf_session_free(s);
+    unlink(tmpl);
+}
+
 int main(void)
 {
     if (!shared_dir())
@@ -176,5 +208,6 @@ int main(void)
     test_clear();
     test_system();
     test_cut();
+    test_refused_system();
     return test_summary("session-edit");
 }
