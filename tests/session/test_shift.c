@@ -152,6 +152,22 @@ static void test_too_long(void)
     cf_session_free(s);
 }
 
+/* A reply that alone fills the context stops there; the next turn shifts
+ * the old one out and goes on. */
+static void test_reply_fills_context(void)
+{
+    cf_session *s = open_shared("models/stories260K-chatml.gguf", 96, NULL, -1);
+    if (!s)
+        return;
+    int n;
+    CHECK(exchange(s, "Tell me a long story.", NULL, 0) == CF_STOP_CONTEXT_FULL);
+    cf_session_tokens(s, &n);
+    CHECK(n == 96);
+    CHECK(exchange(s, "More!", NULL, 0) == CF_STOP_CONTEXT_FULL);
+    CHECK(cf_session_last_stats(s)->shifted_tokens > 0 && cf_session_n_messages(s) == 2);
+    cf_session_free(s);
+}
+
 int main(void)
 {
     if (!shared_dir())
@@ -162,5 +178,6 @@ int main(void)
     test_long_chat("models/phi3.Q8_0.gguf", 256);
     test_long_chat("models/llama-bpe.Q8_0.gguf", 256);
     test_too_long();
+    test_reply_fills_context();
     return test_summary("session-shift");
 }

@@ -178,6 +178,10 @@ static void test_settings(void)
           strcmp(cf_session_get(s, "seed", buf, 64), "99") == 0);
     CHECK(cf_session_set(s, "n-predict", "0", &err) == 0);
     CHECK(exchange(s, "Hi", NULL, 0) == CF_STOP_N_PREDICT && cf_session_last_stats(s)->gen_tokens == 0);
+    /* text that is not UTF-8 is kept with U+FFFD in its place */
+    CHECK(exchange(s, "caf\xe9 \xff!", NULL, 0) >= 0);
+    CHECK(strcmp(cf_session_message(s, cf_session_n_messages(s) - 2)->content,
+                 "caf\xef\xbf\xbd \xef\xbf\xbd!") == 0);
     int n = 0;
     for (const char *const *p = cf_session_setting_names(); *p; p++)
         n += cf_session_get(s, *p, buf, 64) != NULL;
