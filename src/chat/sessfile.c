@@ -276,7 +276,8 @@ int cf_session_save(cf_session *s, const char *path, cf_err *err)
         return -1;
     }
     PUT(&b, uint64_t, b.oom ? 0 : checksum(b.p, b.n));
-    int rc = b.oom ? cf_fail(err, "out of memory saving %s", path) : write_atomic(path, b.p, b.n, err);
+    int rc =
+        b.oom ? cf_fail(err, "out of memory saving %s", path) : write_atomic(path, b.p, b.n, err);
     free(b.p);
     if (rc == 0)
         s->dirty = false;

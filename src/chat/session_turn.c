@@ -499,8 +499,13 @@ int cf_session_set_system(cf_session *s, const char *text, cf_err *err)
     int rc = 0;
     if (text && (rc = sess_push_msg(s, CF_ROLE_SYSTEM, text, strlen(text), err)) == 0)
         put_msg(s, 0, take_msg(s, s->n_msgs - 1));
-    /* the cache keeps what still agrees; the rest is prefilled lazily */
-    if (rc == 0 && (rc = resync(s, err)) != 0 && text) {
+    /* the cache keeps what still agrees; the rest is prefilled lazily (a
+     * template that renders nothing before a user message: all of it) */
+    if (rc == 0 && (rc = resync(s, err)) != 0 && sess_first_user(s) == s->n_msgs) {
+        sess_truncate(s, 0);
+        rc = 0;
+    }
+    if (rc != 0 && text) {
         sess_msg m = take_msg(s, 0);
         sess_msg_free(&m);
     }

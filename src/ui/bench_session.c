@@ -70,7 +70,8 @@ static int open_session(const char *model, int threads, cf_session **s)
         cli_error("%s", err.msg);
         return CF_EXIT_MODEL;
     }
-    if (cf_session_set(*s, "seed", seed, &err) || cf_session_set(*s, "n-predict", n_predict, &err)) {
+    if (cf_session_set(*s, "seed", seed, &err) ||
+        cf_session_set(*s, "n-predict", n_predict, &err)) {
         cli_error("%s", err.msg);
         cf_session_free(*s);
         *s = NULL;

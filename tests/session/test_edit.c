@@ -68,7 +68,8 @@ static void test_regen(void)
         /* only the prompt's last token is evaluated again */
         CHECK(cf_session_last_stats(s)->prompt_tokens == 1);
         size_t len = 0;
-        while (cf_session_next(s, &piece, &err) == CF_NEXT_TOKEN && len + strlen(piece) < sizeof again) {
+        while (cf_session_next(s, &piece, &err) == CF_NEXT_TOKEN &&
+               len + strlen(piece) < sizeof again) {
             memcpy(again + len, piece, strlen(piece));
             len += strlen(piece);
         }
@@ -163,33 +164,54 @@ static void test_cut(void)
     cf_session_context_info(s, &ci);
     int n;
     cf_session_tokens(s, &n);
-    CHECK(ci.used == n && ci.total == 512 && ci.shift_would_drop_turns == 1 && ci.shift_would_drop > 0);
+    CHECK(ci.used == n && ci.total == 512 && ci.shift_would_drop_turns == 1 &&
+          ci.shift_would_drop > 0);
     cf_session_free(s);
 }
 
-/* A template that refuses system messages: asking for one fails and
- * changes nothing. */
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f && fputs(text, f) >= 0);
+    if (f)
+        fclose(f);
+}
+
+/* A template without a system role gets the system prompt at the head of
+ * the first user message (as llama.cpp's polyfill does); one that refuses
+ * that too makes a new system prompt fail, changing nothing. */
 static void test_refused_system(void)
 {
     char tmpl[64];
     temp_path(tmpl, sizeof tmpl, "tmpl");
-    FILE *f = fopen(tmpl, "w");
-    fputs("{% for m in messages %}{% if m.role == 'system' %}"
-          "{{ raise_exception('System role not supported') }}{% endif %}"
-          "<{{ m.role }}>{{ m.content }}{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}",
-          f);
-    fclose(f);
+    write_file(tmpl, "{% for m in messages %}{% if m.role == 'system' %}"
+                     "{{ raise_exception('System role not supported') }}{% endif %}"
+                     "<{{ m.role }}>{{ m.content }}{% endfor %}"
+                     "{% if add_generation_prompt %}<assistant>{% endif %}");
     cf_session_params p = {.model_path = shared_path("models/stories260K-chatml.gguf"),
                            .n_ctx = 256, .chat_template_file = tmpl, .system_prompt = "Be nice."};
     cf_session *s;
     cf_err err;
-    CHECK(cf_session_new(&p, &s, &err) != 0 && strstr(err.msg, "System role not supported"));
-    p.system_prompt = NULL;
     CHECKF(cf_session_new(&p, &s, &err) == 0, "%s", err.msg);
     CHECK(strstr(cf_session_template_desc(s), tmpl) != NULL);
     CHECK(cf_session_set(s, "n-predict", "4", &err) == 0);
     exchange(s, "Hi", NULL, 0);
-    int n0, n;
+    int n;
+    const int32_t *h = cf_session_tokens(s, &n);
+    char text[512];
+    size_t len = cf_detokenize(s->tok, h, (size_t)n, true, true, text, sizeof text - 1);
+    text[len < sizeof text ? len : sizeof text - 1] = '\0';
+    CHECKF(strstr(text, "<user>Be nice.\n\nHi<assistant>") != NULL, "rendered '%s'", text);
+    cf_session_free(s);
+
+    write_file(tmpl, "{% for m in messages %}{% if m.role == 'system' or '\n\n' in m.content %}"
+                     "{{ raise_exception('System role not supported') }}{% endif %}"
+                     "<{{ m.role }}>{{ m.content }}{% endfor %}");
+    p.system_prompt = NULL;
+    CHECKF(cf_session_new(&p, &s, &err) == 0, "%s", err.msg);
+    CHECK(cf_session_set(s, "n-predict", "4", &err) == 0);
+    exchange(s, "Hi", NULL, 0);
+    int n0;
     cf_session_tokens(s, &n0);
     CHECK(cf_session_set_system(s, "Be nice.", &err) != 0 && strstr(err.msg, "System role"));
     cf_session_tokens(s, &n);

@@ -7,7 +7,10 @@
  *   - a TOKENS part passes its ids through, and the text after it continues
  *     the text (no SPM space prefix);
  *   - the session's rendering of llama.cpp's phi-3 reference conversations
- *     gives llama.cpp's tokens. */
+ *     gives llama.cpp's tokens;
+ *   - every real template in ../shared/templates chats with prefix reuse. */
+#include <dirent.h>
+
 #include "json_file.h"
 #include "sess_util.h"
 #include "session_internal.h"
@@ -94,7 +97,8 @@ static void test_parts(const char *model)
             }
         }
         spelled[n] = '\0';
-        CHECKF(strcmp(spelled, "Hello world") == 0, "%s: text after ids spells '%s'", model, spelled);
+        CHECKF(strcmp(spelled, "Hello world") == 0, "%s: text after ids spells '%s'", model,
+               spelled);
     }
     cf_tokens_free(&whole);
     cf_tokens_free(&parts);
@@ -141,6 +145,50 @@ static void test_phi3_reference(void)
     cf_json_free(doc);
 }
 
+/* Every real chat template in ../shared/templates chats through the
+ * session (with a system prompt), and a message costs the same at turn 2
+ * and turn 4: the cached prefix holds across turns.  firefunction-v2 needs
+ * a `functions` variable a chat does not have. */
+static void test_real_templates(void)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", shared_path("templates"));
+    DIR *d = opendir(dir);
+    int tried = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 7 || strcmp(e->d_name + len - 6, ".jinja") != 0 ||
+            strstr(e->d_name, "firefunction"))
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        cf_session_params p = {.model_path = shared_path("models/qwen2.Q8_0.gguf"), .n_ctx = 2048,
+                               .chat_template_file = path, .system_prompt = "Be brief."};
+        cf_session *s;
+        cf_err err;
+        if (cf_session_new(&p, &s, &err) != 0) {
+            CHECKF(0, "%s: %s", e->d_name, err.msg);
+            continue;
+        }
+        CHECK(cf_session_set(s, "n-predict", "4", &err) == 0);
+        const char *msgs[] = {"Hello there", "How are you?", "Hello there", "How are you?"};
+        int cost[4] = {0};
+        for (int k = 0; k < 4; k++) {
+            CHECKF(exchange(s, msgs[k], NULL, 0) == CF_STOP_N_PREDICT ||
+                       cf_session_last_stats(s)->stop == CF_STOP_EOG,
+                   "%s turn %d", e->d_name, k + 1);
+            cost[k] = cf_session_last_stats(s)->prompt_tokens;
+        }
+        CHECKF(cost[1] == cost[3] && cost[1] > 0, "%s: the same message cost %d then %d tokens",
+               e->d_name, cost[1], cost[3]);
+        tried++;
+        cf_session_free(s);
+    }
+    if (d)
+        closedir(d);
+    CHECKF(tried >= 20, "%d templates tried", tried);
+}
+
 int main(void)
 {
     if (!shared_dir())
@@ -148,5 +196,6 @@ int main(void)
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
         test_parts(models[i]);
     test_phi3_reference();
+    test_real_templates();
     return test_summary("session-prompt");
 }

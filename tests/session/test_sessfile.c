@@ -69,7 +69,8 @@ static cf_session *small_session(void)
         CHECKF(0, "%s", err.msg);
         return NULL;
     }
-    CHECK(cf_session_set(s, "seed", "7", &err) == 0 && cf_session_set(s, "n-predict", "2", &err) == 0);
+    CHECK(cf_session_set(s, "seed", "7", &err) == 0 &&
+          cf_session_set(s, "n-predict", "2", &err) == 0);
     return s;
 }
 
@@ -165,7 +166,8 @@ static bool same_state(const cf_session *s, int n_msgs, const int32_t *h, int n)
 {
     int m;
     const int32_t *now = cf_session_tokens(s, &m);
-    return cf_session_n_messages(s) == n_msgs && m == n && memcmp(now, h, (size_t)n * sizeof *h) == 0;
+    return cf_session_n_messages(s) == n_msgs && m == n &&
+           memcmp(now, h, (size_t)n * sizeof *h) == 0;
 }
 
 static void test_damage(void)
@@ -210,10 +212,12 @@ static void test_damage(void)
     CHECK(truncated_ok == (int)size && flipped_ok == (int)size);
     /* one clear message each */
     spill(bad, img, size - 1);
-    CHECK(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "damaged") && strstr(err.msg, "truncated"));
+    CHECK(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "damaged") &&
+          strstr(err.msg, "truncated"));
     CHECK(cf_session_load(live, shared_path(SMALL_MODEL), &err) != 0 &&
           strstr(err.msg, "not a confab session file"));
-    CHECK(cf_session_load(live, "/nonexistent/x.session", &err) != 0 && strstr(err.msg, "cannot open"));
+    CHECK(cf_session_load(live, "/nonexistent/x.session", &err) != 0 &&
+          strstr(err.msg, "cannot open"));
     img[8] = 2;
     spill(bad, img, size);
     CHECK(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "version 2"));

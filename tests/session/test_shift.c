@@ -66,7 +66,8 @@ static void test_long_chat(const char *model, int n_ctx)
             cf_tokens fresh = {0};
             CHECK(sess_prompt_tokens(s, s->n_msgs, false, &fresh, &err) == 0);
             CHECKF(n <= (int)fresh.n && memcmp(h, fresh.ids, (size_t)n * sizeof *h) == 0,
-                   "%s turn %d: the history after a shift differs from a fresh rendering", model, k);
+                   "%s turn %d: the history after a shift differs from a fresh rendering", model,
+                   k);
             cf_tokens_free(&fresh);
         }
         free(before);
@@ -113,8 +114,10 @@ static void test_one_layer(void)
                 CHECK(cf_ctx_decode(fresh, h, n, lg, false, &err) == 0);
                 double d = max_diff(lg, cf_session_logits(s), V);
                 worst = fmax(worst, d);
-                CHECKF(d <= 2e-4, "turn %d: logits after a shift differ from a fresh prefill of the "
-                       "kept history by %.3g", k + 1, d);
+                CHECKF(d <= 2e-4,
+                       "turn %d: logits after a shift differ from a fresh prefill of the "
+                       "kept history by %.3g",
+                       k + 1, d);
                 compared++;
             }
             shifted = st->shifted_tokens;
