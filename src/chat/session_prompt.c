@@ -7,7 +7,10 @@
  * literal text (typing "<|im_end|>" gives plain-text tokens), assistant
  * replies as the tokens that were sampled.  Text runs across the template
  * and literal parts as one string, so a prompt tokenizes as llama.cpp
- * tokenizes the same rendered text; only replies keep their sampled ids. */
+ * tokenizes the same rendered text; only replies keep their sampled ids.
+ * Templates see the placeholders, never the text: what a template does to
+ * a content (trim it, cut a reply's <think> part) does not happen, and the
+ * model sees its replies as it wrote them, which keeps the cache valid. */
 #include <stdlib.h>
 #include <string.h>
 
