@@ -144,6 +144,10 @@ cf_str cf_tok_piece(const cf_tokenizer *t, cf_token id, bool special);
 size_t cf_detokenize(const cf_tokenizer *t, const cf_token *ids, size_t n, bool remove_special,
                      bool unparse_special, char *buf, size_t cap);
 
+/* UTF-8 of code point cp (U+FFFD for values past U+10FFFF); returns the
+ * byte count (1..4). */
+size_t cf_utf8_encode(uint32_t cp, char out[4]);
+
 /* ---- streaming UTF-8 --------------------------------------------------------
  * Token pieces can end inside a character (byte tokens, split emoji).  Feed
  * them through a cf_utf8_stream to print only whole characters: an
