@@ -10,6 +10,8 @@
 #include "chat.h"
 #include "cli.h"
 #include "paths.h"
+#include "term.h"
+#include "text.h"
 
 static void note_error(chat *c, int code)
 {
@@ -30,6 +32,18 @@ void chat_say(chat *c, out_kind kind, const char *fmt, ...)
     c->view->say(c, kind, buf);
 }
 
+
+char *chat_clean_input(chat *c, const char *text, size_t len)
+{
+    int bad;
+    char *clean = utf8_sanitize(text, len, &bad);
+    if (!clean)
+        chat_say(c, OUT_ERROR, "out of memory");
+    else if (bad)
+        chat_say(c, OUT_DIM, "note: %d invalid UTF-8 byte%s replaced by U+FFFD", bad,
+                 bad > 1 ? "s" : "");
+    return clean;
+}
 
 void chat_input(chat *c, const char *text)
 {
@@ -91,6 +105,40 @@ int chat_stream(chat *c, const stream_hooks *h)
     if (st && st->shifted_tokens > 0)
         chat_say(c, OUT_DIM, "context full: the oldest %d tokens were dropped", st->shifted_tokens);
     return cut ? 1 : 0;
+}
+
+typedef struct stdout_stream {
+    bool make_safe, at_line_start;
+} stdout_stream;
+
+static void put_stdout(void *ud, const char *text)
+{
+    stdout_stream *st = ud;
+    char *safe = st->make_safe ? text_for_terminal(text) : NULL;
+    const char *out = safe ? safe : text;
+    size_t n = strlen(out);
+    fwrite(out, 1, n, stdout);
+    fflush(stdout);
+    if (n)
+        st->at_line_start = out[n - 1] == '\n';
+    free(safe);
+}
+
+static bool stop_on_signal(void *ud)
+{
+    (void)ud;
+    return sig_interrupt || sig_quit;
+}
+
+int chat_stream_stdout(chat *c, bool make_safe)
+{
+    stdout_stream st = {make_safe, true};
+    stream_hooks h = {put_stdout, stop_on_signal, &st};
+    int rc = chat_stream(c, &h);
+    if (!st.at_line_start)
+        putchar('\n');
+    fflush(stdout);
+    return rc;
 }
 
 static double per_second(int n, double ms)
@@ -176,7 +224,8 @@ int chat_load(chat *c, const char *path)
     set_session_path(c, path);
     if (c->view->changed)
         c->view->changed(c, CHANGE_LOADED);
-    chat_say(c, OUT_INFO, "loaded %s: %d messages", path, cf_session_n_messages(c->s));
+    int n = cf_session_n_messages(c->s);
+    chat_say(c, OUT_INFO, "loaded %s: %d message%s", path, n, n == 1 ? "" : "s");
     return 0;
 }
 

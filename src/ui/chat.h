@@ -59,6 +59,10 @@ __attribute__((format(printf, 3, 4)))
 #endif
 void chat_say(chat *c, out_kind kind, const char *fmt, ...);
 
+/* Input as typed or piped, with every invalid UTF-8 byte replaced by
+ * U+FFFD (and a note saying how many); malloc'ed, NULL after an error. */
+char *chat_clean_input(chat *c, const char *text, size_t len);
+
 /* One complete input: a slash command, or a message ("//..." sends
  * "/..."); blank input does nothing. */
 void chat_input(chat *c, const char *text);
@@ -79,6 +83,12 @@ typedef struct stream_hooks {
 /* Run the reply begun on the session to its end; 0 done, 1 stopped by
  * the user (the partial reply stays, marked as cut), -1 error (shown). */
 int chat_stream(chat *c, const stream_hooks *h);
+
+/* Stream the reply begun to stdout, stopping at SIGINT, SIGTERM or
+ * SIGHUP, and end the line it leaves open.  make_safe: through
+ * text_for_terminal (a terminal), else the model's bytes as they are.
+ * Returns as chat_stream. */
+int chat_stream_stdout(chat *c, bool make_safe);
 
 /* The one dim line after a reply: prompt and generated tokens with their
  * speeds, time to the first token, context used / total. */

@@ -106,8 +106,8 @@ int cmd_chat(int argc, char **argv)
     if (o.help) {
         opts_help(stdout);
         status = CF_EXIT_OK;
-    } else if (o.tui && !interactive) {
-        cli_error("--tui needs a terminal on stdin (and no -p)");
+    } else if (o.tui && (!interactive || !isatty(STDOUT_FILENO))) {
+        cli_error("--tui needs a terminal on stdin and stdout (and no -p)");
     } else if (o.whole && o.prompt) {
         cli_error("--whole reads the message from stdin; it cannot go with -p");
     } else {

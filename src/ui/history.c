@@ -1,5 +1,5 @@
-/* The input history and Tab completion, shared by line and full-screen
- * mode (both edit with readline). */
+/* What line and full-screen mode share at the prompt (both edit with
+ * readline): the history, a typed line, Tab completion. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +45,26 @@ void history_add(const char *line)
     HIST_ENTRY *last = history_length > 0 ? history_get(history_base + history_length - 1) : NULL;
     if (!last || strcmp(last->line, line) != 0)
         add_history(line);
+}
+
+bool typed_line(chat *c, input_asm *in, char *line)
+{
+    history_add(line);
+    char *clean = chat_clean_input(c, line, strlen(line));
+    free(line);
+    if (!clean)
+        return input_pending(in);
+    int r = input_feed(in, clean);
+    free(clean);
+    if (r < 0)
+        chat_say(c, OUT_ERROR, "out of memory: the message was dropped");
+    if (r == 1) {
+        char *msg = input_take(in);
+        if (msg)
+            chat_input(c, msg);
+        free(msg);
+    }
+    return input_pending(in);
 }
 
 static const char *const *candidates;

@@ -25,7 +25,7 @@ typedef struct opt_def {
     const char *arg;  /* what the value is; NULL for a flag */
     enum opt_id id;
     enum opt_group group;
-    char kind;        /* settings: 'i' integer, 'f' number */
+    char kind;        /* settings: 'i' integer, 'f' number, 's' the session's to check */
     const char *help;
 } opt_def;
 
@@ -50,7 +50,7 @@ static const opt_def defs[] = {
     {"repeat-last-n", 0, "N", O_SETTING, G_SAMPLING, 'i', "how many recent tokens the penalties see (default 64)"},
     {"presence-penalty", 0, "X", O_SETTING, G_SAMPLING, 'f', "presence penalty; 0 = off (default 0)"},
     {"frequency-penalty", 0, "X", O_SETTING, G_SAMPLING, 'f', "frequency penalty; 0 = off (default 0)"},
-    {"seed", 0, "N", O_SETTING, G_SAMPLING, 'i', "random seed; -1 = a new one each run (default)"},
+    {"seed", 0, "N|random", O_SETTING, G_SAMPLING, 's', "random seed (default: a new one each run)"},
     {"n-predict", 'n', "N", O_SETTING, G_SAMPLING, 'i', "most tokens per reply; -1 = no limit (default)"},
 
     {"prompt", 'p', "TEXT", O_PROMPT, G_CONVERSATION, 0, "one chat turn: print the reply to TEXT and exit"},
@@ -156,8 +156,9 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
     case O_SETTING: {
         /* The range is the session's to check (it knows the model); here
          * only that the value is a number of the right kind. */
-        bool ok = d->kind == 'i' ? cli_parse_int(label, value, -(1LL << 62), 1LL << 62, &n)
-                                 : cli_parse_float(label, value, -1e300, 1e300, &x);
+        bool ok = d->kind == 's'   ? true
+                  : d->kind == 'i' ? cli_parse_int(label, value, -(1LL << 62), 1LL << 62, &n)
+                                   : cli_parse_float(label, value, -1e300, 1e300, &x);
         return ok ? replace(&o->settings[setting_index(d->name)], value) : -1;
     }
     case O_PROMPT:

@@ -29,7 +29,6 @@ typedef struct line_mode {
     palette pal;
     char prompt[64], more[64];
     bool done;
-    bool at_line_start; /* of the reply being streamed */
 } line_mode;
 
 /* Readline's callbacks take no user pointer. */
@@ -46,27 +45,6 @@ static void say(chat *c, out_kind kind, const char *text)
     fflush(stdout);
 }
 
-static void put_piece(void *ud, const char *text)
-{
-    line_mode *m = ud;
-    char *safe = text_for_terminal(text);
-    if (!safe)
-        return;
-    size_t n = strlen(safe);
-    if (n) {
-        fwrite(safe, 1, n, stdout);
-        fflush(stdout);
-        m->at_line_start = safe[n - 1] == '\n';
-    }
-    free(safe);
-}
-
-static bool stop_requested(void *ud)
-{
-    (void)ud;
-    return sig_interrupt || sig_quit;
-}
-
 static int reply(chat *c)
 {
     line_mode *m = c->view_data;
@@ -78,11 +56,7 @@ static int reply(chat *c)
         tcsetattr(STDIN_FILENO, TCSANOW, &quiet);
     }
     sig_interrupt = 0;
-    m->at_line_start = true;
-    stream_hooks h = {put_piece, stop_requested, m};
-    int rc = chat_stream(c, &h);
-    if (!m->at_line_start)
-        putchar('\n');
+    int rc = chat_stream_stdout(c, true);
     if (rc == 1)
         printf("%s[stopped: the partial reply stays in the conversation]%s\n", m->pal.dim,
                m->pal.reset);
@@ -140,33 +114,13 @@ static void on_line(char *line)
         m->done = true;
         return;
     }
-    history_add(line);
-    int bad;
-    char *clean = utf8_sanitize(line, strlen(line), &bad);
-    free(line);
-    if (!clean) {
-        chat_say(m->c, OUT_ERROR, "out of memory");
+    bool more = typed_line(m->c, &m->in, line);
+    if (m->c->quit) {
+        rl_callback_handler_remove();
+        m->done = true;
         return;
     }
-    if (bad)
-        chat_say(m->c, OUT_DIM, "note: %d invalid UTF-8 byte%s replaced by U+FFFD", bad,
-                 bad > 1 ? "s" : "");
-    int r = input_feed(&m->in, clean);
-    free(clean);
-    if (r < 0)
-        chat_say(m->c, OUT_ERROR, "out of memory: the message was dropped");
-    if (r == 1) {
-        char *msg = input_take(&m->in);
-        if (msg)
-            chat_input(m->c, msg);
-        free(msg);
-        if (m->c->quit) {
-            rl_callback_handler_remove();
-            m->done = true;
-            return;
-        }
-    }
-    rl_set_prompt(input_pending(&m->in) ? m->more : m->prompt);
+    rl_set_prompt(more ? m->more : m->prompt);
 }
 
 /* Ctrl-C at the prompt: the line (and any partly typed message) is

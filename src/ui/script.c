@@ -14,11 +14,6 @@
 
 #define INPUT_MAX (64u << 20) /* far beyond any context */
 
-typedef struct script {
-    bool tty_out;
-    bool at_line_start;
-} script;
-
 static void say(chat *c, out_kind kind, const char *text)
 {
     (void)c;
@@ -28,35 +23,10 @@ static void say(chat *c, out_kind kind, const char *text)
         fprintf(stderr, "%s\n", text);
 }
 
-static void put_piece(void *ud, const char *text)
-{
-    script *sc = ud;
-    /* Scripts get the model's bytes; a terminal gets them made safe. */
-    char *safe = sc->tty_out ? text_for_terminal(text) : NULL;
-    const char *out = safe ? safe : text;
-    size_t n = strlen(out);
-    fwrite(out, 1, n, stdout);
-    fflush(stdout);
-    if (n)
-        sc->at_line_start = out[n - 1] == '\n';
-    free(safe);
-}
-
-static bool stop_requested(void *ud)
-{
-    (void)ud;
-    return sig_interrupt || sig_quit;
-}
-
 static int reply(chat *c)
 {
-    script *sc = c->view_data;
-    sc->at_line_start = true;
-    stream_hooks h = {put_piece, stop_requested, sc};
-    int rc = chat_stream(c, &h);
-    if (!sc->at_line_start)
-        putchar('\n');
-    fflush(stdout);
+    /* Scripts get the model's bytes; a terminal gets them made safe. */
+    int rc = chat_stream_stdout(c, isatty(STDOUT_FILENO));
     if (rc >= 0 && c->opts->verbose) {
         char line[256];
         cf_context_info ci;
@@ -69,18 +39,11 @@ static int reply(chat *c)
 
 static const chat_view script_view = {say, reply, NULL};
 
-/* One message of input: repaired UTF-8 (with a note), then sent. */
 static void feed(chat *c, const char *text, size_t len)
 {
-    int bad;
-    char *clean = utf8_sanitize(text, len, &bad);
-    if (!clean) {
-        cli_error("out of memory");
-        c->first_error = CF_EXIT_ERROR;
+    char *clean = chat_clean_input(c, text, len);
+    if (!clean)
         return;
-    }
-    if (bad)
-        cli_error("note: %d invalid UTF-8 byte%s replaced by U+FFFD", bad, bad > 1 ? "s" : "");
     chat_input(c, clean);
     free(clean);
 }
@@ -118,9 +81,7 @@ static void read_all(chat *c)
 
 int script_run(chat *c)
 {
-    script sc = {.tty_out = isatty(STDOUT_FILENO)};
     c->view = &script_view;
-    c->view_data = &sc;
     sig_install(false);
     if (c->opts->prompt) {
         feed(c, c->opts->prompt, strlen(c->opts->prompt));

@@ -171,12 +171,12 @@ static const slash_cmd cmds[] = {
      "  repeat-last-n N     how many recent tokens the penalties look at\n"
      "  presence-penalty X  penalise tokens already present, 0 = off\n"
      "  frequency-penalty X penalise tokens by how often they appeared, 0 = off\n"
-     "  seed N              random seed, -1 = random\n"
+     "  seed N|random       random seed\n"
      "  n-predict N         most tokens per reply, -1 = no limit\n"
      "/set system TEXT replaces the system prompt (no TEXT removes it); use \"\"\"\n"
      "for a prompt of several lines.  A bad name or value changes nothing.",
      cmd_set},
-    {"show", "settings|model|template|context|stats", "show the state of the chat",
+    {"show", "TOPIC", "show settings, model, template, context or stats",
      "/show settings   the sampler settings and the system prompt\n"
      "/show model      the model's name, architecture, size and file\n"
      "/show template   the chat template in use\n"

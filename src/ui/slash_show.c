@@ -48,9 +48,15 @@ static void show_context(chat *c)
     cf_context_info ci;
     cf_session_context_info(c->s, &ci);
     int pct = ci.total ? (int)(100.0 * ci.used / ci.total + 0.5) : 0;
-    chat_say(c, OUT_INFO, "context: %d / %d tokens used (%d%%), %d messages", ci.used, ci.total,
-             pct, cf_session_n_messages(c->s));
-    if (ci.shift_would_drop > 0)
+    int n = cf_session_n_messages(c->s);
+    chat_say(c, OUT_INFO, "context: %d / %d tokens used (%d%%), %d message%s", ci.used, ci.total,
+             pct, n, n == 1 ? "" : "s");
+    if (ci.shift_would_drop_turns == 1)
+        chat_say(c, OUT_INFO,
+                 "when it is full, a shift drops the oldest turn (%d tokens); the system "
+                 "prompt stays",
+                 ci.shift_would_drop);
+    else if (ci.shift_would_drop_turns > 1)
         chat_say(c, OUT_INFO,
                  "when it is full, a shift drops the %d oldest turns (%d tokens); the "
                  "system prompt stays",

@@ -426,25 +426,9 @@ static void on_line(char *line)
         t->done = true;
         return;
     }
-    history_add(line);
-    int bad;
-    char *clean = utf8_sanitize(line, strlen(line), &bad);
-    free(line);
-    if (!clean)
-        return;
-    if (bad)
-        chat_say(t->c, OUT_DIM, "note: %d invalid UTF-8 byte%s replaced by U+FFFD", bad,
-                 bad > 1 ? "s" : "");
-    int r = input_feed(&t->in, clean);
-    free(clean);
-    if (r == 1) {
-        char *msg = input_take(&t->in);
-        if (msg)
-            chat_input(t->c, msg);
-        free(msg);
-        t->done = t->c->quit;
-    }
-    rl_set_prompt(input_pending(&t->in) ? t->more : t->prompt);
+    bool more = typed_line(t->c, &t->in, line);
+    t->done = t->c->quit;
+    rl_set_prompt(more ? t->more : t->prompt);
 }
 
 static void show_matches(char **matches, int n, int max_len)

@@ -183,12 +183,19 @@ void tui_rl_redisplay(void)
     if (!line)
         return;
     int pw = utf8_width(prompt, strlen(prompt));
-    /* Scroll sideways so the cursor stays in view, with a little context. */
-    size_t start = 0;
-    while (start < cursor && pw + utf8_width(line + start, cursor - start) > width - 2) {
-        uint32_t cp;
-        int len = utf8_decode(line + start, strlen(line + start), &cp);
-        start += len ? (size_t)len : 1;
+    /* Scroll sideways so the cursor stays in view: walk back from it,
+     * a character at a time, while what lies between still fits. */
+    size_t start = cursor;
+    int cols = 0;
+    while (start > 0) {
+        size_t prev = start - 1;
+        while (prev > 0 && ((unsigned char)line[prev] & 0xC0) == 0x80)
+            prev--;
+        int cw = utf8_width(line + prev, start - prev);
+        if (pw + cols + cw > width - 2)
+            break;
+        cols += cw;
+        start = prev;
     }
     mvwaddstr(w, 0, 0, prompt);
     waddnstr(w, line + start, -1);

@@ -1,6 +1,7 @@
 /* The chat options: command line, config file, presets, --help. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -32,14 +33,14 @@ static void test_args(void)
     chat_opts o;
     CHECK(parse(&o, ARGS("-m", "x.gguf", "-c", "1024", "-t", "3", "-n", "50", "--temp", "0.3",
                          "--top-k=7", "--kv-type", "f32", "--tui", "--system", "Be brief.",
-                         "--session", "s.bin", "--autosave", "--seed", "-1")) == 0);
+                         "--session", "s.bin", "--autosave", "--seed", "random")) == 0);
     CHECK(o.model && !strcmp(o.model, "x.gguf"));
     CHECK(o.n_ctx == 1024 && o.n_threads == 3 && o.kv_type == CF_KV_F32);
     CHECK(o.tui && o.autosave && !o.whole);
     CHECK(setting(&o, "n-predict") && !strcmp(setting(&o, "n-predict"), "50"));
     CHECK(setting(&o, "temp") && !strcmp(setting(&o, "temp"), "0.3"));
     CHECK(setting(&o, "top-k") && !strcmp(setting(&o, "top-k"), "7"));
-    CHECK(setting(&o, "seed") && !strcmp(setting(&o, "seed"), "-1"));
+    CHECK(setting(&o, "seed") && !strcmp(setting(&o, "seed"), "random"));
     CHECK(!setting(&o, "top-p"));
     CHECK(o.system_from == SYSTEM_TEXT && !strcmp(o.system, "Be brief."));
     CHECK(o.session && !strcmp(o.session, "s.bin"));
@@ -155,7 +156,7 @@ static void test_help(const char *dir)
         "Model:", "Sampling", "Conversation:", "Interface:", "-m, --model FILE", "-c, --ctx-size N",
         "-t, --threads N", "-n, --n-predict N", "-p, --prompt TEXT", "--temp X", "--top-k N",
         "--top-p X", "--min-p X", "--typical X", "--repeat-penalty X", "--repeat-last-n N",
-        "--presence-penalty X", "--frequency-penalty X", "--seed N", "--kv-type f32|f16",
+        "--presence-penalty X", "--frequency-penalty X", "--seed N|random", "--kv-type f32|f16",
         "--chat-template NAME", "--chat-template-file FILE", "--system TEXT",
         "--system-file FILE|NAME", "--session FILE", "--autosave", "--tui", "--whole",
         "--verbose", "--no-color", "--tokenizer FILE", "-h, --help",

@@ -1,17 +1,24 @@
 # Helpers for end-to-end tests that drive confab in a private tmux server.
 # Source it, then:
-#   t_setup                     private HOME/XDG dirs, tmux socket, cleanup trap
-#   t_start CMD...              run CMD in a 120x40 window (exit status kept)
-#   t_type TEXT / t_keys KEY... type literal text / send tmux key names
+#   t_setup                     private HOME/XDG dirs, cleanup trap (skips
+#                               the test, status 77, without tmux or models)
+#   t_start CMD...              run CMD in a 120x40 window on a fresh server
+#   t_type TEXT / t_send TEXT   type literal text / and press Enter
+#   t_keys KEY... / t_paste F   tmux key names / paste a file (bracketed)
 #   t_wait REGEX [SECONDS]      wait until the screen matches (ERE), else fail
-#   t_wait_count REGEX N [S]    wait until N screen lines match
+#   t_wait_count REGEX N [S]    wait until N lines of the history match
+#   t_prompt [S]                wait for an empty line-mode prompt
 #   t_wait_exit [SECONDS]       wait for the program to end; sets T_STATUS
-#   t_screen                    the visible screen; t_history adds scrollback
+#   t_wait_status / t_wait_growth / t_terminal_restored   full-screen mode
+#   t_screen / t_history        the visible screen / with the scrollback
 #   fail MSG / t_done           record a failure / report and exit
 # Timeouts are generous (a loaded 2-core machine); nothing sleeps a fixed
-# time except while polling.
+# time except between polls.
 
 T_BIN=${CONFAB_BIN:?CONFAB_BIN is not set}
+# One thread: the tiny test models are fastest so, and threads that spin
+# while waiting for each other crawl on a loaded machine.
+T_CHAT="$T_BIN -t 1"
 T_MODELS=${CONFAB_SHARED:-../shared}/models
 T_FAILS=0
 T_NAME=$(basename "$0" .sh)
@@ -20,7 +27,7 @@ t_setup() {
     command -v tmux >/dev/null 2>&1 || { echo "tmux is not installed: skipped"; exit 77; }
     [ -d "$T_MODELS" ] || { echo "no $T_MODELS: skipped"; exit 77; }
     T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/confab-$T_NAME.XXXXXX")
-    T_SOCK=confab-test-$$
+    T_RUN=0
     mkdir -p "$T_DIR/home" "$T_DIR/config" "$T_DIR/state" "$T_DIR/data" "$T_DIR/work"
     export HOME="$T_DIR/home" XDG_CONFIG_HOME="$T_DIR/config" XDG_STATE_HOME="$T_DIR/state"
     export XDG_DATA_HOME="$T_DIR/data" LANG=C.UTF-8 LC_ALL=C.UTF-8 INPUTRC=/dev/null
@@ -29,22 +36,38 @@ t_setup() {
 }
 
 t_cleanup() {
-    tmux -L "$T_SOCK" kill-server 2>/dev/null
+    [ -n "$T_SOCK" ] && tmux -L "$T_SOCK" kill-server 2>/dev/null
     [ -n "$T_KEEP" ] || rm -rf "$T_DIR"
 }
 
 tm() { tmux -L "$T_SOCK" "$@"; }
 
-# t_start CMD... : the command runs through sh -c in $T_DIR/work.
+# t_start CMD... : run the shell command CMD in $T_DIR/work, in a fresh tmux
+# server (a private socket each time).  When it ends, "[exited STATUS]" is
+# shown and the pane stays (the terminal state can still be looked at).
 t_start() {
-    tm kill-server 2>/dev/null
-    tm -f /dev/null new-session -d -s t -x 120 -y 40 -c "$T_DIR/work" \
-        "cd '$T_DIR/work' && exec $*" || { echo "tmux failed to start"; exit 1; }
-    tm set-option -g remain-on-exit on
-    tm set-option -g history-limit 20000
+    [ -n "$T_SOCK" ] && tm kill-server 2>/dev/null
+    T_RUN=$((T_RUN + 1))
+    T_SOCK=confab-test-$$-$T_RUN
+    # The wrapper survives the Ctrl-C meant for CMD (a trap, unlike an
+    # ignored signal, is not inherited).
+    cat >"$T_DIR/run$T_RUN.sh" <<EOF
+trap : INT
+cd '$T_DIR/work' || exit 1
+$*
+echo "[exited \$?]"
+exec sleep 3600
+EOF
+    tm -f /dev/null start-server \; set-option -g history-limit 20000 \; \
+        new-session -d -s t -x 120 -y 40 "sh '$T_DIR/run$T_RUN.sh'" ||
+        { echo "tmux failed to start"; exit 1; }
 }
 
 t_type() { tm send-keys -t t -l -- "$1"; }
+# t_send TEXT: type a line and press Enter.
+t_send() { t_type "$1"; tm send-keys -t t Enter; }
+# t_paste FILE: paste a file as a terminal would (bracketed if asked for).
+t_paste() { tm load-buffer -b paste "$1" && tm paste-buffer -p -d -b paste -t t; }
 t_keys() { tm send-keys -t t "$@"; }
 t_screen() { tm capture-pane -t t -p; }
 t_history() { tm capture-pane -t t -p -S -20000; }
@@ -64,12 +87,15 @@ t_dump() {
     echo "----------------"
 }
 
-# t_wait REGEX [SECONDS]: returns 1 (and records a failure) on timeout.
-t_wait() {
+# t_until SECONDS WHAT CMD...: poll CMD until it succeeds; on timeout
+# record "timed out waiting for WHAT", show the screen and return 1.
+t_until() {
+    t_limit=$1 t_what=$2
+    shift 2
     t0=$(t_now)
-    while ! t_screen | grep -Eq -- "$1"; do
-        if t_over "$t0" "${2:-30}"; then
-            fail "timed out waiting for /$1/"
+    while ! "$@"; do
+        if t_over "$t0" "$t_limit"; then
+            fail "timed out waiting for $t_what"
             t_dump
             return 1
         fi
@@ -77,31 +103,25 @@ t_wait() {
     done
 }
 
-# t_wait_count REGEX N [SECONDS]: the whole history has at least N matching lines.
-t_wait_count() {
-    t0=$(t_now)
-    while [ "$(t_history | grep -Ec -- "$1")" -lt "$2" ]; do
-        if t_over "$t0" "${3:-30}"; then
-            fail "timed out waiting for $2 lines matching /$1/ (have $(t_history | grep -Ec -- "$1"))"
-            t_dump
-            return 1
-        fi
-        sleep 0.05
-    done
-}
+t_screen_has() { t_screen | grep -Eq -- "$1"; }
+t_history_has() { [ "$(t_history | grep -Ec -- "$1")" -ge "$2" ]; }
+t_last_line_is() { [ "$(t_screen | sed '/^$/d' | tail -n 1)" = "$1" ]; }
 
+# t_wait REGEX [SECONDS]: the screen shows a line matching REGEX (ERE).
+t_wait() { t_until "${2:-30}" "/$1/" t_screen_has "$1"; }
+# t_wait_count REGEX N [SECONDS]: the whole history has N matching lines.
+t_wait_count() { t_until "${3:-30}" "$2 lines matching /$1/" t_history_has "$1" "$2"; }
+# t_prompt [SECONDS]: an empty line-mode prompt is the last line.
+t_prompt() { t_until "${1:-30}" "the prompt" t_last_line_is ">>>"; }
+
+# t_count REGEX: lines of the whole history that match.
+t_count() { t_history | grep -Ec -- "$1"; }
+
+# t_wait_exit [SECONDS]: the program ended; T_STATUS is its exit status.
 t_wait_exit() {
-    t0=$(t_now)
-    while [ "$(tm display -p -t t '#{pane_dead}')" != 1 ]; do
-        if t_over "$t0" "${1:-30}"; then
-            fail "the program did not exit"
-            t_dump
-            T_STATUS=none
-            return 1
-        fi
-        sleep 0.05
-    done
-    T_STATUS=$(tm display -p -t t '#{pane_dead_status}')
+    T_STATUS=none
+    t_until "${1:-30}" "the program to exit" t_screen_has '^\[exited [0-9]+\]$' || return 1
+    T_STATUS=$(t_screen | sed -n 's/^\[exited \([0-9]*\)\]$/\1/p' | tail -n 1)
 }
 
 t_done() {
@@ -111,4 +131,21 @@ t_done() {
     fi
     echo "$T_NAME: $T_FAILS failure(s)"
     exit 1
+}
+
+# ---- full-screen mode ----------------------------------------------------------
+# The status bar is the second-last screen row, the input line the last.
+t_status() { t_screen | tail -n 2 | head -n 1; }
+t_status_has() { t_status | grep -Eq -- "$1"; }
+t_pane_hash() { t_screen | head -n -2 | md5sum; }
+t_pane_changed() { [ "$(t_pane_hash)" != "$1" ]; }
+# t_wait_status REGEX [SECONDS]: the status bar matches.
+t_wait_status() { t_until "${2:-30}" "the status bar to show /$1/" t_status_has "$1"; }
+# t_wait_growth [SECONDS]: the transcript pane changes (tokens arrive).
+t_wait_growth() { t_until "${1:-10}" "new text in the transcript" t_pane_changed "$(t_pane_hash)"; }
+# t_terminal_restored: the program left the alternate screen, mouse and
+# keypad modes, and the cursor is visible.
+t_terminal_restored() {
+    flags=$(tm display -p -t t '#{alternate_on}#{mouse_any_flag}#{keypad_flag}#{cursor_flag}')
+    [ "$flags" = "0001" ] || fail "terminal not restored (alternate, mouse, keypad, cursor = $flags)"
 }
