@@ -11,7 +11,6 @@
         return CF_EXIT_ERROR;                                                  \
     }
 
-NOT_YET(cmd_chat, "chat")
 NOT_YET(cmd_complete, "complete")
 NOT_YET(cmd_tokenize, "tokenize")
 NOT_YET(cmd_bench, "bench")
