@@ -101,10 +101,17 @@ int chat_stream(chat *c, const stream_hooks *h)
         chat_say(c, OUT_ERROR, "%s", err.msg);
         return -1;
     }
+    return cut ? 1 : 0;
+}
+
+void chat_reply_notes(chat *c)
+{
     const cf_turn_stats *st = cf_session_last_stats(c->s);
     if (st && st->shifted_tokens > 0)
         chat_say(c, OUT_DIM, "context full: the oldest %d tokens were dropped", st->shifted_tokens);
-    return cut ? 1 : 0;
+    if (st && st->stop == CF_STOP_CONTEXT_FULL)
+        chat_say(c, OUT_DIM, "context full: the reply alone fills it, so it stopped here "
+                             "(/undo or /clear make room; -c sets a larger context)");
 }
 
 typedef struct stdout_stream {
@@ -138,6 +145,8 @@ int chat_stream_stdout(chat *c, bool make_safe)
     if (!st.at_line_start)
         putchar('\n');
     fflush(stdout);
+    if (rc >= 0)
+        chat_reply_notes(c);
     return rc;
 }
 

@@ -83,9 +83,11 @@ typedef struct stream_hooks {
 /* Run the reply begun on the session to its end; 0 done, 1 stopped by
  * the user (the partial reply stays, marked as cut), -1 error (shown). */
 int chat_stream(chat *c, const stream_hooks *h);
+/* After a reply (once its text is done): notes on a full context. */
+void chat_reply_notes(chat *c);
 
 /* Stream the reply begun to stdout, stopping at SIGINT, SIGTERM or
- * SIGHUP, and end the line it leaves open.  make_safe: through
+ * SIGHUP, end the line it leaves open, then the notes.  make_safe: through
  * text_for_terminal (a terminal), else the model's bytes as they are.
  * Returns as chat_stream. */
 int chat_stream_stdout(chat *c, bool make_safe);

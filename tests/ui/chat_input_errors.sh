@@ -1,7 +1,8 @@
 #!/bin/sh
 # Bad input gets one clear line and the chat goes on: invalid UTF-8 is
 # replaced by U+FFFD (with a note), a 100 kB paste that does not fit the
-# context is refused, a pasted block of lines is one message.
+# context is refused, a pasted block of lines is one message, a full
+# context drops the oldest turns.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
 STATS='^prompt [0-9]+ tok'
@@ -38,6 +39,20 @@ t_wait ', 4 messages$' 10
 t_keys C-d
 t_wait_exit 30
 [ "$T_STATUS" = 0 ] || fail "exit status $T_STATUS"
+
+# a full context: the oldest turns are dropped, and the chat goes on
+t_start "$T_CHAT -m $T_MODELS/stories260K-chatml.gguf -c 200 -n 40"
+t_prompt 30
+for i in 1 2 3 4; do
+    t_send "Message number $i."
+    t_wait_count "$STATS" $i 30
+    t_prompt
+done
+t_wait '^context full: the oldest [0-9]+ tokens were dropped$' 5
+t_send "/show context"
+t_wait '^context: [0-9]+ / 200 tokens used \([0-9]+%\), [2-6] messages$' 10
+t_keys C-d
+t_wait_exit 30
 
 # a long message that fits a larger context is taken
 awk 'BEGIN { for (i = 0; i < 150; i++) printf "story "; }' >"$T_DIR/long.txt"

@@ -5,7 +5,8 @@
 #   t_start CMD...              run CMD in a 120x40 window on a fresh server
 #   t_type TEXT / t_send TEXT   type literal text / and press Enter
 #   t_keys KEY... / t_paste F   tmux key names / paste a file (bracketed)
-#   t_wait REGEX [SECONDS]      wait until the screen matches (ERE), else fail
+#   t_wait REGEX [SECONDS]      wait until the screen matches (ERE); a wait
+#                               that times out fails and ends the test
 #   t_wait_count REGEX N [S]    wait until N lines of the history match
 #   t_prompt [S]                wait for an empty line-mode prompt
 #   t_wait_exit [SECONDS]       wait for the program to end; sets T_STATUS
@@ -88,7 +89,8 @@ t_dump() {
 }
 
 # t_until SECONDS WHAT CMD...: poll CMD until it succeeds; on timeout
-# record "timed out waiting for WHAT", show the screen and return 1.
+# record "timed out waiting for WHAT", show the screen and end the test
+# (what follows would only wait in vain).
 t_until() {
     t_limit=$1 t_what=$2
     shift 2
@@ -97,7 +99,7 @@ t_until() {
         if t_over "$t0" "$t_limit"; then
             fail "timed out waiting for $t_what"
             t_dump
-            return 1
+            t_done
         fi
         sleep 0.05
     done
@@ -120,7 +122,7 @@ t_count() { t_history | grep -Ec -- "$1"; }
 # t_wait_exit [SECONDS]: the program ended; T_STATUS is its exit status.
 t_wait_exit() {
     T_STATUS=none
-    t_until "${1:-30}" "the program to exit" t_screen_has '^\[exited [0-9]+\]$' || return 1
+    t_until "${1:-30}" "the program to exit" t_screen_has '^\[exited [0-9]+\]$'
     T_STATUS=$(t_screen | sed -n 's/^\[exited \([0-9]*\)\]$/\1/p' | tail -n 1)
 }
 

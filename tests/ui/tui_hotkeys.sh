@@ -48,6 +48,21 @@ t_keys NPage NPage NPage NPage
 t_wait_status 'ready' 5
 t_status | grep -q scrolled && fail "PgDn did not return to the bottom"
 
+# the save state in the status bar
+t_wait_status '│ not saved' 5
+t_send "/save t.session"
+t_wait_status '│ saved( │| *$)' 10
+# a pasted block of lines is one message
+printf 'pasted one\npasted two' >"$T_DIR/lines.txt"
+t_send "/set n-predict 4"
+t_paste "$T_DIR/lines.txt"
+t_keys Enter
+t_wait '^> pasted one$' 10
+t_wait '^pasted two$' 5
+t_wait_status 'ready .*│ unsaved' 30
+t_send "/show context"
+t_wait ', 4 messages$' 10
+
 # Ctrl-C at the prompt clears the line
 t_type "never sent"
 t_wait '^> never sent$' 5
