@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "chat.h"
+#include "confab/template.h"
 #include "cli.h"
 #include "load.h"
 #include "prompts.h"
@@ -19,6 +20,28 @@ static char *system_prompt(const chat_opts *o)
     if (o->system_from == SYSTEM_FILE)
         return prompt_load(o->system);
     return NULL;
+}
+
+/* The template options are checked before the model loads: a bad one is
+ * a bad option value. */
+static int check_template_opts(const chat_opts *o)
+{
+    if (o->chat_template) {
+        bool known = false;
+        for (const char *const *n = cf_chat_builtin_names(); *n && !known; n++)
+            known = !strcmp(*n, o->chat_template);
+        if (!known) {
+            cli_error("--chat-template: no built-in template '%s' (see 'confab template --help')",
+                      o->chat_template);
+            return -1;
+        }
+    }
+    if (o->chat_template_file && access(o->chat_template_file, R_OK) < 0) {
+        cli_error("--chat-template-file: cannot read %s: %s", o->chat_template_file,
+                  strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* The sampler options, checked by the session against the model. */
@@ -53,7 +76,8 @@ static int run(chat_opts *o, bool interactive)
     char *system = NULL, *model = NULL;
     cf_session *s = NULL;
     int status = CF_EXIT_USAGE;
-    if (o->system_from != SYSTEM_NONE && !(system = system_prompt(o)))
+    if (check_template_opts(o) < 0 ||
+        (o->system_from != SYSTEM_NONE && !(system = system_prompt(o))))
         goto out;
     status = CF_EXIT_MODEL;
     if (!(model = cli_resolve_model(o->model)))

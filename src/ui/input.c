@@ -11,21 +11,14 @@
 #include <string.h>
 
 #include "input.h"
+#include "text.h"
 
 #define QUOTES "\"\"\""
 
 static int append(input_asm *a, const char *s, size_t n)
 {
-    if (a->len + n + 1 > a->cap) {
-        size_t cap = a->cap ? a->cap : 256;
-        while (cap < a->len + n + 1)
-            cap *= 2;
-        char *b = realloc(a->buf, cap);
-        if (!b)
-            return -1;
-        a->buf = b;
-        a->cap = cap;
-    }
+    if (buf_reserve(&a->buf, &a->cap, a->len + n + 1) < 0)
+        return -1;
     memcpy(a->buf + a->len, s, n);
     a->len += n;
     a->buf[a->len] = 0;

@@ -8,6 +8,10 @@
 
 #define UTF8_REPLACEMENT "\xEF\xBF\xBD" /* U+FFFD */
 
+/* Make a growable byte buffer hold at least `need` bytes (doubling);
+ * 0, or -1 when out of memory (the buffer is left as it was). */
+int buf_reserve(char **buf, size_t *cap, size_t need);
+
 /* Decode the UTF-8 sequence at s (n bytes available): its length 1..4 and
  * code point, or 0 when the bytes there are not valid UTF-8 (overlong
  * forms, surrogates, values past U+10FFFF and truncated sequences are all

@@ -1,9 +1,24 @@
-/* UTF-8 decoding, repair and display width. */
+/* UTF-8 decoding, repair and display width; growable text buffers. */
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
 #include "text.h"
+
+int buf_reserve(char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need)
+        n *= 2;
+    char *b = realloc(*buf, n);
+    if (!b)
+        return -1;
+    *buf = b;
+    *cap = n;
+    return 0;
+}
 
 int utf8_decode(const char *s, size_t n, uint32_t *cp)
 {

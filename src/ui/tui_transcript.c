@@ -10,17 +10,7 @@ enum { TAB_WIDTH = 4 };
 
 static int grow(t_item *it, size_t more)
 {
-    if (it->len + more + 1 <= it->cap)
-        return 0;
-    size_t cap = it->cap ? it->cap : 64;
-    while (cap < it->len + more + 1)
-        cap *= 2;
-    char *p = realloc(it->text, cap);
-    if (!p)
-        return -1;
-    it->text = p;
-    it->cap = cap;
-    return 0;
+    return buf_reserve(&it->text, &it->cap, it->len + more + 1);
 }
 
 static int put(t_item *it, const char *s)

@@ -41,6 +41,8 @@ expect 2 "^confab: --kv-type: 'q9' is not f32 or f16$" $T_CHAT --kv-type q9 -p x
 expect 2 "^confab: --temp: " $T_CHAT -m "$model" --temp -3 -p x
 expect 2 "^confab: --tui needs a terminal" $T_CHAT -m "$model" --tui
 expect 2 "presets: .*storyteller" $T_CHAT -m "$model" --system-file no-such-preset -p x
+expect 2 "^confab: --chat-template: no built-in template 'nosuch'" $T_CHAT -m "$model" --chat-template nosuch -p x
+expect 2 "^confab: --chat-template-file: cannot read " $T_CHAT -m "$model" --chat-template-file "$T_DIR/none.jinja" -p x
 expect 3 "^confab: " $T_CHAT -m "$T_DIR/missing.gguf" -p x
 printf 'junk' >"$T_DIR/junk.session"
 expect 4 "^confab: " $T_CHAT -m "$model" --session "$T_DIR/junk.session" -p x
@@ -55,6 +57,20 @@ $T_CHAT -p x >"$out" 2>"$err" </dev/null
 [ $? -eq 3 ] && grep -q 'no model given' "$err" || fail "no model: $(cat "$err")"
 # a preset by name
 $T_CHAT -m "$model" -n 4 --system-file storyteller -p "Hi" >"$out" 2>"$err" || fail "--system-file storyteller"
+
+# the model and template options reach the session
+for args in "-m $T_MODELS/stories260K.bin --tokenizer $T_MODELS/tok512.bin" \
+    "-m $model --chat-template llama2" "-m $model --kv-type f32 -c 256" \
+    "-m $model --chat-template-file $CONFAB_SHARED/templates/Qwen-Qwen2.5-7B-Instruct.jinja"; do
+    printf '/show template\n/show model\nHi.\n' | $T_CHAT $args -n 4 >"$out" 2>"$err" || fail "$args: $(cat "$err")"
+    [ -s "$out" ] || fail "$args: no reply"
+done
+printf '/show template\n' | $T_CHAT -m "$model" --chat-template llama2 2>&1 | grep -q '^template: llama2 (built-in)$' ||
+    fail "--chat-template is not used"
+printf '/show model\n' | $T_CHAT -m "$model" -c 256 2>&1 | grep -q '^context    256 ' || fail "-c is not used"
+# no colour when not on a terminal
+printf 'Hi.\n/show settings\n' | $T_CHAT -m "$model" -n 4 --verbose >"$out" 2>"$err"
+grep -q "$(printf '\033')" "$out" "$err" && fail "escape sequences in a pipe"
 
 # --help, grouped
 for cmd in "--help" "chat --help"; do

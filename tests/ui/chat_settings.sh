@@ -1,7 +1,7 @@
 #!/bin/sh
 # Line mode: /set and /show, one error line for every bad command (and
-# nothing changes), /help NAME, Tab completion of commands, settings and
-# paths.
+# nothing changes), input of several lines, /help NAME, Tab completion of
+# commands, settings and paths.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
 t_start "$T_CHAT -m $T_MODELS/stories260K-chatml.gguf -n 8"
@@ -36,6 +36,24 @@ t_send "/set system Be brief."
 t_wait '^system prompt set$' 10
 t_send "/show settings"
 t_wait '^system +"Be brief\."$' 10
+# a system prompt of several lines, between """ lines
+t_send '/set system """'
+t_wait '^\.\.\. ?$' 5
+t_send "First line of the prompt."
+t_send "Second line."
+t_send '"""'
+t_wait '^system prompt set$' 10
+t_send "/show settings"
+t_wait '^system +"First line of the prompt\.\.\.\."$' 10
+# a message continued with a trailing backslash is one message
+t_send "/set n-predict 4"
+t_send 'One line \'
+t_wait '^\.\.\. ?$' 5
+t_send "and the next."
+t_wait '^prompt [0-9]+ tok' 30
+t_prompt
+t_send "/show context"
+t_wait ', 3 messages$' 10
 t_send "/help set"
 t_wait '^/set NAME VALUE$' 10
 t_wait 'repeat-penalty X' 5
