@@ -55,7 +55,7 @@ static int reply(chat *c)
         quiet.c_lflag &= ~(tcflag_t)(ECHO | ICANON);
         tcsetattr(STDIN_FILENO, TCSANOW, &quiet);
     }
-    sig_interrupt = 0;
+    /* A Ctrl-C while the prompt was read in stops the reply at once. */
     int rc = chat_stream_stdout(c, true);
     if (rc == 1)
         printf("%s[stopped: the partial reply stays in the conversation]%s\n", m->pal.dim,

@@ -360,10 +360,9 @@ static int reply(chat *c)
         t->last_tps = st->gen_tokens * 1000.0 / st->gen_ms;
     if (rc == 1)
         transcript_add(&t->tr, IT_DIM, "[stopped: the partial reply stays in the conversation]");
-    if (rc >= 0)
-        chat_reply_notes(c);
     if (rc >= 0) {
         char line[256];
+        chat_reply_notes(c);
         cf_context_info ci;
         cf_session_context_info(s, &ci);
         chat_stats_line(st, &ci, line, sizeof line);
