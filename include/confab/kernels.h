@@ -90,10 +90,23 @@ const char *cf_isa_name(cf_isa isa);
 cf_isa cf_isa_set(cf_isa isa);
 
 /* ---- (de)quantization ----------------------------------------------------- */
-/* Reference dequantization of k elements (k a multiple of the block size). */
+/* Reference dequantization of k elements (k a multiple of the block size).
+ * Supports F32 F16 BF16 Q8_0 Q8_1 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K..Q6_K Q8_K;
+ * returns -1 for any other type or a bad k. */
 int cf_dequantize_row(cf_type t, const void *src, float *dst, int64_t k);
-/* Reference quantization f32 -> t (for mkmodel and tests). Supported at least:
- * F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K, Q8_K. */
+/* Reference quantization f32 -> t (for mkmodel and tests): F32 F16 BF16
+ * Q8_0 Q8_1 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K; -1 otherwise.
+ * The weight types follow llama-quantize's reference algorithms (no
+ * importance matrix): tests/kernels/test_models.c checks the result is as
+ * accurate as llama.cpp's on its own fixtures.  Q8_0, Q8_1 and Q8_K are the
+ * activation rounding of llama.cpp's CPU backend, bit for bit:
+ *   Q8_0: d = amax/127 (F16), q = rne(x * (127/amax));
+ *   Q8_1: the same plus s = F16(d * sum q);
+ *   Q8_K: iscale = -127/v, v the first element of largest |x| (sign kept),
+ *         q = min(127, rne(iscale * x)), d = 1/iscale (F32), 16 bsums.
+ * (So Q8_0 as a weight type rounds halves to even where llama-quantize
+ * rounds them away from zero: a tie is rare and either is within the
+ * format's error.) */
 int cf_quantize_row(cf_type t, const float *src, void *dst, int64_t k);
 
 /* ---- dot products and matrix multiply ------------------------------------ */
@@ -103,11 +116,20 @@ int cf_quantize_row(cf_type t, const float *src, void *dst, int64_t k);
 cf_type cf_vec_dot_type(cf_type t);
 
 /* dot(w, x) where w is a row of type t and x a row already converted with
- * cf_quantize_row(cf_vec_dot_type(t), ...). */
+ * cf_quantize_row(cf_vec_dot_type(t), ...): exact integer sums per block
+ * times the block scales, accumulated in float in one canonical order
+ * (src/kernels/internal.h) that every ISA follows, so the result is the
+ * same bits on scalar, AVX2 and AVX-512.  NaN when t is not computable. */
 float cf_vec_dot(cf_type t, int64_t k, const void *w, const void *x);
 
-/* One matrix multiply Y = X W^T, split over threads by output rows so the
- * result does not depend on the thread count.
+/* One matrix multiply Y = X W^T, split over threads by output rows (in
+ * panels of 16).  Every output is bit for bit cf_vec_dot of its weight row
+ * and activation row, whatever the thread count, N or ISA: N <= 2 computes
+ * those dots (decode: weights streamed once); N >= 3 on AVX-512 VNNI runs a
+ * tiled GEMM (16 rows x 8 columns per micro-kernel, K up to 16384 per
+ * panel) that follows the same canonical order.  No allocation (per-thread
+ * static buffers, about 0.7 MiB a thread) and no OpenMP inside; a
+ * non-computable wtype leaves Y untouched.
  *   W: M rows of K elements of type wtype, row stride w_stride bytes
  *   X: N activation rows already quantized to cf_vec_dot_type(wtype),
  *      row stride x_stride bytes

@@ -73,7 +73,9 @@ typedef struct cf_message {
 int cf_session_n_messages(const cf_session *s);
 const cf_message *cf_session_message(const cf_session *s, int i);
 /* Replace (or remove with NULL) the system prompt; the cache is rewound to
- * where the conversation changes and re-prefilled lazily. */
+ * where the conversation changes and re-prefilled lazily.  Fails, changing
+ * nothing, when the chat template cannot render it (some refuse system
+ * messages). */
 int cf_session_set_system(cf_session *s, const char *text, cf_err *err);
 
 /* Stop strings besides the template's own ("<|im_end|>" written as text,
@@ -86,7 +88,7 @@ const char *const *cf_session_stops(const cf_session *s);
 /* ---- replies ---------------------------------------------------------------- */
 typedef enum cf_next {
     CF_NEXT_TOKEN = 1, /* *piece holds the next text (may be "" while UTF-8 is incomplete) */
-    CF_NEXT_DONE = 0,  /* the reply ended: end-of-generation, stop string, or n-predict */
+    CF_NEXT_DONE = 0,  /* the reply ended (see cf_turn_stats.stop); *piece is "" */
 } cf_next;
 
 /* Add a user message and prefill what the cache lacks. */
@@ -119,7 +121,7 @@ typedef struct cf_turn_stats {
     int prompt_tokens;   /* tokens prefilled for this turn */
     double prompt_ms;
     int gen_tokens;
-    double gen_ms;
+    double gen_ms;       /* time spent in cf_session_next */
     double ttft_ms;      /* begin_reply to the first piece */
     int shifted_tokens;  /* dropped by a context shift during this turn */
     cf_stop_reason stop; /* why the reply ended */
@@ -147,7 +149,8 @@ const char *cf_session_template_desc(const cf_session *s);
 bool cf_session_dirty(const cf_session *s);
 
 /* ---- save / restore ------------------------------------------------------------ */
-/* Write the session (crash-safe: temp file, fsync, rename, fsync dir). */
+/* Write the session (crash-safe: temp file, fsync, rename, fsync dir).  A
+ * reply still running is saved as it stands, marked as cut. */
 int cf_session_save(cf_session *s, const char *path, cf_err *err);
 /* Replace this session with a saved one of the same model; on any problem
  * (wrong model, version, truncated, corrupt) the current session is left

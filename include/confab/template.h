@@ -15,7 +15,9 @@
  *    detected from a Jinja source with llama.cpp's rules; plus "none" (the
  *    contents concatenated, for base models).
  *
- * Errors name the place: "template line 3, column 14: ...". */
+ * Errors name the place: "template line 3, column 14: ...".  A compiled
+ * template is read-only while it renders: any number of threads may render
+ * the same one at once. */
 #ifndef CONFAB_TEMPLATE_H
 #define CONFAB_TEMPLATE_H
 

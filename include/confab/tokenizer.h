@@ -92,8 +92,10 @@ cf_token cf_tok_find(const cf_tokenizer *t, const char *s, size_t len);
 /* Append the tokens of text[0..len) to out.  add_special: BOS first iff
  * the vocabulary adds one (cf_tok_add_bos), EOS last iff it adds one.
  * parse_special: control tokens written in the text become those tokens;
- * without it they are plain text (user-defined tokens always match).
- * Fails only when memory runs out. */
+ * without it they are plain text, and no control, unknown or byte token
+ * ever comes from text (user-defined tokens always match).  Any bytes are
+ * accepted; fails only when memory runs out or len > CF_TOK_MAX_TEXT. */
+#define CF_TOK_MAX_TEXT ((size_t)1 << 28)
 int cf_tokenize(const cf_tokenizer *t, const char *text, size_t len, bool add_special,
                 bool parse_special, cf_tokens *out, cf_err *err);
 
@@ -130,8 +132,15 @@ cf_str cf_tok_piece(const cf_tokenizer *t, cf_token id, bool special);
 /* The text of a token sequence (llama_detokenize without its
  * clean-up-spaces option): remove_special drops a leading BOS and trailing
  * EOS the vocabulary adds; unparse_special renders control tokens; a
- * vocabulary that adds a space prefix loses one leading space.  Writes at
- * most cap bytes (no terminator) and returns the full length. */
+ * vocabulary that adds a space prefix loses one leading space (not after a
+ * dropped BOS, as in llama.cpp).  Writes at most cap bytes (no terminator)
+ * and returns the full length.
+ *
+ * Detokenizing what cf_tokenize made gives the text back, except: SPM turns
+ * U+2581 into a space, and a space right after a cut-off UTF-8 sequence
+ * into U+2581's bytes; byte-level BPE turns bytes that are not UTF-8 into
+ * U+FFFD; bytes no token covers (a vocabulary without byte tokens) are
+ * lost. */
 size_t cf_detokenize(const cf_tokenizer *t, const cf_token *ids, size_t n, bool remove_special,
                      bool unparse_special, char *buf, size_t cap);
 

@@ -15,30 +15,41 @@ struct cf_jinja {
     jnode *root;
 };
 
-static int check_names(const jnode *n, cf_err *err)
+/* Unknown filters and tests are compile errors, except where jinja2's
+ * compiler is in a "soft" frame - an if statement's condition and direct
+ * body, an inline if - there they fail only if they run. */
+static int check_names(const jnode *n, bool soft, cf_err *err)
 {
     if (!n)
         return 0;
-    if (n->kind == N_FILTER && !jfind_filter(n->name))
+    if (!soft && n->kind == N_FILTER && !jfind_filter(n->name))
         return cf_fail(err, "template line %d, column %d: No filter named '%s'", n->line, n->col, n->name);
-    if (n->kind == N_TEST && !jfind_test(n->name))
+    if (!soft && n->kind == N_TEST && !jfind_test(n->name))
         return cf_fail(err, "template line %d, column %d: No test named '%s'", n->line, n->col, n->name);
+    if (n->kind == N_IF || n->kind == N_COND)
+        soft = true;
+    /* statements with a scope of their own start a hard frame for their bodies */
+    bool inner = n->kind == N_FOR || n->kind == N_MACRO || n->kind == N_CALLBLOCK ||
+                 n->kind == N_FILTBLOCK || n->kind == N_SETBLOCK || n->kind == N_WITH ||
+                 n->kind == N_SCOPE;
     const jnode *sub[] = {n->a, n->b, n->c, n->d, n->e};
-    for (size_t i = 0; i < 5; i++)
-        if (check_names(sub[i], err) < 0)
+    for (size_t i = 0; i < 5; i++) {
+        bool header = n->kind == N_FOR ? i == 1 : i < 3;
+        if (check_names(sub[i], soft && (!inner || header), err) < 0)
             return -1;
+    }
     for (size_t i = 0; i < n->nkids; i++)
-        if ((n->kids && check_names(n->kids[i], err) < 0) ||
-            (n->kids2 && check_names(n->kids2[i], err) < 0))
+        if ((n->kids && check_names(n->kids[i], soft && n->kind != N_MACRO, err) < 0) ||
+            (n->kids2 && check_names(n->kids2[i], soft && n->kind != N_MACRO, err) < 0))
             return -1;
     if (n->args) {
         for (size_t i = 0; i < n->args->npos; i++)
-            if (check_names(n->args->pos[i], err) < 0)
+            if (check_names(n->args->pos[i], soft, err) < 0)
                 return -1;
         for (size_t i = 0; i < n->args->nkw; i++)
-            if (check_names(n->args->kwvals[i], err) < 0)
+            if (check_names(n->args->kwvals[i], soft, err) < 0)
                 return -1;
-        if (check_names(n->args->star, err) < 0 || check_names(n->args->dstar, err) < 0)
+        if (check_names(n->args->star, soft, err) < 0 || check_names(n->args->dstar, soft, err) < 0)
             return -1;
     }
     return 0;
@@ -48,7 +59,8 @@ int cf_jinja_compile(const char *src, size_t len, cf_jinja **out, cf_err *err)
 {
     *out = NULL;
     if (len > MAX_SOURCE)
-        return cf_fail(err, "template: %zu bytes is over the limit of %zu", len, MAX_SOURCE);
+        return cf_fail(err, "template line 1, column 1: the template is %zu bytes, over the limit of %zu",
+                       len, MAX_SOURCE);
     cf_jinja *t = calloc(1, sizeof *t);
     if (!t)
         return cf_fail(err, "out of memory compiling the template");
@@ -81,7 +93,7 @@ int cf_jinja_compile(const char *src, size_t len, cf_jinja **out, cf_err *err)
     }
     int rc = jparse(&t->arena, toks, ntoks, &t->root, err);
     free(toks);
-    if (rc < 0 || check_names(t->root, err) < 0) {
+    if (rc < 0 || check_names(t->root, false, err) < 0) {
         cf_jinja_free(t);
         return -1;
     }

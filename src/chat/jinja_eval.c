@@ -77,6 +77,13 @@ int jbind(jr *r, const jnode *at, const char *fname, const jargs *a, const char 
     return 0;
 }
 
+int jno_args(jr *r, const jnode *at, const char *name, const jargs *a)
+{
+    if (a->npos || a->nkw)
+        return jerr(r, at, "%s() takes no arguments", name);
+    return 0;
+}
+
 /* Evaluate a call's argument expressions (with *args and **kwargs spread),
  * plus `extra` keyword arguments already evaluated. */
 static int eval_args(jr *r, const jnode *at, const jcallargs *c, const jkwarg *extra, size_t nextra,
@@ -299,22 +306,15 @@ static int eval_compare(jr *r, const jnode *n, jv *out)
         if (jeval(r, n->kids[i], &right) < 0)
             return -1;
         if (op == OP_EQ || op == OP_NE) {
-            ok = jv_equal(left, right) == (op == OP_EQ);
+            if (jv_eq(r, n, left, right, &ok) < 0)
+                return -1;
+            ok = ok == (op == OP_EQ);
         } else if (op == OP_IN || op == OP_NOTIN) {
             if (jv_contains(r, n, right, left, &ok) < 0)
                 return -1;
             ok = ok == (op == OP_IN);
-        } else {
-            if (left.kind == JV_UNDEF)
-                return jundef_error(r, n, left);
-            if (right.kind == JV_UNDEF)
-                return jundef_error(r, n, right);
-            int c = jv_compare(left, right);
-            static const char *const sym[] = {"<", "<=", ">", ">="};
-            if (c == -2)
-                return jerr(r, n, "'%s' not supported between instances of '%s' and '%s'",
-                            sym[op - OP_LT], jv_type_name(left), jv_type_name(right));
-            ok = c != -3 && (op == OP_LT ? c < 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c >= 0);
+        } else if (jv_order(r, n, op, left, right, &ok) < 0) {
+            return -1;
         }
         if (!ok) {
             *out = jv_bool(false);
@@ -470,12 +470,11 @@ static int eval_node(jr *r, const jnode *n, jv *out)
 
 static int enter(jr *r, const jnode *n)
 {
-    if (++r->steps > r->lim.max_steps)
-        return jerr(r, n, "the template ran more than %llu steps (the limit)",
-                    (unsigned long long)r->lim.max_steps);
+    if (jcharge(r, n, 1) < 0)
+        return -1;
     if (++r->depth > r->lim.max_depth) {
         r->depth--;
-        return jerr(r, n, "the template nests deeper than %u levels (the limit; recursion?)",
+        return jerr_limit(r, n, "the template nests deeper than %u levels (the limit; recursion?)",
                     r->lim.max_depth);
     }
     return 0;
@@ -541,12 +540,15 @@ static int exec_for(jr *r, const jnode *n, jv iterable, int depth)
     jlist items = all;
     if (n->c) { /* for x in xs if cond: the loop sees only the kept items */
         jvec kept = {0};
+        jscope *s = jscope_new(r, n, r->scope);
+        if (!s)
+            return -1;
         for (size_t i = 0; i < all.n; i++) {
-            jscope *s = jscope_new(r, n, r->scope);
             jv keep;
-            if (!s)
+            if (jcharge(r, n, 1) < 0)
                 return -1;
             jscope *saved = r->scope;
+            s->n = 0;
             r->scope = s;
             int rc = assign(r, n->a, all.items[i]);
             if (rc == 0)
@@ -560,12 +562,6 @@ static int exec_for(jr *r, const jnode *n, jv iterable, int depth)
         items.items = kept.items;
         items.n = kept.n;
     }
-    if (items.n == 0) {
-        jscope *s = n->e ? jscope_new(r, n, r->scope) : NULL;
-        if (n->e && !s)
-            return -1;
-        return n->e ? exec_scoped(r, n->e, s) : 0;
-    }
     jloop *loop = jalloc(r, n, sizeof *loop);
     if (!loop)
         return -1;
@@ -573,10 +569,20 @@ static int exec_for(jr *r, const jnode *n, jv iterable, int depth)
     jv lv = jv_undef();
     lv.kind = JV_LOOP;
     lv.u.loop = loop;
+    /* One scope serves every iteration, emptied each time: a set in the body
+     * lasts for its iteration only, and a long loop costs no memory per turn. */
+    jscope *s = jscope_new(r, n, r->scope);
+    if (!s)
+        return -1;
+    /* jinja2 runs the else block unless some turn reached the end of the
+     * body: a loop left by break or continue on every turn runs it too */
+    bool completed = false;
     for (size_t i = 0; i < items.n; i++) {
+        if (jcharge(r, n, 1) < 0) /* an empty body still costs a step per turn */
+            return -1;
         loop->i = i;
-        jscope *s = jscope_new(r, n, r->scope);
-        if (!s || jscope_set(r, n, s, "loop", lv) < 0)
+        s->n = 0;
+        if (jscope_set(r, n, s, "loop", lv) < 0)
             return -1;
         jscope *saved = r->scope;
         r->scope = s;
@@ -588,6 +594,11 @@ static int exec_for(jr *r, const jnode *n, jv iterable, int depth)
             return -1;
         if (rc == J_BREAK)
             break;
+        completed |= rc == 0;
+    }
+    if (!completed && n->e) {
+        jscope *e = jscope_new(r, n, r->scope);
+        return e ? exec_scoped(r, n->e, e) : -1;
     }
     return 0;
 }

@@ -12,18 +12,6 @@
 
 #include "jinja_impl.h"
 
-#define BIND(name, ...)                                                               \
-    static const char *const params_[] = {__VA_ARGS__};                             \
-    jv p[sizeof params_ / sizeof params_[0]];                                        \
-    if (jbind(r, at, name, a, params_, sizeof params_ / sizeof params_[0], p) < 0)  \
-        return -1
-
-static int no_args(jr *r, const jnode *at, const char *name, const jargs *a)
-{
-    if (a->npos || a->nkw)
-        return jerr(r, at, "%s() takes no arguments", name);
-    return 0;
-}
 
 static bool str_is(jv v, const char *s)
 {
@@ -51,14 +39,6 @@ static int want_int(jr *r, const jnode *at, const char *what, jv v, int64_t *out
         return 0;
     }
     return jerr(r, at, "%s must be an integer, not %s", what, jv_type_name(v));
-}
-
-static jv list_value(jlist *l, jkind kind)
-{
-    jv v = jv_undef();
-    v.kind = (uint8_t)kind;
-    v.u.l = l;
-    return v;
 }
 
 /* jinja2's make_attrgetter: "a.b.0" looks up item by item. */
@@ -112,10 +92,23 @@ typedef struct sorter {
     bool reverse, failed;
 } sorter;
 
+/* jinja2 sorts by [key] lists: equal keys (Undefined ones too) compare
+ * equal before any < is tried. */
 static bool before(sorter *s, size_t x, size_t y)
 {
-    int c = jv_compare(s->keys[x], s->keys[y]);
-    if (c == -2 && !s->failed) {
+    int c;
+    bool same;
+    if (s->failed || jv_eq(s->r, s->at, s->keys[x], s->keys[y], &same) < 0) {
+        s->failed = true;
+        return false;
+    }
+    if (same)
+        return false;
+    if (jv_cmp(s->r, s->at, s->keys[x], s->keys[y], &c) < 0) {
+        s->failed = true;
+        return false;
+    }
+    if (c == -2) {
         s->failed = true;
         jerr_set(s->r, s->at, "'<' not supported between instances of '%s' and '%s'",
              jv_type_name(s->keys[x]), jv_type_name(s->keys[y]));
@@ -172,7 +165,7 @@ static int sorted_order(jr *r, const jnode *at, const jv *keys, size_t n, bool r
 
 static int f_abs(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "abs", a) < 0)
+    if (jno_args(r, at, "abs", a) < 0)
         return -1;
     if (v.kind == JV_INT) {
         if (v.u.i == INT64_MIN)
@@ -190,15 +183,21 @@ static int f_abs(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_attr(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("attr", "name");
+    JBIND("attr", "name");
     if (p[0].kind != JV_STR)
         return jerr(r, at, "attr(): the name must be a string");
+    /* Python's getattr only: a dict's keys are not its attributes */
+    if (v.kind == JV_DICT && !jfind_method(v, p[0].u.s.p, p[0].u.s.n) &&
+        !(p[0].u.s.n >= 2 && p[0].u.s.p[0] == '_' && p[0].u.s.p[1] == '_')) {
+        *out = jv_undef_member(v, p[0].u.s.p, p[0].u.s.n);
+        return 0;
+    }
     return jv_getattr(r, at, v, p[0].u.s.p, p[0].u.s.n, out);
 }
 
 static int f_batch(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("batch", "linecount", "fill_with");
+    JBIND("batch", "linecount", "fill_with");
     int64_t size;
     jlist items;
     if (want_int(r, at, "batch size", or_default(p[0], jv_int(1)), &size) < 0 ||
@@ -216,19 +215,21 @@ static int f_batch(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         memcpy(row->items, items.items + i, take * sizeof(jv));
         for (size_t k = take; k < row->n; k++)
             row->items[k] = p[1];
-        if (jvec_push(r, at, &rows, list_value(row, JV_LIST)) < 0)
+        if (jvec_push(r, at, &rows, jv_seq(row, JV_LIST)) < 0)
             return -1;
     }
-    *out = jvec_list(r, at, &rows, JV_LIST);
-    return 0;
+    *out = jv_gen(r, at, rows.items, rows.n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 static int f_center(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("center", "width");
+    JBIND("center", "width");
     int64_t width;
     jv s;
     if (want_int(r, at, "width", or_default(p[0], jv_int(80)), &width) < 0 || jv_to_str(r, at, v, &s) < 0)
+        return -1;
+    if (jcharge(r, at, s.u.s.n >> 5) < 0)
         return -1;
     int64_t len = (int64_t)jutf8_len(s.u.s.p, s.u.s.n);
     if (width <= len || width > (int64_t)r->lim.max_output) {
@@ -251,7 +252,7 @@ static int f_center(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_default(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("default", "default_value", "boolean");
+    JBIND("default", "default_value", "boolean");
     bool boolean = given(p[1]) && jv_truthy(p[1]);
     *out = v.kind == JV_UNDEF || (boolean && !jv_truthy(v)) ? or_default(p[0], jv_str("", 0)) : v;
     return 0;
@@ -259,7 +260,7 @@ static int f_default(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_dictsort(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("dictsort", "case_sensitive", "by", "reverse");
+    JBIND("dictsort", "case_sensitive", "by", "reverse");
     if (v.kind != JV_DICT)
         return jerr(r, at, "dictsort(): a mapping is required, not %s", jv_type_name(v));
     bool by_value = str_is(p[1], "value");
@@ -276,24 +277,16 @@ static int f_dictsort(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
             return -1;
     if (sorted_order(r, at, keys, n, given(p[2]) && jv_truthy(p[2]), &order) < 0)
         return -1;
-    jlist *l = jlist_new(r, at, n);
+    jlist *l = jdict_pairs(r, at, v.u.d, order);
     if (!l)
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        jlist *pair = jlist_new(r, at, 2);
-        if (!pair)
-            return -1;
-        pair->items[0] = v.u.d->keys[order[i]];
-        pair->items[1] = v.u.d->vals[order[i]];
-        l->items[i] = list_value(pair, JV_TUPLE);
-    }
-    *out = list_value(l, JV_LIST);
+    *out = jv_seq(l, JV_LIST);
     return 0;
 }
 
 static int f_escape(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "escape", a) < 0)
+    if (jno_args(r, at, "escape", a) < 0)
         return -1;
     jv s;
     if (jv_to_str(r, at, v, &s) < 0)
@@ -322,8 +315,15 @@ static int f_escape(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_first(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "first", a) < 0)
+    if (jno_args(r, at, "first", a) < 0)
         return -1;
+    if (v.kind == JV_GEN) { /* next(): takes one item */
+        jgen *g = v.u.gen;
+        if (jgen_check(r, v) < 0)
+            return -1;
+        *out = g->pos < g->items.n ? g->items.items[g->pos++] : jv_undef_member(v, NULL, 0);
+        return 0;
+    }
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
         return -1;
@@ -333,8 +333,10 @@ static int f_first(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_last(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "last", a) < 0)
+    if (jno_args(r, at, "last", a) < 0)
         return -1;
+    if (v.kind == JV_GEN)
+        return jerr(r, at, "'generator' object is not reversible");
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
         return -1;
@@ -343,11 +345,11 @@ static int f_last(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 }
 
 /* Python's float(str): surrounding whitespace allowed, the whole rest a number. */
-static bool parse_float(jv s, double *out)
+static bool parse_float(jr *r, const jnode *at, jv s, double *out)
 {
     char buf[128];
     jv t;
-    if (jstr_strip(NULL, NULL, s, jv_none(), 3, &t) < 0 || t.u.s.n == 0 || t.u.s.n >= sizeof buf)
+    if (jstr_strip(r, at, s, jv_none(), 3, &t) < 0 || t.u.s.n == 0 || t.u.s.n >= sizeof buf)
         return false;
     size_t w = 0;
     for (size_t i = 0; i < t.u.s.n; i++)
@@ -361,11 +363,13 @@ static bool parse_float(jv s, double *out)
 
 static int f_float(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("float", "default");
+    JBIND("float", "default");
     double f;
+    if (v.kind == JV_UNDEF)
+        return jundef_error(r, at, v);
     if (jv_is_num(v))
         *out = jv_float(v.kind == JV_FLOAT ? v.u.f : v.kind == JV_INT ? (double)v.u.i : v.u.b);
-    else if (v.kind == JV_STR && parse_float(v, &f))
+    else if (v.kind == JV_STR && parse_float(r, at, v, &f))
         *out = jv_float(f);
     else
         *out = or_default(p[0], jv_float(0.0));
@@ -374,11 +378,13 @@ static int f_float(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_int(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("int", "default", "base");
+    JBIND("int", "default", "base");
     int64_t base = 10;
     if (given(p[1]) && want_int(r, at, "base", p[1], &base) < 0)
         return -1;
     jv fallback = or_default(p[0], jv_int(0));
+    if (v.kind == JV_UNDEF)
+        return jundef_error(r, at, v);
     if (v.kind == JV_INT || v.kind == JV_BOOL) {
         *out = jv_int(v.kind == JV_INT ? v.u.i : v.u.b);
         return 0;
@@ -410,7 +416,7 @@ static int f_int(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return 0;
     }
     double f; /* "42.23"|int is 42 */
-    if (parse_float(v, &f) && isfinite(f) && fabs(f) < 9.2e18)
+    if (parse_float(r, at, v, &f) && isfinite(f) && fabs(f) < 9.2e18)
         *out = jv_int((int64_t)f);
     else
         *out = fallback;
@@ -453,10 +459,12 @@ int jsplitlines(jr *r, const jnode *at, jv s, bool keepends, jvec *lines)
 
 static int f_indent(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("indent", "width", "first", "blank");
-    jv s, ind;
-    if (jv_to_str(r, at, v, &s) < 0)
-        return -1;
+    JBIND("indent", "width", "first", "blank");
+    jv s = v, ind;
+    if (v.kind == JV_UNDEF) /* jinja2 appends '\n' to the value itself */
+        return jundef_error(r, at, v);
+    if (v.kind != JV_STR)
+        return jerr(r, at, "unsupported operand type(s) for +=: '%s' and 'str'", jv_type_name(v));
     jv width = or_default(p[0], jv_int(4));
     if (width.kind == JV_STR) {
         ind = width;
@@ -504,32 +512,24 @@ static int f_indent(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_items(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "items", a) < 0)
+    if (jno_args(r, at, "items", a) < 0)
         return -1;
     if (v.kind == JV_UNDEF) {
-        *out = list_value(jlist_new(r, at, 0), JV_LIST);
-        return out->u.l ? 0 : -1;
+        *out = jv_gen(r, at, NULL, 0);
+        return out->kind == JV_GEN ? 0 : -1;
     }
     if (v.kind != JV_DICT)
         return jerr(r, at, "Can only get item pairs from a mapping.");
-    jlist *l = jlist_new(r, at, v.u.d->n);
+    jlist *l = jdict_pairs(r, at, v.u.d, NULL);
     if (!l)
         return -1;
-    for (size_t i = 0; i < v.u.d->n; i++) {
-        jlist *pair = jlist_new(r, at, 2);
-        if (!pair)
-            return -1;
-        pair->items[0] = v.u.d->keys[i];
-        pair->items[1] = v.u.d->vals[i];
-        l->items[i] = list_value(pair, JV_TUPLE);
-    }
-    *out = list_value(l, JV_LIST);
-    return 0;
+    *out = jv_gen(r, at, l->items, l->n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 static int f_join(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("join", "d", "attribute");
+    JBIND("join", "d", "attribute");
     jlist items;
     jv sep = or_default(p[0], jv_str("", 0));
     if (jv_iterate(r, at, v, &items) < 0 || jv_to_str(r, at, sep, &sep) < 0)
@@ -548,7 +548,7 @@ static int f_join(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_length(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "length", a) < 0)
+    if (jno_args(r, at, "length", a) < 0)
         return -1;
     int64_t n;
     if (jv_len(r, at, v, &n) < 0)
@@ -559,7 +559,7 @@ static int f_length(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_list(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "list", a) < 0)
+    if (jno_args(r, at, "list", a) < 0)
         return -1;
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
@@ -569,37 +569,22 @@ static int f_list(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return -1;
     if (items.n)
         memcpy(l->items, items.items, items.n * sizeof(jv));
-    *out = list_value(l, JV_LIST);
+    *out = jv_seq(l, JV_LIST);
     return 0;
 }
 
-static int f_lower(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
+/* lower, upper, capitalize, title: str(v) case-mapped */
+static int case_filter(jr *r, const jnode *at, jv v, const jargs *a, const char *name, int how, jv *out)
 {
-    if (no_args(r, at, "lower", a) < 0)
+    if (jno_args(r, at, name, a) < 0 || jv_to_str(r, at, v, &v) < 0)
         return -1;
-    return jv_to_str(r, at, v, &v) < 0 ? -1 : jstr_case(r, at, v, 'l', out);
+    return jstr_case(r, at, v, how, out);
 }
 
-static int f_upper(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
-{
-    if (no_args(r, at, "upper", a) < 0)
-        return -1;
-    return jv_to_str(r, at, v, &v) < 0 ? -1 : jstr_case(r, at, v, 'u', out);
-}
-
-static int f_capitalize(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
-{
-    if (no_args(r, at, "capitalize", a) < 0)
-        return -1;
-    return jv_to_str(r, at, v, &v) < 0 ? -1 : jstr_case(r, at, v, 'c', out);
-}
-
-static int f_title(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
-{
-    if (no_args(r, at, "title", a) < 0)
-        return -1;
-    return jv_to_str(r, at, v, &v) < 0 ? -1 : jstr_case(r, at, v, 'T', out);
-}
+static int f_lower(jr *r, const jnode *at, jv v, const jargs *a, jv *out) { return case_filter(r, at, v, a, "lower", 'l', out); }
+static int f_upper(jr *r, const jnode *at, jv v, const jargs *a, jv *out) { return case_filter(r, at, v, a, "upper", 'u', out); }
+static int f_capitalize(jr *r, const jnode *at, jv v, const jargs *a, jv *out) { return case_filter(r, at, v, a, "capitalize", 'c', out); }
+static int f_title(jr *r, const jnode *at, jv v, const jargs *a, jv *out) { return case_filter(r, at, v, a, "title", 'T', out); }
 
 /* map(attribute='x', default=d) or map('filter', args...) */
 static int f_map(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
@@ -633,8 +618,8 @@ static int f_map(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         if (rc < 0)
             return -1;
     }
-    *out = list_value(l, JV_LIST);
-    return 0;
+    *out = jv_gen(r, at, l->items, l->n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 /* select / reject / selectattr / rejectattr */
@@ -671,8 +656,8 @@ static int select_common(jr *r, const jnode *at, jv v, const jargs *a, bool by_a
         if (ok == keep_true && jvec_push(r, at, &kept, items.items[i]) < 0)
             return -1;
     }
-    *out = jvec_list(r, at, &kept, JV_LIST);
-    return 0;
+    *out = jv_gen(r, at, kept.items, kept.n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 static int f_select(jr *r, const jnode *at, jv v, const jargs *a, jv *out) { return select_common(r, at, v, a, false, true, out); }
@@ -682,7 +667,7 @@ static int f_rejectattr(jr *r, const jnode *at, jv v, const jargs *a, jv *out) {
 
 static int min_max(jr *r, const jnode *at, jv v, const jargs *a, bool want_max, jv *out)
 {
-    BIND(want_max ? "max" : "min", "case_sensitive", "attribute");
+    JBIND(want_max ? "max" : "min", "case_sensitive", "attribute");
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
         return -1;
@@ -698,7 +683,9 @@ static int min_max(jr *r, const jnode *at, jv v, const jargs *a, bool want_max, 
         jv key;
         if (sort_key(r, at, items.items[i], p[1], cs, &key) < 0)
             return -1;
-        int c = jv_compare(key, best_key);
+        int c;
+        if (jv_cmp(r, at, key, best_key, &c) < 0)
+            return -1;
         if (c == -2)
             return jerr(r, at, "'<' not supported between instances of '%s' and '%s'",
                         jv_type_name(key), jv_type_name(best_key));
@@ -716,7 +703,7 @@ static int f_min(jr *r, const jnode *at, jv v, const jargs *a, jv *out) { return
 
 static int f_replace(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("replace", "old", "new", "count");
+    JBIND("replace", "old", "new", "count");
     int64_t count = -1;
     jv s, old, new_;
     if (jv_to_str(r, at, v, &s) < 0 || jv_to_str(r, at, or_default(p[0], jv_str("", 0)), &old) < 0 ||
@@ -729,7 +716,7 @@ static int f_replace(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_reverse(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "reverse", a) < 0)
+    if (jno_args(r, at, "reverse", a) < 0)
         return -1;
     if (v.kind == JV_STR)
         return jv_slice(r, at, v, jv_none(), jv_none(), jv_int(-1), out);
@@ -741,13 +728,19 @@ static int f_reverse(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return -1;
     for (size_t i = 0; i < items.n; i++)
         l->items[i] = items.items[items.n - 1 - i];
-    *out = list_value(l, JV_LIST);
-    return 0;
+    /* reversed() gives an iterator; a generator is not reversible, so
+     * jinja2 falls back to a reversed list */
+    if (v.kind == JV_GEN) {
+        *out = jv_seq(l, JV_LIST);
+        return 0;
+    }
+    *out = jv_gen(r, at, l->items, l->n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 static int f_round(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("round", "precision", "method");
+    JBIND("round", "precision", "method");
     int64_t prec = 0;
     if (given(p[0]) && want_int(r, at, "precision", p[0], &prec) < 0)
         return -1;
@@ -784,14 +777,14 @@ static int f_round(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_safe(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "safe", a) < 0)
+    if (jno_args(r, at, "safe", a) < 0)
         return -1;
     return jv_to_str(r, at, v, out);
 }
 
 static int f_slice(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("slice", "slices", "fill_with");
+    JBIND("slice", "slices", "fill_with");
     int64_t slices;
     jlist items;
     if (want_int(r, at, "slices", or_default(p[0], jv_int(1)), &slices) < 0 || jv_iterate(r, at, v, &items) < 0)
@@ -815,15 +808,15 @@ static int f_slice(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         memcpy(part->items, items.items + start, (end - start) * sizeof(jv));
         if (f)
             part->items[end - start] = p[1];
-        l->items[k] = list_value(part, JV_LIST);
+        l->items[k] = jv_seq(part, JV_LIST);
     }
-    *out = list_value(l, JV_LIST);
-    return 0;
+    *out = jv_gen(r, at, l->items, l->n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 static int f_sort(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("sort", "reverse", "case_sensitive", "attribute");
+    JBIND("sort", "reverse", "case_sensitive", "attribute");
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
         return -1;
@@ -841,20 +834,20 @@ static int f_sort(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return -1;
     for (size_t i = 0; i < items.n; i++)
         l->items[i] = items.items[order[i]];
-    *out = list_value(l, JV_LIST);
+    *out = jv_seq(l, JV_LIST);
     return 0;
 }
 
 static int f_string(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "string", a) < 0)
+    if (jno_args(r, at, "string", a) < 0)
         return -1;
     return jv_to_str(r, at, v, out);
 }
 
 static int f_pprint(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "pprint", a) < 0)
+    if (jno_args(r, at, "pprint", a) < 0)
         return -1;
     jout o = {0};
     if (jv_write_repr(r, at, &o, v) < 0)
@@ -865,7 +858,7 @@ static int f_pprint(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_sum(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("sum", "attribute", "start");
+    JBIND("sum", "attribute", "start");
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
         return -1;
@@ -883,7 +876,7 @@ static int f_sum(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_tojson(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("tojson", "ensure_ascii", "indent", "separators", "sort_keys");
+    JBIND("tojson", "ensure_ascii", "indent", "separators", "sort_keys");
     cf_json_dump_opts o = {-1, NULL, NULL, given(p[0]) && jv_truthy(p[0]), given(p[3]) && jv_truthy(p[3])};
     jv indent = or_default(p[1], jv_none());
     if (indent.kind == JV_INT || indent.kind == JV_BOOL) {
@@ -917,7 +910,7 @@ static int f_tojson(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_trim(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("trim", "chars");
+    JBIND("trim", "chars");
     if (jv_to_str(r, at, v, &v) < 0)
         return -1;
     return jstr_strip(r, at, v, or_default(p[0], jv_none()), 3, out);
@@ -925,7 +918,7 @@ static int f_trim(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_truncate(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("truncate", "length", "killwords", "end", "leeway");
+    JBIND("truncate", "length", "killwords", "end", "leeway");
     int64_t length, leeway;
     jv s, end = or_default(p[2], jv_str("...", 3));
     if (want_int(r, at, "length", or_default(p[0], jv_int(255)), &length) < 0 ||
@@ -937,10 +930,15 @@ static int f_truncate(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return jerr(r, at, "expected length >= %lld, got %lld", (long long)end_len, (long long)length);
     if (leeway < 0)
         return jerr(r, at, "expected leeway >= 0, got %lld", (long long)leeway);
-    if ((int64_t)jutf8_len(s.u.s.p, s.u.s.n) <= length + leeway) {
-        *out = s;
+    int64_t len; /* jinja2 measures the value as given, before any str() */
+    if (jv_len(r, at, v, &len) < 0)
+        return -1;
+    if (len <= length + leeway) {
+        *out = v;
         return 0;
     }
+    if (v.kind != JV_STR)
+        return jerr(r, at, "'%s' object has no attribute 'rsplit'", jv_type_name(v));
     jv head;
     if (jv_slice(r, at, s, jv_none(), jv_int(length - end_len), jv_none(), &head) < 0)
         return -1;
@@ -963,7 +961,7 @@ static int f_truncate(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int f_unique(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    BIND("unique", "case_sensitive", "attribute");
+    JBIND("unique", "case_sensitive", "attribute");
     jlist items;
     if (jv_iterate(r, at, v, &items) < 0)
         return -1;
@@ -977,12 +975,13 @@ static int f_unique(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
             return jerr(r, at, "unhashable type: '%s'", jv_type_name(key));
         bool dup = false;
         for (size_t k = 0; k < seen.n && !dup; k++)
-            dup = jv_equal(seen.items[k], key);
+            if (jv_eq(r, at, seen.items[k], key, &dup) < 0)
+                return -1;
         if (!dup && (jvec_push(r, at, &seen, key) < 0 || jvec_push(r, at, &kept, items.items[i]) < 0))
             return -1;
     }
-    *out = jvec_list(r, at, &kept, JV_LIST);
-    return 0;
+    *out = jv_gen(r, at, kept.items, kept.n);
+    return out->kind == JV_GEN ? 0 : -1;
 }
 
 static bool word_char(uint32_t c)
@@ -993,7 +992,7 @@ static bool word_char(uint32_t c)
 
 static int f_wordcount(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "wordcount", a) < 0)
+    if (jno_args(r, at, "wordcount", a) < 0)
         return -1;
     jv s;
     if (jv_to_str(r, at, v, &s) < 0)
@@ -1035,56 +1034,56 @@ static int f_format(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         return -1;
     if (a->npos)
         memcpy(l->items, a->pos, a->npos * sizeof(jv));
-    return jstr_format(r, at, s, list_value(l, JV_TUPLE), out);
+    return jstr_format(r, at, s, jv_seq(l, JV_TUPLE), out);
 }
 
 static const jbuiltin filters[] = {
-    {"abs", f_abs, false},
-    {"attr", f_attr, false},
-    {"batch", f_batch, false},
-    {"capitalize", f_capitalize, false},
-    {"center", f_center, false},
-    {"count", f_length, false},
-    {"d", f_default, false},
-    {"default", f_default, false},
-    {"dictsort", f_dictsort, false},
-    {"e", f_escape, false},
-    {"escape", f_escape, false},
-    {"first", f_first, false},
-    {"float", f_float, false},
-    {"forceescape", f_escape, false},
-    {"format", f_format, false},
-    {"indent", f_indent, false},
-    {"int", f_int, false},
-    {"items", f_items, false},
-    {"join", f_join, false},
-    {"last", f_last, false},
-    {"length", f_length, false},
-    {"list", f_list, false},
-    {"lower", f_lower, false},
-    {"map", f_map, false},
-    {"max", f_max, false},
-    {"min", f_min, false},
-    {"pprint", f_pprint, false},
-    {"reject", f_reject, false},
-    {"rejectattr", f_rejectattr, false},
-    {"replace", f_replace, false},
-    {"reverse", f_reverse, false},
-    {"round", f_round, false},
-    {"safe", f_safe, false},
-    {"select", f_select, false},
-    {"selectattr", f_selectattr, false},
-    {"slice", f_slice, false},
-    {"sort", f_sort, false},
-    {"string", f_string, false},
-    {"sum", f_sum, false},
-    {"title", f_title, false},
-    {"tojson", f_tojson, false},
-    {"trim", f_trim, false},
-    {"truncate", f_truncate, false},
-    {"unique", f_unique, false},
-    {"upper", f_upper, false},
-    {"wordcount", f_wordcount, false},
+    {"abs", f_abs, false, false},
+    {"attr", f_attr, false, false},
+    {"batch", f_batch, false, true},
+    {"capitalize", f_capitalize, false, false},
+    {"center", f_center, false, false},
+    {"count", f_length, false, false},
+    {"d", f_default, false, false},
+    {"default", f_default, false, false},
+    {"dictsort", f_dictsort, false, false},
+    {"e", f_escape, false, false},
+    {"escape", f_escape, false, false},
+    {"first", f_first, false, false},
+    {"float", f_float, false, false},
+    {"forceescape", f_escape, false, false},
+    {"format", f_format, false, false},
+    {"indent", f_indent, false, false},
+    {"int", f_int, false, false},
+    {"items", f_items, false, true},
+    {"join", f_join, false, false},
+    {"last", f_last, false, false},
+    {"length", f_length, false, false},
+    {"list", f_list, false, false},
+    {"lower", f_lower, false, false},
+    {"map", f_map, false, true},
+    {"max", f_max, false, false},
+    {"min", f_min, false, false},
+    {"pprint", f_pprint, false, false},
+    {"reject", f_reject, false, true},
+    {"rejectattr", f_rejectattr, false, true},
+    {"replace", f_replace, false, false},
+    {"reverse", f_reverse, false, false},
+    {"round", f_round, false, false},
+    {"safe", f_safe, false, false},
+    {"select", f_select, false, true},
+    {"selectattr", f_selectattr, false, true},
+    {"slice", f_slice, false, true},
+    {"sort", f_sort, false, false},
+    {"string", f_string, false, false},
+    {"sum", f_sum, false, false},
+    {"title", f_title, false, false},
+    {"tojson", f_tojson, false, false},
+    {"trim", f_trim, false, false},
+    {"truncate", f_truncate, false, false},
+    {"unique", f_unique, false, true},
+    {"upper", f_upper, false, false},
+    {"wordcount", f_wordcount, false, false},
 };
 
 static const jbuiltin *find(const jbuiltin *table, size_t n, const char *name)
@@ -1105,7 +1104,22 @@ int jrun_filter(jr *r, const jnode *at, const char *name, jv v, const jargs *a, 
     const jbuiltin *f = jfind_filter(name);
     if (!f)
         return jerr(r, at, "No filter named '%s'", name);
-    return f->fn(r, at, v, a, out);
+    int rc = f->fn(r, at, v, a, out);
+    if (rc == 0 || !f->lazy || r->fatal)
+        return rc;
+    /* jinja2 would not have run the generator yet: keep the error for
+     * whoever iterates it (maybe nobody) */
+    size_t len = strlen(r->err->msg);
+    char *msg = jalloc(r, at, len + 1);
+    if (!msg)
+        return -1;
+    memcpy(msg, r->err->msg, len + 1);
+    r->failed = false;
+    *out = jv_gen(r, at, NULL, 0);
+    if (out->kind != JV_GEN)
+        return -1;
+    out->u.gen->error = msg;
+    return 0;
 }
 
 /* ---- tests -------------------------------------------------------------- */
@@ -1138,17 +1152,7 @@ static int run_compare_test(jr *r, const jnode *at, const char *name, int op, jv
     jv other;
     if (one_arg(r, at, name, a, &other) < 0)
         return -1;
-    if (v.kind == JV_UNDEF)
-        return jundef_error(r, at, v);
-    if (other.kind == JV_UNDEF)
-        return jundef_error(r, at, other);
-    int c = jv_compare(v, other);
-    if (c == -2)
-        return jerr(r, at, "'%s' not supported between instances of '%s' and '%s'",
-                    op == OP_LT ? "<" : op == OP_LE ? "<=" : op == OP_GT ? ">" : ">=",
-                    jv_type_name(v), jv_type_name(other));
-    *out = c != -3 && (op == OP_LT ? c < 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c >= 0);
-    return 0;
+    return jv_order(r, at, op, v, other, out);
 }
 
 static int int_test(jr *r, const jnode *at, const char *name, jv v, int64_t mod, bool zero, bool *out)
@@ -1161,9 +1165,24 @@ static int int_test(jr *r, const jnode *at, const char *name, jv v, int64_t mod,
     return 0;
 }
 
+/* The tests that take no argument besides the value. */
+static bool takes_jno_args(const char *name)
+{
+    static const char *const none[] = {"defined", "undefined", "none", "boolean", "false", "true",
+                                       "integer", "float", "number", "string", "mapping", "iterable",
+                                       "sequence", "callable", "escaped", "odd", "even", "lower",
+                                       "upper", "filter", "test"};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+        if (strcmp(none[i], name) == 0)
+            return true;
+    return false;
+}
+
 int jrun_test(jr *r, const jnode *at, const char *name, jv v, const jargs *a, bool *out)
 {
     jv arg;
+    if (takes_jno_args(name) && (a->npos || a->nkw))
+        return jerr(r, at, "test_%s() takes 1 positional argument but %zu were given", name, 1 + a->npos + a->nkw);
 #define IS(s) (strcmp(name, s) == 0)
     if (IS("defined") || IS("undefined")) {
         *out = (v.kind != JV_UNDEF) == IS("defined");
@@ -1184,12 +1203,12 @@ int jrun_test(jr *r, const jnode *at, const char *name, jv v, const jargs *a, bo
     } else if (IS("mapping")) {
         *out = v.kind == JV_DICT;
     } else if (IS("iterable")) {
-        *out = v.kind == JV_STR || jv_is_seq(v) || v.kind == JV_DICT || v.kind == JV_UNDEF;
+        *out = v.kind == JV_STR || jv_is_seq(v) || v.kind == JV_DICT || v.kind == JV_UNDEF || v.kind == JV_GEN;
     } else if (IS("sequence")) {
         *out = v.kind == JV_STR || jv_is_seq(v) || v.kind == JV_DICT || v.kind == JV_UNDEF;
-    } else if (IS("callable")) {
-        *out = v.kind == JV_MACRO || v.kind == JV_FUNC || v.kind == JV_METHOD ||
-               (v.kind == JV_LOOP && v.u.loop->node->op);
+    } else if (IS("callable")) { /* Undefined has __call__ (it raises) */
+        *out = v.kind == JV_UNDEF || v.kind == JV_MACRO || v.kind == JV_FUNC || v.kind == JV_METHOD ||
+               v.kind == JV_LOOP;
     } else if (IS("escaped")) {
         *out = false;
     } else if (IS("sameas")) {
@@ -1202,9 +1221,9 @@ int jrun_test(jr *r, const jnode *at, const char *name, jv v, const jargs *a, bo
                                       (jv_is_seq(v) && v.u.l == arg.u.l) ||
                                       (v.kind == JV_STR && jv_equal(v, arg)));
     } else if (IS("eq") || IS("equalto") || IS("==") || IS("ne") || IS("!=")) {
-        if (one_arg(r, at, name, a, &arg) < 0)
+        if (one_arg(r, at, name, a, &arg) < 0 || jv_eq(r, at, v, arg, out) < 0)
             return -1;
-        *out = jv_equal(v, arg) == !(IS("ne") || IS("!="));
+        *out = *out == !(IS("ne") || IS("!="));
     } else if (IS("lt") || IS("lessthan") || IS("<")) {
         return run_compare_test(r, at, name, OP_LT, v, a, out);
     } else if (IS("le") || IS("<=")) {
@@ -1251,7 +1270,7 @@ static const char *const test_names[] = {
 const jbuiltin *jfind_test(const char *name)
 {
     /* tests run through jrun_test; the entry only says the name exists */
-    static const jbuiltin known = {"test", NULL, false};
+    static const jbuiltin known = {"test", NULL, false, false};
     for (size_t i = 0; i < sizeof test_names / sizeof test_names[0]; i++)
         if (strcmp(test_names[i], name) == 0)
             return &known;

@@ -42,6 +42,8 @@ typedef enum jkind {
     JV_FUNC,   /* a global function: range, namespace, ... */
     JV_METHOD, /* a method bound to its receiver: 'a b'.split */
     JV_LOOP,   /* the loop variable of a for statement */
+    JV_GEN,    /* a one-shot iterator, as jinja2's map/select/items... return:
+                  always true, no len(), exhausted once iterated */
     JV_ABSENT, /* internal: an argument that was not given */
 } jkind;
 
@@ -51,6 +53,7 @@ typedef struct jdict jdict;
 typedef struct jmacro jmacro;
 typedef struct jmethod jmethod;
 typedef struct jloop jloop;
+typedef struct jgen jgen;
 typedef struct jbuiltin jbuiltin;
 
 struct jv {
@@ -72,6 +75,7 @@ struct jv {
         const jbuiltin *fn;
         jmethod *meth;
         jloop *loop;
+        jgen *gen;
     } u;
 };
 
@@ -204,6 +208,12 @@ struct jscope {
     size_t n, cap;
 };
 
+struct jgen {
+    jlist items;
+    size_t pos;        /* items before pos have been consumed */
+    const char *error; /* raised when iterated: jinja2 computes generators lazily */
+};
+
 struct jmacro {
     const jnode *def;  /* N_MACRO, or the N_CALLBLOCK of a caller */
     jscope *closure;
@@ -231,6 +241,7 @@ struct jbuiltin {
     const char *name;
     jfn fn;
     bool mutating; /* a method the immutable sandbox refuses */
+    bool lazy;     /* a filter jinja2 runs as a generator: its errors wait for the iteration */
 };
 
 struct jmethod {
@@ -264,6 +275,7 @@ struct jr {
     int64_t now;
     cf_err *err;
     bool failed;
+    bool fatal; /* the error is a limit's: no generator may hold it back */
 };
 
 /* Statement results besides 0 and -1 (error). */
@@ -277,6 +289,12 @@ __attribute__((format(printf, 3, 4)))
 #endif
 void jerr_set(jr *r, const jnode *at, const char *fmt, ...);
 #define jerr(...) (jerr_set(__VA_ARGS__), -1)
+/* A limit's error (steps, depth, memory, output): marks it fatal. */
+#define jerr_limit(r, ...) ((r)->fatal = true, jerr_set((r), __VA_ARGS__), -1)
+/* Raise a generator's postponed error (the message is complete). */
+int jerr_again(jr *r, const char *msg);
+/* The postponed error a generator carries, if any. */
+int jgen_check(jr *r, jv v);
 
 void *jalloc(jr *r, const jnode *at, size_t n); /* NULL after recording an error */
 
@@ -294,15 +312,24 @@ static inline jv jv_cstr(const char *p);
 jv jv_undef_name(const char *name);
 jv jv_undef_member(jv owner, const char *name, size_t n);
 
+static inline jv jv_seq(jlist *l, jkind kind) /* JV_LIST or JV_TUPLE */
+{
+    jv v = {(uint8_t)kind, 0, {.l = l}};
+    return v;
+}
 static inline bool jv_is_seq(jv v) { return v.kind == JV_LIST || v.kind == JV_TUPLE; }
 static inline bool jv_is_num(jv v) { return v.kind == JV_INT || v.kind == JV_FLOAT || v.kind == JV_BOOL; }
-static inline bool jv_is_map(jv v) { return v.kind == JV_DICT; }
 
 bool jv_truthy(jv v);
 const char *jv_type_name(jv v); /* Python's: 'str', 'NoneType', ... */
-/* Python's ==, and the ordering of < (-2: not comparable). */
+/* Python's ==, and the ordering of < (-2: not comparable, -3: NaN). */
 bool jv_equal(jv a, jv b);
 int jv_compare(jv a, jv b);
+/* The same, charged to the step budget (deep values cost their size). */
+int jv_eq(jr *r, const jnode *at, jv a, jv b, bool *out);
+int jv_cmp(jr *r, const jnode *at, jv a, jv b, int *out);
+/* Count `units` of work against max_steps (an error past it). */
+int jcharge(jr *r, const jnode *at, uint64_t units);
 
 /* Fail with the error an Undefined raises when used (v must be JV_UNDEF). */
 int jundef_error(jr *r, const jnode *at, jv v);
@@ -312,6 +339,8 @@ jdict *jdict_new(jr *r, const jnode *at, size_t cap);
 int jdict_set(jr *r, const jnode *at, jdict *d, jv key, jv val);
 bool jdict_get(const jdict *d, jv key, jv *val);
 bool jdict_get_str(const jdict *d, const char *key, size_t n, jv *val);
+/* The (key, value) tuples of d, in the order `order` gives (NULL: d's own). */
+jlist *jdict_pairs(jr *r, const jnode *at, const jdict *d, const size_t *order);
 
 /* A list being built (items in the arena, grown by doubling). */
 typedef struct jvec {
@@ -320,6 +349,8 @@ typedef struct jvec {
 } jvec;
 int jvec_push(jr *r, const jnode *at, jvec *v, jv x);
 jv jvec_list(jr *r, const jnode *at, jvec *v, jkind kind); /* JV_LIST or JV_TUPLE */
+/* A generator over items (JV_UNDEF after an allocation failure). */
+jv jv_gen(jr *r, const jnode *at, const jv *items, size_t n);
 
 /* text */
 int jout_put(jr *r, const jnode *at, jout *o, const char *s, size_t n);
@@ -373,6 +404,16 @@ int jrun_filter(jr *r, const jnode *at, const char *name, jv v, const jargs *a, 
  * JV_ABSENT when not given.  Fails on unknown or repeated arguments. */
 int jbind(jr *r, const jnode *at, const char *fname, const jargs *a, const char *const *params,
           size_t np, jv *out);
+/* Inside a jfn: bind the arguments to p[] by these parameter names. */
+#define JBIND(name, ...)                                                              \
+    static const char *const params_[] = {__VA_ARGS__};                             \
+    jv p[sizeof params_ / sizeof params_[0]];                                        \
+    if (jbind(r, at, name, a, params_, sizeof params_ / sizeof params_[0], p) < 0)  \
+        return -1
+/* Fail unless the call has no arguments. */
+int jno_args(jr *r, const jnode *at, const char *name, const jargs *a);
+/* a < b, a <= b, a > b, a >= b (op) as Python orders values. */
+int jv_order(jr *r, const jnode *at, int op, jv a, jv b, bool *out);
 
 /* Python's str methods the filters share. */
 int jstr_strip(jr *r, const jnode *at, jv s, jv chars, int which, jv *out); /* which: 1 left, 2 right, 3 both */

@@ -3,6 +3,7 @@
  * lstrip_blocks (spaces and tabs before a block or comment tag at the start
  * of a line go), `-` on either side of a tag strips all whitespace there,
  * `+` turns the trimming off; {% raw %} passes text through untouched. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,12 +41,18 @@ static void where(lx *L, size_t off, int *line, int *col)
     *col = L->at_col;
 }
 
-static int lerr(lx *L, size_t off, const char *fmt, const char *arg)
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int lerr(lx *L, size_t off, const char *fmt, ...)
 {
     int line, col;
     where(L, off, &line, &col);
     char msg[256];
-    snprintf(msg, sizeof msg, fmt, arg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     return cf_fail(L->err, "template line %d, column %d: %s", line, col, msg);
 }
 
@@ -255,9 +262,9 @@ static int lex_string(lx *L, size_t start, size_t *end)
             got++;
         }
         if (base == 16 && got < digits)
-            return lerr(L, start, "a truncated \\%s escape in a string", e == 'x' ? "x" : e == 'u' ? "u" : "U");
+            return lerr(L, start, "a truncated \\%c escape in a string", e);
         if (cp > 0x10FFFF)
-            return lerr(L, start, "an escape past U+10FFFF in a string%s", "");
+            return lerr(L, start, "an escape past U+10FFFF in a string");
         char u[4];
         size_t len = cf_utf8_encode_esc(cp, u);
         memcpy(o + w, u, len); /* an escape is never shorter than its UTF-8 */
@@ -312,7 +319,7 @@ static int lex_number(lx *L, size_t start, size_t *end)
             digits_at++;
         i = digit_run(L, digits_at, base);
         if (i == digits_at)
-            return lerr(L, start, "a malformed number%s", "");
+            return lerr(L, start, "a malformed number");
     } else {
         if (i + 1 < L->n && s[i] == '.' && is_digit(s[i + 1])) {
             is_float = true;
@@ -336,7 +343,7 @@ static int lex_number(lx *L, size_t start, size_t *end)
             buf[w++] = s[k];
     buf[w] = 0;
     if (i - digits_at >= sizeof buf - 1)
-        return lerr(L, start, "a number literal too long%s", "");
+        return lerr(L, start, "a number literal too long");
     jtok *t = emit(L, is_float ? T_FLOAT : T_INT, start);
     if (!t)
         return -1;
@@ -349,7 +356,7 @@ static int lex_number(lx *L, size_t start, size_t *end)
     for (size_t k = 0; k < w; k++) {
         uint64_t d = (uint64_t)hexval(buf[k]);
         if (v > (UINT64_MAX - d) / (uint64_t)base || v * (uint64_t)base + d > INT64_MAX)
-            return lerr(L, start, "an integer literal too large (over 64 bits)%s", "");
+            return lerr(L, start, "an integer literal too large (over 64 bits)");
         v = v * (uint64_t)base + d;
     }
     t->i = (int64_t)v;
@@ -418,7 +425,7 @@ static int lex_tag(lx *L, size_t i, bool block, size_t *end)
             char c = s[0];
             if (len == 1 && (c == '(' || c == '[' || c == '{')) {
                 if (depth == (int)sizeof stack)
-                    return lerr(L, i, "brackets nested too deeply%s", "");
+                    return lerr(L, i, "brackets nested too deeply");
                 stack[depth++] = c == '(' ? ')' : c == '[' ? ']' : '}';
             } else if (len == 1 && (c == ')' || c == ']' || c == '}')) {
                 if (depth == 0 || stack[depth - 1] != c) {
@@ -464,7 +471,7 @@ int jlex(jarena *a, const char *src, size_t len, jtok **toks, size_t *ntoks, cf_
             size_t estart = 0, eend = 0;
             char ectl = 0;
             if (!find_endraw(&L, raw_end, &estart, &ectl, &eend)) {
-                lerr(&L, q, "missing end of raw directive%s", "");
+                lerr(&L, q, "missing end of raw directive");
                 goto fail;
             }
             if (emit_data(&L, raw_end, estart, ectl, true, false) < 0)
@@ -475,7 +482,7 @@ int jlex(jarena *a, const char *src, size_t len, jtok **toks, size_t *ntoks, cf_
             while (e + 1 < len && !(src[e] == '#' && src[e + 1] == '}'))
                 e++;
             if (e + 1 >= len) {
-                lerr(&L, q, "missing end of comment tag%s", "");
+                lerr(&L, q, "missing end of comment tag");
                 goto fail;
             }
             bool ctl_end = e > body && (src[e - 1] == '-' || src[e - 1] == '+');

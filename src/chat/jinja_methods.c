@@ -29,26 +29,6 @@ static int opt_int(jr *r, const jnode *at, jv v, int64_t dflt, int64_t *out)
     return jerr(r, at, "'%s' object cannot be interpreted as an integer", jv_type_name(v));
 }
 
-static jv seq_value(jlist *l, jkind kind)
-{
-    jv v = jv_undef();
-    v.kind = (uint8_t)kind;
-    v.u.l = l;
-    return v;
-}
-
-#define BIND(name, ...)                                                               \
-    static const char *const params_[] = {__VA_ARGS__};                             \
-    jv p[sizeof params_ / sizeof params_[0]];                                        \
-    if (jbind(r, at, name, a, params_, sizeof params_ / sizeof params_[0], p) < 0)  \
-        return -1
-
-static int no_args(jr *r, const jnode *at, const char *name, const jargs *a)
-{
-    if (a->npos || a->nkw)
-        return jerr(r, at, "%s() takes no arguments", name);
-    return 0;
-}
 
 /* ---- str ---------------------------------------------------------------- */
 
@@ -62,7 +42,7 @@ static size_t space_len(const char *p, size_t n, size_t i)
 /* str.split / str.rsplit */
 static int split(jr *r, const jnode *at, jv s, const jargs *a, bool from_right, jv *out)
 {
-    BIND(from_right ? "rsplit" : "split", "sep", "maxsplit");
+    JBIND(from_right ? "rsplit" : "split", "sep", "maxsplit");
     int64_t maxsplit;
     if (opt_int(r, at, p[1], -1, &maxsplit) < 0)
         return -1;
@@ -74,6 +54,10 @@ static int split(jr *r, const jnode *at, jv s, const jargs *a, bool from_right, 
     const char *str = s.u.s.p;
     size_t n = s.u.s.n;
     jvec parts = {0};
+    /* searching from the right compares at every position */
+    uint64_t cost = (n >> 5) * (from_right && sep.kind == JV_STR ? sep.u.s.n : 1);
+    if (jcharge(r, at, cost) < 0)
+        return -1;
     if (sep.kind == JV_STR) {
         size_t m = sep.u.s.n;
         if (!from_right) {
@@ -178,7 +162,7 @@ static int m_rsplit(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { ret
 
 static int strip_common(jr *r, const jnode *at, jv s, const jargs *a, int which, jv *out)
 {
-    BIND(which == 3 ? "strip" : which == 1 ? "lstrip" : "rstrip", "chars");
+    JBIND(which == 3 ? "strip" : which == 1 ? "lstrip" : "rstrip", "chars");
     return jstr_strip(r, at, s, p[0], which, out);
 }
 
@@ -211,7 +195,7 @@ static int char_range(jr *r, const jnode *at, jv s, jv start, jv end, size_t *lo
 
 static int affix(jr *r, const jnode *at, jv s, const jargs *a, bool suffix, jv *out)
 {
-    BIND(suffix ? "endswith" : "startswith", "prefix", "start", "end");
+    JBIND(suffix ? "endswith" : "startswith", "prefix", "start", "end");
     size_t lo, hi;
     if (p[0].kind == JV_ABSENT)
         return jerr(r, at, "%s() takes at least 1 argument", suffix ? "endswith" : "startswith");
@@ -237,26 +221,19 @@ static int affix(jr *r, const jnode *at, jv s, const jargs *a, bool suffix, jv *
 static int m_startswith(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { return affix(r, at, s, a, false, out); }
 static int m_endswith(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { return affix(r, at, s, a, true, out); }
 
-static int m_lower(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
+static int case_method(jr *r, const jnode *at, jv s, const jargs *a, const char *name, int how, jv *out)
 {
-    return no_args(r, at, "lower", a) < 0 ? -1 : jstr_case(r, at, s, 'l', out);
+    return jno_args(r, at, name, a) < 0 ? -1 : jstr_case(r, at, s, how, out);
 }
-static int m_upper(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
-{
-    return no_args(r, at, "upper", a) < 0 ? -1 : jstr_case(r, at, s, 'u', out);
-}
-static int m_title(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
-{
-    return no_args(r, at, "title", a) < 0 ? -1 : jstr_case(r, at, s, 't', out);
-}
-static int m_capitalize(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
-{
-    return no_args(r, at, "capitalize", a) < 0 ? -1 : jstr_case(r, at, s, 'c', out);
-}
+
+static int m_lower(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { return case_method(r, at, s, a, "lower", 'l', out); }
+static int m_upper(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { return case_method(r, at, s, a, "upper", 'u', out); }
+static int m_title(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { return case_method(r, at, s, a, "title", 't', out); }
+static int m_capitalize(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { return case_method(r, at, s, a, "capitalize", 'c', out); }
 
 static int m_replace(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 {
-    BIND("replace", "old", "new", "count");
+    JBIND("replace", "old", "new", "count");
     int64_t count;
     if (want_str(r, at, "replace() argument 1", p[0]) < 0 || want_str(r, at, "replace() argument 2", p[1]) < 0 ||
         opt_int(r, at, p[2], -1, &count) < 0)
@@ -267,13 +244,15 @@ static int m_replace(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 /* find / rfind / index / rindex / count */
 static int search(jr *r, const jnode *at, jv s, const jargs *a, const char *name, jv *out)
 {
-    BIND(name, "sub", "start", "end");
+    JBIND(name, "sub", "start", "end");
     size_t lo, hi;
     if (want_str(r, at, "the substring", p[0]) < 0 || char_range(r, at, s, p[1], p[2], &lo, &hi) < 0)
         return -1;
     const char *h = s.u.s.p + lo, *sub = p[0].u.s.p;
     size_t hn = hi - lo, m = p[0].u.s.n;
     bool right = name[0] == 'r';
+    if (jcharge(r, at, (hn >> 5) * (right && m ? m : 1)) < 0)
+        return -1;
     if (!strcmp(name, "count")) {
         int64_t count = 0;
         if (m == 0) {
@@ -318,7 +297,7 @@ static int m_count_str(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { 
 
 static int m_join(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 {
-    BIND("join", "iterable");
+    JBIND("join", "iterable");
     jlist items;
     if (jv_iterate(r, at, p[0], &items) < 0)
         return -1;
@@ -337,7 +316,7 @@ static int m_join(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 
 static int classify(jr *r, const jnode *at, jv s, const jargs *a, const char *name, jv *out)
 {
-    if (no_args(r, at, name, a) < 0)
+    if (jno_args(r, at, name, a) < 0)
         return -1;
     bool ok = s.u.s.n > 0;
     for (size_t i = 0; i < s.u.s.n && ok;) {
@@ -364,7 +343,7 @@ static int m_isspace(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { re
 static int case_test(jr *r, const jnode *at, jv s, const jargs *a, bool upper, jv *out)
 {
     jv low, up;
-    if (no_args(r, at, upper ? "isupper" : "islower", a) < 0 || jstr_case(r, at, s, 'l', &low) < 0 ||
+    if (jno_args(r, at, upper ? "isupper" : "islower", a) < 0 || jstr_case(r, at, s, 'l', &low) < 0 ||
         jstr_case(r, at, s, 'u', &up) < 0)
         return -1;
     *out = jv_bool(!jv_equal(low, up) && jv_equal(s, upper ? up : low));
@@ -377,7 +356,7 @@ static int m_isupper(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { re
 /* ljust / rjust / center / zfill */
 static int justify(jr *r, const jnode *at, jv s, const jargs *a, char how, jv *out)
 {
-    BIND(how == 'l' ? "ljust" : how == 'r' ? "rjust" : how == 'c' ? "center" : "zfill", "width", "fillchar");
+    JBIND(how == 'l' ? "ljust" : how == 'r' ? "rjust" : how == 'c' ? "center" : "zfill", "width", "fillchar");
     int64_t width;
     if (p[0].kind == JV_ABSENT || opt_int(r, at, p[0], 0, &width) < 0)
         return p[0].kind == JV_ABSENT ? jerr(r, at, "a width is required") : -1;
@@ -386,6 +365,8 @@ static int justify(jr *r, const jnode *at, jv s, const jargs *a, char how, jv *o
         return -1;
     if (jutf8_len(fill.u.s.p, fill.u.s.n) != 1)
         return jerr(r, at, "The fill character must be exactly one character long");
+    if (jcharge(r, at, s.u.s.n >> 5) < 0)
+        return -1;
     int64_t len = (int64_t)jutf8_len(s.u.s.p, s.u.s.n);
     if (width <= len || width > (int64_t)r->lim.max_output) {
         *out = s;
@@ -416,13 +397,15 @@ static int m_zfill(jr *r, const jnode *at, jv s, const jargs *a, jv *out) { retu
 
 static int partition(jr *r, const jnode *at, jv s, const jargs *a, bool right, jv *out)
 {
-    BIND(right ? "rpartition" : "partition", "sep");
+    JBIND(right ? "rpartition" : "partition", "sep");
     if (want_str(r, at, "sep", p[0]) < 0)
         return -1;
     if (p[0].u.s.n == 0)
         return jerr(r, at, "empty separator");
     const char *hit = NULL;
     size_t n = s.u.s.n, m = p[0].u.s.n;
+    if (jcharge(r, at, (n >> 5) * (right ? m : 1)) < 0)
+        return -1;
     if (!right)
         hit = memmem(s.u.s.p, n, p[0].u.s.p, m);
     else
@@ -442,7 +425,7 @@ static int partition(jr *r, const jnode *at, jv s, const jargs *a, bool right, j
         l->items[1] = p[0];
         l->items[2] = jv_str(s.u.s.p + k + m, n - k - m);
     }
-    *out = seq_value(l, JV_TUPLE);
+    *out = jv_seq(l, JV_TUPLE);
     return 0;
 }
 
@@ -451,7 +434,7 @@ static int m_rpartition(jr *r, const jnode *at, jv s, const jargs *a, jv *out) {
 
 static int remove_affix(jr *r, const jnode *at, jv s, const jargs *a, bool suffix, jv *out)
 {
-    BIND(suffix ? "removesuffix" : "removeprefix", "affix");
+    JBIND(suffix ? "removesuffix" : "removeprefix", "affix");
     if (want_str(r, at, "the argument", p[0]) < 0)
         return -1;
     size_t m = p[0].u.s.n;
@@ -466,7 +449,7 @@ static int m_removesuffix(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 
 static int m_splitlines(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 {
-    BIND("splitlines", "keepends");
+    JBIND("splitlines", "keepends");
     jvec lines = {0};
     if (jsplitlines(r, at, s, p[0].kind != JV_ABSENT && jv_truthy(p[0]), &lines) < 0)
         return -1;
@@ -652,7 +635,7 @@ static int m_format(jr *r, const jnode *at, jv s, const jargs *a, jv *out)
 
 static int m_get(jr *r, const jnode *at, jv d, const jargs *a, jv *out)
 {
-    BIND("get", "key", "default");
+    JBIND("get", "key", "default");
     if (p[0].kind == JV_ABSENT)
         return jerr(r, at, "get expected at least 1 argument, got 0");
     if (!jdict_get(d.u.d, p[0], out))
@@ -662,24 +645,14 @@ static int m_get(jr *r, const jnode *at, jv d, const jargs *a, jv *out)
 
 static int dict_view(jr *r, const jnode *at, jv d, const jargs *a, int which, jv *out)
 {
-    if (no_args(r, at, which == 0 ? "keys" : which == 1 ? "values" : "items", a) < 0)
+    if (jno_args(r, at, which == 0 ? "keys" : which == 1 ? "values" : "items", a) < 0)
         return -1;
-    jlist *l = jlist_new(r, at, d.u.d->n);
+    jlist *l = which == 2 ? jdict_pairs(r, at, d.u.d, NULL) : jlist_new(r, at, d.u.d->n);
     if (!l)
         return -1;
-    for (size_t i = 0; i < d.u.d->n; i++) {
-        if (which < 2) {
-            l->items[i] = which == 0 ? d.u.d->keys[i] : d.u.d->vals[i];
-            continue;
-        }
-        jlist *pair = jlist_new(r, at, 2);
-        if (!pair)
-            return -1;
-        pair->items[0] = d.u.d->keys[i];
-        pair->items[1] = d.u.d->vals[i];
-        l->items[i] = seq_value(pair, JV_TUPLE);
-    }
-    *out = seq_value(l, JV_LIST);
+    for (size_t i = 0; which < 2 && i < d.u.d->n; i++)
+        l->items[i] = which == 0 ? d.u.d->keys[i] : d.u.d->vals[i];
+    *out = jv_seq(l, JV_LIST);
     return 0;
 }
 
@@ -689,7 +662,7 @@ static int m_items(jr *r, const jnode *at, jv d, const jargs *a, jv *out) { retu
 
 static int m_copy(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 {
-    if (no_args(r, at, "copy", a) < 0)
+    if (jno_args(r, at, "copy", a) < 0)
         return -1;
     *out = v; /* values are immutable here: sharing is a copy */
     return 0;
@@ -697,22 +670,30 @@ static int m_copy(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
 
 static int m_count_seq(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
 {
-    BIND("count", "value");
+    JBIND("count", "value");
     int64_t count = 0;
-    for (size_t i = 0; i < l.u.l->n; i++)
-        count += jv_equal(l.u.l->items[i], p[0]);
+    for (size_t i = 0; i < l.u.l->n; i++) {
+        bool eq;
+        if (jv_eq(r, at, l.u.l->items[i], p[0], &eq) < 0)
+            return -1;
+        count += eq;
+    }
     *out = jv_int(count);
     return 0;
 }
 
 static int m_index_seq(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
 {
-    BIND("index", "value");
-    for (size_t i = 0; i < l.u.l->n; i++)
-        if (jv_equal(l.u.l->items[i], p[0])) {
+    JBIND("index", "value");
+    for (size_t i = 0; i < l.u.l->n; i++) {
+        bool eq;
+        if (jv_eq(r, at, l.u.l->items[i], p[0], &eq) < 0)
+            return -1;
+        if (eq) {
             *out = jv_int((int64_t)i);
             return 0;
         }
+    }
     return jerr(r, at, "the value is not in the list");
 }
 
@@ -741,9 +722,12 @@ static int m_changed(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
         return -1;
     if (a->npos)
         memcpy(now->items, a->pos, a->npos * sizeof(jv));
-    jv v = seq_value(now, JV_TUPLE);
+    jv v = jv_seq(now, JV_TUPLE);
     jloop *loop = l.u.loop;
-    *out = jv_bool(loop->changed_last.kind == JV_ABSENT || !jv_equal(loop->changed_last, v));
+    bool same = false;
+    if (loop->changed_last.kind != JV_ABSENT && jv_eq(r, at, loop->changed_last, v, &same) < 0)
+        return -1;
+    *out = jv_bool(!same);
     loop->changed_last = v;
     return 0;
 }
@@ -751,48 +735,48 @@ static int m_changed(jr *r, const jnode *at, jv l, const jargs *a, jv *out)
 /* ---- method tables ------------------------------------------------------ */
 
 static const jbuiltin str_methods[] = {
-    {"capitalize", m_capitalize, false}, {"center", m_center, false},
-    {"count", m_count_str, false},       {"endswith", m_endswith, false},
-    {"find", m_find, false},             {"format", m_format, false},
-    {"index", m_index_str, false},       {"isalnum", m_isalnum, false},
-    {"isalpha", m_isalpha, false},       {"isdecimal", m_isdigit, false},
-    {"isdigit", m_isdigit, false},       {"islower", m_islower, false},
-    {"isnumeric", m_isdigit, false},     {"isspace", m_isspace, false},
-    {"isupper", m_isupper, false},       {"join", m_join, false},
-    {"ljust", m_ljust, false},           {"lower", m_lower, false},
-    {"lstrip", m_lstrip, false},         {"partition", m_partition, false},
-    {"removeprefix", m_removeprefix, false}, {"removesuffix", m_removesuffix, false},
-    {"replace", m_replace, false},       {"rfind", m_rfind, false},
-    {"rindex", m_rindex, false},         {"rjust", m_rjust, false},
-    {"rpartition", m_rpartition, false}, {"rsplit", m_rsplit, false},
-    {"rstrip", m_rstrip, false},         {"split", m_split, false},
-    {"splitlines", m_splitlines, false}, {"startswith", m_startswith, false},
-    {"strip", m_strip, false},           {"title", m_title, false},
-    {"upper", m_upper, false},           {"zfill", m_zfill, false},
+    {"capitalize", m_capitalize, false, false}, {"center", m_center, false, false},
+    {"count", m_count_str, false, false},       {"endswith", m_endswith, false, false},
+    {"find", m_find, false, false},             {"format", m_format, false, false},
+    {"index", m_index_str, false, false},       {"isalnum", m_isalnum, false, false},
+    {"isalpha", m_isalpha, false, false},       {"isdecimal", m_isdigit, false, false},
+    {"isdigit", m_isdigit, false, false},       {"islower", m_islower, false, false},
+    {"isnumeric", m_isdigit, false, false},     {"isspace", m_isspace, false, false},
+    {"isupper", m_isupper, false, false},       {"join", m_join, false, false},
+    {"ljust", m_ljust, false, false},           {"lower", m_lower, false, false},
+    {"lstrip", m_lstrip, false, false},         {"partition", m_partition, false, false},
+    {"removeprefix", m_removeprefix, false, false}, {"removesuffix", m_removesuffix, false, false},
+    {"replace", m_replace, false, false},       {"rfind", m_rfind, false, false},
+    {"rindex", m_rindex, false, false},         {"rjust", m_rjust, false, false},
+    {"rpartition", m_rpartition, false, false}, {"rsplit", m_rsplit, false, false},
+    {"rstrip", m_rstrip, false, false},         {"split", m_split, false, false},
+    {"splitlines", m_splitlines, false, false}, {"startswith", m_startswith, false, false},
+    {"strip", m_strip, false, false},           {"title", m_title, false, false},
+    {"upper", m_upper, false, false},           {"zfill", m_zfill, false, false},
 };
 
 static const jbuiltin dict_methods[] = {
-    {"clear", m_refused, true}, {"copy", m_copy, false},     {"get", m_get, false},
-    {"items", m_items, false},  {"keys", m_keys, false},     {"pop", m_refused, true},
-    {"popitem", m_refused, true}, {"setdefault", m_refused, true}, {"update", m_refused, true},
-    {"values", m_values, false},
+    {"clear", m_refused, true, false}, {"copy", m_copy, false, false},     {"get", m_get, false, false},
+    {"items", m_items, false, false},  {"keys", m_keys, false, false},     {"pop", m_refused, true, false},
+    {"popitem", m_refused, true, false}, {"setdefault", m_refused, true, false}, {"update", m_refused, true, false},
+    {"values", m_values, false, false},
 };
 
 static const jbuiltin list_methods[] = {
-    {"append", m_refused, true}, {"clear", m_refused, true},  {"copy", m_copy, false},
-    {"count", m_count_seq, false}, {"extend", m_refused, true}, {"index", m_index_seq, false},
-    {"insert", m_refused, true}, {"pop", m_refused, true},    {"remove", m_refused, true},
-    {"reverse", m_refused, true}, {"sort", m_refused, true},
+    {"append", m_refused, true, false}, {"clear", m_refused, true, false},  {"copy", m_copy, false, false},
+    {"count", m_count_seq, false, false}, {"extend", m_refused, true, false}, {"index", m_index_seq, false, false},
+    {"insert", m_refused, true, false}, {"pop", m_refused, true, false},    {"remove", m_refused, true, false},
+    {"reverse", m_refused, true, false}, {"sort", m_refused, true, false},
 };
 
 static const jbuiltin tuple_methods[] = {
-    {"count", m_count_seq, false},
-    {"index", m_index_seq, false},
+    {"count", m_count_seq, false, false},
+    {"index", m_index_seq, false, false},
 };
 
 static const jbuiltin loop_methods[] = {
-    {"changed", m_changed, false},
-    {"cycle", m_cycle, false},
+    {"changed", m_changed, false, false},
+    {"cycle", m_cycle, false, false},
 };
 
 static const jbuiltin *in_table(const jbuiltin *t, size_t n, const char *name, size_t len)
@@ -848,7 +832,7 @@ static int g_range(jr *r, const jnode *at, jv self, const jargs *a, jv *out)
         return -1;
     for (uint64_t i = 0; i < count; i++)
         l->items[i] = jv_int(start + (int64_t)i * step);
-    *out = seq_value(l, JV_LIST);
+    *out = jv_seq(l, JV_LIST);
     return 0;
 }
 
@@ -992,11 +976,11 @@ static int g_strftime_now(jr *r, const jnode *at, jv self, const jargs *a, jv *o
 }
 
 static const jbuiltin globals[] = {
-    {"dict", g_dict, false},
-    {"namespace", g_namespace, false},
-    {"raise_exception", g_raise_exception, false},
-    {"range", g_range, false},
-    {"strftime_now", g_strftime_now, false},
+    {"dict", g_dict, false, false},
+    {"namespace", g_namespace, false, false},
+    {"raise_exception", g_raise_exception, false, false},
+    {"range", g_range, false, false},
+    {"strftime_now", g_strftime_now, false, false},
 };
 
 const jbuiltin *jfind_global(const char *name)

@@ -174,18 +174,17 @@ int jv_slice(jr *r, const jnode *at, jv obj, jv start, jv stop, jv step, jv *out
             return -1;
     } else if (jv_is_seq(obj)) {
         count = obj.u.l->n;
+    } else if (obj.kind == JV_DICT) { /* jinja2 slices with Python's own [a:b]: no Undefined here */
+        return jerr(r, at, "unhashable type: 'slice'");
     } else {
-        *out = jv_undef_member(obj, NULL, 0); /* jinja2 turns the TypeError into Undefined */
-        return 0;
+        return jerr(r, at, "'%s' object is not subscriptable", jv_type_name(obj));
     }
     int64_t a, b, s;
     bool ok;
     if (slice_bounds(r, at, start, stop, step, (int64_t)count, &a, &b, &s, &ok) < 0)
         return -1;
-    if (!ok) {
-        *out = jv_undef_member(obj, NULL, 0);
-        return 0;
-    }
+    if (!ok)
+        return jerr(r, at, "slice indices must be integers or None or have an __index__ method");
     size_t len = 0;
     if (s > 0 && b > a)
         len = (size_t)((b - a + s - 1) / s);
@@ -220,10 +219,27 @@ int jv_slice(jr *r, const jnode *at, jv obj, jv start, jv stop, jv step, jv *out
 
 /* ---- len, iteration, membership ----------------------------------------- */
 
+int jv_order(jr *r, const jnode *at, int op, jv a, jv b, bool *out)
+{
+    static const char *const sym[] = {"<", "<=", ">", ">="};
+    int c;
+    if (a.kind == JV_UNDEF)
+        return jundef_error(r, at, a);
+    if (b.kind == JV_UNDEF)
+        return jundef_error(r, at, b);
+    if (jv_cmp(r, at, a, b, &c) < 0)
+        return -1;
+    if (c == -2)
+        return jerr(r, at, "'%s' not supported between instances of '%s' and '%s'", sym[op - OP_LT],
+                    jv_type_name(a), jv_type_name(b));
+    *out = c != -3 && (op == OP_LT ? c < 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c >= 0);
+    return 0;
+}
+
 int jv_len(jr *r, const jnode *at, jv v, int64_t *n)
 {
     switch (v.kind) {
-    case JV_STR: *n = (int64_t)jutf8_len(v.u.s.p, v.u.s.n); return 0;
+    case JV_STR: *n = (int64_t)jutf8_len(v.u.s.p, v.u.s.n); return jcharge(r, at, v.u.s.n >> 5);
     case JV_LIST:
     case JV_TUPLE: *n = (int64_t)v.u.l->n; return 0;
     case JV_DICT: *n = (int64_t)v.u.d->n; return 0;
@@ -236,15 +252,22 @@ int jv_iterate(jr *r, const jnode *at, jv v, jlist *out)
 {
     switch (v.kind) {
     case JV_LIST:
-    case JV_TUPLE: *out = *v.u.l; return 0;
+    case JV_TUPLE: *out = *v.u.l; return jcharge(r, at, out->n);
     case JV_DICT:
         out->n = v.u.d->n;
         out->items = v.u.d->keys;
-        return 0;
+        return jcharge(r, at, out->n);
     case JV_UNDEF:
         out->n = 0;
         out->items = NULL;
         return 0;
+    case JV_GEN: /* what is left, and then nothing */
+        if (jgen_check(r, v) < 0)
+            return -1;
+        out->items = v.u.gen->items.items + v.u.gen->pos;
+        out->n = v.u.gen->items.n - v.u.gen->pos;
+        v.u.gen->pos = v.u.gen->items.n;
+        return jcharge(r, at, out->n);
     case JV_STR: {
         size_t *offs, count;
         if (jutf8_offsets(r, at, v.u.s.p, v.u.s.n, &offs, &count) < 0)
@@ -271,20 +294,31 @@ int jv_contains(jr *r, const jnode *at, jv c, jv item, bool *out)
             return jerr(r, at, "'in <string>' requires string as left operand, not %s",
                         jv_type_name(item));
         *out = item.u.s.n == 0 || memmem(c.u.s.p, c.u.s.n, item.u.s.p, item.u.s.n) != NULL;
-        return 0;
+        return jcharge(r, at, c.u.s.n >> 5);
     case JV_LIST:
     case JV_TUPLE:
         *out = false;
         for (size_t i = 0; i < c.u.l->n && !*out; i++)
-            *out = jv_equal(c.u.l->items[i], item);
+            if (jv_eq(r, at, c.u.l->items[i], item, out) < 0)
+                return -1;
         return 0;
     case JV_DICT:
     case JV_NS: {
         jv ignored;
+        if (item.kind == JV_LIST || item.kind == JV_DICT || item.kind == JV_NS)
+            return jerr(r, at, "unhashable type: '%s'", jv_type_name(item));
         *out = jdict_get(c.u.d, item, &ignored);
         return 0;
     }
     case JV_UNDEF: *out = false; return 0;
+    case JV_GEN: /* consumed up to and including the match */
+        if (jgen_check(r, c) < 0)
+            return -1;
+        *out = false;
+        while (c.u.gen->pos < c.u.gen->items.n && !*out)
+            if (jv_eq(r, at, c.u.gen->items.items[c.u.gen->pos++], item, out) < 0)
+                return -1;
+        return 0;
     default: return jerr(r, at, "argument of type '%s' is not iterable", jv_type_name(c));
     }
 }
@@ -471,6 +505,8 @@ static const char *op_text(int op)
 
 int jv_binop(jr *r, const jnode *at, int op, jv a, jv b, jv *out)
 {
+    if (op == OP_MOD && a.kind == JV_STR) /* Python takes an Undefined for a mapping here */
+        return jstr_format(r, at, a, b, out);
     if (a.kind == JV_UNDEF)
         return jundef_error(r, at, a);
     if (b.kind == JV_UNDEF)

@@ -100,6 +100,27 @@ static jnode *mk(ps *P, jnkind kind, const jtok *at)
     return n;
 }
 
+/* A filter or test name, dotted as jinja2 allows ("a.b"); consumes it. */
+static const char *dotted_name(ps *P)
+{
+    size_t start = P->i, len = cur(P)->n;
+    next(P);
+    while (is_op(P, ".") && peek(P, 1)->type == T_NAME) {
+        len += 1 + peek(P, 1)->n;
+        next(P);
+        next(P);
+    }
+    char *s = jarena_alloc(P->a, len + 1), *o = s;
+    if (!s)
+        return oom(P);
+    for (size_t k = start; k < P->i; k++) {
+        memcpy(o, P->t[k].type == T_OP ? "." : P->t[k].p, P->t[k].type == T_OP ? 1 : P->t[k].n);
+        o += P->t[k].type == T_OP ? 1 : P->t[k].n;
+    }
+    *o = 0;
+    return s;
+}
+
 static const char *tok_name(ps *P, const jtok *t)
 {
     char *s = jarena_alloc(P->a, t->n + 1);
@@ -194,36 +215,37 @@ static bool chain(ps *P, int *links)
     return true;
 }
 
-static jnode *parse_pow(ps *P)
+typedef jnode *(*parse_fn)(ps *P);
+
+/* One left-associative level: operand (op operand)*, op_at naming the
+ * operator at the current token (0: none). */
+static jnode *left_assoc(ps *P, parse_fn operand, int (*op_at)(ps *P))
 {
-    jnode *left = parse_unary(P, true);
-    int links = 0;
-    while (left && is_op(P, "**")) {
+    jnode *left = operand(P);
+    int links = 0, op;
+    while (left && (op = op_at(P)) != 0) {
         const jtok *at = cur(P);
         if (!chain(P, &links))
             return NULL;
         next(P);
-        left = binary(P, at, OP_POW, left, parse_unary(P, true));
+        left = binary(P, at, op, left, operand(P));
     }
     return left;
 }
 
-static jnode *parse_math2(ps *P)
+static int pow_op(ps *P) { return is_op(P, "**") ? OP_POW : 0; }
+static int mul_op(ps *P)
 {
-    jnode *left = parse_pow(P);
-    int links = 0;
-    for (;;) {
-        int op = is_op(P, "*") ? OP_MUL : is_op(P, "/") ? OP_DIV : is_op(P, "//") ? OP_FLOORDIV
-                 : is_op(P, "%") ? OP_MOD : 0;
-        if (!left || !op)
-            return left;
-        const jtok *at = cur(P);
-        if (!chain(P, &links))
-            return NULL;
-        next(P);
-        left = binary(P, at, op, left, parse_pow(P));
-    }
+    return is_op(P, "*") ? OP_MUL : is_op(P, "/") ? OP_DIV : is_op(P, "//") ? OP_FLOORDIV
+           : is_op(P, "%") ? OP_MOD : 0;
 }
+static int add_op(ps *P) { return is_op(P, "+") ? OP_ADD : is_op(P, "-") ? OP_SUB : 0; }
+static int and_op(ps *P) { return is_name(P, "and") ? OP_AND : 0; }
+static int or_op(ps *P) { return is_name(P, "or") ? OP_OR : 0; }
+
+static jnode *parse_filtered_unary(ps *P) { return parse_unary(P, true); }
+static jnode *parse_pow(ps *P) { return left_assoc(P, parse_filtered_unary, pow_op); }
+static jnode *parse_math2(ps *P) { return left_assoc(P, parse_pow, mul_op); }
 
 static jnode *parse_concat(ps *P)
 {
@@ -251,21 +273,7 @@ static jnode *parse_concat(ps *P)
     return n;
 }
 
-static jnode *parse_math1(ps *P)
-{
-    jnode *left = parse_concat(P);
-    int links = 0;
-    for (;;) {
-        int op = is_op(P, "+") ? OP_ADD : is_op(P, "-") ? OP_SUB : 0;
-        if (!left || !op)
-            return left;
-        const jtok *at = cur(P);
-        if (!chain(P, &links))
-            return NULL;
-        next(P);
-        left = binary(P, at, op, left, parse_concat(P));
-    }
-}
+static jnode *parse_math1(ps *P) { return left_assoc(P, parse_concat, add_op); }
 
 static jnode *parse_compare(ps *P)
 {
@@ -325,33 +333,8 @@ static jnode *parse_not(ps *P)
     return n;
 }
 
-static jnode *parse_and(ps *P)
-{
-    jnode *left = parse_not(P);
-    int links = 0;
-    while (left && is_name(P, "and")) {
-        const jtok *at = cur(P);
-        if (!chain(P, &links))
-            return NULL;
-        next(P);
-        left = binary(P, at, OP_AND, left, parse_not(P));
-    }
-    return left;
-}
-
-static jnode *parse_or(ps *P)
-{
-    jnode *left = parse_and(P);
-    int links = 0;
-    while (left && is_name(P, "or")) {
-        const jtok *at = cur(P);
-        if (!chain(P, &links))
-            return NULL;
-        next(P);
-        left = binary(P, at, OP_OR, left, parse_and(P));
-    }
-    return left;
-}
+static jnode *parse_and(ps *P) { return left_assoc(P, parse_not, and_op); }
+static jnode *parse_or(ps *P) { return left_assoc(P, parse_and, or_op); }
 
 static jnode *parse_condexpr(ps *P)
 {
@@ -748,9 +731,8 @@ static jnode *parse_test(ps *P, jnode *node)
     if (cur(P)->type != T_NAME)
         return unexpected(P, "a test name after 'is'");
     jnode *n = mk(P, N_TEST, at);
-    if (!n || !(n->name = tok_name(P, cur(P))))
+    if (!n || !(n->name = dotted_name(P)))
         return NULL;
-    next(P);
     n->a = node;
     n->op = negated;
     const jtok *t = cur(P);
@@ -791,9 +773,8 @@ static jnode *parse_filter(ps *P, jnode *node, bool start_inline)
         if (t->type != T_NAME)
             return unexpected(P, "a filter name");
         jnode *n = mk(P, N_FILTER, t);
-        if (!n || !(n->name = tok_name(P, t)))
+        if (!n || !(n->name = dotted_name(P)))
             return NULL;
-        next(P);
         if (is_op(P, "(") && !(n->args = parse_call_args(P)))
             return NULL;
         n->a = node;
@@ -1050,6 +1031,17 @@ static void implicit_names(jnode *n)
                       (reads_name(n->d, "caller") ? MACRO_CALLER : 0));
 }
 
+/* A macro's or call block's body: loops outside do not reach into it. */
+static jnode *parse_own_body(ps *P, const char *end)
+{
+    const char *const ends[] = {end, NULL};
+    int loops = P->loops;
+    P->loops = 0;
+    jnode *body = parse_body(P, ends);
+    P->loops = loops;
+    return body;
+}
+
 static jnode *parse_macro(ps *P, const jtok *at)
 {
     jnode *n = mk(P, N_MACRO, at);
@@ -1060,14 +1052,8 @@ static jnode *parse_macro(ps *P, const jtok *at)
     if (!(n->name = tok_name(P, cur(P))))
         return NULL;
     next(P);
-    if (!parse_signature(P, n) || !end_of_block(P))
-        return NULL;
-    static const char *const ends[] = {"endmacro", NULL};
-    int loops = P->loops;
-    P->loops = 0;
-    n->d = parse_body(P, ends);
-    P->loops = loops;
-    if (!n->d || !close_tag(P, true))
+    if (!parse_signature(P, n) || !end_of_block(P) || !(n->d = parse_own_body(P, "endmacro")) ||
+        !close_tag(P, true))
         return NULL;
     implicit_names(n);
     return n;
@@ -1084,12 +1070,7 @@ static jnode *parse_call_block(ps *P, const jtok *at)
         return NULL;
     if (n->a->kind != N_CALL)
         return perr(P, at, "expected a call after 'call'");
-    static const char *const ends[] = {"endcall", NULL};
-    int loops = P->loops;
-    P->loops = 0;
-    n->d = end_of_block(P) ? parse_body(P, ends) : NULL;
-    P->loops = loops;
-    if (!n->d || !close_tag(P, false))
+    if (!end_of_block(P) || !(n->d = parse_own_body(P, "endcall")) || !close_tag(P, false))
         return NULL;
     implicit_names(n);
     return n;

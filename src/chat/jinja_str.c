@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jinja_impl.h"
@@ -24,8 +25,21 @@ static bool alternating_odd(uint32_t c)
     return (c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E) || (c >= 0x4C1 && c <= 0x4CE);
 }
 
+/* The Latin digraphs (DŽ Dž dž, LJ Lj lj, NJ Nj nj, DZ Dz dz): the first of
+ * their group of three, or 0. */
+static uint32_t digraph(uint32_t c)
+{
+    if (c >= 0x1C4 && c <= 0x1CC)
+        return 0x1C4 + (c - 0x1C4) / 3 * 3;
+    if (c >= 0x1F1 && c <= 0x1F3)
+        return 0x1F1;
+    return 0;
+}
+
 static uint32_t to_lower(uint32_t c)
 {
+    if (digraph(c))
+        return digraph(c) + 2;
     if (c < 0x80)
         return c >= 'A' && c <= 'Z' ? c + 32 : c;
     if ((c >= 0xC0 && c <= 0xDE && c != 0xD7) || (c >= 0x391 && c <= 0x3AB && c != 0x3A2) ||
@@ -56,6 +70,8 @@ static uint32_t to_lower(uint32_t c)
 
 static uint32_t to_upper(uint32_t c)
 {
+    if (digraph(c))
+        return digraph(c);
     if (c < 0x80)
         return c >= 'a' && c <= 'z' ? c - 32 : c;
     if ((c >= 0xE0 && c <= 0xFE && c != 0xF7) || (c >= 0x3B1 && c <= 0x3CB && c != 0x3C2) ||
@@ -88,6 +104,39 @@ static uint32_t to_upper(uint32_t c)
     return c;
 }
 
+static uint32_t to_title(uint32_t c)
+{
+    return digraph(c) ? digraph(c) + 1 : to_upper(c);
+}
+
+/* Mappings to more than one character (Python's full case mapping):
+ * ß and the Latin ligatures upper-case to letter pairs, İ lower-cases to
+ * i + combining dot.  Returns the bytes written to out, or 0. */
+static size_t expand(uint32_t c, int how, char out[8])
+{
+    static const struct {
+        uint32_t c;
+        const char *upper, *title;
+    } ups[] = {
+        {0xDF, "SS", "Ss"}, {0xFB00, "FF", "Ff"}, {0xFB01, "FI", "Fi"}, {0xFB02, "FL", "Fl"},
+        {0xFB03, "FFI", "Ffi"}, {0xFB04, "FFL", "Ffl"}, {0xFB05, "ST", "St"}, {0xFB06, "ST", "St"},
+    };
+    if (how == 'l') {
+        if (c != 0x130)
+            return 0;
+        memcpy(out, "i\xCC\x87", 3);
+        return 3;
+    }
+    for (size_t i = 0; i < sizeof ups / sizeof ups[0]; i++)
+        if (ups[i].c == c) {
+            const char *s = how == 'u' ? ups[i].upper : ups[i].title;
+            size_t n = strlen(s);
+            memcpy(out, s, n);
+            return n;
+        }
+    return 0;
+}
+
 static bool cased(uint32_t c)
 {
     return to_lower(c) != c || to_upper(c) != c || c == 0xDF;
@@ -106,24 +155,35 @@ int jstr_case(jr *r, const jnode *at, jv s, int how, jv *out)
     for (size_t i = 0; i < s.u.s.n;) {
         uint32_t c;
         size_t len = cf_utf8_decode_esc(s.u.s.p + i, s.u.s.n - i, &c);
-        uint32_t m = c;
+        uint32_t m;
+        int to = 'l'; /* what this character becomes: 'l', 'u' or 't'itle */
         switch (how) {
-        case 'l': m = to_lower(c); break;
-        case 'u': m = to_upper(c); break;
-        case 'c': m = first ? to_upper(c) : to_lower(c); break;
-        case 't': /* str.title(): upper after an uncased char, lower after a cased one */
-            m = prev_cased ? to_lower(c) : to_upper(c);
+        case 'l': to = 'l'; break;
+        case 'u': to = 'u'; break;
+        case 'c': to = first ? 't' : 'l'; break;
+        case 't': /* str.title(): title case after an uncased char, lower after a cased one */
+            to = prev_cased ? 'l' : 't';
             prev_cased = cased(c);
             break;
         case 'T': /* the title filter: words split at - whitespace ( { [ < */
-            m = after_break ? to_upper(c) : to_lower(c);
+            to = after_break ? 'u' : 'l';
             after_break = title_break(c);
             break;
         }
         first = false;
-        char buf[4];
-        size_t bl = m == c ? len : cf_utf8_encode_esc(m, buf);
-        if (jout_put(r, at, &o, m == c ? s.u.s.p + i : buf, bl) < 0)
+        char buf[8];
+        const char *piece = buf;
+        size_t bl = expand(c, to, buf);
+        if (!bl) {
+            m = to == 'l' ? to_lower(c) : to == 'u' ? to_upper(c) : to_title(c);
+            if (m == c) {
+                piece = s.u.s.p + i;
+                bl = len;
+            } else {
+                bl = cf_utf8_encode_esc(m, buf);
+            }
+        }
+        if (jout_put(r, at, &o, piece, bl) < 0)
             return -1;
         i += len;
     }
@@ -133,30 +193,45 @@ int jstr_case(jr *r, const jnode *at, jv s, int how, jv *out)
 
 /* ---- strip, replace ----------------------------------------------------- */
 
-static bool in_set(uint32_t c, jv chars)
+static int cmp_cp(const void *a, const void *b)
 {
-    if (chars.kind != JV_STR)
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* strip's character set, decoded and sorted once. */
+typedef struct cpset {
+    uint32_t *cp;
+    size_t n;
+    bool whitespace; /* no set given: Python's whitespace */
+} cpset;
+
+static bool in_set(uint32_t c, const cpset *set)
+{
+    if (set->whitespace)
         return jpy_isspace(c);
-    for (size_t i = 0; i < chars.u.s.n;) {
-        uint32_t x;
-        i += cf_utf8_decode_esc(chars.u.s.p + i, chars.u.s.n - i, &x);
-        if (x == c)
-            return true;
-    }
-    return false;
+    return bsearch(&c, set->cp, set->n, sizeof c, cmp_cp) != NULL;
 }
 
 int jstr_strip(jr *r, const jnode *at, jv s, jv chars, int which, jv *out)
 {
     if (chars.kind != JV_STR && chars.kind != JV_NONE && chars.kind != JV_ABSENT)
         return jerr(r, at, "strip arg must be None or str");
+    cpset set = {NULL, 0, chars.kind != JV_STR};
+    if (!set.whitespace) {
+        if (!(set.cp = jalloc(r, at, (chars.u.s.n + 1) * sizeof *set.cp)))
+            return -1;
+        for (size_t i = 0; i < chars.u.s.n;)
+            i += cf_utf8_decode_esc(chars.u.s.p + i, chars.u.s.n - i, &set.cp[set.n++]);
+        qsort(set.cp, set.n, sizeof *set.cp, cmp_cp);
+    }
     const char *p = s.u.s.p;
     size_t a = 0, b = s.u.s.n;
     if (which & 1)
         while (a < b) {
             uint32_t c;
             size_t len = cf_utf8_decode_esc(p + a, b - a, &c);
-            if (!in_set(c, chars))
+            if (!in_set(c, &set))
                 break;
             a += len;
         }
@@ -170,12 +245,12 @@ int jstr_strip(jr *r, const jnode *at, jv s, jv chars, int which, jv *out)
                 k = b - 1;
                 cf_utf8_decode_esc(p + k, 1, &c);
             }
-            if (!in_set(c, chars))
+            if (!in_set(c, &set))
                 break;
             b = k;
         }
     *out = jv_str(p + a, b - a);
-    return 0;
+    return jcharge(r, at, (s.u.s.n - (b - a)) >> 5);
 }
 
 int jstr_replace(jr *r, const jnode *at, jv s, jv old, jv new_, int64_t count, jv *out)
@@ -184,6 +259,8 @@ int jstr_replace(jr *r, const jnode *at, jv s, jv old, jv new_, int64_t count, j
     const char *p = s.u.s.p;
     size_t n = s.u.s.n, i = 0;
     int64_t done = 0;
+    if (jcharge(r, at, n >> 5) < 0)
+        return -1;
     if (old.u.s.n == 0) { /* Python inserts between every character */
         while (count < 0 || done < count) {
             if (jout_put(r, at, &o, new_.u.s.p, new_.u.s.n) < 0)
@@ -356,7 +433,8 @@ int jstr_format(jr *r, const jnode *at, jv fmt, jv args, jv *out)
         if (format_one(r, at, &o, conv, flags, width, prec, v) < 0)
             return -1;
     }
-    if (args.kind != JV_DICT && next < nargs)
+    /* Python lets a value with __getitem__ (a list, a dict, Undefined) go unused */
+    if (args.kind != JV_DICT && args.kind != JV_UNDEF && args.kind != JV_LIST && next < nargs)
         return jerr(r, at, "not all arguments converted during string formatting");
     *out = jv_str(o.p ? o.p : "", o.n);
     return 0;

@@ -81,11 +81,27 @@ void jerr_set(jr *r, const jnode *at, const char *fmt, ...)
         cf_fail(r->err, "template: %s", msg);
 }
 
+int jerr_again(jr *r, const char *msg)
+{
+    if (!r->failed) {
+        r->failed = true;
+        cf_fail(r->err, "%s", msg);
+    }
+    return -1;
+}
+
+int jgen_check(jr *r, jv v)
+{
+    return v.kind == JV_GEN && v.u.gen->error ? jerr_again(r, v.u.gen->error) : 0;
+}
+
 void *jalloc(jr *r, const jnode *at, size_t n)
 {
+    if (n >= 256 && jcharge(r, at, n >> 5) < 0) /* copying costs time too */
+        return NULL;
     void *p = jarena_alloc(&r->arena, n);
-    if (!p)
-        jerr_set(r, at, "the render needs more than %zu MiB of memory (the limit)",
+    if (!p && !r->failed)
+        (void)jerr_limit(r, at, "the render needs more than %zu MiB of memory (the limit)",
              r->lim.max_memory >> 20);
     return p;
 }
@@ -124,6 +140,8 @@ int jutf8_offsets(jr *r, const jnode *at, const char *p, size_t n, size_t **offs
         *count = n;
         return 0;
     }
+    if (jcharge(r, at, n >> 5) < 0)
+        return -1;
     size_t c = jutf8_len(p, n);
     size_t *o = jalloc(r, at, (c + 1) * sizeof *o);
     if (!o)
@@ -180,6 +198,21 @@ jv jvec_list(jr *r, const jnode *at, jvec *v, jkind kind)
     l->items = v->items;
     out.kind = (uint8_t)kind;
     out.u.l = l;
+    return out;
+}
+
+jv jv_gen(jr *r, const jnode *at, const jv *items, size_t n)
+{
+    jv out = jv_undef();
+    jgen *g = jalloc(r, at, sizeof *g);
+    if (!g)
+        return out;
+    g->items.items = (jv *)items;
+    g->items.n = n;
+    g->pos = 0;
+    g->error = NULL;
+    out.kind = JV_GEN;
+    out.u.gen = g;
     return out;
 }
 
@@ -293,6 +326,21 @@ bool jdict_get_str(const jdict *d, const char *key, size_t n, jv *val)
     return true;
 }
 
+jlist *jdict_pairs(jr *r, const jnode *at, const jdict *d, const size_t *order)
+{
+    jlist *l = jlist_new(r, at, d->n);
+    for (size_t i = 0; l && i < d->n; i++) {
+        jlist *pair = jlist_new(r, at, 2);
+        if (!pair)
+            return NULL;
+        size_t k = order ? order[i] : i;
+        pair->items[0] = d->keys[k];
+        pair->items[1] = d->vals[k];
+        l->items[i] = jv_seq(pair, JV_TUPLE);
+    }
+    return l;
+}
+
 int jdict_set(jr *r, const jnode *at, jdict *d, jv key, jv val)
 {
     size_t i;
@@ -355,6 +403,7 @@ static const char *kind_name(int kind)
     case JV_FUNC: return "function";
     case JV_METHOD: return "builtin_function_or_method";
     case JV_LOOP: return "LoopContext";
+    case JV_GEN: return "generator";
     default: return "object";
     }
 }
@@ -398,9 +447,21 @@ static double num(jv v)
     return v.kind == JV_FLOAT ? v.u.f : v.kind == JV_INT ? (double)v.u.i : (double)v.u.b;
 }
 
-static int eq_rec(jv a, jv b, int depth)
+/* work counts the nodes visited (strings by 256 bytes); past *budget the
+ * answer is abandoned (the caller reports the overrun). */
+typedef struct work {
+    uint64_t done, budget;
+} work;
+
+static bool spend(work *w, uint64_t units)
 {
-    if (depth > VALUE_DEPTH)
+    w->done += units;
+    return w->done <= w->budget;
+}
+
+static int eq_rec(jv a, jv b, int depth, work *w)
+{
+    if (depth > VALUE_DEPTH || !spend(w, 1))
         return 0;
     if (jv_is_num(a) && jv_is_num(b)) {
         if (a.kind != JV_FLOAT && b.kind != JV_FLOAT)
@@ -412,13 +473,14 @@ static int eq_rec(jv a, jv b, int depth)
     switch (a.kind) {
     case JV_UNDEF:
     case JV_NONE: return 1;
-    case JV_STR: return a.u.s.n == b.u.s.n && memcmp(a.u.s.p, b.u.s.p, a.u.s.n) == 0;
+    case JV_STR:
+        return a.u.s.n == b.u.s.n && spend(w, a.u.s.n >> 5) && memcmp(a.u.s.p, b.u.s.p, a.u.s.n) == 0;
     case JV_LIST:
     case JV_TUPLE:
         if (a.u.l->n != b.u.l->n)
             return 0;
         for (size_t i = 0; i < a.u.l->n; i++)
-            if (!eq_rec(a.u.l->items[i], b.u.l->items[i], depth + 1))
+            if (!eq_rec(a.u.l->items[i], b.u.l->items[i], depth + 1, w))
                 return 0;
         return 1;
     case JV_DICT:
@@ -427,28 +489,30 @@ static int eq_rec(jv a, jv b, int depth)
         for (size_t i = 0; i < a.u.d->n; i++) {
             jv other;
             if (!jdict_get(b.u.d, a.u.d->keys[i], &other) ||
-                !eq_rec(a.u.d->vals[i], other, depth + 1))
+                !eq_rec(a.u.d->vals[i], other, depth + 1, w))
                 return 0;
         }
         return 1;
     case JV_METHOD:
-        return a.u.meth->def == b.u.meth->def && eq_rec(a.u.meth->self, b.u.meth->self, depth + 1);
+        return a.u.meth->def == b.u.meth->def && eq_rec(a.u.meth->self, b.u.meth->self, depth + 1, w);
     case JV_FUNC: return a.u.fn == b.u.fn;
     case JV_NS: return a.u.d == b.u.d;
     case JV_MACRO: return a.u.m == b.u.m;
     case JV_LOOP: return a.u.loop == b.u.loop;
+    case JV_GEN: return a.u.gen == b.u.gen;
     default: return 0;
     }
 }
 
 bool jv_equal(jv a, jv b)
 {
-    return eq_rec(a, b, 0) == 1;
+    work w = {0, UINT64_MAX};
+    return eq_rec(a, b, 0, &w) == 1;
 }
 
-static int cmp_rec(jv a, jv b, int depth)
+static int cmp_rec(jv a, jv b, int depth, work *w)
 {
-    if (depth > VALUE_DEPTH)
+    if (depth > VALUE_DEPTH || !spend(w, 1))
         return -2;
     if (jv_is_num(a) && jv_is_num(b)) {
         if (a.kind != JV_FLOAT && b.kind != JV_FLOAT) {
@@ -460,6 +524,7 @@ static int cmp_rec(jv a, jv b, int depth)
     }
     if (a.kind == JV_STR && b.kind == JV_STR) {
         size_t n = a.u.s.n < b.u.s.n ? a.u.s.n : b.u.s.n;
+        spend(w, n >> 5);
         int c = memcmp(a.u.s.p, b.u.s.p, n);
         if (c)
             return c < 0 ? -1 : 1;
@@ -468,9 +533,9 @@ static int cmp_rec(jv a, jv b, int depth)
     if (jv_is_seq(a) && a.kind == b.kind) {
         size_t n = a.u.l->n < b.u.l->n ? a.u.l->n : b.u.l->n;
         for (size_t i = 0; i < n; i++) {
-            if (eq_rec(a.u.l->items[i], b.u.l->items[i], depth + 1))
+            if (eq_rec(a.u.l->items[i], b.u.l->items[i], depth + 1, w))
                 continue;
-            return cmp_rec(a.u.l->items[i], b.u.l->items[i], depth + 1);
+            return cmp_rec(a.u.l->items[i], b.u.l->items[i], depth + 1, w);
         }
         return (a.u.l->n > b.u.l->n) - (a.u.l->n < b.u.l->n);
     }
@@ -480,7 +545,36 @@ static int cmp_rec(jv a, jv b, int depth)
 /* -1, 0, 1; -2 when Python would raise TypeError; -3 for NaN (every order false). */
 int jv_compare(jv a, jv b)
 {
-    return cmp_rec(a, b, 0);
+    work w = {0, UINT64_MAX};
+    return cmp_rec(a, b, 0, &w);
+}
+
+int jcharge(jr *r, const jnode *at, uint64_t units)
+{
+    r->steps += units;
+    if (r->steps > r->lim.max_steps)
+        return jerr_limit(r, at, "the template ran more than %llu steps (the limit)",
+                    (unsigned long long)r->lim.max_steps);
+    return 0;
+}
+
+static int charge_work(jr *r, const jnode *at, const work *w)
+{
+    return jcharge(r, at, w->done);
+}
+
+int jv_eq(jr *r, const jnode *at, jv a, jv b, bool *out)
+{
+    work w = {0, r->lim.max_steps - (r->steps < r->lim.max_steps ? r->steps : r->lim.max_steps)};
+    *out = eq_rec(a, b, 0, &w) == 1;
+    return charge_work(r, at, &w);
+}
+
+int jv_cmp(jr *r, const jnode *at, jv a, jv b, int *out)
+{
+    work w = {0, r->lim.max_steps - (r->steps < r->lim.max_steps ? r->steps : r->lim.max_steps)};
+    *out = cmp_rec(a, b, 0, &w);
+    return charge_work(r, at, &w);
 }
 
 /* ---- text --------------------------------------------------------------- */
@@ -488,7 +582,7 @@ int jv_compare(jv a, jv b)
 int jout_put(jr *r, const jnode *at, jout *o, const char *s, size_t n)
 {
     if (n > r->lim.max_output - o->n)
-        return jerr(r, at, "the output grows past the limit of %zu bytes", r->lim.max_output);
+        return jerr_limit(r, at, "the output grows past the limit of %zu bytes", r->lim.max_output);
     if (o->n + n > o->cap) {
         size_t cap = o->cap ? o->cap * 2 : 256;
         while (cap < o->n + n)
@@ -515,7 +609,7 @@ int jout_puts(jr *r, const jnode *at, jout *o, const char *s)
 int jv_new_str(jr *r, const jnode *at, const char *p, size_t n, jv *out)
 {
     if (n > r->lim.max_output)
-        return jerr(r, at, "a string of %zu bytes is past the limit of %zu", n, r->lim.max_output);
+        return jerr_limit(r, at, "a string of %zu bytes is past the limit of %zu", n, r->lim.max_output);
     char *s = jalloc(r, at, n + 1);
     if (!s)
         return -1;
@@ -649,6 +743,7 @@ static int write_value(jr *r, const jnode *at, jout *o, jv v, bool repr, int dep
     case JV_LOOP:
         snprintf(buf, sizeof buf, "<LoopContext %zu/%zu>", v.u.loop->i + 1, v.u.loop->n);
         return jout_puts(r, at, o, buf);
+    case JV_GEN: return jout_puts(r, at, o, "<generator object>");
     default: return 0;
     }
 }

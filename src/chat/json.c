@@ -837,15 +837,6 @@ static void indent_line(cf_jbuf *b, int indent, int level)
         cf_jbuf_putc(b, ' ');
 }
 
-static int key_order(const void *a, const void *b, void *obj_)
-{
-    const cf_json *obj = obj_;
-    const cf_str *x = &obj->keys[*(const size_t *)a], *y = &obj->keys[*(const size_t *)b];
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->ptr, y->ptr, n);
-    return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
 static void dump(cf_jbuf *b, const cf_json *v, const cf_json_dump_opts *o, const char *isep,
                  int level)
 {
@@ -874,7 +865,7 @@ static void dump(cf_jbuf *b, const cf_json *v, const cf_json_dump_opts *o, const
     if (obj && o->sort_keys && (order = malloc(v->n * sizeof *order)) != NULL) {
         for (size_t i = 0; i < v->n; i++)
             order[i] = i;
-        qsort_r(order, v->n, sizeof *order, key_order, (void *)v);
+        qsort_r(order, v->n, sizeof *order, key_cmp, v->keys);
     }
     cf_jbuf_putc(b, obj ? '{' : '[');
     for (size_t k = 0; k < v->n && !b->failed; k++) {

@@ -111,10 +111,11 @@ char *cf_json_dump(const cf_json *v, const cf_json_dump_opts *o, size_t *len);
 
 /* UTF-8 helpers of the chat layer, in the manner of Python's
  * surrogateescape (hence _esc; the tokenizer's cf_utf8_decode follows
- * llama.cpp instead).  Decode one code point at s (n > 0 bytes available):
- * returns its length; a malformed byte decodes as itself (length 1) with
- * *cp = 0xDC00 + byte, so every byte string can be walked.  Encode writes
- * 1..4 bytes and returns the count. */
+ * llama.cpp instead): overlong forms and surrogates are malformed, and a
+ * malformed byte is kept, not replaced.  Decode one code point at s (n > 0
+ * bytes available) and return its length; a malformed byte decodes as
+ * itself (length 1) with *cp = 0xDC00 + byte, and encoding that gives the
+ * byte back, so any byte string survives a round trip. */
 size_t cf_utf8_decode_esc(const char *s, size_t n, uint32_t *cp);
 size_t cf_utf8_encode_esc(uint32_t cp, char out[4]);
 

@@ -40,6 +40,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -274,7 +276,8 @@ int cf_session_save(cf_session *s, const char *path, cf_err *err)
         return -1;
     }
     PUT(&b, uint64_t, b.oom ? 0 : checksum(b.p, b.n));
-    int rc = b.oom ? cf_fail(err, "out of memory saving %s", path) : write_atomic(path, b.p, b.n, err);
+    int rc =
+        b.oom ? cf_fail(err, "out of memory saving %s", path) : write_atomic(path, b.p, b.n, err);
     free(b.p);
     if (rc == 0)
         s->dirty = false;
@@ -488,9 +491,12 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
         return damaged(path, "bad message", err);
     if (!get_ids(&r, n_vocab, &l->cache) || l->cache.n > n_ctx)
         return damaged(path, "bad token history", err);
-    for (uint32_t i = 0; i < l->n_msgs; i++)
-        if (l->msgs[i].start > (int)l->cache.n)
-            return damaged(path, "a turn starts beyond the token history", err);
+    for (uint32_t i = 0, prev = 0; i < l->n_msgs; i++) {
+        int start = l->msgs[i].start;
+        if (start > (int)l->cache.n || (start >= 0 && start < (int)prev))
+            return damaged(path, "bad turn boundaries", err);
+        prev = start >= 0 ? (uint32_t)start : prev;
+    }
     GET(&r, uint64_t, l->kv_len);
     l->kv = r.bad || l->kv_len > r.n - r.pos ? NULL : take(&r, (size_t)l->kv_len);
     if (!l->kv || r.pos != r.n)
@@ -498,10 +504,36 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
     return 0;
 }
 
+/* The file mapped read-only (no copy: tens of MB come straight from the
+ * page cache).  Saves replace files by renaming, so a mapped file is never
+ * cut short under us by confab itself. */
+static const uint8_t *map_file(const char *path, size_t *n, cf_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cf_fail(err, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    void *p = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        cf_fail(err, "cannot read %s: not a regular file", path);
+    else if (st.st_size == 0)
+        p = (void *)"";
+    else if ((p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)) ==
+             MAP_FAILED) {
+        cf_fail(err, "cannot read %s: %s", path, strerror(errno));
+        p = NULL;
+    }
+    close(fd);
+    *n = (size_t)st.st_size;
+    return p;
+}
+
 int cf_session_load(cf_session *s, const char *path, cf_err *err)
 {
     size_t n;
-    uint8_t *data = (uint8_t *)sess_read_file(path, &n, err);
+    const uint8_t *data = map_file(path, &n, err);
     if (!data)
         return -1;
     loaded l = {0};
@@ -564,6 +596,7 @@ out:
     cf_sampler_free(smp);
     cf_ctx_free(ctx);
     loaded_free(&l);
-    free(data);
+    if (n > 0)
+        munmap((void *)data, n);
     return rc;
 }

@@ -112,7 +112,8 @@ static int open_template(cf_session *s, const cf_session_params *p, cf_err *err)
     const cf_tok_special *sp = cf_tok_special_ids(s->tok);
     s->bos_text = token_text(s->tok, sp->bos);
     s->eos_text = token_text(s->tok, sp->eos);
-    cf_chat_choice c = {.name = p->chat_template, .bos_token = s->bos_text, .eos_token = s->eos_text};
+    cf_chat_choice c = {
+        .name = p->chat_template, .bos_token = s->bos_text, .eos_token = s->eos_text};
     char *file = NULL;
     if (p->chat_template_file) {
         if (!(file = sess_read_file(p->chat_template_file, &c.file_len, err)))
@@ -216,7 +217,8 @@ int cf_session_set_stops(cf_session *s, const char *const *stops, size_t n, cf_e
             for (size_t k = 0; k < i; k++)
                 free(list[k]);
             free(list);
-            return stops[i][0] ? cf_fail(err, "out of memory") : cf_fail(err, "a stop string is empty");
+            return stops[i][0] ? cf_fail(err, "out of memory")
+                               : cf_fail(err, "a stop string is empty");
         }
     }
     for (size_t i = 0; i < s->n_stops; i++)

@@ -47,6 +47,7 @@ struct cf_session {
     char *tmpl_desc;
     char *bos_text, *eos_text; /* for the template; NULL where the vocabulary has none */
     int64_t now;               /* the clock templates see: fixed for the session */
+    int render_mode;           /* how the template last rendered (session_prompt.c) */
 
     cf_sampler *smp;
     int n_predict;

@@ -7,7 +7,10 @@
  * literal text (typing "<|im_end|>" gives plain-text tokens), assistant
  * replies as the tokens that were sampled.  Text runs across the template
  * and literal parts as one string, so a prompt tokenizes as llama.cpp
- * tokenizes the same rendered text; only replies keep their sampled ids. */
+ * tokenizes the same rendered text; only replies keep their sampled ids.
+ * Templates see the placeholders, never the text: what a template does to
+ * a content (trim it, cut a reply's <think> part) does not happen, and the
+ * model sees its replies as it wrote them, which keeps the cache valid. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,26 +86,64 @@ static int tokenize_rendering(cf_session *s, int n, const char *p, const char *e
     return rc;
 }
 
-int sess_prompt_tokens(cf_session *s, int n, bool add_gen, cf_tokens *out, cf_err *err)
+/* Ways to render, tried in turn when a template refuses the plain one (as
+ * llama.cpp's Jinja polyfills do): tool-use templates that iterate `tools`
+ * get an empty list; templates without a system role (Gemma) get the
+ * system prompt at the head of the first user message. */
+enum { MODE_EMPTY_TOOLS = 1, MODE_MERGE_SYSTEM = 2, N_MODES = 4 };
+
+/* Render the first n messages in one mode into *text. */
+static int render(cf_session *s, int n, bool add_gen, int mode, char **text, size_t *len,
+                  cf_err *err)
 {
-    out->n = 0;
     cf_chat_msg *cm = calloc((size_t)n + 1, sizeof *cm);
-    char(*slot)[24] = calloc((size_t)n + 1, sizeof *slot);
-    char *text = NULL;
-    size_t len;
+    char(*slot)[24] = calloc((size_t)n + 1, sizeof *slot), merged[56];
     int rc = -1;
     if (!cm || !slot) {
         cf_fail(err, "out of memory");
         goto out;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         snprintf(slot[i], sizeof slot[i], SLOT_OPEN "%d" SLOT_CLOSE, i);
-        cm[i] = (cf_chat_msg){.role = role_name(s->msgs[i].pub.role), .content = slot[i]};
+    size_t k = 0;
+    bool sys = (mode & MODE_MERGE_SYSTEM) && n > 0 && s->msgs[0].pub.role == CF_ROLE_SYSTEM;
+    for (int i = sys; i < n; i++) {
+        cm[k] = (cf_chat_msg){.role = role_name(s->msgs[i].pub.role), .content = slot[i]};
+        if (sys && s->msgs[i].pub.role == CF_ROLE_USER) {
+            snprintf(merged, sizeof merged, "%s\n\n%s", slot[0], slot[i]);
+            cm[k].content = merged;
+            sys = false;
+        }
+        k++;
     }
     cf_chat_opts o = {.bos_token = s->bos_text, .eos_token = s->eos_text,
-                      .add_generation_prompt = add_gen, .now = s->now};
-    if (cf_chat_render(s->tmpl, cm, (size_t)n, &o, &text, &len, err))
-        goto out;
+                      .add_generation_prompt = add_gen, .now = s->now,
+                      .tools_json = mode & MODE_EMPTY_TOOLS ? "[]" : NULL};
+    rc = cf_chat_render(s->tmpl, cm, k, &o, text, len, err);
+out:
+    free(slot);
+    free(cm);
+    return rc;
+}
+
+int sess_prompt_tokens(cf_session *s, int n, bool add_gen, cf_tokens *out, cf_err *err)
+{
+    out->n = 0;
+    char *text = NULL;
+    size_t len;
+    cf_err first;
+    /* the way that worked last time first */
+    int rc = render(s, n, add_gen, s->render_mode, &text, &len, &first);
+    for (int mode = 0; rc != 0 && mode < N_MODES; mode++)
+        if (mode != s->render_mode && render(s, n, add_gen, mode, &text, &len, NULL) == 0) {
+            s->render_mode = mode;
+            rc = 0;
+        }
+    if (rc != 0) {
+        if (err)
+            *err = first;
+        return -1;
+    }
     /* The tokenizer adds BOS (and EOS) itself: drop the template's copies,
      * as llama.cpp does, rather than doubling them. */
     const char *p = text, *end = text + len;
@@ -112,10 +153,7 @@ int sess_prompt_tokens(cf_session *s, int n, bool add_gen, cf_tokens *out, cf_er
         starts_with(end - strlen(s->eos_text), end, s->eos_text))
         end -= strlen(s->eos_text);
     rc = tokenize_rendering(s, n, p, end, out, err);
-out:
     free(text);
-    free(slot);
-    free(cm);
     return rc;
 }
 
@@ -146,7 +184,8 @@ void sess_find_starts(cf_session *s, const cf_tokens *full)
             if (sess_prompt_tokens(s, i, false, &pre, &err) == 0)
                 at = sess_common_prefix(&pre, full);
             else /* a template that cannot render a prefix: no finer boundary */
-                at = prev >= 0 ? prev : full->n > 0 && full->ids[0] == cf_tok_special_ids(s->tok)->bos;
+                at = prev >= 0 ? prev
+                               : full->n > 0 && full->ids[0] == cf_tok_special_ids(s->tok)->bos;
             m->start = at > prev ? at : prev;
         }
         prev = m->start;

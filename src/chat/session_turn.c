@@ -415,18 +415,54 @@ static int last_user(const cf_session *s)
     return i;
 }
 
+/* Message i, taken out of the list (not freed). */
+static sess_msg take_msg(cf_session *s, int i)
+{
+    sess_msg m = s->msgs[i];
+    memmove(s->msgs + i, s->msgs + i + 1, (size_t)(s->n_msgs - i - 1) * sizeof *s->msgs);
+    s->n_msgs--;
+    return m;
+}
+
+/* Put m in at index i (where one was taken out: there is room). */
+static void put_msg(cf_session *s, int i, sess_msg m)
+{
+    memmove(s->msgs + i + 1, s->msgs + i, (size_t)(s->n_msgs - i) * sizeof *s->msgs);
+    s->msgs[i] = m;
+    s->n_msgs++;
+}
+
+/* Cache what the conversation as it now stands shares with the cache. */
+static int resync(cf_session *s, cf_err *err)
+{
+    cf_tokens full = {0};
+    int rc = sess_prompt_tokens(s, s->n_msgs, false, &full, err);
+    if (rc == 0)
+        sync_to(s, &full);
+    cf_tokens_free(&full);
+    return rc;
+}
+
+/* Drop messages i.. and rewind the cache to where their turn began. */
+static void drop_from(cf_session *s, int i)
+{
+    int start = s->msgs[i].start;
+    while (s->n_msgs > i)
+        sess_pop_msg(s);
+    if (start >= 0)
+        sess_truncate(s, start < (int)s->cache.n ? start : (int)s->cache.n);
+    else if (resync(s, NULL))
+        sess_truncate(s, 0);
+    s->have_logits = false;
+}
+
 int cf_session_undo(cf_session *s, cf_err *err)
 {
     sess_close_reply(s);
     int u = last_user(s);
     if (u < 0)
         return cf_fail(err, "there is nothing to undo");
-    int start = s->msgs[u].start;
-    while (s->n_msgs > u)
-        sess_pop_msg(s);
-    if (start >= 0)
-        sess_truncate(s, start < (int)s->cache.n ? start : (int)s->cache.n);
-    s->have_logits = false;
+    drop_from(s, u);
     return 0;
 }
 
@@ -436,9 +472,9 @@ int cf_session_regen(cf_session *s, cf_err *err)
     sess_close_reply(s);
     if (s->n_msgs == 0 || s->msgs[s->n_msgs - 1].pub.role != CF_ROLE_ASSISTANT)
         return cf_fail(err, "there is no reply to regenerate");
-    sess_msg old = s->msgs[--s->n_msgs];
+    sess_msg old = take_msg(s, s->n_msgs - 1);
     if (prepare_reply(s, t0, err)) {
-        s->msgs[s->n_msgs++] = old; /* the old reply stays */
+        put_msg(s, s->n_msgs, old); /* the old reply stays */
         return -1;
     }
     sess_msg_free(&old);
@@ -450,14 +486,8 @@ int cf_session_clear(cf_session *s, cf_err *err)
     (void)err;
     sess_close_reply(s);
     int first = sess_first_user(s);
-    if (first >= s->n_msgs)
-        return 0;
-    int start = s->msgs[first].start;
-    while (s->n_msgs > first)
-        sess_pop_msg(s);
-    if (start >= 0)
-        sess_truncate(s, start < (int)s->cache.n ? start : (int)s->cache.n);
-    s->have_logits = false;
+    if (first < s->n_msgs)
+        drop_from(s, first);
     return 0;
 }
 
@@ -465,41 +495,28 @@ int cf_session_set_system(cf_session *s, const char *text, cf_err *err)
 {
     sess_close_reply(s);
     bool had = s->n_msgs > 0 && s->msgs[0].pub.role == CF_ROLE_SYSTEM;
-    sess_msg old = had ? s->msgs[0] : (sess_msg){0};
-    if (had) { /* take it out; put it back if the new one fails */
-        memmove(s->msgs, s->msgs + 1, (size_t)(s->n_msgs - 1) * sizeof *s->msgs);
-        s->n_msgs--;
+    sess_msg old = had ? take_msg(s, 0) : (sess_msg){0};
+    int rc = 0;
+    if (text && (rc = sess_push_msg(s, CF_ROLE_SYSTEM, text, strlen(text), err)) == 0)
+        put_msg(s, 0, take_msg(s, s->n_msgs - 1));
+    /* the cache keeps what still agrees; the rest is prefilled lazily (a
+     * template that renders nothing before a user message: all of it) */
+    if (rc == 0 && (rc = resync(s, err)) != 0 && sess_first_user(s) == s->n_msgs) {
+        sess_truncate(s, 0);
+        rc = 0;
     }
-    if (text) {
-        if (sess_push_msg(s, CF_ROLE_SYSTEM, text, strlen(text), err))
-            goto undo;
-        sess_msg sys = s->msgs[s->n_msgs - 1];
-        memmove(s->msgs + 1, s->msgs, (size_t)(s->n_msgs - 1) * sizeof *s->msgs);
-        s->msgs[0] = sys;
+    if (rc != 0 && text) {
+        sess_msg m = take_msg(s, 0);
+        sess_msg_free(&m);
     }
-    cf_tokens full = {0};
-    if (sess_prompt_tokens(s, s->n_msgs, false, &full, err)) {
-        cf_tokens_free(&full);
-        if (text) {
-            sess_msg_free(&s->msgs[0]);
-            memmove(s->msgs, s->msgs + 1, (size_t)(s->n_msgs - 1) * sizeof *s->msgs);
-            s->n_msgs--;
-        }
-        goto undo;
+    if (rc) { /* a template that cannot render it: nothing changes */
+        if (had)
+            put_msg(s, 0, old);
+        return -1;
     }
-    /* re-prefilled lazily, from where the conversation now differs */
-    sync_to(s, &full);
-    cf_tokens_free(&full);
     if (had)
         sess_msg_free(&old);
     s->have_logits = false;
     s->dirty = true;
     return 0;
-undo:
-    if (had) {
-        memmove(s->msgs + 1, s->msgs, (size_t)s->n_msgs * sizeof *s->msgs);
-        s->msgs[0] = old;
-        s->n_msgs++;
-    }
-    return -1;
 }

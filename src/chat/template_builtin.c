@@ -44,7 +44,6 @@ enum {
     T_GRANITE,
     T_GIGACHAT,
     T_MEGREZ,
-    T_YANDEX,
     T_BAILING,
     T_LLAMA4,
     T_SMOLVLM,
@@ -93,7 +92,6 @@ static const char *const names[T_COUNT + 1] = {
     [T_GRANITE] = "granite",
     [T_GIGACHAT] = "gigachat",
     [T_MEGREZ] = "megrez",
-    [T_YANDEX] = "yandex",
     [T_BAILING] = "bailing",
     [T_LLAMA4] = "llama4",
     [T_SMOLVLM] = "smolvlm",
@@ -136,7 +134,6 @@ static const char *const stops[T_COUNT][3] = {
     [T_GRANITE] = {"<|end_of_text|>", NULL},
     [T_GIGACHAT] = {"<|message_sep|>", NULL},
     [T_MEGREZ] = {"<|turn_end|>", NULL},
-    [T_YANDEX] = {"\n\n", NULL},
     [T_BAILING] = {"<role>", NULL},
     [T_LLAMA4] = {"<|eot|>", NULL},
     [T_SMOLVLM] = {"<end_of_utterance>", NULL},
@@ -247,8 +244,6 @@ int cf_builtin_detect(const char *src, size_t len)
         return T_GIGACHAT;
     if (has(h, "<|role_start|>"))
         return T_MEGREZ;
-    if (has(h, " \xD0\x90\xD1\x81\xD1\x81\xD0\xB8\xD1\x81\xD1\x82\xD0\xB5\xD0\xBD\xD1\x82:")) /* " Ассистент:" */
-        return T_YANDEX;
     if (has(h, "<role>ASSISTANT</role>") && has(h, "'HUMAN'"))
         return T_BAILING;
     if (has(h, "<|header_start|>") && has(h, "<|header_end|>"))
@@ -446,9 +441,6 @@ static const role_fmt fmt_exaone3 = {{"[|system|]", "[|endofturn|]\n"}, {"[|user
 static const role_fmt fmt_minicpm = {{"", ""}, {"<\xE7\x94\xA8\xE6\x88\xB7>", "<AI>"}, {"", ""}, {"", ""}, true, NULL};
 static const role_fmt fmt_mistral_v7 = {{"[SYSTEM_PROMPT] ", "[/SYSTEM_PROMPT]"}, {"[INST] ", "[/INST]"}, {" ", "</s>"}, {" ", "</s>"}, false, NULL};
 static const role_fmt fmt_mistral_v7_tekken = {{"[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]"}, {"[INST]", "[/INST]"}, {"", "</s>"}, {"", "</s>"}, false, NULL};
-static const role_fmt fmt_yandex = {{NULL, NULL}, {" \xD0\x9F\xD0\xBE\xD0\xBB\xD1\x8C\xD0\xB7\xD0\xBE\xD0\xB2\xD0\xB0\xD1\x82\xD0\xB5\xD0\xBB\xD1\x8C: ", "\n\n"},
-                                    {" \xD0\x90\xD1\x81\xD1\x81\xD0\xB8\xD1\x81\xD1\x82\xD0\xB5\xD0\xBD\xD1\x82: ", "\n\n"}, {NULL, NULL}, false,
-                                    " \xD0\x90\xD1\x81\xD1\x81\xD0\xB8\xD1\x81\xD1\x82\xD0\xB5\xD0\xBD\xD1\x82:[SEP]"};
 static const role_fmt fmt_smolvlm = {{"", "\n\n"}, {"User: ", "<end_of_utterance>\n"}, {"Assistant: ", "<end_of_utterance>\n"}, {"Assistant: ", "<end_of_utterance>\n"}, false, "Assistant:"};
 
 /* <open>role<close> content <end> per message, plus a generation prompt. */
@@ -642,10 +634,6 @@ void cf_builtin_apply(int id, const cf_turn *t, size_t n, bool add_ass, cf_jbuf 
         role_header(b, t, n, "<|role_start|>", "<|role_end|>", "<|turn_end|>", false);
         if (add_ass)
             put(b, "<|role_start|>assistant<|role_end|>");
-        break;
-    case T_YANDEX:
-        put(b, "<s>");
-        by_role(b, &fmt_yandex, t, n, add_ass);
         break;
     case T_BAILING:
         for (size_t i = 0; i < n; i++) {

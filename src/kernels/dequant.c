@@ -104,32 +104,24 @@ static void deq_q3_K(const block_q3_K *b, float *y, int64_t nb)
     }
 }
 
-static void deq_q4_K(const block_q4_K *b, float *y, int64_t nb)
+/* Q4_K, and Q5_K with its fifth bit (five): blocks of wsz bytes. */
+static void deq_k4(const uint8_t *b, size_t wsz, int five, float *y, int64_t nb)
 {
-    for (int64_t i = 0; i < nb; i++, b++) {
-        float d = ldh(b->d), dmin = ldh(b->dmin);
+    for (int64_t i = 0; i < nb; i++, b += wsz) {
+        uint16_t d16, m16;
+        memcpy(&d16, b, 2);
+        memcpy(&m16, b + 2, 2);
+        float d = ldh(d16), dmin = ldh(m16);
+        const uint8_t *qh = b + 16, *qs = b + (five ? 48 : 16);
         for (int g = 0; g < 8; g++) {
             int sc, m;
-            k4_scale_min(g, b->scales, &sc, &m);
+            k4_scale_min(g, b + 4, &sc, &m);
             float dl = d * sc, ml = dmin * m;
-            const uint8_t *q = b->qs + 32 * (g / 2);
-            for (int l = 0; l < 32; l++)
-                *y++ = dl * (g & 1 ? q[l] >> 4 : q[l] & 0xF) - ml;
-        }
-    }
-}
-
-static void deq_q5_K(const block_q5_K *b, float *y, int64_t nb)
-{
-    for (int64_t i = 0; i < nb; i++, b++) {
-        float d = ldh(b->d), dmin = ldh(b->dmin);
-        for (int g = 0; g < 8; g++) {
-            int sc, m;
-            k4_scale_min(g, b->scales, &sc, &m);
-            float dl = d * sc, ml = dmin * m;
-            const uint8_t *q = b->qs + 32 * (g / 2);
+            const uint8_t *q = qs + 32 * (g / 2);
             for (int l = 0; l < 32; l++) {
-                int v = (g & 1 ? q[l] >> 4 : q[l] & 0xF) + (((b->qh[l] >> g) & 1) << 4);
+                int v = g & 1 ? q[l] >> 4 : q[l] & 0xF;
+                if (five)
+                    v += ((qh[l] >> g) & 1) << 4;
                 *y++ = dl * v - ml;
             }
         }
@@ -179,8 +171,8 @@ int cf_dequantize_row(cf_type t, const void *src, float *dst, int64_t k)
     case CF_TYPE_Q8_1: deq_q8_1(src, dst, nb); return 0;
     case CF_TYPE_Q2_K: deq_q2_K(src, dst, nb); return 0;
     case CF_TYPE_Q3_K: deq_q3_K(src, dst, nb); return 0;
-    case CF_TYPE_Q4_K: deq_q4_K(src, dst, nb); return 0;
-    case CF_TYPE_Q5_K: deq_q5_K(src, dst, nb); return 0;
+    case CF_TYPE_Q4_K: deq_k4(src, sizeof(block_q4_K), 0, dst, nb); return 0;
+    case CF_TYPE_Q5_K: deq_k4(src, sizeof(block_q5_K), 1, dst, nb); return 0;
     case CF_TYPE_Q6_K: deq_q6_K(src, dst, nb); return 0;
     case CF_TYPE_Q8_K: deq_q8_K(src, dst, nb); return 0;
     default: return -1;

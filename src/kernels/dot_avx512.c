@@ -1,5 +1,7 @@
-/* AVX-512 dot products: the 256-bit kernels with VNNI's vpdpbusd (on CPUs
- * with AVX-512 but without VNNI the AVX2 kernels stay in place). */
+/* AVX-512 dot products: the 256-bit kernels with VNNI's vpdpbusd, and
+ * 512-bit ones for the types that matter most for speed (on CPUs with
+ * AVX-512 but without VNNI the AVX2 kernels stay in place).  All follow the
+ * canonical order of internal.h, so they give the scalar kernels' bits. */
 #include "internal.h"
 
 #if defined(__x86_64__)
@@ -7,146 +9,476 @@
 #define CF_VNNI 1
 #include "dot_simd.inc"
 
-static inline __m512i nib_lo_hi(__m256i qb)
-{
-    __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(qb), _mm256_srli_epi16(qb, 4), 1);
-    return _mm512_and_si512(z, _mm512_set1_epi8(0xF));
-}
-
 static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbusd_epi32(acc, u, s); }
 
-/* The 8 6-bit scales (bytes 0..7) and mins (bytes 8..15) of a Q4_K/Q5_K
- * block, with the 32-bit masking trick. */
-static inline __m128i k4_scales_mins(const uint8_t *s)
+/* ---- 32-element blocks, 16 at a time ----------------------------------- */
+
+/* z[i]: partial sums of blocks 2i (lanes 0..7) and 2i+1 (lanes 8..15) ->
+ * the 16 block sums in block order. */
+static inline __m512i block_sums16(const __m512i z[8])
 {
-    uint32_t u[4];
-    memcpy(u, s, 12);
-    const uint32_t m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f, m2 = 0x03030303;
-    u[3] = ((u[2] >> 4) & m4) | (((u[1] >> 6) & m2) << 4);
-    uint32_t mins_lo = u[1] & m6;
-    u[1] = (u[2] & m4) | (((u[0] >> 6) & m2) << 4);
-    u[2] = mins_lo;
-    u[0] &= m6;
-    return _mm_loadu_si128((const __m128i *)u);
+    __m512i a[4], b[2];
+    for (int i = 0; i < 4; i++)
+        a[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2 * i], z[2 * i + 1]),
+                                _mm512_unpackhi_epi32(z[2 * i], z[2 * i + 1]));
+    for (int i = 0; i < 2; i++)
+        b[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]),
+                                _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
+    /* b[i], 128-bit lane L: the lane-L sums of z[4i .. 4i+3] */
+    __m512i s = _mm512_add_epi32(_mm512_shuffle_i32x4(b[0], b[1], 0x88), _mm512_shuffle_i32x4(b[0], b[1], 0xDD));
+    /* s holds blocks 0 2 4 6 1 3 5 7 8 10 12 14 9 11 13 15 */
+    const __m512i order = _mm512_set_epi32(15, 11, 14, 10, 13, 9, 12, 8, 7, 3, 6, 2, 5, 1, 4, 0);
+    return _mm512_permutexvar_epi32(order, s);
 }
 
-/* Q4_K: 64 elements (two groups) per 512-bit step. */
-static float dot_q4_K_512(int64_t k, const void *w, const void *x)
+/* The same for the nibble types' lane order: block 2i in 128-bit lanes 0
+ * and 2, block 2i+1 in lanes 1 and 3 (see x_pair). */
+static inline __m512i block_sums16_x(const __m512i z[8])
 {
-    const block_q4_K *a = w;
-    const block_q8_K *b = x;
-    __m512 acc = _mm512_setzero_ps();
-    __m256 accm = _mm256_setzero_ps();
-    /* lane l of step h takes the scale of group 2h + l/8 */
-    const __m512i idx0 = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512i two = _mm512_set1_epi32(2);
-    for (int64_t i = 0; i < k / QK_K; i++) {
-        __m128i sm = k4_scales_mins(a[i].scales);
-        __m512i sc = _mm512_cvtepu8_epi32(sm); /* lanes 0..7: scales */
-        __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm)); /* m0 m0 m1 m1 .. */
-        __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(&b[i])),
-                                         m16);
-        __m512i isum = _mm512_setzero_si512();
-        __m512i idx = idx0;
-        for (int h = 0; h < 4; h++) {
-            __m512i q = nib_lo_hi(load32(a[i].qs + 32 * h));
-            __m512i p = dp(_mm512_setzero_si512(), q, _mm512_loadu_si512(b[i].qs + 64 * h));
-            isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(p, _mm512_permutexvar_epi32(idx, sc)));
-            idx = _mm512_add_epi32(idx, two);
-        }
-        float dx = b[i].d;
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(dx * f16(a[i].d)), acc);
-        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(dx * f16(a[i].dmin)), accm);
-    }
-    return _mm512_reduce_add_ps(acc) - hsum8(accm);
+    __m512i a[4], b[2];
+    for (int i = 0; i < 4; i++)
+        a[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2 * i], z[2 * i + 1]),
+                                _mm512_unpackhi_epi32(z[2 * i], z[2 * i + 1]));
+    for (int i = 0; i < 2; i++)
+        b[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]),
+                                _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
+    __m512i s = _mm512_add_epi32(_mm512_shuffle_i32x4(b[0], b[1], 0x44), _mm512_shuffle_i32x4(b[0], b[1], 0xEE));
+    const __m512i order = _mm512_set_epi32(15, 11, 14, 10, 13, 9, 12, 8, 7, 3, 6, 2, 5, 1, 4, 0);
+    return _mm512_permutexvar_epi32(order, s);
 }
 
-/* Q6_K: 64 elements (four groups of 16) per 512-bit step. */
-static float dot_q6_K_512(int64_t k, const void *w, const void *x)
+static inline float canon16_sum(__m512 a)
 {
-    const block_q6_K *a = w;
-    const block_q8_K *b = x;
-    __m512 acc = _mm512_setzero_ps();
-    const __m512i m15 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
-    /* lane l of step j takes the scale of group 4j + l/4 */
-    const __m512i idx0 = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-    const __m512i four = _mm512_set1_epi32(4);
-    for (int64_t i = 0; i < k / QK_K; i++) {
-        __m128i sc8 = _mm_loadu_si128((const __m128i *)a[i].scales);
-        __m512i sc = _mm512_cvtepi8_epi32(sc8);
-        __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(&b[i])),
-                                        _mm256_cvtepi8_epi16(sc8));
-        __m512i isum = _mm512_setzero_si512();
-        __m512i idx = idx0;
-        for (int h = 0; h < 2; h++) {
-            __m512i ql = _mm512_loadu_si512(a[i].ql + 64 * h); /* elements s=0 | s=1 low nibbles */
-            __m256i qh = load32(a[i].qh + 32 * h);
-            /* high bits of s = 0,1 (shifted to bits 4,5) and s = 2,3 */
-            __m512i h01 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_slli_epi16(qh, 4)),
-                                             _mm256_slli_epi16(qh, 2), 1);
-            __m512i h23 = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
-            __m512i q01 = _mm512_or_si512(_mm512_and_si512(ql, m15), _mm512_and_si512(h01, m30));
-            __m512i q23 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m15),
-                                          _mm512_and_si512(h23, m30));
-            __m512i p01 = dp(_mm512_setzero_si512(), q01, _mm512_loadu_si512(b[i].qs + 128 * h));
-            __m512i p23 = dp(_mm512_setzero_si512(), q23, _mm512_loadu_si512(b[i].qs + 128 * h + 64));
-            isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(p01, _mm512_permutexvar_epi32(idx, sc)));
-            idx = _mm512_add_epi32(idx, four);
-            isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(p23, _mm512_permutexvar_epi32(idx, sc)));
-            idx = _mm512_add_epi32(idx, four);
-        }
-        /* q - 32: subtract 32 * sum sc * bsums (8 lanes) from lanes 0..7 */
-        __m512i offz = _mm512_castsi256_si512(_mm256_slli_epi32(off, 5));
-        isum = _mm512_sub_epi32(isum, _mm512_maskz_mov_epi32(0xFF, offz));
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(b[i].d * f16(a[i].d)), acc);
-    }
-    return _mm512_reduce_add_ps(acc);
+    __m256 r8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+    __m128 r4 = _mm_add_ps(_mm256_castps256_ps128(r8), _mm256_extractf128_ps(r8, 1));
+    __m128 r2 = _mm_add_ps(r4, _mm_movehl_ps(r4, r4));
+    return _mm_cvtss_f32(_mm_add_ss(r2, _mm_movehdup_ps(r2)));
 }
 
-/* Q8_0 and Q4_0: two blocks per 512-bit step. */
-static inline __m512 two_scales(float s0, float s1)
+/* bytes of one block (32) or two (64) */
+static inline __m512i load_blocks(const int8_t *a, const int8_t *b, int two)
 {
-    return _mm512_insertf32x8(_mm512_set1_ps(s0), _mm256_set1_ps(s1), 1);
+    __m256i lo = _mm256_loadu_si256((const __m256i *)a);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), two ? _mm256_loadu_si256((const __m256i *)b)
+                                                              : _mm256_setzero_si256(), 1);
+}
+
+/* The F16 d of n (<= 16) blocks size bytes apart, as floats (0 beyond n). */
+static inline __m512 d16(const void *blocks, size_t size, int n)
+{
+    uint16_t h[16] = {0};
+    for (int j = 0; j < n; j++)
+        memcpy(&h[j], (const uint8_t *)blocks + j * size, 2);
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
+}
+
+/* The F16 d of 16 whole blocks picked out of full vector loads with word
+ * permutes (cheaper than 16 scalar moves).  A permute picks from two
+ * vectors, 64 words: 8 Q4_0 blocks (18 bytes) or 4 Q8_0 blocks (34 bytes)
+ * fit; the loads stay inside the 16 blocks. */
+static inline __m512 d16_q4_0(const void *blocks)
+{
+    const uint8_t *p = blocks;
+    const __m512i idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                         63, 54, 45, 36, 27, 18, 9, 0);
+    __m512i a = _mm512_permutex2var_epi16(_mm512_loadu_si512(p), idx, _mm512_loadu_si512(p + 64));
+    __m512i b = _mm512_permutex2var_epi16(_mm512_loadu_si512(p + 144), idx, _mm512_loadu_si512(p + 208));
+    return _mm512_cvtph_ps(_mm256_set_m128i(_mm512_castsi512_si128(b), _mm512_castsi512_si128(a)));
+}
+
+static inline __m512 d16_q8_0(const void *blocks)
+{
+    const uint8_t *p = blocks;
+    const __m512i idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                         0, 0, 0, 0, 51, 34, 17, 0);
+    __m512i r[4];
+    for (int q = 0; q < 4; q++)
+        r[q] = _mm512_permutex2var_epi16(_mm512_loadu_si512(p + 136 * q), idx, _mm512_loadu_si512(p + 136 * q + 64));
+    __m128i lo = _mm_unpacklo_epi64(_mm512_castsi512_si128(r[0]), _mm512_castsi512_si128(r[1]));
+    __m128i hi = _mm_unpacklo_epi64(_mm512_castsi512_si128(r[2]), _mm512_castsi512_si128(r[3]));
+    return _mm512_cvtph_ps(_mm256_set_m128i(hi, lo));
+}
+
+static inline __m512i pair_q8_0(const block_q8_0 *a, const block_q8_0 *b, int two)
+{
+    __m512i wa = load_blocks(a[0].qs, two ? a[1].qs : NULL, two);
+    __m512i xb = load_blocks(b[0].qs, two ? b[1].qs : NULL, two);
+    /* |w| times x with w's sign */
+    __m512i sx = _mm512_mask_sub_epi8(xb, _mm512_movepi8_mask(wa), _mm512_setzero_si512(), xb);
+    return dp(_mm512_setzero_si512(), _mm512_abs_epi8(wa), sx);
 }
 
 static float dot_q8_0_512(int64_t k, const void *w, const void *x)
 {
     const block_q8_0 *a = w, *b = x;
     __m512 acc = _mm512_setzero_ps();
-    int64_t nb = k / QK32, i = 0;
-    for (; i + 1 < nb; i += 2) {
-        __m512i wa = _mm512_inserti64x4(_mm512_castsi256_si512(load32(a[i].qs)), load32(a[i + 1].qs), 1);
-        __m512i xb = _mm512_inserti64x4(_mm512_castsi256_si512(load32(b[i].qs)), load32(b[i + 1].qs), 1);
-        /* |w| times x with w's sign */
-        __m512i aw = _mm512_abs_epi8(wa);
-        __m512i sx = _mm512_mask_sub_epi8(xb, _mm512_movepi8_mask(wa), _mm512_setzero_si512(), xb);
-        __m512i p = dp(_mm512_setzero_si512(), aw, sx);
-        __m512 s = two_scales(f16(a[i].d) * f16(b[i].d), f16(a[i + 1].d) * f16(b[i + 1].d));
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), s, acc);
+    int64_t nb = k / QK32;
+    for (int64_t i0 = 0; i0 < nb; i0 += 16) {
+        int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
+        __m512i z[8];
+        for (int p = 0; p < 8; p++)
+            z[p] = 2 * p < n ? pair_q8_0(a + i0 + 2 * p, b + i0 + 2 * p, 2 * p + 1 < n) : _mm512_setzero_si512();
+        __m512 s = n == 16 ? _mm512_mul_ps(d16_q8_0(a + i0), d16_q8_0(b + i0))
+                           : _mm512_mul_ps(d16(a + i0, sizeof *a, n), d16(b + i0, sizeof *b, n));
+        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc, (__mmask16)((1u << n) - 1));
     }
-    float tail = i < nb ? simd_dot_q8_0(QK32, a + i, b + i) : 0.0f;
-    return _mm512_reduce_add_ps(acc) + tail;
+    return canon16_sum(acc);
 }
 
-static float dot_q4_0_512(int64_t k, const void *w, const void *x)
+/* The nibble types pair two blocks per vector in the order the nibbles
+ * unpack to: 16-byte lanes lo0 lo1 hi0 hi1 (elements 0-15 of block 0, of
+ * block 1, then elements 16-31 of each); the activations are loaded to
+ * match.  q0/x0: block 0, q1/x1: block 1 or NULL. */
+static inline __m512i nib_pair(const uint8_t *q0, const uint8_t *q1)
 {
-    const block_q4_0 *a = w;
-    const block_q8_0 *b = x;
+    __m128i b0 = _mm_loadu_si128((const __m128i *)q0);
+    __m128i b1 = q1 ? _mm_loadu_si128((const __m128i *)q1) : _mm_setzero_si128();
+    __m256i v = _mm256_set_m128i(b1, b0);
+    __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(v), _mm256_srli_epi16(v, 4), 1);
+    return _mm512_and_si512(q, _mm512_set1_epi8(0xF));
+}
+
+static inline __m512i x_pair(const int8_t *x0, const int8_t *x1)
+{
+    __m128i a0 = _mm_loadu_si128((const __m128i *)x0), c0 = _mm_loadu_si128((const __m128i *)(x0 + 16));
+    __m128i a1 = x1 ? _mm_loadu_si128((const __m128i *)x1) : _mm_setzero_si128();
+    __m128i c1 = x1 ? _mm_loadu_si128((const __m128i *)(x1 + 16)) : _mm_setzero_si128();
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set_m128i(a1, a0)), _mm256_set_m128i(c1, c0), 1);
+}
+
+/* 0x10 where the fifth bit of an element is set, in nib_pair's order */
+static inline __m512i fifth_pair(const uint8_t *h0, const uint8_t *h1)
+{
+    uint32_t b0, b1 = 0;
+    memcpy(&b0, h0, 4);
+    if (h1)
+        memcpy(&b1, h1, 4);
+    uint64_t m = (uint64_t)(b0 & 0xFFFF) | (uint64_t)(b1 & 0xFFFF) << 16 | (uint64_t)(b0 >> 16) << 32 |
+                 (uint64_t)(b1 >> 16) << 48;
+    return _mm512_maskz_mov_epi8((__mmask64)m, _mm512_set1_epi8(0x10));
+}
+
+/* -off * sum x of a pair's activation blocks: the bias of unsigned quants */
+static inline __m512i bias_of(__m512i xb, int off)
+{
+    return _mm512_sub_epi32(_mm512_setzero_si512(), dp(_mm512_setzero_si512(), _mm512_set1_epi8((char)off), xb));
+}
+
+/* Q4_0, Q5_0 (Q8_0 activations) and Q4_1, Q5_1 (Q8_1): 16 blocks at a
+ * time, pairs of blocks per vector, then the block sums in order. */
+enum t32 { T_Q4_0, T_Q5_0, T_Q4_1, T_Q5_1 };
+
+static inline __attribute__((always_inline)) float dot32_512(int64_t nb, const void *w, const void *x, enum t32 t)
+{
+    const size_t wsz = t == T_Q4_0 ? sizeof(block_q4_0) : t == T_Q5_0 ? sizeof(block_q5_0)
+                     : t == T_Q4_1 ? sizeof(block_q4_1) : sizeof(block_q5_1);
+    const size_t xsz = t == T_Q4_0 || t == T_Q5_0 ? sizeof(block_q8_0) : sizeof(block_q8_1);
+    const size_t xqo = xsz - 32, wqs = wsz - 16; /* quants are at the end of each block */
+    const int min = t == T_Q4_1 || t == T_Q5_1, five = t == T_Q5_0 || t == T_Q5_1;
     __m512 acc = _mm512_setzero_ps();
-    const __m512i eight = _mm512_set1_epi8(8);
-    int64_t nb = k / QK32, i = 0;
-    for (; i + 1 < nb; i += 2) {
-        __m256i qb = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)a[i + 1].qs),
-                                      _mm_loadu_si128((const __m128i *)a[i].qs));
-        /* [lo0 lo1 hi0 hi1] -> [lo0 hi0 lo1 hi1], the order of the x bytes */
-        __m512i q = _mm512_shuffle_i64x2(nib_lo_hi(qb), nib_lo_hi(qb), _MM_SHUFFLE(3, 1, 2, 0));
-        __m512i xb = _mm512_inserti64x4(_mm512_castsi256_si512(load32(b[i].qs)), load32(b[i + 1].qs), 1);
-        __m512i p = _mm512_sub_epi32(dp(_mm512_setzero_si512(), q, xb), dp(_mm512_setzero_si512(), eight, xb));
-        __m512 s = two_scales(f16(a[i].d) * f16(b[i].d), f16(a[i + 1].d) * f16(b[i + 1].d));
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), s, acc);
+    for (int64_t i0 = 0; i0 < nb; i0 += 16) {
+        int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
+        __m512i z[8];
+        for (int p = 0; p < 8; p++) {
+            if (2 * p >= n) {
+                z[p] = _mm512_setzero_si512();
+                continue;
+            }
+            int two = 2 * p + 1 < n;
+            const uint8_t *w0 = (const uint8_t *)w + (i0 + 2 * p) * wsz, *x0 = (const uint8_t *)x + (i0 + 2 * p) * xsz;
+            __m512i xb = x_pair((const int8_t *)x0 + xqo, two ? (const int8_t *)x0 + xsz + xqo : NULL);
+            __m512i q = nib_pair(w0 + wqs, two ? w0 + wsz + wqs : NULL);
+            if (five)
+                q = _mm512_or_si512(q, fifth_pair(w0 + wqs - 4, two ? w0 + wsz + wqs - 4 : NULL));
+            z[p] = dp(min ? _mm512_setzero_si512() : bias_of(xb, five ? 16 : 8), q, xb);
+        }
+        __mmask16 mask = (__mmask16)((1u << n) - 1);
+        __m512 dw = n == 16 && t == T_Q4_0 ? d16_q4_0((const uint8_t *)w + i0 * wsz)
+                                           : d16((const uint8_t *)w + i0 * wsz, wsz, n);
+        __m512 dx = n == 16 && xsz == sizeof(block_q8_0) ? d16_q8_0((const uint8_t *)x + i0 * xsz)
+                                                         : d16((const uint8_t *)x + i0 * xsz, xsz, n);
+        __m512 s = _mm512_mul_ps(dw, dx);
+        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16_x(z)), s, acc, mask);
+        if (min)
+            acc = _mm512_mask3_fmadd_ps(d16((const uint8_t *)w + i0 * wsz + 2, wsz, n),
+                                        d16((const uint8_t *)x + i0 * xsz + 2, xsz, n), acc, mask);
     }
-    float tail = i < nb ? simd_dot_q4_0(QK32, a + i, b + i) : 0.0f;
-    return _mm512_reduce_add_ps(acc) + tail;
+    return canon16_sum(acc);
+}
+
+static float dot_q4_0_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q4_0); }
+static float dot_q5_0_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q5_0); }
+static float dot_q4_1_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q4_1); }
+static float dot_q5_1_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q5_1); }
+
+/* ---- K-quants: 512-bit super-block sums, canonical float part of dotK -- */
+
+static inline __m512i nib_lo_hi(__m256i qb)
+{
+    __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(qb), _mm256_srli_epi16(qb, 4), 1);
+    return _mm512_and_si512(z, _mm512_set1_epi8(0xF));
+}
+
+/* The 8 6-bit scales (bytes 0..7) and mins (bytes 8..15) of a Q4_K/Q5_K
+ * block (s: its 12 scale bytes, followed by more of the block), unpacked
+ * in a vector register.  With u0..u2 the 12 bytes as
+ * 32-bit words: scales = u0 & 0x3f.., (u2 & 0x0f..) | ((u0 >> 6) & 3..) << 4;
+ * mins = u1 & 0x3f.., ((u2 >> 4) & 0x0f..) | ((u1 >> 6) & 3..) << 4. */
+static inline __m128i k4_scales_mins(const uint8_t *s)
+{
+    static const uint32_t shift_lo[4] = {0, 0, 0, 4}, mask_lo[4] = {0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f};
+    static const uint32_t shift_hi[4] = {0, 6, 0, 6}, mask_hi[4] = {0, 0x03030303, 0, 0x03030303};
+    /* 16 bytes: the 12 scale bytes and 4 of the quants that follow (unused) */
+    __m128i v = _mm_loadu_si128((const __m128i *)s);
+    __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)); /* u0 u2 u1 u2 */
+    __m128i b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)); /* u0 u0 u1 u1 */
+    __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_loadu_si128((const __m128i *)shift_lo)),
+                               _mm_loadu_si128((const __m128i *)mask_lo));
+    __m128i hi = _mm_and_si128(_mm_srlv_epi32(b, _mm_loadu_si128((const __m128i *)shift_hi)),
+                               _mm_loadu_si128((const __m128i *)mask_hi));
+    return _mm_or_si128(lo, _mm_slli_epi32(hi, 4));
+}
+
+/* vpshufb controls: for step h of Q4_K/Q5_K, int16 lanes of 128-bit lanes
+ * 0, 1 take word 2h and those of lanes 2, 3 word 2h+1 */
+static const __attribute__((aligned(64))) uint8_t k4_pick[4][64] = {
+#define W2(w) (2 * (w)), (2 * (w) + 1)
+#define L8(w) W2(w), W2(w), W2(w), W2(w), W2(w), W2(w), W2(w), W2(w)
+    {L8(0), L8(0), L8(1), L8(1)},
+    {L8(2), L8(2), L8(3), L8(3)},
+    {L8(4), L8(4), L8(5), L8(5)},
+    {L8(6), L8(6), L8(7), L8(7)},
+};
+
+/* for step s of Q6_K: every int16 lane takes word s of its 128-bit lane */
+static const __attribute__((aligned(64))) uint8_t k6_pick[4][64] = {
+    {L8(0), L8(0), L8(0), L8(0)},
+    {L8(1), L8(1), L8(1), L8(1)},
+    {L8(2), L8(2), L8(2), L8(2)},
+    {L8(3), L8(3), L8(3), L8(3)},
+#undef L8
+#undef W2
+};
+
+/* 64 quants (u8) times 64 activations, products summed in pairs (int16;
+ * never saturates for q < 64), times the per-pair scales, into int32. */
+static inline __m512i qdot_scaled(__m512i isum, __m512i q, const int8_t *x, __m512i scales16)
+{
+    __m512i p16 = _mm512_maddubs_epi16(q, _mm512_loadu_si512(x));
+    return _mm512_dpwssd_epi32(isum, p16, scales16);
+}
+
+/* Q4_K / Q5_K: 64 elements (two groups of 32) per step. */
+static inline __attribute__((always_inline)) void sb_k4_512(const uint8_t *blk, const block_q8_K *b, int five,
+                                                            __m512i *isum, __m256i *msum)
+{
+    const uint8_t *scales = blk + 4, *qs = blk + (five ? 48 : 16), *qh = blk + 16;
+    __m128i sm = k4_scales_mins(scales);
+    /* the 8 scales as int16 in every 128-bit lane: vpshufb can then pick a
+     * lane's scale (cheaper than a cross-lane word permute) */
+    __m512i sc16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
+    __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm)); /* m0 m0 m1 m1 .. */
+    __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), m16);
+    __m512i acc = _mm512_setzero_si512();
+    __m256i hbits = five ? load32(qh) : _mm256_setzero_si256();
+    for (int h = 0; h < 4; h++) {
+        __m512i q = nib_lo_hi(load32(qs + 32 * h));
+        if (five) {
+            __m512i hb = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_srli_epi16(hbits, 2 * h)),
+                                            _mm256_srli_epi16(hbits, 2 * h + 1), 1);
+            q = _mm512_or_si512(q, _mm512_slli_epi16(_mm512_and_si512(hb, _mm512_set1_epi8(1)), 4));
+        }
+        acc = qdot_scaled(acc, q, b->qs + 64 * h, _mm512_shuffle_epi8(sc16, _mm512_load_si512(k4_pick[h])));
+    }
+    *isum = acc;
+    *msum = mins;
+}
+
+static void sb_q4_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    sb_k4_512((const uint8_t *)w + i * sizeof(block_q4_K), (const block_q8_K *)x + i, 0, isum, msum);
+}
+
+static void sb_q5_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    sb_k4_512((const uint8_t *)w + i * sizeof(block_q5_K), (const block_q8_K *)x + i, 1, isum, msum);
+}
+
+/* Q6_K: 64 elements (four groups of 16) per step. */
+static void sb_q6_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    const block_q6_K *a = (const block_q6_K *)w + i;
+    const block_q8_K *b = (const block_q8_K *)x + i;
+    const __m512i m15 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
+    __m128i sc8 = _mm_loadu_si128((const __m128i *)a->scales);
+    __m256i sc16y = _mm256_cvtepi8_epi16(sc8);
+    /* 128-bit lane L holds the int16 scales of groups L, L+4, L+8, L+12, so
+     * that vpshufb can pick group 4s + L for lane L of step s */
+    const __m512i spread = _mm512_set_epi16(15, 11, 7, 3, 15, 11, 7, 3, 14, 10, 6, 2, 14, 10, 6, 2,
+                                            13, 9, 5, 1, 13, 9, 5, 1, 12, 8, 4, 0, 12, 8, 4, 0);
+    __m512i sc16 = _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(sc16y));
+    __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), sc16y);
+    __m512i acc = _mm512_setzero_si512();
+    for (int h = 0; h < 2; h++) {
+        __m512i ql = _mm512_loadu_si512(a->ql + 64 * h); /* low nibbles of s = 0 | s = 1 */
+        __m256i qh = load32(a->qh + 32 * h);
+        /* high bits of s = 0,1 (at bits 4,5) and of s = 2,3 */
+        __m512i h01 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_slli_epi16(qh, 4)), _mm256_slli_epi16(qh, 2), 1);
+        __m512i h23 = _mm512_inserti64x4(_mm512_castsi256_si512(qh), _mm256_srli_epi16(qh, 2), 1);
+        /* (a & 0x0f) | (b & 0x30) */
+        __m512i q01 = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m15), h01, m30, 0xF8);
+        __m512i q23 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m15), h23, m30, 0xF8);
+        for (int st = 0; st < 2; st++) {
+            acc = qdot_scaled(acc, st ? q23 : q01, b->qs + 128 * h + 64 * st,
+                              _mm512_shuffle_epi8(sc16, _mm512_load_si512(k6_pick[2 * h + st])));
+        }
+    }
+    /* the -32 of the quants: minus 32 * sum sc * bsums, in lanes 0..7 */
+    *isum = _mm512_sub_epi32(acc, _mm512_zextsi256_si512(_mm256_slli_epi32(off, 5)));
+    *msum = _mm256_setzero_si256();
+}
+
+/* v[i] -> the sums of their 16 lanes, in order (a transposing tree). */
+static inline __m512i lane_sums16(const __m512i v[16])
+{
+    __m512i t[8], u[4], w[2];
+    for (int i = 0; i < 8; i++)
+        t[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * i], v[2 * i + 1]),
+                                _mm512_unpackhi_epi32(v[2 * i], v[2 * i + 1]));
+    for (int i = 0; i < 4; i++)
+        u[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(t[2 * i], t[2 * i + 1]),
+                                _mm512_unpackhi_epi64(t[2 * i], t[2 * i + 1]));
+    /* u[i], 128-bit lane L: the lane-L sums of v[4i .. 4i+3] */
+    for (int i = 0; i < 2; i++)
+        w[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(u[2 * i], u[2 * i + 1], 0x88),
+                                _mm512_shuffle_i32x4(u[2 * i], u[2 * i + 1], 0xDD));
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(w[0], w[1], 0x88), _mm512_shuffle_i32x4(w[0], w[1], 0xDD));
+}
+
+typedef void (*sbv_fn)(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum);
+
+/* The canonical float part over nsb super-blocks, 16 at a time, from the
+ * unreduced integer sums; d (and dmin) of a weight block at doff (+2). */
+static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const void *w, const void *x, sbv_fn sb,
+                                                            size_t wsz, size_t doff, int with_min)
+{
+    const block_q8_K *b = x;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i0 = 0; i0 < nsb; i0 += 16) {
+        int n = nsb - i0 < 16 ? (int)(nsb - i0) : 16;
+        __m512i v[16], mz[8];
+        __m256i m[16];
+        float dx[16] = {0};
+        for (int j = 0; j < 16; j++) {
+            if (j < n) {
+                sb(w, x, i0 + j, &v[j], &m[j]);
+                dx[j] = b[i0 + j].d;
+            } else {
+                v[j] = _mm512_setzero_si512();
+                m[j] = _mm256_setzero_si256();
+            }
+        }
+        __mmask16 mask = (__mmask16)((1u << n) - 1);
+        __m512 vdx = _mm512_loadu_ps(dx);
+        const uint8_t *w0 = (const uint8_t *)w + i0 * wsz + doff;
+        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(lane_sums16(v)), _mm512_mul_ps(d16(w0, wsz, n), vdx), acc,
+                                    mask);
+        if (with_min) {
+            for (int p = 0; p < 8; p++)
+                mz[p] = _mm512_inserti64x4(_mm512_castsi256_si512(m[2 * p]), m[2 * p + 1], 1);
+            acc = _mm512_mask3_fnmadd_ps(_mm512_cvtepi32_ps(block_sums16(mz)),
+                                         _mm512_mul_ps(d16(w0 + 2, wsz, n), vdx), acc, mask);
+        }
+    }
+    return canon16_sum(acc);
+}
+
+/* Q2_K / Q3_K: 64 elements per step, the same shift s of both halves of
+ * qs (elements 32s + l and 128 + 32s + l); 128-bit lane L of a step's
+ * int16 products is group 2s + L (L < 2) or 8 + 2s + L - 2. */
+static inline __attribute__((always_inline)) void sb_k23_512(const uint8_t *qs, const uint8_t *hmask,
+                                                             __m256i sc16y, const block_q8_K *b, __m512i *isum)
+{
+    /* lane L holds the scales of groups L, L+2, L+4, L+6 (L < 2) or
+     * L+6, L+8, L+10, L+12 (L >= 2): word s is then step s's */
+    const __m512i spread = _mm512_set_epi16(15, 13, 11, 9, 15, 13, 11, 9, 14, 12, 10, 8, 14, 12, 10, 8,
+                                            7, 5, 3, 1, 7, 5, 3, 1, 6, 4, 2, 0, 6, 4, 2, 0);
+    __m512i sc16 = _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(sc16y));
+    __m512i q2 = _mm512_loadu_si512(qs);
+    __m512i hm = hmask ? _mm512_broadcast_i64x4(load32(hmask)) : _mm512_setzero_si512();
+    __m512i acc = *isum;
+    for (int sh = 0; sh < 4; sh++) {
+        __m512i q = _mm512_and_si512(_mm512_srli_epi16(q2, 2 * sh), _mm512_set1_epi8(3));
+        if (hmask) {
+            /* bit sh of hmask for the first half, bit 4 + sh for the second */
+            __m512i hb = _mm512_mask_srli_epi16(_mm512_srli_epi16(hm, sh), 0xFFFF0000u, hm, 4 + sh);
+            q = _mm512_or_si512(q, _mm512_slli_epi16(_mm512_and_si512(hb, _mm512_set1_epi8(1)), 2));
+        }
+        __m512i xs = _mm512_inserti64x4(_mm512_castsi256_si512(load32(b->qs + 32 * sh)), load32(b->qs + 128 + 32 * sh), 1);
+        __m512i p16 = _mm512_maddubs_epi16(q, xs);
+        acc = _mm512_dpwssd_epi32(acc, p16, _mm512_shuffle_epi8(sc16, _mm512_load_si512(k6_pick[sh])));
+    }
+    *isum = acc;
+}
+
+static void sb_q2_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    const block_q2_K *a = (const block_q2_K *)w + i;
+    const block_q8_K *b = (const block_q8_K *)x + i;
+    __m128i sc8 = _mm_loadu_si128((const __m128i *)a->scales);
+    __m256i sc16y = _mm256_cvtepu8_epi16(_mm_and_si128(sc8, _mm_set1_epi8(0xF)));
+    __m256i m16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(0xF)));
+    *msum = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), m16);
+    *isum = _mm512_setzero_si512();
+    sb_k23_512(a->qs, NULL, sc16y, b, isum);
+}
+
+static void sb_q3_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    const block_q3_K *a = (const block_q3_K *)w + i;
+    const block_q8_K *b = (const block_q8_K *)x + i;
+    /* the 16 6-bit scales minus 32: low nibbles from bytes 0..7 (groups 0..7
+     * low, 8..15 high), top 2 bits of group j at bit 2 (j / 4) of byte
+     * 8 + j % 4 */
+    uint32_t top;
+    memcpy(&top, a->scales + 8, 4);
+    __m128i v = _mm_insert_epi32(_mm_loadl_epi64((const __m128i *)a->scales), (int)top, 2);
+    const __m128i m15 = _mm_set1_epi8(0xF);
+    __m128i lo = _mm_unpacklo_epi64(_mm_and_si128(v, m15), _mm_and_si128(_mm_srli_epi16(v, 4), m15));
+    __m128i hi = _mm_shuffle_epi8(v, _mm_set1_epi32(0x0b0a0908));
+    hi = _mm_and_si128(_mm_srlv_epi32(hi, _mm_set_epi32(6, 4, 2, 0)), _mm_set1_epi8(3));
+    __m128i sc8 = _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+    __m256i sc16y = _mm256_cvtepi8_epi16(sc8);
+    __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), sc16y);
+    /* the -4 of the quants: start from -4 * sum sc * bsums, in lanes 0..7 */
+    *isum = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(off, 2)));
+    *msum = _mm256_setzero_si256();
+    sb_k23_512(a->qs, a->hmask, sc16y, b, isum);
+}
+
+static float dot_q2_K_512(int64_t k, const void *w, const void *x)
+{
+    return dotK_512(k / QK_K, w, x, sb_q2_K_512, sizeof(block_q2_K), offsetof(block_q2_K, d), 1);
+}
+
+static float dot_q3_K_512(int64_t k, const void *w, const void *x)
+{
+    return dotK_512(k / QK_K, w, x, sb_q3_K_512, sizeof(block_q3_K), offsetof(block_q3_K, d), 0);
+}
+
+static float dot_q4_K_512(int64_t k, const void *w, const void *x)
+{
+    return dotK_512(k / QK_K, w, x, sb_q4_K_512, sizeof(block_q4_K), 0, 1);
+}
+
+static float dot_q5_K_512(int64_t k, const void *w, const void *x)
+{
+    return dotK_512(k / QK_K, w, x, sb_q5_K_512, sizeof(block_q5_K), 0, 1);
+}
+
+static float dot_q6_K_512(int64_t k, const void *w, const void *x)
+{
+    return dotK_512(k / QK_K, w, x, sb_q6_K_512, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
 }
 
 void cf_fill_avx512(cf_kernel_table *t, int vnni)
@@ -156,7 +488,13 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     simd_fill(t);
     t->dot[CF_TYPE_Q8_0] = dot_q8_0_512;
     t->dot[CF_TYPE_Q4_0] = dot_q4_0_512;
+    t->dot[CF_TYPE_Q5_0] = dot_q5_0_512;
+    t->dot[CF_TYPE_Q4_1] = dot_q4_1_512;
+    t->dot[CF_TYPE_Q5_1] = dot_q5_1_512;
+    t->dot[CF_TYPE_Q2_K] = dot_q2_K_512;
+    t->dot[CF_TYPE_Q3_K] = dot_q3_K_512;
     t->dot[CF_TYPE_Q4_K] = dot_q4_K_512;
+    t->dot[CF_TYPE_Q5_K] = dot_q5_K_512;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
     cf_fill_gemm_avx512(t);
 }

@@ -1,62 +1,73 @@
-/* Portable dot products: exact integer sums per block (or group) times the
- * block scales, as llama.cpp computes them.  The reference the SIMD
- * versions are tested against, and what CONFAB_ISA=scalar runs. */
+/* Portable dot products in the canonical order (internal.h): exact integer
+ * sums per block, then 16 float accumulators.  What CONFAB_ISA=scalar runs,
+ * and bit for bit what the SIMD kernels compute. */
+#include <math.h>
+
 #include "blocks.h"
 #include "internal.h"
+
+typedef struct {
+    float a[CF_CANON_LANES];
+} canon;
+
+static inline void canon_fma(canon *c, int64_t u, float x, float y)
+{
+    c->a[u & 15] = fmaf(x, y, c->a[u & 15]);
+}
+
+static float canon_sum(const canon *c)
+{
+    float r[8];
+    for (int j = 0; j < 8; j++)
+        r[j] = c->a[j] + c->a[j + 8];
+    for (int j = 0; j < 4; j++)
+        r[j] = r[j] + r[j + 4];
+    for (int j = 0; j < 2; j++)
+        r[j] = r[j] + r[j + 2];
+    return r[0] + r[1];
+}
 
 static float dot_f32(int64_t k, const void *w, const void *x)
 {
     const float *a = w, *b = x;
-    double s = 0;
+    canon c = {{0}};
     for (int64_t i = 0; i < k; i++)
-        s += (double)a[i] * b[i];
-    return (float)s;
+        canon_fma(&c, i, a[i], b[i]);
+    return canon_sum(&c);
 }
 
-static float dot_f16(int64_t k, const void *w, const void *x)
+/* F16 / BF16: both operands widened by cvt */
+static inline float dot_half(int64_t k, const uint16_t *a, const uint16_t *b, float (*cvt)(uint16_t))
 {
-    const uint16_t *a = w, *b = x;
-    double s = 0;
+    canon c = {{0}};
     for (int64_t i = 0; i < k; i++)
-        s += (double)cf_f16_to_f32(a[i]) * cf_f16_to_f32(b[i]);
-    return (float)s;
+        canon_fma(&c, i, cvt(a[i]), cvt(b[i]));
+    return canon_sum(&c);
 }
 
-static float dot_bf16(int64_t k, const void *w, const void *x)
+static float dot_f16(int64_t k, const void *w, const void *x) { return dot_half(k, w, x, cf_f16_to_f32); }
+
+static float dot_bf16(int64_t k, const void *w, const void *x) { return dot_half(k, w, x, cf_bf16_to_f32); }
+
+/* The exact integer sum of block i of each 32-element type. */
+static int blk_q4_0(const void *w, const void *x, int64_t i)
 {
-    const uint16_t *a = w, *b = x;
-    double s = 0;
-    for (int64_t i = 0; i < k; i++)
-        s += (double)cf_bf16_to_f32(a[i]) * cf_bf16_to_f32(b[i]);
-    return (float)s;
+    const block_q4_0 *a = (const block_q4_0 *)w + i;
+    const block_q8_0 *b = (const block_q8_0 *)x + i;
+    int sum = 0;
+    for (int j = 0; j < 16; j++)
+        sum += ((a->qs[j] & 0xF) - 8) * b->qs[j] + ((a->qs[j] >> 4) - 8) * b->qs[j + 16];
+    return sum;
 }
 
-static float dot_q4_0(int64_t k, const void *w, const void *x)
+static int blk_q4_1(const void *w, const void *x, int64_t i)
 {
-    const block_q4_0 *a = w;
-    const block_q8_0 *b = x;
-    float s = 0;
-    for (int64_t i = 0; i < k / QK32; i++) {
-        int sum = 0;
-        for (int j = 0; j < 16; j++)
-            sum += ((a[i].qs[j] & 0xF) - 8) * b[i].qs[j] + ((a[i].qs[j] >> 4) - 8) * b[i].qs[j + 16];
-        s += sum * (ldh(a[i].d) * ldh(b[i].d));
-    }
-    return s;
-}
-
-static float dot_q4_1(int64_t k, const void *w, const void *x)
-{
-    const block_q4_1 *a = w;
-    const block_q8_1 *b = x;
-    float s = 0;
-    for (int64_t i = 0; i < k / QK32; i++) {
-        int sum = 0;
-        for (int j = 0; j < 16; j++)
-            sum += (a[i].qs[j] & 0xF) * b[i].qs[j] + (a[i].qs[j] >> 4) * b[i].qs[j + 16];
-        s += sum * (ldh(a[i].d) * ldh(b[i].d)) + ldh(a[i].m) * ldh(b[i].s);
-    }
-    return s;
+    const block_q4_1 *a = (const block_q4_1 *)w + i;
+    const block_q8_1 *b = (const block_q8_1 *)x + i;
+    int sum = 0;
+    for (int j = 0; j < 16; j++)
+        sum += (a->qs[j] & 0xF) * b->qs[j] + (a->qs[j] >> 4) * b->qs[j + 16];
+    return sum;
 }
 
 /* Element j (0..31) of a Q5 block: 4 bits from qs, the fifth from qh. */
@@ -66,53 +77,95 @@ static inline int q5_at(const uint8_t *qs, const uint8_t *qh, int j)
     return lo | (((qh[j / 8] >> (j % 8)) & 1) << 4);
 }
 
+static int blk_q5_0(const void *w, const void *x, int64_t i)
+{
+    const block_q5_0 *a = (const block_q5_0 *)w + i;
+    const block_q8_0 *b = (const block_q8_0 *)x + i;
+    int sum = 0;
+    for (int j = 0; j < QK32; j++)
+        sum += (q5_at(a->qs, a->qh, j) - 16) * b->qs[j];
+    return sum;
+}
+
+static int blk_q5_1(const void *w, const void *x, int64_t i)
+{
+    const block_q5_1 *a = (const block_q5_1 *)w + i;
+    const block_q8_1 *b = (const block_q8_1 *)x + i;
+    int sum = 0;
+    for (int j = 0; j < QK32; j++)
+        sum += q5_at(a->qs, a->qh, j) * b->qs[j];
+    return sum;
+}
+
+static int blk_q8_0(const void *w, const void *x, int64_t i)
+{
+    const block_q8_0 *a = (const block_q8_0 *)w + i;
+    const block_q8_0 *b = (const block_q8_0 *)x + i;
+    int sum = 0;
+    for (int j = 0; j < QK32; j++)
+        sum += a->qs[j] * b->qs[j];
+    return sum;
+}
+
+/* The canonical float part: every block type starts with its F16 d, and
+ * the min types (Q8_1) carry m (s) right after it. */
+static float dot32(int64_t k, const void *w, const void *x, int (*blk)(const void *, const void *, int64_t),
+                   size_t wsz, size_t xsz, int with_min)
+{
+    canon c = {{0}};
+    for (int64_t i = 0; i < k / QK32; i++) {
+        const uint8_t *wb = (const uint8_t *)w + i * wsz, *xb = (const uint8_t *)x + i * xsz;
+        uint16_t dw, dx;
+        memcpy(&dw, wb, 2);
+        memcpy(&dx, xb, 2);
+        canon_fma(&c, i, (float)blk(w, x, i), ldh(dw) * ldh(dx));
+        if (with_min) {
+            uint16_t m, s;
+            memcpy(&m, wb + 2, 2);
+            memcpy(&s, xb + 2, 2);
+            canon_fma(&c, i, ldh(m), ldh(s));
+        }
+    }
+    return canon_sum(&c);
+}
+
+static float dot_q4_0(int64_t k, const void *w, const void *x)
+{
+    return dot32(k, w, x, blk_q4_0, sizeof(block_q4_0), sizeof(block_q8_0), 0);
+}
+
+static float dot_q4_1(int64_t k, const void *w, const void *x)
+{
+    return dot32(k, w, x, blk_q4_1, sizeof(block_q4_1), sizeof(block_q8_1), 1);
+}
+
 static float dot_q5_0(int64_t k, const void *w, const void *x)
 {
-    const block_q5_0 *a = w;
-    const block_q8_0 *b = x;
-    float s = 0;
-    for (int64_t i = 0; i < k / QK32; i++) {
-        int sum = 0;
-        for (int j = 0; j < QK32; j++)
-            sum += (q5_at(a[i].qs, a[i].qh, j) - 16) * b[i].qs[j];
-        s += sum * (ldh(a[i].d) * ldh(b[i].d));
-    }
-    return s;
+    return dot32(k, w, x, blk_q5_0, sizeof(block_q5_0), sizeof(block_q8_0), 0);
 }
 
 static float dot_q5_1(int64_t k, const void *w, const void *x)
 {
-    const block_q5_1 *a = w;
-    const block_q8_1 *b = x;
-    float s = 0;
-    for (int64_t i = 0; i < k / QK32; i++) {
-        int sum = 0;
-        for (int j = 0; j < QK32; j++)
-            sum += q5_at(a[i].qs, a[i].qh, j) * b[i].qs[j];
-        s += sum * (ldh(a[i].d) * ldh(b[i].d)) + ldh(a[i].m) * ldh(b[i].s);
-    }
-    return s;
+    return dot32(k, w, x, blk_q5_1, sizeof(block_q5_1), sizeof(block_q8_1), 1);
 }
 
 static float dot_q8_0(int64_t k, const void *w, const void *x)
 {
-    const block_q8_0 *a = w;
-    const block_q8_0 *b = x;
-    float s = 0;
-    for (int64_t i = 0; i < k / QK32; i++) {
-        int sum = 0;
-        for (int j = 0; j < QK32; j++)
-            sum += a[i].qs[j] * b[i].qs[j];
-        s += sum * (ldh(a[i].d) * ldh(b[i].d));
-    }
-    return s;
+    return dot32(k, w, x, blk_q8_0, sizeof(block_q8_0), sizeof(block_q8_0), 0);
+}
+
+/* The K-quants' super-block step: isum at d*dx, then msum at -(dmin*dx). */
+static inline void canon_k(canon *c, int64_t i, int isum, int msum, float d, float dmin, float dx)
+{
+    canon_fma(c, i, (float)isum, d * dx);
+    canon_fma(c, i, (float)msum, -(dmin * dx));
 }
 
 static float dot_q2_K(int64_t k, const void *w, const void *x)
 {
     const block_q2_K *a = w;
     const block_q8_K *b = x;
-    float s = 0;
+    canon c = {{0}};
     for (int64_t i = 0; i < k / QK_K; i++) {
         int sum = 0, msum = 0;
         for (int e = 0; e < QK_K; e++) {
@@ -122,16 +175,16 @@ static float dot_q2_K(int64_t k, const void *w, const void *x)
         }
         for (int g = 0; g < 16; g++)
             msum += (a[i].scales[g] >> 4) * b[i].bsums[g];
-        s += b[i].d * (ldh(a[i].d) * sum - ldh(a[i].dmin) * msum);
+        canon_k(&c, i, sum, msum, ldh(a[i].d), ldh(a[i].dmin), b[i].d);
     }
-    return s;
+    return canon_sum(&c);
 }
 
 static float dot_q3_K(int64_t k, const void *w, const void *x)
 {
     const block_q3_K *a = w;
     const block_q8_K *b = x;
-    float s = 0;
+    canon c = {{0}};
     for (int64_t i = 0; i < k / QK_K; i++) {
         int sum = 0;
         for (int g = 0; g < 16; g++) {
@@ -145,60 +198,56 @@ static float dot_q3_K(int64_t k, const void *w, const void *x)
             }
             sum += k3_scale(g, a[i].scales) * gs;
         }
-        s += b[i].d * ldh(a[i].d) * sum;
+        canon_fma(&c, i, (float)sum, ldh(a[i].d) * b[i].d);
     }
-    return s;
+    return canon_sum(&c);
+}
+
+/* Q4_K, and Q5_K with its fifth bit (qh != NULL): the quant of element l
+ * of group g. */
+static inline int k4_quant(const uint8_t *qs, const uint8_t *qh, int g, int l)
+{
+    const uint8_t *q = qs + 32 * (g / 2);
+    int v = g & 1 ? q[l] >> 4 : q[l] & 0xF;
+    return qh ? v + (((qh[l] >> g) & 1) << 4) : v;
+}
+
+static inline float dot_k4(int64_t k, const uint8_t *w, size_t wsz, size_t qs_off, int five, const block_q8_K *b)
+{
+    canon c = {{0}};
+    for (int64_t i = 0; i < k / QK_K; i++, w += wsz) {
+        int sum = 0, msum = 0;
+        for (int g = 0; g < 8; g++) {
+            int sc, m, gs = 0;
+            k4_scale_min(g, w + 4, &sc, &m);
+            for (int l = 0; l < 32; l++)
+                gs += k4_quant(w + qs_off, five ? w + 16 : NULL, g, l) * b[i].qs[32 * g + l];
+            sum += sc * gs;
+            msum += m * (b[i].bsums[2 * g] + b[i].bsums[2 * g + 1]);
+        }
+        uint16_t d, dmin;
+        memcpy(&d, w, 2);
+        memcpy(&dmin, w + 2, 2);
+        canon_k(&c, i, sum, msum, ldh(d), ldh(dmin), b[i].d);
+    }
+    return canon_sum(&c);
 }
 
 static float dot_q4_K(int64_t k, const void *w, const void *x)
 {
-    const block_q4_K *a = w;
-    const block_q8_K *b = x;
-    float s = 0;
-    for (int64_t i = 0; i < k / QK_K; i++) {
-        int sum = 0, msum = 0;
-        for (int g = 0; g < 8; g++) {
-            int sc, m, gs = 0;
-            k4_scale_min(g, a[i].scales, &sc, &m);
-            const uint8_t *q = a[i].qs + 32 * (g / 2);
-            for (int l = 0; l < 32; l++)
-                gs += (g & 1 ? q[l] >> 4 : q[l] & 0xF) * b[i].qs[32 * g + l];
-            sum += sc * gs;
-            msum += m * (b[i].bsums[2 * g] + b[i].bsums[2 * g + 1]);
-        }
-        s += b[i].d * (ldh(a[i].d) * sum - ldh(a[i].dmin) * msum);
-    }
-    return s;
+    return dot_k4(k, w, sizeof(block_q4_K), offsetof(block_q4_K, qs), 0, x);
 }
 
 static float dot_q5_K(int64_t k, const void *w, const void *x)
 {
-    const block_q5_K *a = w;
-    const block_q8_K *b = x;
-    float s = 0;
-    for (int64_t i = 0; i < k / QK_K; i++) {
-        int sum = 0, msum = 0;
-        for (int g = 0; g < 8; g++) {
-            int sc, m, gs = 0;
-            k4_scale_min(g, a[i].scales, &sc, &m);
-            const uint8_t *q = a[i].qs + 32 * (g / 2);
-            for (int l = 0; l < 32; l++) {
-                int v = (g & 1 ? q[l] >> 4 : q[l] & 0xF) + (((a[i].qh[l] >> g) & 1) << 4);
-                gs += v * b[i].qs[32 * g + l];
-            }
-            sum += sc * gs;
-            msum += m * (b[i].bsums[2 * g] + b[i].bsums[2 * g + 1]);
-        }
-        s += b[i].d * (ldh(a[i].d) * sum - ldh(a[i].dmin) * msum);
-    }
-    return s;
+    return dot_k4(k, w, sizeof(block_q5_K), offsetof(block_q5_K, qs), 1, x);
 }
 
 static float dot_q6_K(int64_t k, const void *w, const void *x)
 {
     const block_q6_K *a = w;
     const block_q8_K *b = x;
-    float s = 0;
+    canon c = {{0}};
     for (int64_t i = 0; i < k / QK_K; i++) {
         int sum = 0;
         for (int g = 0; g < 16; g++) {
@@ -211,9 +260,9 @@ static float dot_q6_K(int64_t k, const void *w, const void *x)
             }
             sum += a[i].scales[g] * gs;
         }
-        s += b[i].d * ldh(a[i].d) * sum;
+        canon_fma(&c, i, (float)sum, ldh(a[i].d) * b[i].d);
     }
-    return s;
+    return canon_sum(&c);
 }
 
 void cf_fill_scalar(cf_kernel_table *t)

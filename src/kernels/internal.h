@@ -5,12 +5,31 @@
 
 #include "confab/kernels.h"
 
+/* The canonical order of a dot product's float arithmetic, which every
+ * kernel on every ISA follows (vec_dot and the tiled GEMM alike), so that a
+ * result never depends on the ISA, the thread count or the batch size N:
+ *
+ * A row is cut into units: 32-element blocks (Q4_0..Q8_0), 256-element
+ * super-blocks (K-quants) or single elements (F32/F16/BF16).  Each unit u
+ * yields exact values (integer sums converted to float, scales products)
+ * that are added with fused multiply-adds into accumulator u % 16, in
+ * increasing u:
+ *   Q8_0, Q4_0, Q5_0      a = fma(isum, dw*dx, a)
+ *   Q4_1, Q5_1            a = fma(isum, dw*dx, a); a = fma(m, s, a)
+ *   Q2_K, Q4_K, Q5_K      a = fma(isum, d*dx, a); a = fma(msum, -(dmin*dx), a)
+ *   Q3_K, Q6_K            a = fma(isum, d*dx, a)   (offsets inside isum)
+ *   F32, F16, BF16        a = fma(w, x, a)
+ * (isum: the integer sum of the unit, group scales applied; msum: the mins
+ * times Q8_K's bsums.)  The 16 accumulators, initially +0, are then summed
+ * pairwise at distance 8, 4, 2, 1: r[j] = a[j] + a[j+8], and so on. */
+#define CF_CANON_LANES 16
+
 /* dot(w, x) over k elements, w of the table's weight type, x already in
  * its vec_dot type. */
 typedef float (*cf_dot_fn)(int64_t k, const void *w, const void *x);
 
-/* Rows [r0, r1) of Y = X W^T by a tiled kernel (N > 1).  r0 is a multiple
- * of CF_GEMM_ROWS so the work split never changes a row's arithmetic. */
+/* Rows [r0, r1) of Y = X W^T by a tiled kernel (N >= 3), r0 a multiple of
+ * CF_GEMM_ROWS; each output is the canonical dot's bits. */
 typedef void (*cf_gemm_fn)(const cf_matmul_args *a, int64_t r0, int64_t r1);
 
 #define CF_GEMM_ROWS 16

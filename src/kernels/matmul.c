@@ -1,8 +1,7 @@
 /* cf_vec_dot and cf_matmul: dispatch to the active ISA's kernels and the
- * split of a matrix multiply over threads.
- *
- * Rows are split in whole CF_GEMM_ROWS panels, so a row's arithmetic never
- * depends on the thread count: results are bit-identical for any nth. */
+ * split of a matrix multiply over threads, in whole CF_GEMM_ROWS panels.
+ * Every kernel follows the canonical order (internal.h), so each output is
+ * the same bits for any nth, N or path. */
 #include <math.h>
 
 #include "internal.h"
@@ -25,7 +24,8 @@ void cf_matmul(const cf_matmul_args *a, int ith, int nth)
         r1 = a->m;
     if (r0 >= r1)
         return;
-    if (a->n > 1 && kt->gemm[a->wtype]) {
+    /* two columns are still cheaper as plain dots than packing a panel */
+    if (a->n >= 3 && kt->gemm[a->wtype]) {
         kt->gemm[a->wtype](a, r0, r1);
         return;
     }
@@ -34,7 +34,8 @@ void cf_matmul(const cf_matmul_args *a, int ith, int nth)
         return;
     const char *w = a->w;
     const char *x = a->x;
-    /* Each weight row is dotted with every activation row while it is in L1. */
+    /* Each weight row is dotted with every activation row while it is in L1
+     * (one row at a time: interleaving rows slowed the stream from DRAM). */
     for (int64_t r = r0; r < r1; r++)
         for (int64_t c = 0; c < a->n; c++)
             a->y[c * a->y_stride + r] = dot(a->k, w + r * a->w_stride, x + c * a->x_stride);

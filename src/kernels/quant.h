@@ -3,7 +3,20 @@
 #ifndef CONFAB_KERNELS_QUANT_H
 #define CONFAB_KERNELS_QUANT_H
 
+#include <math.h>
 #include <stdint.h>
+
+/* The element of largest magnitude, sign kept (the first one on ties). */
+static inline float cf_signed_absmax(const float *x, int n)
+{
+    float amax = 0.0f, v = 0.0f;
+    for (int j = 0; j < n; j++)
+        if (fabsf(x[j]) > amax) {
+            amax = fabsf(x[j]);
+            v = x[j];
+        }
+    return v;
+}
 
 void cf_quantize_q8_0(const float *x, void *dst, int64_t k);
 void cf_quantize_q8_1(const float *x, void *dst, int64_t k);

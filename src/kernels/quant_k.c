@@ -78,25 +78,13 @@ static float fit_scale_min(int n, int nmax, const float *x, const float *w, uint
     return scale;
 }
 
-/* The element of largest magnitude, sign kept. */
-static float signed_absmax(const float *x, int n)
-{
-    float amax = 0, v = 0;
-    for (int i = 0; i < n; i++)
-        if (fabsf(x[i]) > amax) {
-            amax = fabsf(x[i]);
-            v = x[i];
-        }
-    return v;
-}
-
 /* Symmetric fit x ~ scale * L, L in [-nmax, nmax-1], weights x^2: start
  * from the extreme value, then move single quants while that raises the
  * explained energy (sum w x l)^2 / sum w l^2.  L is returned biased by
  * +nmax.  Used for Q3_K's groups. */
 static float fit_sym_refine(int n, int nmax, const float *x, int8_t *L)
 {
-    float vmax = signed_absmax(x, n);
+    float vmax = cf_signed_absmax(x, n);
     if (fabsf(vmax) < ALL_ZERO) {
         memset(L, 0, (size_t)n);
         return 0;
@@ -141,7 +129,7 @@ static float fit_sym_refine(int n, int nmax, const float *x, int8_t *L)
  * value's; the least-squares scale of the best.  Used for Q6_K's groups. */
 static float fit_sym_search(int n, int nmax, const float *x)
 {
-    float vmax = signed_absmax(x, n);
+    float vmax = cf_signed_absmax(x, n);
     if (fabsf(vmax) < ALL_ZERO)
         return 0;
     float best_scale = 0, best = -1;
@@ -213,7 +201,7 @@ void cf_quantize_q3_K(const float *x, void *dst, int64_t k)
         float scales[16];
         for (int g = 0; g < 16; g++)
             scales[g] = fit_sym_refine(16, 4, x + 16 * g, L + 16 * g);
-        float smax = signed_absmax(scales, 16);
+        float smax = cf_signed_absmax(scales, 16);
         memset(y[i].scales, 0, sizeof y[i].scales);
         if (smax != 0) {
             float iscale = -32 / smax;
@@ -335,7 +323,7 @@ void cf_quantize_q6_K(const float *x, void *dst, int64_t k)
         float scales[16];
         for (int g = 0; g < 16; g++)
             scales[g] = fit_sym_search(16, 32, x + 16 * g);
-        float smax = signed_absmax(scales, 16);
+        float smax = cf_signed_absmax(scales, 16);
         memset(&y[i], 0, sizeof y[i]);
         if (fabsf(smax) < ALL_ZERO)
             continue;

@@ -6,18 +6,6 @@
 #include "blocks.h"
 #include "quant.h"
 
-/* The element of largest magnitude, sign kept (the first one on ties). */
-static float signed_absmax(const float *x, int n)
-{
-    float amax = 0.0f, v = 0.0f;
-    for (int j = 0; j < n; j++)
-        if (fabsf(x[j]) > amax) {
-            amax = fabsf(x[j]);
-            v = x[j];
-        }
-    return v;
-}
-
 static void min_max(const float *x, int n, float *lo, float *hi)
 {
     *lo = INFINITY;
@@ -38,7 +26,7 @@ static inline int round_up_clamp(float v, int top)
 /* Returns the F16 scale. The extreme value maps to -8 (or -16): d = max / -8, q in [0, 15]. */
 static uint16_t sym_block(const float *x, int levels, uint8_t *q)
 {
-    float d = signed_absmax(x, QK32) / -(float)(levels / 2);
+    float d = cf_signed_absmax(x, QK32) / -(float)(levels / 2);
     float id = d != 0.0f ? 1.0f / d : 0.0f;
     for (int j = 0; j < QK32; j++)
         q[j] = (uint8_t)round_up_clamp(x[j] * id + (float)(levels / 2), levels - 1);

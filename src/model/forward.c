@@ -1,166 +1,169 @@
-/* The forward pass: a batch of tokens goes through every layer as a matrix
- * (activations rounded once per matmul to the weight's dot type, then one
- * GEMM per weight), attention runs over the KV cache, and logits come out
- * for the last token or for all.  One OpenMP parallel region covers the
- * whole pass; work is split by output rows or by (token, head), so results
- * do not depend on the thread count. */
+/* The forward pass.  One OpenMP parallel region runs the whole batch; a
+ * layer is five phases of shared work, each ended by one barrier:
+ *
+ *   Q K V rows (+ bias, RoPE, cache store)   | attention | wo rows |
+ *   gate/up rows (+ SiLU, or GELU)           | down rows
+ *
+ * Weight rows are handed out in chunks as threads ask for them, so a thread
+ * slowed by anything else on the machine gets less of the work.  Between
+ * two phases, row-wise work (residual add, norm, activation rounding) runs
+ * on whole rows: for a single token every thread does it on its own copy,
+ * which costs no barrier; for a batch the tokens are split and one barrier
+ * follows.  Every value is computed by the same arithmetic whichever thread
+ * does it, so results do not depend on the thread count, and attention
+ * works on fixed chunks of cache positions, so a token gives the same
+ * result batched or alone. */
 #include <math.h>
 #include <omp.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "model_internal.h"
-
-/* ---- context --------------------------------------------------------------- */
-
-static size_t act_bytes(cf_weight w)
-{
-    return w ? cf_row_bytes(cf_vec_dot_type(w->type), w->ne[0]) : 0;
-}
-
-static size_t max_act_bytes(const cf_model *m)
-{
-    size_t mx = act_bytes(m->output);
-    for (int l = 0; l < m->hp.n_layer; l++) {
-        const cf_layer *L = &m->layers[l];
-        cf_weight ws[] = {L->wq, L->wk, L->wv, L->wqkv, L->wo, L->w_gate, L->w_up, L->w_down};
-        for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++)
-            if (act_bytes(ws[i]) > mx)
-                mx = act_bytes(ws[i]);
-    }
-    return (mx + 63) & ~(size_t)63;
-}
-
-static void *alloc_floats(size_t n)
-{
-    return aligned_alloc(64, ((n * sizeof(float)) + 63) & ~(size_t)63);
-}
-
-int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *err)
-{
-    *out = NULL;
-    const cf_hparams *hp = &m->hp;
-    int n_ctx = p && p->n_ctx > 0 ? p->n_ctx : (hp->n_ctx_train < 4096 ? hp->n_ctx_train : 4096);
-    int n_batch = p && p->n_batch > 0 ? p->n_batch : 512;
-    if (n_ctx > (1 << 20))
-        return cf_fail(err, "context size %d is too large", n_ctx);
-    if (hp->arch == CF_ARCH_GPT2 && n_ctx > hp->n_ctx_train)
-        return cf_fail(err, "gpt2 has learned positions for %d tokens; -c %d is larger",
-                       hp->n_ctx_train, n_ctx);
-    if (n_batch > n_ctx)
-        n_batch = n_ctx;
-    cf_ctx *c = calloc(1, sizeof *c);
-    if (!c)
-        return cf_fail(err, "out of memory");
-    c->m = m;
-    c->n_batch = n_batch;
-    c->n_threads = p && p->n_threads > 0 ? p->n_threads : 1;
-    if (cf_kv_init(&c->kv, hp, n_ctx, p ? p->kv_type : CF_KV_F32, err) != 0) {
-        free(c);
-        return -1;
-    }
-    const size_t B = (size_t)n_batch, E = (size_t)hp->n_embd;
-    const size_t Q = (size_t)hp->n_head * hp->head_dim, KV = (size_t)hp->n_head_kv * hp->head_dim;
-    c->qkv_stride = Q + 2 * KV;
-    c->ff_stride = 2 * (size_t)hp->n_ff;
-    c->xq_stride = max_act_bytes(m);
-    c->x = alloc_floats(B * E);
-    c->xn = alloc_floats(B * E);
-    c->tmp = alloc_floats(B * E);
-    c->qkv = alloc_floats(B * c->qkv_stride);
-    c->att = alloc_floats(B * Q);
-    c->ff = alloc_floats(B * c->ff_stride);
-    c->scores = alloc_floats((size_t)c->n_threads * (size_t)n_ctx);
-    c->rope_cos = alloc_floats(B * (size_t)(hp->n_rot / 2 + 1));
-    c->rope_sin = alloc_floats(B * (size_t)(hp->n_rot / 2 + 1));
-    bool ok = c->x && c->xn && c->tmp && c->qkv && c->att && c->ff && c->scores && c->rope_cos &&
-              c->rope_sin;
-    for (int i = 0; i < 3; i++)
-        ok = ok && (c->xq[i] = aligned_alloc(64, B * c->xq_stride));
-    if (!ok) {
-        cf_ctx_free(c);
-        return cf_fail(err, "out of memory for the activations of a %d-token batch", n_batch);
-    }
-    *out = c;
-    return 0;
-}
-
-void cf_ctx_free(cf_ctx *c)
-{
-    if (!c)
-        return;
-    cf_kv_free(&c->kv);
-    free(c->x);
-    free(c->xn);
-    free(c->tmp);
-    free(c->qkv);
-    free(c->att);
-    free(c->ff);
-    free(c->scores);
-    free(c->rope_cos);
-    free(c->rope_sin);
-    for (int i = 0; i < 3; i++)
-        free(c->xq[i]);
-    free(c);
-}
-
-const cf_model *cf_ctx_model(const cf_ctx *c) { return c->m; }
-int cf_ctx_n_ctx(const cf_ctx *c) { return c->kv.n_ctx; }
-int cf_ctx_n_past(const cf_ctx *c) { return c->kv.n_past; }
-int cf_ctx_n_threads(const cf_ctx *c) { return c->n_threads; }
-cf_kv_type cf_ctx_kv_type(const cf_ctx *c) { return c->kv.type; }
-
-void cf_ctx_set_threads(cf_ctx *c, int n_threads)
-{
-    if (n_threads < 1)
-        n_threads = 1;
-    if (n_threads > c->n_threads) {
-        float *s = alloc_floats((size_t)n_threads * (size_t)c->kv.n_ctx);
-        if (!s)
-            return; /* keep the old count */
-        free(c->scores);
-        c->scores = s;
-    }
-    c->n_threads = n_threads;
-}
-
-/* ---- the pass -------------------------------------------------------------- */
+#include "vec.h"
 
 /* State of one pass, shared by the threads of the parallel region. */
 typedef struct pass {
     cf_ctx *c;
     const cf_model *m;
     const cf_hparams *hp;
+    const cf_vec_ops *vec;
     const int32_t *tokens;
     int n, pos0;
     float *logits;
     bool all_logits;
+    bool one; /* a single token: row-wise work on private copies */
 } pass;
 
-/* rows [i0, i1) of n split evenly over nth threads */
+/* One thread inside the region. */
+typedef struct thr {
+    const pass *P;
+    cf_tbuf *b;
+    int ith, nth;
+    int phase; /* next work counter: every thread walks them in step */
+} thr;
+
+static void sync_all(const thr *T)
+{
+    cf_barrier_wait(&T->P->c->bar, T->nth);
+}
+
 static void split(int n, int ith, int nth, int *i0, int *i1)
 {
     *i0 = (int)((int64_t)n * ith / nth);
     *i1 = (int)((int64_t)n * (ith + 1) / nth);
 }
 
-/* Round rows [r0, r1) of src (stride K floats) to the dot type of w. */
-static void round_rows(cf_weight w, const float *src, size_t src_stride, uint8_t *dst,
-                       size_t dst_stride, int r0, int r1)
+/* The next unit of a shared phase's work; all units are taken once the
+ * result reaches the phase's unit count. */
+static int grab(const thr *T, int phase)
 {
-    const cf_type t = cf_vec_dot_type(w->type);
-    for (int r = r0; r < r1; r++)
-        cf_quantize_row(t, src + (size_t)r * src_stride, dst + (size_t)r * dst_stride, w->ne[0]);
+    return __atomic_fetch_add(&T->P->c->work[phase], 1, __ATOMIC_RELAXED);
 }
 
-static void matmul(cf_weight w, const uint8_t *x, size_t x_stride, float *y, size_t y_stride,
-                   int n, int ith, int nth)
+/* ---- rows ------------------------------------------------------------------ */
+
+static float *resid(const thr *T, int r)
 {
+    return T->P->one ? T->b->x : T->P->c->x + (size_t)r * (size_t)T->P->hp->n_embd;
+}
+
+static uint8_t *act(const thr *T, int i, int r)
+{
+    const cf_ctx *c = T->P->c;
+    return (T->P->one ? T->b->xq[i] : c->xq[i]) + (size_t)r * c->xq_stride;
+}
+
+/* Rows [first, first + n) of this thread in a row-wise phase. */
+static void my_rows(const thr *T, int first, int n, int *r0, int *r1)
+{
+    if (T->P->one) {
+        *r0 = first;
+        *r1 = first + n;
+        return;
+    }
+    split(n, T->ith, T->nth, r0, r1);
+    *r0 += first;
+    *r1 += first;
+}
+
+static void rows_done(const thr *T)
+{
+    if (!T->P->one)
+        sync_all(T);
+}
+
+/* Round a row for each weight of a group that has its own buffer. */
+static void round_row(const thr *T, cf_weight const ws[3], const float *src, int r)
+{
+    for (int i = 0; i < 3; i++)
+        if (ws[i] && cf_xq_index(ws, i) == i)
+            cf_quantize_row(cf_vec_dot_type(ws[i]->type), src, act(T, i, r), ws[i]->ne[0]);
+}
+
+/* The pending matmul output (c->tmp, plus a bias) joins the residual,
+ * which is normalised and rounded for the next group of weights. */
+static void norm_phase(thr *T, int first, int n, bool add_tmp, cf_weight bias, cf_weight nw,
+                       cf_weight nb, cf_weight const ws[3])
+{
+    const pass *P = T->P;
+    const int E = P->hp->n_embd;
+    int r0, r1;
+    my_rows(T, first, n, &r0, &r1);
+    for (int r = r0; r < r1; r++) {
+        float *x = resid(T, r);
+        if (add_tmp)
+            P->vec->add(x, x, P->c->tmp + (size_t)r * E, bias ? bias->data : NULL, E);
+        if (P->hp->arch == CF_ARCH_GPT2)
+            cf_layernorm(T->b->row, x, nw->data, nb->data, E, P->hp->norm_eps);
+        else
+            cf_rmsnorm(T->b->row, x, nw->data, E, P->hp->norm_eps);
+        round_row(T, ws, T->b->row, r);
+    }
+    rows_done(T);
+}
+
+/* Round rows of src (stride floats apart) for w. */
+static void round_phase(thr *T, cf_weight w, const float *src, size_t stride)
+{
+    cf_weight ws[3] = {w, NULL, NULL};
+    int r0, r1;
+    my_rows(T, 0, T->P->n, &r0, &r1);
+    for (int r = r0; r < r1; r++)
+        round_row(T, ws, src + (size_t)r * stride, r);
+    rows_done(T);
+}
+
+static void embed(thr *T)
+{
+    const pass *P = T->P;
+    const cf_model *m = P->m;
+    const size_t E = (size_t)P->hp->n_embd;
+    const size_t row = cf_row_bytes(m->tok_embd->type, (int64_t)E);
+    int r0, r1;
+    my_rows(T, 0, P->n, &r0, &r1);
+    for (int r = r0; r < r1; r++) {
+        float *x = resid(T, r);
+        cf_dequantize_row(m->tok_embd->type,
+                          (const uint8_t *)m->tok_embd->data + (size_t)P->tokens[r] * row, x,
+                          (int64_t)E);
+        if (m->pos_embd)
+            P->vec->add(x, x, (const float *)m->pos_embd->data + (size_t)(P->pos0 + r) * E, NULL,
+                        (int)E);
+    }
+    /* no barrier: the first norm_phase takes the same rows */
+}
+
+/* ---- weight rows ----------------------------------------------------------- */
+
+/* y = x W[row0 : row0 + rows]^T for n activation rows */
+static void mm(cf_weight w, int64_t row0, int64_t rows, const uint8_t *x, size_t x_stride, int n,
+               float *y, size_t y_stride)
+{
+    const size_t rb = cf_row_bytes(w->type, w->ne[0]);
     cf_matmul_args a = {
         .wtype = w->type,
-        .w = w->data,
-        .w_stride = cf_row_bytes(w->type, w->ne[0]),
-        .m = w->ne[1],
+        .w = (const uint8_t *)w->data + (size_t)row0 * rb,
+        .w_stride = rb,
+        .m = rows,
         .k = w->ne[0],
         .n = n,
         .x = x,
@@ -168,257 +171,262 @@ static void matmul(cf_weight w, const uint8_t *x, size_t x_stride, float *y, siz
         .y = y,
         .y_stride = y_stride,
     };
-    cf_matmul(&a, ith, nth);
+    cf_matmul(&a, 0, 1);
 }
 
-static void add_bias(float *y, cf_weight b)
+/* Rows per unit of shared work: whole 16-row panels, about eight units per
+ * thread so that the split adapts to uneven thread speed. */
+static int64_t chunk_rows(int64_t m, int nth, int64_t cap)
 {
-    if (!b)
-        return;
-    const float *bb = b->data;
-    for (int64_t i = 0; i < b->ne[0]; i++)
-        y[i] += bb[i];
+    int64_t r = (m + 8 * nth - 1) / (8 * nth);
+    r = (r + 15) & ~(int64_t)15;
+    if (cap >= 16 && r > cap)
+        r = cap & ~(int64_t)15;
+    return r < 16 ? 16 : r;
 }
 
-static void norm_row(const pass *P, float *y, const float *x, cf_weight w, cf_weight b)
+/* Y = X W^T over every row of w, shared out in chunks. */
+static void matmul_phase(thr *T, cf_weight w, const uint8_t *x, int n, float *y, size_t y_stride)
 {
-    if (P->hp->arch == CF_ARCH_GPT2)
-        cf_layernorm(y, x, w->data, b->data, P->hp->n_embd, P->hp->norm_eps);
-    else
-        cf_rmsnorm(y, x, w->data, P->hp->n_embd, P->hp->norm_eps);
-}
-
-/* Rows r of this thread: normalise x into xn and round for the group's
- * weights (up to three, each into its own buffer when the types differ). */
-static void norm_and_round(const pass *P, cf_weight nw, cf_weight nb, cf_weight const ws[3], int r0,
-                           int r1)
-{
-    cf_ctx *c = P->c;
-    const size_t E = (size_t)P->hp->n_embd;
-    for (int r = r0; r < r1; r++)
-        norm_row(P, c->xn + r * E, c->x + r * E, nw, nb);
-    for (int i = 0; i < 3; i++)
-        if (ws[i] && (i == 0 || cf_vec_dot_type(ws[i]->type) != cf_vec_dot_type(ws[0]->type)))
-            round_rows(ws[i], c->xn, E, c->xq[i], c->xq_stride, r0, r1);
-}
-
-/* which activation buffer holds the input rounded for ws[i] */
-static const uint8_t *rounded_for(const cf_ctx *c, cf_weight const ws[3], int i)
-{
-    return cf_vec_dot_type(ws[i]->type) == cf_vec_dot_type(ws[0]->type) ? c->xq[0] : c->xq[i];
-}
-
-/* Bias, RoPE and cache store for (token, head) items of this thread. */
-static void qkv_finish(const pass *P, const cf_layer *L, int l, int ith, int nth)
-{
-    cf_ctx *c = P->c;
-    const cf_hparams *hp = P->hp;
-    const int hd = hp->head_dim, nh = hp->n_head, nkv = hp->n_head_kv;
-    const size_t Q = (size_t)nh * hd, KV = (size_t)nkv * hd;
-    const int half = hp->n_rot / 2;
-    const int items = P->n * (nh + 2 * nkv);
-    int i0, i1;
-    split(items, ith, nth, &i0, &i1);
-    for (int it = i0; it < i1; it++) {
-        const int t = it / (nh + 2 * nkv), h = it % (nh + 2 * nkv);
-        float *row = c->qkv + (size_t)t * c->qkv_stride;
-        float *v = row + (size_t)h * hd; /* Q heads, then K heads, then V heads */
-        const float *bias = NULL;
-        if (L->bqkv)
-            bias = (const float *)L->bqkv->data + (size_t)h * hd;
-        else if (h < nh && L->bq)
-            bias = (const float *)L->bq->data + (size_t)h * hd;
-        else if (h >= nh && h < nh + nkv && L->bk)
-            bias = (const float *)L->bk->data + (size_t)(h - nh) * hd;
-        else if (h >= nh + nkv && L->bv)
-            bias = (const float *)L->bv->data + (size_t)(h - nh - nkv) * hd;
-        if (bias)
-            for (int d = 0; d < hd; d++)
-                v[d] += bias[d];
-        if (h < nh + nkv && hp->rope_style != CF_ROPE_NONE)
-            cf_rope_apply(hp->rope_style, hp->n_rot, v, c->rope_cos + (size_t)t * half,
-                          c->rope_sin + (size_t)t * half);
-        const int pos = P->pos0 + t;
-        if (h >= nh && h < nh + nkv)
-            cf_kv_store(&c->kv, cf_kv_k(&c->kv, l, h - nh, pos), v, hd);
-        else if (h >= nh + nkv)
-            cf_kv_store(&c->kv, cf_kv_v(&c->kv, l, h - nh - nkv, pos), v, hd);
-    }
-    (void)Q;
-    (void)KV;
-}
-
-/* softmax(q K^T / sqrt(d)) V for (token, head) items of this thread. */
-static void attention(const pass *P, int l, int ith, int nth)
-{
-    cf_ctx *c = P->c;
-    const cf_hparams *hp = P->hp;
-    const int hd = hp->head_dim, nh = hp->n_head, group = nh / hp->n_head_kv;
-    const float scale = 1.0f / sqrtf((float)hd);
-    float *s = c->scores + (size_t)ith * (size_t)c->kv.n_ctx;
-    float kbuf[1024];
-    int i0, i1;
-    split(P->n * nh, ith, nth, &i0, &i1);
-    for (int it = i0; it < i1; it++) {
-        const int t = it / nh, h = it % nh, kvh = h / group;
-        const int pos = P->pos0 + t;
-        const int first = hp->n_swa > 0 && pos - hp->n_swa + 1 > 0 ? pos - hp->n_swa + 1 : 0;
-        const float *q = c->qkv + (size_t)t * c->qkv_stride + (size_t)h * hd;
-        const int n = pos - first + 1;
-        for (int p = first; p <= pos; p++) {
-            const void *k = cf_kv_k(&c->kv, l, kvh, p);
-            const float *kf = k;
-            if (c->kv.type != CF_KV_F32) {
-                cf_kv_fetch(&c->kv, kbuf, k, hd);
-                kf = kbuf;
-            }
-            s[p - first] = cf_dot_f32(q, kf, hd) * scale;
-        }
-        cf_softmax(s, n);
-        float *o = c->att + (size_t)t * nh * hd + (size_t)h * hd;
-        memset(o, 0, (size_t)hd * sizeof *o);
-        for (int p = first; p <= pos; p++) {
-            const void *v = cf_kv_v(&c->kv, l, kvh, p);
-            const float *vf = v;
-            if (c->kv.type != CF_KV_F32) {
-                cf_kv_fetch(&c->kv, kbuf, v, hd);
-                vf = kbuf;
-            }
-            cf_axpy_f32(o, s[p - first], vf, hd);
-        }
+    const int phase = T->phase++;
+    const int64_t m = w->ne[1], rows = chunk_rows(m, T->nth, 0);
+    const int units = (int)((m + rows - 1) / rows);
+    for (int u; (u = grab(T, phase)) < units;) {
+        const int64_t r0 = (int64_t)u * rows, nr = m - r0 < rows ? m - r0 : rows;
+        mm(w, r0, nr, x, T->P->c->xq_stride, n, y + r0, y_stride);
     }
 }
 
-static void layer(const pass *P, int l, int ith, int nth)
+/* ---- attention block ------------------------------------------------------- */
+
+/* Bias, RoPE and the cache store of head h of part `which` (0 Q, 1 K, 2 V)
+ * for token t, whose values sit in the qkv row. */
+static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h, int t)
 {
+    const pass *P = T->P;
     cf_ctx *c = P->c;
     const cf_hparams *hp = P->hp;
+    const int hd = hp->head_dim;
+    const size_t Q = (size_t)hp->n_head * hd, KV = (size_t)hp->n_head_kv * hd;
+    const size_t off = (which == 0 ? 0 : which == 1 ? Q : Q + KV) + (size_t)h * hd;
+    float *v = c->qkv + (size_t)t * c->qkv_stride + off;
+    const float *bias = L->bqkv ? (const float *)L->bqkv->data + off : NULL;
+    cf_weight b = which == 0 ? L->bq : which == 1 ? L->bk : L->bv;
+    if (b)
+        bias = (const float *)b->data + (size_t)h * hd;
+    if (bias)
+        P->vec->add(v, v, bias, NULL, hd);
+    const int pos = P->pos0 + t;
+    if (which < 2 && hp->rope_style != CF_ROPE_NONE) {
+        const size_t half = (size_t)hp->n_rot / 2;
+        cf_rope_apply(hp->rope_style, hp->n_rot, v, c->rope_cos + (size_t)pos * half,
+                      c->rope_sin + (size_t)pos * half);
+    }
+    if (which == 1)
+        cf_kv_put_k(&c->kv, l, h, pos, v);
+    else if (which == 2)
+        cf_kv_put_v(&c->kv, l, h, pos, v);
+}
+
+/* Q, K and V rows in units of whole heads (whole 16-row panels too), each
+ * finished by the thread that computed it. */
+static void qkv_phase(thr *T, const cf_layer *L, int l)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int hd = hp->head_dim, phase = T->phase++;
+    int per = 1; /* heads per unit */
+    while ((per * hd) % 16)
+        per++;
+    const int count[3] = {hp->n_head, hp->n_head_kv, hp->n_head_kv};
+    const int units[3] = {(count[0] + per - 1) / per, (count[1] + per - 1) / per,
+                          (count[2] + per - 1) / per};
+    const int64_t base[3] = {0, (int64_t)count[0] * hd, (int64_t)(count[0] + count[1]) * hd};
+    cf_weight ws[3], ff[3];
+    cf_layer_groups(L, ws, ff);
+    for (int u; (u = grab(T, phase)) < units[0] + units[1] + units[2];) {
+        const int which = u < units[0] ? 0 : u < units[0] + units[1] ? 1 : 2;
+        const int h0 = (u - (which > 0 ? units[0] : 0) - (which > 1 ? units[1] : 0)) * per;
+        const int h1 = h0 + per < count[which] ? h0 + per : count[which];
+        cf_weight w = L->wqkv ? L->wqkv : ws[which];
+        const int64_t row0 = (L->wqkv ? base[which] : 0) + (int64_t)h0 * hd;
+        mm(w, row0, (int64_t)(h1 - h0) * hd, act(T, L->wqkv ? 0 : cf_xq_index(ws, which), 0),
+           c->xq_stride, P->n, c->qkv + base[which] + (int64_t)h0 * hd, c->qkv_stride);
+        for (int t = 0; t < P->n; t++)
+            for (int h = h0; h < h1; h++)
+                finish_head(T, L, l, which, h, t);
+    }
+}
+
+/* Cache positions [first, last] a query at pos attends to, in chunks. */
+static void attn_span(const cf_hparams *hp, int pos, int *first, int *c0, int *c1)
+{
+    *first = hp->n_swa > 0 && pos - hp->n_swa + 1 > 0 ? pos - hp->n_swa + 1 : 0;
+    *c0 = *first / CF_ATTN_CHUNK;
+    *c1 = pos / CF_ATTN_CHUNK;
+}
+
+/* The partials of query heads h0.. of token t (KV head g) over chunk c,
+ * written part_stride apart. */
+static void attn_unit(const thr *T, int l, int t, int g, int c, void *part, size_t part_stride)
+{
+    const pass *P = T->P;
+    const cf_ctx *ctx = P->c;
+    const cf_hparams *hp = P->hp;
+    const int hd = hp->head_dim, G = hp->n_head / hp->n_head_kv, pos = P->pos0 + t;
+    int first, c0, c1;
+    attn_span(hp, pos, &first, &c0, &c1);
+    const int lo = c * CF_ATTN_CHUNK > first ? c * CF_ATTN_CHUNK : first;
+    const int hi = (c + 1) * CF_ATTN_CHUNK < pos + 1 ? (c + 1) * CF_ATTN_CHUNK : pos + 1;
+    const float *q = ctx->qkv + (size_t)t * ctx->qkv_stride + (size_t)g * G * hd;
+    P->vec->attn_chunk(G, hd, q, (size_t)hd, cf_kv_kblock(&ctx->kv, l, g, lo / CF_KV_BLOCK),
+                       lo % CF_KV_BLOCK, cf_kv_v(&ctx->kv, l, g, lo), ctx->kv.type == CF_KV_F16,
+                       hi - lo, 1.0f / sqrtf((float)hd), T->b->scores, part, part_stride);
+}
+
+/* One token: units are (KV head, chunk) so that long contexts split over
+ * threads; then every thread merges all heads into its own row. */
+static void attention_one(thr *T, int l)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int hd = hp->head_dim, G = hp->n_head / hp->n_head_kv, phase = T->phase++;
+    const size_t pb = c->part_bytes, head_stride = (size_t)c->max_chunks * pb;
+    int first, c0, c1;
+    attn_span(hp, P->pos0, &first, &c0, &c1);
+    const int nc = c1 - c0 + 1;
+    for (int u; (u = grab(T, phase)) < hp->n_head_kv * nc;) {
+        const int g = u / nc, ci = u % nc;
+        attn_unit(T, l, 0, g, c0 + ci, (char *)c->part + (size_t)g * G * head_stride + (size_t)ci * pb,
+                  head_stride);
+    }
+    sync_all(T);
+    for (int h = 0; h < hp->n_head; h++)
+        P->vec->attn_merge(hd, (char *)c->part + (size_t)h * head_stride, pb, nc,
+                           T->b->row + (size_t)h * hd);
+}
+
+/* A batch: units are tokens (latest first: they have the most to do), each
+ * done whole by one thread with the same chunks and merge as above. */
+static void attention_batch(thr *T, int l)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int hd = hp->head_dim, G = hp->n_head / hp->n_head_kv, phase = T->phase++;
+    const size_t pb = c->part_bytes, head_stride = (size_t)c->max_chunks * pb;
+    cf_weight wo[3] = {P->m->layers[l].wo, NULL, NULL};
+    for (int u; (u = grab(T, phase)) < P->n;) {
+        const int t = P->n - 1 - u;
+        int first, c0, c1;
+        attn_span(hp, P->pos0 + t, &first, &c0, &c1);
+        for (int g = 0; g < hp->n_head_kv; g++) {
+            for (int ci = 0; ci <= c1 - c0; ci++)
+                attn_unit(T, l, t, g, c0 + ci, (char *)T->b->part + (size_t)ci * pb, head_stride);
+            for (int j = 0; j < G; j++)
+                P->vec->attn_merge(hd, (char *)T->b->part + (size_t)j * head_stride, pb, c1 - c0 + 1,
+                                   T->b->row + (size_t)(g * G + j) * hd);
+        }
+        round_row(T, wo, T->b->row, t);
+    }
+    sync_all(T);
+}
+
+/* ---- feed-forward block ---------------------------------------------------- */
+
+/* gate and up rows in chunks; each thread turns its chunk into
+ * silu(gate) * up (gpt2: gelu(up + b)) in c->ff. */
+static void ffn_phase(thr *T, const cf_layer *L)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const int64_t F = P->hp->n_ff;
+    const int n = P->n, phase = T->phase++;
+    const bool phi3 = P->hp->arch == CF_ARCH_PHI3, gpt2 = P->hp->arch == CF_ARCH_GPT2;
+    cf_weight qkv[3], ws[3];
+    cf_layer_groups(L, qkv, ws);
+    const int64_t rows = chunk_rows(F, T->nth, (int64_t)(c->tile_cap / (size_t)n));
+    const int units = (int)((F + rows - 1) / rows);
+    float *up = T->b->tile;
+    for (int u; (u = grab(T, phase)) < units;) {
+        const int64_t a = (int64_t)u * rows, nr = F - a < rows ? F - a : rows;
+        float *g = c->ff + a;
+        if (gpt2) {
+            mm(L->w_up, a, nr, act(T, 0, 0), c->xq_stride, n, g, (size_t)F);
+            for (int t = 0; t < n; t++)
+                for (int64_t i = 0; i < nr; i++) {
+                    float *y = &g[(size_t)t * F + i];
+                    *y = cf_gelu(*y + ((const float *)L->b_up->data)[a + i]);
+                }
+            continue;
+        }
+        mm(ws[0], a, nr, act(T, 0, 0), c->xq_stride, n, g, (size_t)F);
+        mm(phi3 ? L->w_up : ws[1], phi3 ? F + a : a, nr, act(T, phi3 ? 0 : cf_xq_index(ws, 1), 0),
+           c->xq_stride, n, up, (size_t)nr);
+        for (int t = 0; t < n; t++)
+            P->vec->silu_mul(g + (size_t)t * F, up + (size_t)t * nr, (int)nr);
+    }
+}
+
+/* ---- the pass -------------------------------------------------------------- */
+
+static void layer(thr *T, int l)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
     const cf_layer *L = &P->m->layers[l];
-    const int n = P->n;
-    const size_t E = (size_t)hp->n_embd, Q = (size_t)hp->n_head * hp->head_dim;
-    const size_t KV = (size_t)hp->n_head_kv * hp->head_dim, F = (size_t)hp->n_ff;
-    int r0, r1;
-    split(n, ith, nth, &r0, &r1);
+    const int n = P->n, E = P->hp->n_embd;
+    cf_weight qkv[3], ff[3];
+    cf_layer_groups(L, qkv, ff);
 
-    /* attention block */
-    cf_weight qkv_w[3] = {L->wqkv ? L->wqkv : L->wq, L->wqkv ? NULL : L->wk, L->wqkv ? NULL : L->wv};
-    norm_and_round(P, L->attn_norm, L->attn_norm_b, qkv_w, r0, r1);
-#pragma omp barrier
-    if (L->wqkv) {
-        matmul(L->wqkv, c->xq[0], c->xq_stride, c->qkv, c->qkv_stride, n, ith, nth);
+    norm_phase(T, 0, n, l > 0, l > 0 ? P->m->layers[l - 1].b_down : NULL, L->attn_norm,
+               L->attn_norm_b, qkv);
+    qkv_phase(T, L, l);
+    sync_all(T);
+    if (P->one) {
+        attention_one(T, l);
+        cf_weight wo[3] = {L->wo, NULL, NULL};
+        round_row(T, wo, T->b->row, 0);
     } else {
-        matmul(L->wq, rounded_for(c, qkv_w, 0), c->xq_stride, c->qkv, c->qkv_stride, n, ith, nth);
-        matmul(L->wk, rounded_for(c, qkv_w, 1), c->xq_stride, c->qkv + Q, c->qkv_stride, n, ith, nth);
-        matmul(L->wv, rounded_for(c, qkv_w, 2), c->xq_stride, c->qkv + Q + KV, c->qkv_stride, n,
-               ith, nth);
+        attention_batch(T, l);
     }
-#pragma omp barrier
-    qkv_finish(P, L, l, ith, nth);
-#pragma omp barrier
-    attention(P, l, ith, nth);
-#pragma omp barrier
-    round_rows(L->wo, c->att, Q, c->xq[0], c->xq_stride, r0, r1);
-#pragma omp barrier
-    matmul(L->wo, c->xq[0], c->xq_stride, c->tmp, E, n, ith, nth);
-#pragma omp barrier
-
-    /* feed-forward block */
-    for (int r = r0; r < r1; r++) {
-        float *x = c->x + r * E;
-        const float *o = c->tmp + r * E;
-        for (size_t i = 0; i < E; i++)
-            x[i] += o[i];
-        add_bias(x, L->bo);
-    }
-    cf_weight ff_w[3] = {L->w_up, L->w_gate, NULL};
-    norm_and_round(P, L->ffn_norm, L->ffn_norm_b, ff_w, r0, r1);
-#pragma omp barrier
-    /* ff rows: [gate | up] for llama/qwen2/phi3 (phi3's fused weight writes
-     * both halves at once), [up] for gpt2 */
-    if (L->w_gate) {
-        matmul(L->w_gate, rounded_for(c, ff_w, 1), c->xq_stride, c->ff, c->ff_stride, n, ith, nth);
-        matmul(L->w_up, rounded_for(c, ff_w, 0), c->xq_stride, c->ff + F, c->ff_stride, n, ith, nth);
-    } else {
-        matmul(L->w_up, c->xq[0], c->xq_stride, c->ff, c->ff_stride, n, ith, nth);
-    }
-#pragma omp barrier
-    for (int r = r0; r < r1; r++) {
-        float *g = c->ff + r * c->ff_stride;
-        if (hp->arch == CF_ARCH_GPT2) {
-            add_bias(g, L->b_up);
-            for (size_t i = 0; i < F; i++)
-                g[i] = cf_gelu(g[i]);
-        } else {
-            for (size_t i = 0; i < F; i++)
-                g[i] = cf_silu(g[i]) * g[F + i];
-        }
-    }
-    round_rows(L->w_down, c->ff, c->ff_stride, c->xq[0], c->xq_stride, r0, r1);
-#pragma omp barrier
-    matmul(L->w_down, c->xq[0], c->xq_stride, c->tmp, E, n, ith, nth);
-#pragma omp barrier
-    for (int r = r0; r < r1; r++) {
-        float *x = c->x + r * E;
-        const float *o = c->tmp + r * E;
-        for (size_t i = 0; i < E; i++)
-            x[i] += o[i];
-        add_bias(x, L->b_down);
-    }
+    matmul_phase(T, L->wo, act(T, 0, 0), n, c->tmp, (size_t)E);
+    sync_all(T);
+    norm_phase(T, 0, n, true, L->bo, L->ffn_norm, L->ffn_norm_b, ff);
+    ffn_phase(T, L);
+    sync_all(T);
+    round_phase(T, L->w_down, c->ff, (size_t)P->hp->n_ff);
+    matmul_phase(T, L->w_down, act(T, 0, 0), n, c->tmp, (size_t)E);
+    sync_all(T);
 }
 
-static void embed(const pass *P, int r0, int r1)
+/* Final residual, norm and output projection for the rows that want
+ * logits. */
+static void output(thr *T)
 {
+    const pass *P = T->P;
     const cf_model *m = P->m;
-    const size_t E = (size_t)P->hp->n_embd;
-    const size_t row = cf_row_bytes(m->tok_embd->type, (int64_t)E);
-    for (int r = r0; r < r1; r++) {
-        float *x = P->c->x + r * E;
-        cf_dequantize_row(m->tok_embd->type, (const uint8_t *)m->tok_embd->data + (size_t)P->tokens[r] * row,
-                          x, (int64_t)E);
-        if (m->pos_embd) {
-            const float *pe = (const float *)m->pos_embd->data + (size_t)(P->pos0 + r) * E;
-            for (size_t i = 0; i < E; i++)
-                x[i] += pe[i];
-        }
-        if (P->hp->rope_style != CF_ROPE_NONE) {
-            const int half = P->hp->n_rot / 2;
-            cf_rope_angles(P->hp, (float)(P->pos0 + r), P->c->rope_cos + (size_t)r * half,
-                           P->c->rope_sin + (size_t)r * half);
-        }
-    }
-}
-
-/* Final norm and output projection for the rows that want logits. */
-static void output(const pass *P, int ith, int nth)
-{
-    cf_ctx *c = P->c;
-    const cf_model *m = P->m;
-    const size_t E = (size_t)P->hp->n_embd;
     const int first = P->all_logits ? 0 : P->n - 1, rows = P->n - first;
-    int r0, r1;
-    split(rows, ith, nth, &r0, &r1);
-    for (int r = r0; r < r1; r++)
-        norm_row(P, c->xn + r * E, c->x + (size_t)(first + r) * E, m->out_norm, m->out_norm_b);
-    round_rows(m->output, c->xn, E, c->xq[0], c->xq_stride, r0, r1);
-#pragma omp barrier
-    matmul(m->output, c->xq[0], c->xq_stride, P->logits, (size_t)P->hp->n_vocab, rows, ith, nth);
+    cf_weight ws[3] = {m->output, NULL, NULL};
+    norm_phase(T, first, rows, true, m->layers[P->hp->n_layer - 1].b_down, m->out_norm,
+               m->out_norm_b, ws);
+    matmul_phase(T, m->output, act(T, 0, first), rows, P->logits, (size_t)P->hp->n_vocab);
 }
 
 static void run_batch(const pass *P)
 {
+    memset(P->c->work, 0, (size_t)P->c->n_work * sizeof *P->c->work);
 #pragma omp parallel num_threads(P->c->n_threads)
     {
-        const int ith = omp_get_thread_num(), nth = omp_get_num_threads();
-        int r0, r1;
-        split(P->n, ith, nth, &r0, &r1);
-        embed(P, r0, r1);
-#pragma omp barrier
-        for (int l = 0; l < P->hp->n_layer; l++) {
-            layer(P, l, ith, nth);
-#pragma omp barrier
-        }
+        thr T = {P, NULL, omp_get_thread_num(), omp_get_num_threads(), 0};
+        T.b = &P->c->tb[T.ith];
+        embed(&T);
+        for (int l = 0; l < P->hp->n_layer; l++)
+            layer(&T, l);
         if (P->logits)
-            output(P, ith, nth);
+            output(&T);
     }
 }
 
@@ -442,6 +450,7 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
             .c = c,
             .m = c->m,
             .hp = hp,
+            .vec = cf_vec(),
             .tokens = tokens + done,
             .n = nb,
             .pos0 = c->kv.n_past,
@@ -449,6 +458,7 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
                           ? logits + (all_logits ? (size_t)done * (size_t)hp->n_vocab : 0)
                           : NULL,
             .all_logits = all_logits,
+            .one = nb == 1,
         };
         run_batch(&P);
         c->kv.n_past += nb;

@@ -1,6 +1,6 @@
-/* The KV cache: allocation, element conversion, truncation, the context
- * shift (drop a range of positions and re-rotate the keys that move), and
- * (de)serialisation of the used positions. */
+/* The KV cache: allocation, the layout of keys and values, truncation, the
+ * context shift (drop a range of positions and re-rotate the keys that
+ * move), and (de)serialisation of the used positions. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +11,7 @@ int cf_kv_init(cf_kv *kv, const cf_hparams *hp, int n_ctx, cf_kv_type type, cf_e
     memset(kv, 0, sizeof *kv);
     kv->type = type;
     kv->n_ctx = n_ctx;
+    kv->n_blocks = (n_ctx + CF_KV_BLOCK - 1) / CF_KV_BLOCK;
     kv->n_layer = hp->n_layer;
     kv->n_head_kv = hp->n_head_kv;
     kv->head_dim = hp->head_dim;
@@ -19,10 +20,11 @@ int cf_kv_init(cf_kv *kv, const cf_hparams *hp, int n_ctx, cf_kv_type type, cf_e
     kv->v = calloc((size_t)hp->n_layer, sizeof *kv->v);
     if (!kv->k || !kv->v)
         goto oom;
-    size_t bytes = (size_t)n_ctx * (size_t)hp->n_head_kv * (size_t)hp->head_dim * kv->elem;
+    const size_t bytes = (size_t)kv->n_blocks * CF_KV_BLOCK * (size_t)hp->n_head_kv *
+                         (size_t)hp->head_dim * kv->elem;
     for (int l = 0; l < hp->n_layer; l++) {
-        kv->k[l] = malloc(bytes);
-        kv->v[l] = malloc(bytes);
+        kv->k[l] = aligned_alloc(64, bytes);
+        kv->v[l] = aligned_alloc(64, bytes);
         if (!kv->k[l] || !kv->v[l])
             goto oom;
     }
@@ -43,41 +45,51 @@ void cf_kv_free(cf_kv *kv)
     kv->k = kv->v = NULL;
 }
 
-static size_t offset(const cf_kv *kv, int h, int pos)
-{
-    return (((size_t)h * (size_t)kv->n_ctx + (size_t)pos) * (size_t)kv->head_dim) * kv->elem;
-}
+/* ---- layout ---------------------------------------------------------------- */
 
-void *cf_kv_k(const cf_kv *kv, int l, int h, int pos)
+void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block)
 {
-    return (uint8_t *)kv->k[l] + offset(kv, h, pos);
+    const size_t per_head = (size_t)kv->n_blocks * CF_KV_BLOCK * (size_t)kv->head_dim;
+    return (uint8_t *)kv->k[l] +
+           ((size_t)h * per_head + (size_t)block * CF_KV_BLOCK * (size_t)kv->head_dim) * kv->elem;
 }
 
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos)
 {
-    return (uint8_t *)kv->v[l] + offset(kv, h, pos);
+    const size_t per_head = (size_t)kv->n_blocks * CF_KV_BLOCK * (size_t)kv->head_dim;
+    return (uint8_t *)kv->v[l] + ((size_t)h * per_head + (size_t)pos * (size_t)kv->head_dim) * kv->elem;
 }
 
-void cf_kv_store(const cf_kv *kv, void *dst, const float *src, int n)
+void cf_kv_put_k(const cf_kv *kv, int l, int h, int pos, const float *row)
 {
-    if (kv->type == CF_KV_F32) {
-        memcpy(dst, src, (size_t)n * sizeof(float));
-        return;
+    uint8_t *b = cf_kv_kblock(kv, l, h, pos / CF_KV_BLOCK);
+    const int j = pos % CF_KV_BLOCK;
+    for (int d = 0; d < kv->head_dim; d++) {
+        const size_t at = (size_t)d * CF_KV_BLOCK + (size_t)j;
+        if (kv->type == CF_KV_F16)
+            ((uint16_t *)b)[at] = cf_f32_to_f16(row[d]);
+        else
+            ((float *)b)[at] = row[d];
     }
-    uint16_t *d = dst;
-    for (int i = 0; i < n; i++)
-        d[i] = cf_f32_to_f16(src[i]);
 }
 
-void cf_kv_fetch(const cf_kv *kv, float *dst, const void *src, int n)
+void cf_kv_get_k(const cf_kv *kv, int l, int h, int pos, float *row)
 {
-    if (kv->type == CF_KV_F32) {
-        memcpy(dst, src, (size_t)n * sizeof(float));
-        return;
+    const uint8_t *b = cf_kv_kblock(kv, l, h, pos / CF_KV_BLOCK);
+    const int j = pos % CF_KV_BLOCK;
+    for (int d = 0; d < kv->head_dim; d++) {
+        const size_t at = (size_t)d * CF_KV_BLOCK + (size_t)j;
+        row[d] = kv->type == CF_KV_F16 ? cf_f16_to_f32(((const uint16_t *)b)[at]) : ((const float *)b)[at];
     }
-    const uint16_t *s = src;
-    for (int i = 0; i < n; i++)
-        dst[i] = cf_f16_to_f32(s[i]);
+}
+
+void cf_kv_put_v(const cf_kv *kv, int l, int h, int pos, const float *row)
+{
+    void *dst = cf_kv_v(kv, l, h, pos);
+    if (kv->type == CF_KV_F16)
+        cf_f32_to_f16_row(row, dst, kv->head_dim);
+    else
+        memcpy(dst, row, (size_t)kv->head_dim * sizeof *row);
 }
 
 /* ---- the public cache operations ------------------------------------------ */
@@ -106,22 +118,20 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
     const size_t row_bytes = (size_t)kv->head_dim * kv->elem;
     for (int l = 0; l < kv->n_layer; l++)
         for (int h = 0; h < kv->n_head_kv; h++) {
-            memmove(cf_kv_k(kv, l, h, p0), cf_kv_k(kv, l, h, p1), (size_t)moved * row_bytes);
             memmove(cf_kv_v(kv, l, h, p0), cf_kv_v(kv, l, h, p1), (size_t)moved * row_bytes);
-            if (hp->rope_style == CF_ROPE_NONE)
-                continue;
             for (int p = p0; p < p0 + moved; p++) {
-                void *k = cf_kv_k(kv, l, h, p);
-                cf_kv_fetch(kv, row, k, kv->head_dim);
-                cf_rope_apply(hp->rope_style, hp->n_rot, row, cos_t, sin_t);
-                cf_kv_store(kv, k, row, kv->head_dim);
+                cf_kv_get_k(kv, l, h, p + delta, row);
+                if (hp->rope_style != CF_ROPE_NONE)
+                    cf_rope_apply(hp->rope_style, hp->n_rot, row, cos_t, sin_t);
+                cf_kv_put_k(kv, l, h, p, row);
             }
         }
     kv->n_past -= delta;
     return 0;
 }
 
-/* Saved layout: for each layer, K then V, each [n_head_kv][n][head_dim]. */
+/* Saved layout: for each layer, K then V, each [n_head_kv][n][head_dim] in
+ * the cache's element type. */
 uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n)
 {
     const cf_kv *kv = &c->kv;
@@ -129,19 +139,48 @@ uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n)
            (uint64_t)kv->head_dim * kv->elem;
 }
 
+/* Copy the keys of positions [0, n) of one head between the cache's
+ * blocks ([head_dim][CF_KV_BLOCK] each) and saved rows ([n][head_dim]):
+ * a transpose per block, in the element's own width. */
+#define KEYS_IO(T)                                                                  \
+    for (size_t d = 0; d < hd; d++)                                                 \
+        for (size_t j = 0; j < m; j++) {                                            \
+            T *cell = (T *)blk + d * CF_KV_BLOCK + j, *saved = (T *)row + j * hd + d; \
+            if (save)                                                               \
+                *saved = *cell;                                                     \
+            else                                                                    \
+                *cell = *saved;                                                     \
+        }
+
+static void keys_io(const cf_kv *kv, int l, int h, int n, uint8_t *rows, bool save)
+{
+    const size_t hd = (size_t)kv->head_dim;
+    for (int p0 = 0; p0 < n; p0 += CF_KV_BLOCK) {
+        uint8_t *blk = cf_kv_kblock(kv, l, h, p0 / CF_KV_BLOCK);
+        uint8_t *row = rows + (size_t)p0 * hd * kv->elem;
+        const size_t m = n - p0 < CF_KV_BLOCK ? (size_t)(n - p0) : CF_KV_BLOCK;
+        if (kv->elem == 2)
+            KEYS_IO(uint16_t)
+        else
+            KEYS_IO(uint32_t)
+    }
+}
+
+#undef KEYS_IO
+
 int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err)
 {
     const cf_kv *kv = &c->kv;
     if (n < 0 || n > kv->n_past || size < cf_ctx_kv_bytes(c, n))
         return cf_fail(err, "cannot save %d cache positions (%d held)", n, kv->n_past);
     uint8_t *out = dst;
-    const size_t chunk = (size_t)n * (size_t)kv->head_dim * kv->elem;
-    for (int l = 0; l < kv->n_layer; l++)
-        for (int which = 0; which < 2; which++)
-            for (int h = 0; h < kv->n_head_kv; h++) {
-                memcpy(out, which ? cf_kv_v(kv, l, h, 0) : cf_kv_k(kv, l, h, 0), chunk);
-                out += chunk;
-            }
+    const size_t row = (size_t)kv->head_dim * kv->elem;
+    for (int l = 0; l < kv->n_layer; l++) {
+        for (int h = 0; h < kv->n_head_kv; h++, out += (size_t)n * row)
+            keys_io(kv, l, h, n, out, true);
+        for (int h = 0; h < kv->n_head_kv; h++, out += (size_t)n * row)
+            memcpy(out, cf_kv_v(kv, l, h, 0), (size_t)n * row);
+    }
     return 0;
 }
 
@@ -154,13 +193,13 @@ int cf_ctx_kv_load(cf_ctx *c, int n, const void *src, uint64_t size, cf_err *err
         return cf_fail(err, "cache data of %llu bytes do not match %d positions (%llu expected)",
                        (unsigned long long)size, n, (unsigned long long)cf_ctx_kv_bytes(c, n));
     const uint8_t *in = src;
-    const size_t chunk = (size_t)n * (size_t)kv->head_dim * kv->elem;
-    for (int l = 0; l < kv->n_layer; l++)
-        for (int which = 0; which < 2; which++)
-            for (int h = 0; h < kv->n_head_kv; h++) {
-                memcpy(which ? cf_kv_v(kv, l, h, 0) : cf_kv_k(kv, l, h, 0), in, chunk);
-                in += chunk;
-            }
+    const size_t row = (size_t)kv->head_dim * kv->elem;
+    for (int l = 0; l < kv->n_layer; l++) {
+        for (int h = 0; h < kv->n_head_kv; h++, in += (size_t)n * row)
+            keys_io(kv, l, h, n, (uint8_t *)in, false);
+        for (int h = 0; h < kv->n_head_kv; h++, in += (size_t)n * row)
+            memcpy(cf_kv_v(kv, l, h, 0), in, (size_t)n * row);
+    }
     kv->n_past = n;
     return 0;
 }

@@ -27,40 +27,75 @@ struct cf_model {
     float *rope_freqs; /* owned copy of rope_freqs.weight, or NULL */
 };
 
-/* The KV cache: per layer, K and V as [n_head_kv][n_ctx][head_dim] so each
- * head's keys over positions are contiguous for attention. */
+/* The KV cache, per layer and KV head.  Values: [n_ctx][head_dim].  Keys:
+ * blocks of CF_KV_BLOCK positions, each [head_dim][CF_KV_BLOCK], so that
+ * attention scores a block of positions with one vector per dimension. */
+#define CF_KV_BLOCK 16
+
 typedef struct cf_kv {
     cf_kv_type type;
-    int n_ctx, n_past;
+    int n_ctx, n_past, n_blocks;
     int n_layer, n_head_kv, head_dim;
     size_t elem; /* bytes per element */
     void **k, **v;
 } cf_kv;
 
+/* A barrier for the threads of a pass (barrier.c). */
+typedef struct cf_barrier {
+    _Alignas(64) unsigned arrived;
+    _Alignas(64) unsigned gen;
+} cf_barrier;
+void cf_barrier_wait(cf_barrier *b, int nth);
+
+/* Scratch of one thread of the forward pass. */
+typedef struct cf_tbuf {
+    float *x;       /* single-token passes: this thread's copy of the residual */
+    float *row;     /* one normalised or attention row: max(E, Q) floats */
+    uint8_t *xq[3]; /* single-token passes: the rounded activations */
+    float *tile;    /* a row chunk of ffn_up outputs: tile_cap floats */
+    float *scores;  /* attention scores: n_head x CF_ATTN_CHUNK */
+    void *part;     /* attention partials of one token and KV head */
+} cf_tbuf;
+
 struct cf_ctx {
     const cf_model *m;
     int n_threads, n_batch;
     cf_kv kv;
-    /* activations for a batch of up to n_batch tokens, row-major */
-    float *x, *xn, *qkv, *att, *ff, *tmp;
-    size_t qkv_stride, ff_stride;
-    /* activations rounded to each weight's dot type; one buffer per matmul
-     * sharing an input so mixed-type groups work */
+    /* activations of a batch of up to n_batch tokens, row-major */
+    float *x, *qkv, *ff, *tmp;
+    size_t qkv_stride;
+    /* activations rounded to the dot type of the next weights; xq[1] and
+     * xq[2] exist only when a group of weights sharing an input mixes types */
     uint8_t *xq[3];
+    int n_xq;
     size_t xq_stride;
-    float *scores;       /* n_threads x n_ctx attention scores */
-    float *rope_cos, *rope_sin; /* n_batch x n_rot/2 for the batch's positions */
+    cf_tbuf *tb; /* n_threads of them */
+    size_t tile_cap;
+    /* single-token passes: every head's attention partials, max_chunks each */
+    void *part;
+    int max_chunks;
+    size_t part_bytes;
+    /* RoPE's cos and sin of every position: n_ctx x n_rot/2 */
+    float *rope_cos, *rope_sin;
+    /* work counters of one pass, one per dynamically shared phase */
+    int *work;
+    int n_work;
+    cf_barrier bar;
 };
+
+/* ---- context (ctx.c) ------------------------------------------------------ */
+/* The weights reading one normalised input: Q K V (or the fused QKV), and
+ * gate and up (phi3's fused gate|up, gpt2's up alone); unused slots NULL. */
+void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3]);
+/* Which xq buffer holds the input of ws[i]: the first of the group whose
+ * weight has the same dot type. */
+int cf_xq_index(cf_weight const ws[3], int i);
 
 /* ---- ops (ops.c) ---------------------------------------------------------- */
 void cf_rmsnorm(float *y, const float *x, const float *w, int n, float eps);
 void cf_layernorm(float *y, const float *x, const float *w, const float *b, int n, float eps);
-void cf_softmax(float *x, int n);
-float cf_silu(float x);
 /* GELU (tanh form) as llama.cpp computes it: through F16 in and out. */
 float cf_gelu(float x);
-float cf_dot_f32(const float *a, const float *b, int n);
-void cf_axpy_f32(float *y, float a, const float *x, int n);
 
 /* ---- rope (rope.c) --------------------------------------------------------- */
 /* cos/sin of each rotated pair at position pos (n_rot/2 values each). */
@@ -71,10 +106,13 @@ void cf_rope_apply(cf_rope_style style, int n_rot, float *v, const float *cos_t,
 /* ---- kv cache (kv_cache.c) ------------------------------------------------- */
 int cf_kv_init(cf_kv *kv, const cf_hparams *hp, int n_ctx, cf_kv_type type, cf_err *err);
 void cf_kv_free(cf_kv *kv);
-/* Pointers to position pos of a head in layer l. */
-void *cf_kv_k(const cf_kv *kv, int l, int h, int pos);
+/* The key block holding positions [block * CF_KV_BLOCK, ...) of a head. */
+void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block);
+/* The value row of position pos of a head. */
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos);
-void cf_kv_store(const cf_kv *kv, void *dst, const float *src, int n);
-void cf_kv_fetch(const cf_kv *kv, float *dst, const void *src, int n);
+/* Store or read one position's key or value row (head_dim floats). */
+void cf_kv_put_k(const cf_kv *kv, int l, int h, int pos, const float *row);
+void cf_kv_get_k(const cf_kv *kv, int l, int h, int pos, float *row);
+void cf_kv_put_v(const cf_kv *kv, int l, int h, int pos, const float *row);
 
 #endif

@@ -33,26 +33,6 @@ void cf_layernorm(float *y, const float *x, const float *w, const float *b, int 
         y[i] = (y[i] * scale) * w[i] + b[i];
 }
 
-void cf_softmax(float *x, int n)
-{
-    float max = -INFINITY;
-    for (int i = 0; i < n; i++)
-        max = x[i] > max ? x[i] : max;
-    double sum = 0.0;
-    for (int i = 0; i < n; i++) {
-        x[i] = expf(x[i] - max);
-        sum += (double)x[i];
-    }
-    const float inv = (float)(1.0 / sum);
-    for (int i = 0; i < n; i++)
-        x[i] *= inv;
-}
-
-float cf_silu(float x)
-{
-    return x / (1.0f + expf(-x));
-}
-
 float cf_gelu(float x)
 {
     const float sqrt_2_over_pi = 0.79788456080286535587989211986876f;
@@ -64,18 +44,4 @@ float cf_gelu(float x)
     const float h = cf_f16_to_f32(cf_f32_to_f16(x));
     const float g = 0.5f * h * (1.0f + tanhf(sqrt_2_over_pi * h * (1.0f + coef_a * h * h)));
     return cf_f16_to_f32(cf_f32_to_f16(g));
-}
-
-float cf_dot_f32(const float *a, const float *b, int n)
-{
-    float s = 0.0f;
-    for (int i = 0; i < n; i++)
-        s += a[i] * b[i];
-    return s;
-}
-
-void cf_axpy_f32(float *y, float a, const float *x, int n)
-{
-    for (int i = 0; i < n; i++)
-        y[i] += a * x[i];
 }

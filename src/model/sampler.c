@@ -159,8 +159,9 @@ int cf_sampler_create(int32_t n_vocab, const cf_sampler_params *p, uint64_t seed
     s->n_vocab = n_vocab;
     s->par = *p;
     s->cand = malloc((size_t)n_vocab * sizeof *s->cand);
+    s->spare = malloc((size_t)n_vocab * sizeof *s->spare);
     s->count = calloc((size_t)n_vocab, sizeof *s->count);
-    if (!s->cand || !s->count || grow_history(s, p->repeat_last_n > 64 ? p->repeat_last_n : 64)) {
+    if (!s->cand || !s->spare || !s->count || grow_history(s, p->repeat_last_n > 64 ? p->repeat_last_n : 64)) {
         cf_sampler_free(s);
         return cf_fail(err, "out of memory for a sampler over %d tokens", n_vocab);
     }
@@ -177,6 +178,7 @@ void cf_sampler_free(cf_sampler *s)
     if (!s)
         return;
     free(s->cand);
+    free(s->spare);
     free(s->count);
     free(s->hist);
     free(s->pen_ids);

@@ -74,6 +74,54 @@ static size_t select_mass(cf_cand *c, size_t n, double target, bool strict)
     return lo;
 }
 
+/* select_mass for many candidates: histogram the mass by key first, keep
+ * the buckets above the one where the target is reached, and select only
+ * inside that one. */
+static size_t select_mass_big(cf_cand *c, cf_cand *spare, size_t n, double target, bool strict)
+{
+    enum { B = 2048 };
+    float kmax = -INFINITY, kmin = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        kmax = c[i].key > kmax ? c[i].key : kmax;
+        kmin = c[i].key < kmin ? c[i].key : kmin;
+    }
+    float span = kmax - kmin;
+    if (n < 1024 || !(span > 0) || !isfinite(kmax))
+        return select_mass(c, n, target, strict);
+    const float scale = (B - 1) / (span < 64 ? span : 64);
+    double mass[B] = {0};
+#define BUCKET(k) ((k) == -INFINITY || (kmax - (k)) * scale >= B - 1 ? B - 1 : (int)((kmax - (k)) * scale))
+    for (size_t i = 0; i < n; i++)
+        mass[BUCKET(c[i].key)] += c[i].p;
+    double acc = 0;
+    int b = 0;
+    for (; b < B; b++) {
+        double next = acc + mass[b];
+        if (strict ? next > target : next >= target)
+            break;
+        acc = next;
+    }
+    if (b == B)
+        return n;
+    /* without branches: buckets above b to the front, bucket b to spare's
+     * start, the rest to its end; then bucket b and the rest after the first */
+    size_t lo = 0, nb = 0, nd = 0;
+    for (size_t i = 0; i < n; i++) {
+        int bi = BUCKET(c[i].key);
+        spare[nb] = c[i];
+        nb += bi == b;
+        spare[n - 1 - nd] = c[i];
+        nd += bi > b;
+        c[lo] = c[i];
+        lo += bi < b;
+    }
+    memcpy(c + lo, spare, nb * sizeof *c);
+    memcpy(c + lo + nb, spare + n - nd, nd * sizeof *c);
+    size_t mid = lo + nb;
+#undef BUCKET
+    return lo + select_mass(c + lo, mid - lo, target - acc, strict);
+}
+
 double cf_cand_softmax(cf_cand *c, size_t n)
 {
     float max = -INFINITY;
@@ -137,6 +185,17 @@ static float penalize(const cf_sampler *s, int32_t id, float l)
 /* ---- the first stage: candidates from the logits, with penalties and
  * top-k ------------------------------------------------------------------- */
 
+/* Cut the buffer back to its best `want`; the worst kept key is the new
+ * threshold. */
+static float cut_back(cf_cand *c, size_t n, size_t want)
+{
+    select_top(c, n, want);
+    float thr = c[0].key;
+    for (size_t j = 1; j < want; j++)
+        thr = c[j].key < thr ? c[j].key : thr;
+    return thr;
+}
+
 /* The best `want` raw logits in one pass: collect what beats the current
  * threshold, and cut the buffer back to `want` whenever it fills. */
 static size_t scan_top(cf_cand *c, const float *logits, size_t n_vocab, size_t want, size_t cap)
@@ -146,11 +205,8 @@ static size_t scan_top(cf_cand *c, const float *logits, size_t n_vocab, size_t w
     for (; i < n_vocab && n < cap; i++)
         c[n++] = (cf_cand){(int32_t)i, clean(logits[i]), 0, clean(logits[i])};
     if (n == cap) {
-        select_top(c, n, want);
+        thr = cut_back(c, n, want);
         n = want;
-        thr = c[0].key;
-        for (size_t j = 1; j < n; j++)
-            thr = c[j].key < thr ? c[j].key : thr;
     }
     while (i < n_vocab) {
         /* whole blocks below the threshold are skipped (vectorizes) */
@@ -163,11 +219,8 @@ static size_t scan_top(cf_cand *c, const float *logits, size_t n_vocab, size_t w
                 continue;
             c[n++] = (cf_cand){(int32_t)i, logits[i], 0, logits[i]};
             if (n == cap) {
-                select_top(c, n, want);
+                thr = cut_back(c, n, want);
                 n = want;
-                thr = c[0].key;
-                for (size_t j = 1; j < n; j++)
-                    thr = c[j].key < thr ? c[j].key : thr;
             }
         }
         i = end;
@@ -175,13 +228,10 @@ static size_t scan_top(cf_cand *c, const float *logits, size_t n_vocab, size_t w
     return n;
 }
 
-static size_t stage_first(cf_sampler *s, const float *logits)
+static size_t stage_first(cf_sampler *s, const float *logits, size_t k)
 {
     cf_cand *c = s->cand;
     size_t V = (size_t)s->n_vocab, n_pen = penalties_on(s) ? penalized_ids(s) : 0;
-    size_t k = s->par.top_k > 0 ? (size_t)s->par.top_k : V;
-    if (k < keep_min(&s->par))
-        k = keep_min(&s->par);
     if (k + n_pen >= V / 2) { /* every token a candidate */
         for (size_t i = 0; i < V; i++)
             c[i] = (cf_cand){(int32_t)i, clean(logits[i]), 0, clean(logits[i])};
@@ -215,7 +265,7 @@ static size_t stage_first(cf_sampler *s, const float *logits)
 
 /* ---- the filters after it ------------------------------------------------ */
 
-static size_t stage_typical(const cf_sampler_params *par, cf_cand *c, size_t n)
+static size_t stage_typical(const cf_sampler_params *par, cf_cand *c, cf_cand *spare, size_t n)
 {
     cf_cand_softmax(c, n);
     double entropy = 0;
@@ -225,7 +275,7 @@ static size_t stage_typical(const cf_sampler_params *par, cf_cand *c, size_t n)
     /* most typical first: |-log p - H| smallest */
     for (size_t i = 0; i < n; i++)
         c[i].key = -fabsf(-logf(c[i].p) - (float)entropy);
-    size_t m = select_mass(c, n, par->typical_p, true);
+    size_t m = select_mass_big(c, spare, n, par->typical_p, true);
     if (m < keep_min(par)) {
         m = keep_min(par) < n ? keep_min(par) : n;
         select_top(c, n, m);
@@ -235,10 +285,10 @@ static size_t stage_typical(const cf_sampler_params *par, cf_cand *c, size_t n)
     return m < n ? m : n;
 }
 
-static size_t stage_top_p(const cf_sampler_params *par, cf_cand *c, size_t n)
+static size_t stage_top_p(const cf_sampler_params *par, cf_cand *c, cf_cand *spare, size_t n)
 {
     cf_cand_softmax(c, n);
-    size_t m = par->top_p <= 0 ? 0 : select_mass(c, n, par->top_p, false);
+    size_t m = par->top_p <= 0 ? 0 : select_mass_big(c, spare, n, par->top_p, false);
     if (m < keep_min(par)) {
         m = keep_min(par) < n ? keep_min(par) : n;
         select_top(c, n, m);
@@ -267,34 +317,18 @@ static size_t stage_min_p(const cf_sampler_params *par, cf_cand *c, size_t n)
     return m;
 }
 
-/* The highest logit, lowest id on ties, of the penalized logits. */
-static size_t greedy(cf_sampler *s, const float *logits)
-{
-    size_t n_pen = penalties_on(s) ? penalized_ids(s) : 0;
-    int32_t best = 0;
-    float best_l = -INFINITY;
-    for (int32_t i = 0; i < s->n_vocab; i++) {
-        float l = n_pen && s->count[i] > 0 ? penalize(s, i, clean(logits[i])) : logits[i];
-        if (l > best_l) {
-            best_l = l;
-            best = i;
-        }
-    }
-    s->cand[0] = (cf_cand){best, best_l, 1, best_l};
-    return 1;
-}
-
 size_t cf_sampler_run_chain(cf_sampler *s, const float *logits)
 {
     const cf_sampler_params *par = &s->par;
-    if (par->temp <= 0 && par->typical_p >= 1)
-        return greedy(s, logits); /* no filter can remove the best token */
     cf_cand *c = s->cand;
-    size_t n = stage_first(s, logits);
+    size_t V = (size_t)s->n_vocab, k = par->top_k > 0 ? (size_t)par->top_k : V;
+    if (par->temp <= 0 && par->typical_p >= 1)
+        return stage_first(s, logits, 1); /* no filter can remove the best token */
+    size_t n = stage_first(s, logits, k > keep_min(par) ? k : keep_min(par));
     if (par->typical_p < 1 && n > 1)
-        n = stage_typical(par, c, n);
+        n = stage_typical(par, c, s->spare, n);
     if (par->top_p < 1 && n > 1)
-        n = stage_top_p(par, c, n);
+        n = stage_top_p(par, c, s->spare, n);
     if (par->min_p > 0 && n > 1)
         n = stage_min_p(par, c, n);
     if (par->temp <= 0) {

@@ -16,7 +16,7 @@ struct cf_sampler {
     uint64_t seed;
     cf_rng rng;
 
-    cf_cand *cand; /* n_vocab work slots */
+    cf_cand *cand, *spare; /* n_vocab work slots each */
 
     /* penalty history: a ring of the last hist_cap accepted tokens, and how
      * often each token occurs among the last par.repeat_last_n of them */

@@ -172,6 +172,9 @@ int cf_tokenize(const cf_tokenizer *t, const char *text, size_t len, bool add_sp
 {
     frag_list l = {.head = -1};
     int rc = -1;
+    if (len > CF_TOK_MAX_TEXT)
+        return cf_fail(err, "text of %zu bytes is too long to tokenize (at most %zu)", len,
+                       CF_TOK_MAX_TEXT);
     if (len > 0) {
         if (frag_new(&l, (frag){0, len, CF_TOKEN_NULL, -1}) < 0)
             goto out;

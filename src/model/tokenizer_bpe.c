@@ -110,7 +110,7 @@ static const bpe_pair *pair_find(const cf_tokenizer *t, uint64_t key)
 
 int cf_bpe_prepare(cf_tokenizer *t, const cf_gguf_kv *merges, cf_err *err)
 {
-    if (merges->n >= (1u << 30))
+    if (merges->n >= (1u << 24)) /* ranks must stay exact as floats */
         return cf_fail(err, "tokenizer.ggml.merges: %llu merges is too many",
                        (unsigned long long)merges->n);
     uint64_t cap = 16;
@@ -171,63 +171,14 @@ out:
 
 /* ---- encode ------------------------------------------------------------------ */
 
-typedef struct bpe_bigram {
-    int32_t rank, left, right, lsym, rsym;
-} bpe_bigram;
-
 typedef struct bpe_work {
     uint32_t *cp, *words, *tmp;
     uint8_t *fl;
     char *word, *enc;
     int32_t *sym, *prev, *next;
     uint32_t *n;
-    bpe_bigram *heap;
-    size_t n_heap, cap_heap;
+    tok_queue q;
 } bpe_work;
-
-static inline bool earlier(const bpe_bigram *a, const bpe_bigram *b)
-{
-    return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
-}
-
-static int heap_push(bpe_work *w, bpe_bigram e)
-{
-    if (w->n_heap == w->cap_heap) {
-        size_t cap = w->cap_heap ? w->cap_heap * 2 : 64;
-        bpe_bigram *h = realloc(w->heap, cap * sizeof *h);
-        if (!h)
-            return -1;
-        w->heap = h;
-        w->cap_heap = cap;
-    }
-    size_t i = w->n_heap++;
-    while (i > 0 && earlier(&e, &w->heap[(i - 1) / 2])) {
-        w->heap[i] = w->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    w->heap[i] = e;
-    return 0;
-}
-
-static bpe_bigram heap_pop(bpe_work *w)
-{
-    bpe_bigram top = w->heap[0], last = w->heap[--w->n_heap];
-    size_t i = 0, n = w->n_heap;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && earlier(&w->heap[c + 1], &w->heap[c]))
-            c++;
-        if (!earlier(&w->heap[c], &last))
-            break;
-        w->heap[i] = w->heap[c];
-        i = c;
-    }
-    if (n)
-        w->heap[i] = last;
-    return top;
-}
 
 static int add_bigram(const cf_tokenizer *t, bpe_work *w, int32_t left, int32_t right)
 {
@@ -236,7 +187,9 @@ static int add_bigram(const cf_tokenizer *t, bpe_work *w, int32_t left, int32_t 
     const bpe_pair *p = pair_find(t, pair_key(w->sym[left], w->sym[right]));
     if (!p->key)
         return 0;
-    return heap_push(w, (bpe_bigram){p->rank, left, right, w->sym[left], w->sym[right]});
+    /* a, b: the two symbols, to tell when a side has been merged since */
+    return tok_queue_push(&w->q,
+                          (tok_bigram){-(float)p->rank, left, right, w->sym[left], w->sym[right]});
 }
 
 /* Merge the bytes of one word and append its tokens. */
@@ -257,15 +210,15 @@ static int encode_word(const cf_tokenizer *t, bpe_work *w, const unsigned char *
         w->next[i] = i + 1 < n ? i + 1 : -1;
         w->n[i] = 1;
     }
-    w->n_heap = 0;
+    w->q.n = 0;
     for (int32_t i = 1; i < n; i++)
         if (add_bigram(t, w, i - 1, i))
             return -1;
-    while (w->n_heap) {
-        bpe_bigram g = heap_pop(w);
-        if (w->sym[g.left] != g.lsym || w->sym[g.right] != g.rsym)
+    while (w->q.n) {
+        tok_bigram g = tok_queue_pop(&w->q);
+        if (w->sym[g.left] != g.a || w->sym[g.right] != g.b)
             continue; /* stale: one side has been merged since */
-        const bpe_pair *p = pair_find(t, pair_key(g.lsym, g.rsym));
+        const bpe_pair *p = pair_find(t, pair_key(g.a, g.b));
         w->sym[g.left] = p->result;
         w->n[g.left] += w->n[g.right];
         w->sym[g.right] = SYM_DEAD;
@@ -343,6 +296,6 @@ out:
     free(w.prev);
     free(w.next);
     free(w.n);
-    free(w.heap);
+    free(w.q.e);
     return rc;
 }

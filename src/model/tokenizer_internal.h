@@ -39,6 +39,23 @@ void cf_strmap_put(cf_strmap *m, uint32_t id);
 int32_t cf_strmap_get(const cf_strmap *m, const char *s, size_t n);
 void cf_strmap_free(cf_strmap *m);
 
+/* ---- the merge queue (tokenizer_vocab.c) ---------------------------------
+ * A possible merge of two adjacent symbols; the queue serves the highest
+ * prio first, the leftmost on ties (SPM: the token's score; BPE: minus the
+ * merge rank, exact below 2^24).  a and b are the encoder's own. */
+typedef struct tok_bigram {
+    float prio;
+    int32_t left, right, a, b;
+} tok_bigram;
+
+typedef struct tok_queue {
+    tok_bigram *e;
+    size_t n, cap;
+} tok_queue;
+
+int tok_queue_push(tok_queue *q, tok_bigram e);
+tok_bigram tok_queue_pop(tok_queue *q);
+
 /* ---- the vocabulary -------------------------------------------------------- */
 /* Token types stored in GGUF (tokenizer.ggml.token_type). */
 enum { TT_UNDEFINED = 0, TT_NORMAL, TT_UNKNOWN, TT_CONTROL, TT_USER_DEFINED, TT_UNUSED, TT_BYTE };

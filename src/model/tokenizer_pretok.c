@@ -42,10 +42,14 @@ enum {
     ST_PORO,          /*  ?[^(\s|.,!?…。，、।۔،)]+ */
     ST_TEKKEN,        /* Mistral Nemo's cased-word pattern */
     ST_GPT4O,         /* the same with contractions and \p{N}{1,3} */
+    ST_CHAM_SENTINEL, /* <sentinel:[0-9]+> */
+    ST_CHAM_IMAGE,    /* (IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z */
+    ST_CHAM_SPACE,    /* ([\t\n]|    |  ) */
+    ST_CHAM_PUNCT,    /* [\p{P}!-/:-@\[-`{-~] */
     ST_END = -1,
 };
 
-#define MAX_STAGES 6
+#define MAX_STAGES 6 /* at most, before ST_END */
 
 static const struct pretok_def {
     const char *names; /* space-separated tokenizer.ggml.pre values */
@@ -72,6 +76,9 @@ static const struct pretok_def {
     {"viking", {ST_PORO, ST_NUM_1, ST_END}, false, false},
     {"tekken", {ST_TEKKEN, ST_END}, true, true},
     {"gpt-4o", {ST_GPT4O, ST_END}, false, false},
+    {"chameleon",
+     {ST_CHAM_SENTINEL, ST_CHAM_IMAGE, ST_CHAM_SPACE, ST_NUM_1, ST_CHAM_PUNCT, ST_GPT2, ST_END},
+     false, true},
 };
 
 static bool name_in(const char *names, const char *name, size_t len)
@@ -467,6 +474,48 @@ static size_t m_cased(const pt_text *t, size_t p, size_t end, bool gpt4o)
     return space_tail(t, p, end);
 }
 
+/* Chameleon's image and sentinel tokens, spelled out in text */
+static size_t literal(const pt_text *t, size_t p, size_t end, const char *s)
+{
+    for (; *s; s++, p++)
+        if (p >= end || t->cp[p] != (unsigned char)*s)
+            return 0;
+    return p;
+}
+
+static size_t m_sentinel(const pt_text *t, size_t p, size_t end)
+{
+    size_t q = literal(t, p, end, "<sentinel:");
+    if (!q || q >= end || !ascii_digit(t, q))
+        return p;
+    q = run(t, q, end, ascii_digit);
+    return q < end && t->cp[q] == '>' ? q + 1 : p;
+}
+
+static size_t m_image(const pt_text *t, size_t p, size_t end)
+{
+    size_t q = literal(t, p, end, "IMGIMG"), k = 0;
+    if (!q)
+        return p;
+    while (q + k < end && k < 4 && t->cp[q + k] >= 'A' && t->cp[q + k] <= 'I')
+        k++;
+    return k && q + k < end && t->cp[q + k] == 'Z' ? q + k + 1 : p;
+}
+
+static size_t m_cham_space(const pt_text *t, size_t p, size_t end)
+{
+    if (t->cp[p] == '\t' || t->cp[p] == '\n')
+        return p + 1;
+    if (literal(t, p, end, "    "))
+        return p + 4;
+    return literal(t, p, end, "  ") ? p + 2 : p;
+}
+
+static bool cham_punct(const pt_text *t, size_t p)
+{
+    return is_p(t, p) || ascii_punct(t->cp[p]);
+}
+
 /* ---- driver --------------------------------------------------------------- */
 
 /* One match at p (its end), or p when the pattern does not match there. */
@@ -517,6 +566,14 @@ static size_t match(int st, const pt_text *t, size_t p, size_t end)
         return m_cased(t, p, end, false);
     case ST_GPT4O:
         return m_cased(t, p, end, true);
+    case ST_CHAM_SENTINEL:
+        return m_sentinel(t, p, end);
+    case ST_CHAM_IMAGE:
+        return m_image(t, p, end);
+    case ST_CHAM_SPACE:
+        return m_cham_space(t, p, end);
+    case ST_CHAM_PUNCT:
+        return cham_punct(t, p) ? p + 1 : p;
     }
     return p;
 }

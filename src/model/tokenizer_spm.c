@@ -18,16 +18,9 @@ typedef struct spm_sym {
     uint32_t start, n;
 } spm_sym;
 
-typedef struct spm_bigram {
-    float score;
-    int32_t left, right;
-    uint32_t size;
-} spm_bigram;
-
 typedef struct spm_work {
     spm_sym *sym;
-    spm_bigram *heap;
-    size_t n_heap, cap;
+    tok_queue q;
 } spm_work;
 
 int cf_spm_prepare(cf_tokenizer *t, cf_err *err)
@@ -60,51 +53,6 @@ static inline bool joinable(const cf_tokenizer *t, unsigned char a, unsigned cha
     return t->join[pair >> 3] >> (pair & 7) & 1;
 }
 
-/* heap order: higher score first, then the leftmost */
-static inline bool before(const spm_bigram *a, const spm_bigram *b)
-{
-    return a->score > b->score || (a->score == b->score && a->left < b->left);
-}
-
-static int heap_push(spm_work *w, spm_bigram e)
-{
-    if (w->n_heap == w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 256;
-        spm_bigram *h = realloc(w->heap, cap * sizeof *h);
-        if (!h)
-            return -1;
-        w->heap = h;
-        w->cap = cap;
-    }
-    size_t i = w->n_heap++;
-    while (i > 0 && before(&e, &w->heap[(i - 1) / 2])) {
-        w->heap[i] = w->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    w->heap[i] = e;
-    return 0;
-}
-
-static spm_bigram heap_pop(spm_work *w)
-{
-    spm_bigram top = w->heap[0], last = w->heap[--w->n_heap];
-    size_t i = 0, n = w->n_heap;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && before(&w->heap[c + 1], &w->heap[c]))
-            c++;
-        if (!before(&w->heap[c], &last))
-            break;
-        w->heap[i] = w->heap[c];
-        i = c;
-    }
-    if (n)
-        w->heap[i] = last;
-    return top;
-}
-
 static int try_bigram(const cf_tokenizer *t, spm_work *w, const char *text, int32_t left,
                       int32_t right)
 {
@@ -114,7 +62,8 @@ static int try_bigram(const cf_tokenizer *t, spm_work *w, const char *text, int3
     cf_token id = tok_lookup_text(t, text + l->start, l->n + r->n);
     if (id < 0)
         return 0;
-    return heap_push(w, (spm_bigram){t->score[id], left, right, l->n + r->n});
+    /* a: the pair's length, to tell when a side has changed since */
+    return tok_queue_push(&w->q, (tok_bigram){t->score[id], left, right, (int32_t)(l->n + r->n), 0});
 }
 
 static int emit_symbol(const cf_tokenizer *t, const char *s, size_t n, cf_tokens *out)
@@ -137,14 +86,14 @@ static int emit_symbol(const cf_tokenizer *t, const char *s, size_t n, cf_tokens
 static int merge_segment(const cf_tokenizer *t, spm_work *w, const char *text, int32_t first,
                          int32_t last, cf_tokens *out)
 {
-    w->n_heap = 0;
+    w->q.n = 0;
     for (int32_t i = first; i < last; i++)
         if (try_bigram(t, w, text, i, i + 1))
             return -1;
-    while (w->n_heap) {
-        spm_bigram b = heap_pop(w);
+    while (w->q.n) {
+        tok_bigram b = tok_queue_pop(&w->q);
         spm_sym *l = &w->sym[b.left], *r = &w->sym[b.right];
-        if (l->n == 0 || r->n == 0 || l->n + r->n != b.size)
+        if (l->n == 0 || r->n == 0 || l->n + r->n != (uint32_t)b.a)
             continue; /* one side has changed since */
         l->n += r->n;
         r->n = 0;
@@ -211,6 +160,6 @@ int cf_spm_encode(const cf_tokenizer *t, const char *raw, size_t len, bool space
 out:
     free(text);
     free(w.sym);
-    free(w.heap);
+    free(w.q.e);
     return rc;
 }

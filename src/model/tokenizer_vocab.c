@@ -1,4 +1,5 @@
-/* The string -> token id map and the growable id list. */
+/* Pieces the encoders share: the string -> token id map, the growable id
+ * list and the merge queue. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,4 +87,48 @@ void cf_tokens_free(cf_tokens *v)
     free(v->ids);
     v->ids = NULL;
     v->n = v->cap = 0;
+}
+
+static inline bool served_first(const tok_bigram *a, const tok_bigram *b)
+{
+    return a->prio > b->prio || (a->prio == b->prio && a->left < b->left);
+}
+
+int tok_queue_push(tok_queue *q, tok_bigram e)
+{
+    if (q->n == q->cap) {
+        size_t cap = q->cap ? q->cap * 2 : 64;
+        tok_bigram *h = realloc(q->e, cap * sizeof *h);
+        if (!h)
+            return -1;
+        q->e = h;
+        q->cap = cap;
+    }
+    size_t i = q->n++;
+    while (i > 0 && served_first(&e, &q->e[(i - 1) / 2])) {
+        q->e[i] = q->e[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    q->e[i] = e;
+    return 0;
+}
+
+tok_bigram tok_queue_pop(tok_queue *q)
+{
+    tok_bigram top = q->e[0], last = q->e[--q->n];
+    size_t i = 0, n = q->n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && served_first(&q->e[c + 1], &q->e[c]))
+            c++;
+        if (!served_first(&q->e[c], &last))
+            break;
+        q->e[i] = q->e[c];
+        i = c;
+    }
+    if (n)
+        q->e[i] = last;
+    return top;
 }

@@ -15,7 +15,7 @@
 
 #include "confab/model.h"
 #include "harness.h"
-#include "json.h"
+#include "json_file.h"
 
 typedef struct tol {
     double max_abs, rms;
@@ -37,24 +37,6 @@ static bool exact_greedy(const char *stem)
     return strstr(stem, "F32") || strncmp(stem, "stories260K", 11) == 0;
 }
 
-static cf_json *load_json(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n);
-    cf_json *j = NULL;
-    cf_err err;
-    if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n && cf_json_parse(buf, (size_t)n, NULL, &j, &err) != 0)
-        fprintf(stderr, "%s: %s\n", path, err.msg);
-    free(buf);
-    fclose(f);
-    return j;
-}
-
 static int32_t *json_ids(const cf_json *arr, int *n)
 {
     *n = arr ? (int)arr->n : 0;
@@ -62,11 +44,6 @@ static int32_t *json_ids(const cf_json *arr, int *n)
     for (int i = 0; i < *n; i++)
         ids[i] = (int32_t)arr->items[i]->i;
     return ids;
-}
-
-static double num(const cf_json *v)
-{
-    return v->type == CF_JSON_INT ? (double)v->i : v->f;
 }
 
 static int argmax(const float *x, int n)
@@ -141,7 +118,7 @@ static void check_prompt(const char *stem, const cf_model *m, cf_ctx *c1, cf_ctx
     const cf_json *top = cf_json_get(prompt, "top20");
     for (size_t i = 0; i < top->n; i++) {
         int tid = (int)top->items[i]->items[0]->i;
-        double tl = num(top->items[i]->items[1]);
+        double tl = json_num(top->items[i]->items[1]);
         int above = 0, near = 0;
         for (int v = 0; v < V; v++) {
             above += lg[v] > lg[tid];
@@ -181,14 +158,14 @@ static void check_prompt(const char *stem, const cf_model *m, cf_ctx *c1, cf_ctx
         const cf_json *top5 = cf_json_get(s, "top5");
         for (size_t i = 0; i < top5->n; i++) {
             int tid = (int)top5->items[i]->items[0]->i;
-            double dd = fabs(lg[tid] - num(top5->items[i]->items[1]));
+            double dd = fabs(lg[tid] - json_num(top5->items[i]->items[1]));
             st->steps_max = dd > st->steps_max ? dd : st->steps_max;
             CHECKF(dd <= t.max_abs, "%s/%s: step %d id %d logit off by %.3g", stem, id, k, tid, dd);
         }
         int am = argmax(lg, V);
-        if (num(cf_json_get(s, "margin")) > 2 * t.max_abs) {
+        if (json_num(cf_json_get(s, "margin")) > 2 * t.max_abs) {
             CHECKF(am == gen[k], "%s/%s: step %d argmax %d, reference %d (margin %.3g)", stem, id, k,
-                   am, gen[k], num(cf_json_get(s, "margin")));
+                   am, gen[k], json_num(cf_json_get(s, "margin")));
             st->argmax_checked++;
         }
         free_running_same &= am == gen[k];
@@ -249,7 +226,7 @@ int main(int argc, char **argv)
     const char *stem = argv[1];
     char rel[256];
     snprintf(rel, sizeof rel, "refs/%s.json", stem);
-    cf_json *j = load_json(shared_path(rel));
+    cf_json *j = json_load_file(shared_path(rel));
     CHECKF(j != NULL, "cannot read %s", rel);
     if (!j)
         return test_summary(stem);

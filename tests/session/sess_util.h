@@ -25,7 +25,8 @@ static inline cf_session *open_at(const char *path, int n_ctx, const char *syste
         CHECKF(0, "%s: %s", path, err.msg);
         return NULL;
     }
-    CHECK(cf_session_set(s, "seed", "7", &err) == 0 && cf_session_set(s, "n-predict", np, &err) == 0);
+    CHECK(cf_session_set(s, "seed", "7", &err) == 0 &&
+          cf_session_set(s, "n-predict", np, &err) == 0);
     return s;
 }
 
@@ -95,7 +96,8 @@ static inline int write_variant(const char *src, const char *dst, int keep_layer
         int layer = -1;
         if (sscanf(t->name, "blk.%d.", &layer) == 1 && keep_layers > 0 && layer >= keep_layers)
             continue;
-        const void *data = flat_logits && strcmp(t->name, "output_norm.weight") == 0 ? zeros : t->data;
+        const void *data =
+            flat_logits && strcmp(t->name, "output_norm.weight") == 0 ? zeros : t->data;
         cf_gguf_w_tensor(w, t->name, t->type, t->n_dims, t->ne, data);
     }
     int rc = cf_gguf_writer_write_file(w, dst, NULL, NULL, &err);

@@ -166,18 +166,27 @@ static void test_settings(void)
         return;
     cf_err err;
     char buf[64];
-    CHECK(exchange(s, "Hi", NULL, 0) == CF_STOP_N_PREDICT && cf_session_last_stats(s)->gen_tokens == 5);
-    CHECK(cf_session_set(s, "temp", "0.5", &err) == 0 && strcmp(cf_session_get(s, "temp", buf, 64), "0.5") == 0);
-    CHECK(cf_session_set(s, "top-k", "abc", &err) != 0 && strstr(err.msg, "top-k") && strstr(err.msg, "1e+06"));
+    CHECK(exchange(s, "Hi", NULL, 0) == CF_STOP_N_PREDICT &&
+          cf_session_last_stats(s)->gen_tokens == 5);
+    CHECK(cf_session_set(s, "temp", "0.5", &err) == 0 &&
+          strcmp(cf_session_get(s, "temp", buf, 64), "0.5") == 0);
+    CHECK(cf_session_set(s, "top-k", "abc", &err) != 0 && strstr(err.msg, "top-k") &&
+          strstr(err.msg, "1e+06"));
     CHECK(cf_session_set(s, "top-p", "1.5", &err) != 0 && strstr(err.msg, "0 to 1"));
     CHECK(cf_session_set(s, "top-k", "2.5", &err) != 0);
     CHECK(strcmp(cf_session_get(s, "top-k", buf, 64), "40") == 0);
     CHECK(cf_session_set(s, "bogus", "1", &err) != 0 && strstr(err.msg, "repeat-penalty"));
     CHECK(cf_session_get(s, "bogus", buf, 64) == NULL);
-    CHECK(cf_session_set(s, "seed", "-3", &err) != 0 && cf_session_set(s, "seed", "99", &err) == 0 &&
+    CHECK(cf_session_set(s, "seed", "-3", &err) != 0 &&
+          cf_session_set(s, "seed", "99", &err) == 0 &&
           strcmp(cf_session_get(s, "seed", buf, 64), "99") == 0);
     CHECK(cf_session_set(s, "n-predict", "0", &err) == 0);
-    CHECK(exchange(s, "Hi", NULL, 0) == CF_STOP_N_PREDICT && cf_session_last_stats(s)->gen_tokens == 0);
+    CHECK(exchange(s, "Hi", NULL, 0) == CF_STOP_N_PREDICT &&
+          cf_session_last_stats(s)->gen_tokens == 0);
+    /* text that is not UTF-8 is kept with U+FFFD in its place */
+    CHECK(exchange(s, "caf\xe9 \xff!", NULL, 0) >= 0);
+    CHECK(strcmp(cf_session_message(s, cf_session_n_messages(s) - 2)->content,
+                 "caf\xef\xbf\xbd \xef\xbf\xbd!") == 0);
     int n = 0;
     for (const char *const *p = cf_session_setting_names(); *p; p++)
         n += cf_session_get(s, *p, buf, 64) != NULL;

@@ -67,7 +67,7 @@ static void run_case(const cf_json *c, const cf_json *convs)
 
 static void run_file(const char *rel, const cf_json *convs)
 {
-    cf_json *cases = tt_json_file(shared_path(rel));
+    cf_json *cases = json_load_file(shared_path(rel));
     CHECKF(cases && cases->type == CF_JSON_ARRAY, "%s unreadable", rel);
     int before = passed, before_total = total;
     for (size_t i = 0; cases && i < cases->n; i++)
@@ -80,7 +80,7 @@ int main(void)
 {
     if (!shared_dir())
         return TEST_SKIP;
-    cf_json *convs = tt_json_file(shared_path("templates/conversations.json"));
+    cf_json *convs = json_load_file(shared_path("templates/conversations.json"));
     CHECK(convs != NULL);
     run_file("templates/expected.json", convs);
     run_file("templates/expected-tools-empty.json", convs);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "json_file.h"
 
 /* 2026-01-15 00:00:00 UTC: the clock of the reference renderings */
 #define TT_NOW 1768435200
@@ -31,18 +32,6 @@ static inline char *tt_read(const char *path, size_t *len)
             *len = (size_t)n;
     }
     return buf;
-}
-
-static inline cf_json *tt_json_file(const char *path)
-{
-    size_t len;
-    char *text = tt_read(path, &len);
-    cf_json *j = NULL;
-    cf_err err;
-    if (text && cf_json_parse(text, len, NULL, &j, &err) < 0)
-        fprintf(stderr, "%s: %s\n", path, err.msg);
-    free(text);
-    return j;
 }
 
 /* A string member, or NULL. */

@@ -8,24 +8,24 @@
 #include <string.h>
 
 #include "harness.h"
-#include "json_min.h"
+#include "json_file.h"
 #include "tok_util.h"
 
 static int n_prompts, n_prompts_ok;
 
-static bool ids_equal(const cf_tokens *got, const js *want)
+static bool ids_equal(const cf_tokens *got, const cf_json *want)
 {
-    if (!want || want->type != JS_ARR || got->n != want->n)
+    if (!want || want->type != CF_JSON_ARRAY || got->n != want->n)
         return false;
     for (size_t i = 0; i < got->n; i++)
-        if (got->ids[i] != (cf_token)js_at(want, i)->num)
+        if (got->ids[i] != (cf_token)json_num(json_at(want, i)))
             return false;
     return true;
 }
 
-static bool piece_is(cf_str p, const js *hex)
+static bool piece_is(cf_str p, const cf_json *hex)
 {
-    if (!hex || hex->type != JS_STR || hex->len != 2 * p.len)
+    if (!hex || hex->type != CF_JSON_STRING || hex->len != 2 * p.len)
         return false;
     for (size_t i = 0; i < p.len; i++) {
         char h[3];
@@ -37,87 +37,77 @@ static bool piece_is(cf_str p, const js *hex)
 }
 
 /* Every id in ids must have the piece in hexes (special = true). */
-static void check_pieces(const cf_tokenizer *t, const js *ids, const js *hexes, const char *what)
+static void check_pieces(const cf_tokenizer *t, const cf_json *ids, const cf_json *hexes, const char *what)
 {
     if (!ids || !hexes)
         return;
     for (size_t i = 0; i < ids->n; i++) {
-        cf_token id = (cf_token)js_at(ids, i)->num;
-        CHECKF(piece_is(cf_tok_piece(t, id, true), js_at(hexes, i)), "%s: piece of token %d", what,
+        cf_token id = (cf_token)json_num(json_at(ids, i));
+        CHECKF(piece_is(cf_tok_piece(t, id, true), json_at(hexes, i)), "%s: piece of token %d", what,
                id);
     }
 }
 
-static void check_model(const char *model_path, const js *ref, const char *name)
+static void check_model(const char *model_path, const cf_json *ref, const char *name)
 {
     cf_tokenizer *t = tok_open(model_path);
     CHECKF(t != NULL, "%s", model_path);
     if (!t)
         return;
-    const js *m = js_get(ref, "model");
+    const cf_json *m = cf_json_get(ref, "model");
     const cf_tok_special *sp = cf_tok_special_ids(t);
-    CHECKF(cf_tok_n_vocab(t) == (int32_t)js_get(m, "n_vocab")->num, "%s: n_vocab", name);
-    CHECKF(sp->bos == (cf_token)js_get(m, "bos_id")->num, "%s: bos %d", name, sp->bos);
-    CHECKF(sp->eos == (cf_token)js_get(m, "eos_id")->num, "%s: eos %d", name, sp->eos);
-    CHECKF(cf_tok_add_bos(t) == js_get(m, "vocab_add_bos")->b, "%s: add_bos", name);
-    const js *eog = js_get(m, "eog_ids");
+    CHECKF(cf_tok_n_vocab(t) == (int32_t)json_num(cf_json_get(m, "n_vocab")), "%s: n_vocab", name);
+    CHECKF(sp->bos == (cf_token)json_num(cf_json_get(m, "bos_id")), "%s: bos %d", name, sp->bos);
+    CHECKF(sp->eos == (cf_token)json_num(cf_json_get(m, "eos_id")), "%s: eos %d", name, sp->eos);
+    CHECKF(cf_tok_add_bos(t) == cf_json_get(m, "vocab_add_bos")->b, "%s: add_bos", name);
+    const cf_json *eog = cf_json_get(m, "eog_ids");
     cf_token ids[64];
     size_t n_eog = cf_tok_eog_ids(t, ids, 64);
     bool eog_ok = eog && n_eog == eog->n;
     for (size_t i = 0; eog_ok && i < n_eog; i++)
-        eog_ok = ids[i] == (cf_token)js_at(eog, i)->num && cf_tok_is_eog(t, ids[i]);
+        eog_ok = ids[i] == (cf_token)json_num(json_at(eog, i)) && cf_tok_is_eog(t, ids[i]);
     CHECKF(eog_ok, "%s: %zu EOG ids", name, n_eog);
 
-    const js *prompts = js_get(ref, "prompts");
+    const cf_json *prompts = cf_json_get(ref, "prompts");
     for (size_t i = 0; prompts && i < prompts->n; i++) {
-        const js *p = js_at(prompts, i), *text = js_get(p, "text");
-        const char *mode = js_get(js_get(p, "tokenize"), "mode")->str;
+        const cf_json *p = json_at(prompts, i), *text = cf_json_get(p, "text");
+        const char *mode = cf_json_get(cf_json_get(p, "tokenize"), "mode")->str;
         cf_tokens got = {0};
         cf_err err;
         bool bos_mode = strcmp(mode, "bos") == 0;
         if (bos_mode)
             cf_tokens_push(&got, sp->bos);
         CHECK(cf_tokenize(t, text->str, text->len, !bos_mode, true, &got, &err) == 0);
-        bool ok = ids_equal(&got, js_get(p, "tokens"));
+        bool ok = ids_equal(&got, cf_json_get(p, "tokens"));
         n_prompts++;
         n_prompts_ok += ok;
-        CHECKF(ok, "%s: prompt '%s' (%zu tokens)", name, js_get(p, "id")->str, got.n);
-        check_pieces(t, js_get(p, "tokens"), js_get(p, "token_pieces_hex"), name);
-        const js *gr = js_get(p, "greedy");
-        check_pieces(t, js_get(gr, "tokens"), js_get(gr, "pieces_hex"), name);
+        CHECKF(ok, "%s: prompt '%s' (%zu tokens)", name, cf_json_get(p, "id")->str, got.n);
+        check_pieces(t, cf_json_get(p, "tokens"), cf_json_get(p, "token_pieces_hex"), name);
+        const cf_json *gr = cf_json_get(p, "greedy");
+        check_pieces(t, cf_json_get(gr, "tokens"), cf_json_get(gr, "pieces_hex"), name);
         cf_tokens_free(&got);
     }
     cf_tokenizer_free(t);
-}
-
-static js *load_json(const char *path)
-{
-    size_t len;
-    char *text = tok_slurp(path, &len);
-    js *v = text ? js_parse(text, len) : NULL;
-    free(text);
-    CHECKF(v != NULL, "%s", path);
-    return v;
 }
 
 static void check_phi3_chat(void)
 {
-    js *ref = load_json(shared_path("refs/phi3.Q8_0.chat.json"));
+    cf_json *ref = json_load_file(shared_path("refs/phi3.Q8_0.chat.json"));
     cf_tokenizer *t = tok_open(shared_path("models/phi3.Q8_0.gguf"));
     CHECK(t != NULL);
-    const js *convs = js_get(ref, "conversations");
+    const cf_json *convs = cf_json_get(ref, "conversations");
     for (size_t i = 0; t && convs && i < convs->n; i++) {
-        const js *c = js_at(convs, i), *f = js_get(c, "formatted");
+        const cf_json *c = json_at(convs, i), *f = cf_json_get(c, "formatted");
         cf_tokens got = {0};
         cf_err err;
         CHECK(cf_tokenize(t, f->str, f->len, true, true, &got, &err) == 0);
-        CHECKF(ids_equal(&got, js_get(c, "tokens")), "phi3 chat '%s'", js_get(c, "id")->str);
+        CHECKF(ids_equal(&got, cf_json_get(c, "tokens")), "phi3 chat '%s'", cf_json_get(c, "id")->str);
         n_prompts++;
-        n_prompts_ok += ids_equal(&got, js_get(c, "tokens"));
+        n_prompts_ok += ids_equal(&got, cf_json_get(c, "tokens"));
         cf_tokens_free(&got);
     }
     cf_tokenizer_free(t);
-    js_free(ref);
+    cf_json_free(ref);
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -140,8 +130,8 @@ int main(void)
         snprintf(path, sizeof path, "refs/%s", nm);
         if (l > 5 && strcmp(nm + l - 5, ".json") == 0 && !strstr(nm, ".chat.") &&
             strcmp(nm, "prompts.json") != 0) {
-            js *ref = load_json(shared_path(path));
-            const js *file = js_get(js_get(ref, "model"), "file");
+            cf_json *ref = json_load_file(shared_path(path));
+            const cf_json *file = cf_json_get(cf_json_get(ref, "model"), "file");
             if (file) {
                 snprintf(path, sizeof path, "models/%s", file->str);
                 check_model(shared_path(path), ref, file->str);
@@ -151,7 +141,7 @@ int main(void)
                     n_models++;
                 }
             }
-            js_free(ref);
+            cf_json_free(ref);
         }
         free(ents[i]);
     }

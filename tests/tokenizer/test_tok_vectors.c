@@ -71,7 +71,8 @@ static void run_vocab(const char *dir, const char *name)
         cf_tokens got = {0};
         cf_err err;
         CHECK(cf_tokenize(t, ip, slen, false, false, &got, &err) == 0);
-        bool ok = got.n == n_want && memcmp(got.ids, want, n_want * sizeof *want) == 0;
+        bool ok = got.n == n_want &&
+                  (n_want == 0 || memcmp(got.ids, want, n_want * sizeof *want) == 0);
         total++;
         passed += ok;
         if (!ok) {

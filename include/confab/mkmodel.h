@@ -1,0 +1,96 @@
+/* mkmodel: GGUF files with deterministic random weights in a real model's
+ * shape, quantized with llama-quantize's recipe, for benchmarks and tests.
+ *
+ * Weights: matrices N(0, 1/fan_in) (fan_in = ne0), norm weights
+ * 1 + N(0, 0.1^2), biases N(0, 0.1^2).  Every row comes from its own random
+ * stream keyed by (seed, tensor name, row), so a file does not depend on the
+ * thread count and the same tensor has the same values in every type. */
+#ifndef CONFAB_MKMODEL_H
+#define CONFAB_MKMODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "confab/common.h"
+#include "confab/kernels.h"
+#include "confab/model.h"
+
+typedef struct cf_mk_shape {
+    char name[64];
+    cf_arch arch; /* llama, or qwen2 (which adds q/k/v biases and NeoX RoPE) */
+    int n_embd, n_layer, n_head, n_head_kv, n_ff;
+    int n_ctx; /* context_length written to the file */
+    float rope_base, norm_eps;
+    bool tied; /* no output.weight: token_embd.weight is the output matrix */
+} cf_mk_shape;
+
+/* A built-in shape ("smollm2-135m", "llama-1b", "qwen2.5-0.5b"); -1 when
+ * there is none by that name. */
+int cf_mk_shape_named(const char *name, cf_mk_shape *out);
+/* The built-in shape names, comma-separated. */
+const char *cf_mk_shape_list(void);
+/* Apply a --dims spec to s: comma-separated KEY=VALUE with keys
+ *   arch (llama|qwen2), embd, layers, heads, kv_heads, ff, ctx,
+ *   rope_base, eps, tied (0|1), name.
+ * Unknown keys and bad values fail with a message naming them. */
+int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err);
+/* Check a shape is complete and consistent. */
+int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err);
+
+/* File types, as llama-quantize names them.  Q4_K_M is llama.cpp's mixture;
+ * for the others every matrix has that type, except that the output matrix
+ * (token_embd when tied) becomes Q6_K (Q8_0 stays Q8_0) and a row length
+ * that is not a multiple of the block size falls back (Q4_K -> Q5_0,
+ * Q6_K -> Q8_0, output -> Q8_0), as llama-quantize does. */
+typedef enum cf_mk_ftype {
+    CF_MK_F32,
+    CF_MK_F16,
+    CF_MK_BF16,
+    CF_MK_Q8_0,
+    CF_MK_Q4_0,
+    CF_MK_Q4_1,
+    CF_MK_Q5_0,
+    CF_MK_Q5_1,
+    CF_MK_Q6_K,
+    CF_MK_Q4_K_M,
+    CF_MK_FTYPE_COUNT
+} cf_mk_ftype;
+
+/* Parse a file type name (case-insensitive); -1 when unknown. */
+int cf_mk_ftype_parse(const char *name);
+const char *cf_mk_ftype_name(cf_mk_ftype ft);
+/* "F32, F16, BF16, Q8_0, ..." */
+const char *cf_mk_ftype_list(void);
+
+/* One tensor of a planned file. */
+typedef struct cf_mk_tensor {
+    char name[48];
+    int n_dims;
+    int64_t ne[2];
+    cf_type type;
+    float init_std;   /* of the random part */
+    float init_mean;  /* 1 for norm weights, 0 otherwise */
+} cf_mk_tensor;
+
+/* The tensors of a file of shape s and type ft with an n_vocab vocabulary,
+ * in file order.  *out is malloc'ed; the caller frees it. */
+int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, int n_vocab, cf_mk_tensor **out, int *n,
+               cf_err *err);
+
+/* The f32 values of one row of a planned tensor (ne[0] floats). */
+void cf_mk_row(uint64_t seed, const cf_mk_tensor *t, int64_t row, float *dst);
+
+typedef struct cf_mk_params {
+    cf_mk_shape shape;
+    cf_mk_ftype ftype;
+    const char *vocab_path; /* a GGUF whose tokenizer.* keys are copied */
+    const char *out_path;
+    uint64_t seed;
+    int n_threads; /* 0 = all */
+} cf_mk_params;
+
+/* Write the file.  Tensors are generated one at a time, their rows in
+ * parallel, so memory stays at about the largest quantized tensor. */
+int cf_mkmodel(const cf_mk_params *p, cf_err *err);
+
+#endif

@@ -1,0 +1,207 @@
+/* Contexts: the KV cache, the activation buffers of a batch and every
+ * thread's scratch, all allocated here so that decoding allocates nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_internal.h"
+#include "vec.h"
+
+static void *alloc_bytes(size_t n)
+{
+    return aligned_alloc(64, (n + 63) & ~(size_t)63);
+}
+
+static float *alloc_floats(size_t n)
+{
+    return alloc_bytes(n * sizeof(float));
+}
+
+static size_t act_bytes(cf_weight w)
+{
+    return w ? cf_row_bytes(cf_vec_dot_type(w->type), w->ne[0]) : 0;
+}
+
+/* Which xq buffer holds the input of ws[i]: the first of the group with the
+ * same dot type. */
+int cf_xq_index(cf_weight const ws[3], int i)
+{
+    for (int j = 0; j < i; j++)
+        if (ws[j] && cf_vec_dot_type(ws[j]->type) == cf_vec_dot_type(ws[i]->type))
+            return cf_xq_index(ws, j);
+    return i;
+}
+
+void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3])
+{
+    qkv[0] = L->wqkv ? L->wqkv : L->wq;
+    qkv[1] = L->wqkv ? NULL : L->wk;
+    qkv[2] = L->wqkv ? NULL : L->wv;
+    /* phi3's gate rows live in w_up; gpt2 has no gate */
+    ff[0] = L->w_gate ? L->w_gate : L->w_up;
+    ff[1] = L->w_gate ? L->w_up : NULL;
+    ff[2] = NULL;
+}
+
+/* The largest rounded row and how many xq buffers the model's groups need. */
+static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
+{
+    size_t mx = act_bytes(m->output);
+    int nb = 1;
+    for (int l = 0; l < m->hp.n_layer; l++) {
+        const cf_layer *L = &m->layers[l];
+        cf_weight g[2][3], single[] = {L->wo, L->w_down};
+        cf_layer_groups(L, g[0], g[1]);
+        for (int k = 0; k < 2; k++)
+            for (int i = 0; i < 3; i++) {
+                if (!g[k][i])
+                    continue;
+                mx = act_bytes(g[k][i]) > mx ? act_bytes(g[k][i]) : mx;
+                nb = cf_xq_index(g[k], i) + 1 > nb ? cf_xq_index(g[k], i) + 1 : nb;
+            }
+        for (int i = 0; i < 2; i++)
+            mx = act_bytes(single[i]) > mx ? act_bytes(single[i]) : mx;
+    }
+    *stride = (mx + 63) & ~(size_t)63;
+    *n_xq = nb;
+}
+
+static void free_tbufs(cf_tbuf *tb, int n)
+{
+    for (int i = 0; tb && i < n; i++) {
+        free(tb[i].x);
+        free(tb[i].row);
+        for (int j = 0; j < 3; j++)
+            free(tb[i].xq[j]);
+        free(tb[i].tile);
+        free(tb[i].scores);
+        free(tb[i].part);
+    }
+    free(tb);
+}
+
+static cf_tbuf *alloc_tbufs(const cf_ctx *c, int n)
+{
+    const cf_hparams *hp = &c->m->hp;
+    const size_t E = (size_t)hp->n_embd, Q = (size_t)hp->n_head * hp->head_dim;
+    const size_t G = (size_t)(hp->n_head / hp->n_head_kv);
+    cf_tbuf *tb = calloc((size_t)n, sizeof *tb);
+    bool ok = tb != NULL;
+    for (int i = 0; ok && i < n; i++) {
+        tb[i].x = alloc_floats(E);
+        tb[i].row = alloc_floats(E > Q ? E : Q);
+        tb[i].tile = alloc_floats(c->tile_cap);
+        tb[i].scores = alloc_floats((size_t)hp->n_head * CF_ATTN_CHUNK);
+        tb[i].part = alloc_bytes(G * (size_t)c->max_chunks * c->part_bytes);
+        ok = tb[i].x && tb[i].row && tb[i].tile && tb[i].scores && tb[i].part;
+        for (int j = 0; ok && j < c->n_xq; j++)
+            ok = (tb[i].xq[j] = alloc_bytes(c->xq_stride)) != NULL;
+    }
+    if (!ok) {
+        free_tbufs(tb, n);
+        return NULL;
+    }
+    return tb;
+}
+
+static int rope_table(cf_ctx *c)
+{
+    const cf_hparams *hp = &c->m->hp;
+    if (hp->rope_style == CF_ROPE_NONE)
+        return 0;
+    const size_t half = (size_t)hp->n_rot / 2, n = (size_t)c->kv.n_ctx * half;
+    c->rope_cos = alloc_floats(n);
+    c->rope_sin = alloc_floats(n);
+    if (!c->rope_cos || !c->rope_sin)
+        return -1;
+    for (int p = 0; p < c->kv.n_ctx; p++)
+        cf_rope_angles(hp, (float)p, c->rope_cos + (size_t)p * half, c->rope_sin + (size_t)p * half);
+    return 0;
+}
+
+int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *err)
+{
+    *out = NULL;
+    const cf_hparams *hp = &m->hp;
+    int n_ctx = p && p->n_ctx > 0 ? p->n_ctx : (hp->n_ctx_train < 4096 ? hp->n_ctx_train : 4096);
+    int n_batch = p && p->n_batch > 0 ? p->n_batch : 512;
+    if (n_ctx > (1 << 20))
+        return cf_fail(err, "context size %d is too large", n_ctx);
+    if (hp->arch == CF_ARCH_GPT2 && n_ctx > hp->n_ctx_train)
+        return cf_fail(err, "gpt2 has learned positions for %d tokens; -c %d is larger",
+                       hp->n_ctx_train, n_ctx);
+    if (n_batch > n_ctx)
+        n_batch = n_ctx;
+    cf_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return cf_fail(err, "out of memory");
+    c->m = m;
+    c->n_batch = n_batch;
+    c->n_threads = p && p->n_threads > 0 ? p->n_threads : 1;
+    if (cf_kv_init(&c->kv, hp, n_ctx, p ? p->kv_type : CF_KV_F32, err) != 0) {
+        free(c);
+        return -1;
+    }
+    const size_t B = (size_t)n_batch, E = (size_t)hp->n_embd, F = (size_t)hp->n_ff;
+    const size_t Q = (size_t)hp->n_head * hp->head_dim, KV = (size_t)hp->n_head_kv * hp->head_dim;
+    c->qkv_stride = Q + 2 * KV;
+    act_needs(m, &c->xq_stride, &c->n_xq);
+    c->tile_cap = B * 64 > F ? B * 64 : F;
+    c->max_chunks = (n_ctx + CF_ATTN_CHUNK - 1) / CF_ATTN_CHUNK;
+    c->part_bytes = cf_attn_part_bytes(hp->head_dim);
+    c->n_work = 5 * hp->n_layer + 1;
+    c->x = alloc_floats(B * E);
+    c->tmp = alloc_floats(B * E);
+    c->qkv = alloc_floats(B * c->qkv_stride);
+    c->ff = alloc_floats(B * F);
+    c->part = alloc_bytes((size_t)hp->n_head * (size_t)c->max_chunks * c->part_bytes);
+    c->work = calloc((size_t)c->n_work, sizeof *c->work);
+    bool ok = c->x && c->tmp && c->qkv && c->ff && c->part && c->work && rope_table(c) == 0;
+    for (int i = 0; ok && i < c->n_xq; i++)
+        ok = (c->xq[i] = alloc_bytes(B * c->xq_stride)) != NULL;
+    ok = ok && (c->tb = alloc_tbufs(c, c->n_threads)) != NULL;
+    if (!ok) {
+        cf_ctx_free(c);
+        return cf_fail(err, "out of memory for the activations of a %d-token batch", n_batch);
+    }
+    *out = c;
+    return 0;
+}
+
+void cf_ctx_free(cf_ctx *c)
+{
+    if (!c)
+        return;
+    cf_kv_free(&c->kv);
+    free(c->x);
+    free(c->tmp);
+    free(c->qkv);
+    free(c->ff);
+    free(c->part);
+    free(c->work);
+    free(c->rope_cos);
+    free(c->rope_sin);
+    for (int i = 0; i < 3; i++)
+        free(c->xq[i]);
+    free_tbufs(c->tb, c->n_threads);
+    free(c);
+}
+
+const cf_model *cf_ctx_model(const cf_ctx *c) { return c->m; }
+int cf_ctx_n_ctx(const cf_ctx *c) { return c->kv.n_ctx; }
+int cf_ctx_n_past(const cf_ctx *c) { return c->kv.n_past; }
+int cf_ctx_n_threads(const cf_ctx *c) { return c->n_threads; }
+cf_kv_type cf_ctx_kv_type(const cf_ctx *c) { return c->kv.type; }
+
+void cf_ctx_set_threads(cf_ctx *c, int n_threads)
+{
+    if (n_threads < 1)
+        n_threads = 1;
+    if (n_threads == c->n_threads)
+        return;
+    cf_tbuf *tb = alloc_tbufs(c, n_threads);
+    if (!tb)
+        return; /* keep the old count */
+    free_tbufs(c->tb, c->n_threads);
+    c->tb = tb;
+    c->n_threads = n_threads;
+}

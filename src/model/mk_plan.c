@@ -1,0 +1,151 @@
+/* mkmodel's tensor plan: which tensors a shape has, in file order, and the
+ * type llama-quantize (b4748, llama_tensor_get_type without --pure) would
+ * give each for a file type. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "confab/mkmodel.h"
+
+static const struct {
+    const char *name;
+    cf_type base; /* the type of most matrices */
+} ftypes[CF_MK_FTYPE_COUNT] = {
+    [CF_MK_F32] = {"F32", CF_TYPE_F32},      [CF_MK_F16] = {"F16", CF_TYPE_F16},
+    [CF_MK_BF16] = {"BF16", CF_TYPE_BF16},   [CF_MK_Q8_0] = {"Q8_0", CF_TYPE_Q8_0},
+    [CF_MK_Q4_0] = {"Q4_0", CF_TYPE_Q4_0},   [CF_MK_Q4_1] = {"Q4_1", CF_TYPE_Q4_1},
+    [CF_MK_Q5_0] = {"Q5_0", CF_TYPE_Q5_0},   [CF_MK_Q5_1] = {"Q5_1", CF_TYPE_Q5_1},
+    [CF_MK_Q6_K] = {"Q6_K", CF_TYPE_Q6_K},   [CF_MK_Q4_K_M] = {"Q4_K_M", CF_TYPE_Q4_K},
+};
+
+int cf_mk_ftype_parse(const char *name)
+{
+    for (int i = 0; i < CF_MK_FTYPE_COUNT; i++)
+        if (!strcasecmp(name, ftypes[i].name))
+            return i;
+    return -1;
+}
+
+const char *cf_mk_ftype_name(cf_mk_ftype ft)
+{
+    return (unsigned)ft < CF_MK_FTYPE_COUNT ? ftypes[ft].name : "?";
+}
+
+const char *cf_mk_ftype_list(void)
+{
+    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M";
+}
+
+typedef enum kind {
+    EMBD,
+    OUTPUT,
+    ATTN_V,
+    FFN_DOWN,
+    OTHER_MATRIX,
+    NORM,
+    BIAS,
+} kind;
+
+/* llama.cpp's layers that get more bits in the _M mixtures: the first and
+ * last eighth, and every third one between. */
+static bool use_more_bits(int layer, int n_layer)
+{
+    return layer < n_layer / 8 || layer >= 7 * n_layer / 8 || (layer - n_layer / 8) % 3 == 2;
+}
+
+/* A row length the type's blocks do not divide falls back to a type whose
+ * blocks do, then to F16. */
+static cf_type fall_back(cf_type t, int64_t ne0)
+{
+    if (ne0 % cf_type_get(t)->blck_size == 0)
+        return t;
+    switch (t) {
+    case CF_TYPE_Q4_K: t = CF_TYPE_Q5_0; break;
+    case CF_TYPE_Q5_K: t = CF_TYPE_Q5_1; break;
+    case CF_TYPE_Q6_K: t = CF_TYPE_Q8_0; break;
+    default: break;
+    }
+    return ne0 % cf_type_get(t)->blck_size == 0 ? t : CF_TYPE_F16;
+}
+
+static cf_type recipe(cf_mk_ftype ft, kind k, int layer, int n_layer, int64_t ne0, bool tied)
+{
+    if (k == NORM || k == BIAS)
+        return CF_TYPE_F32;
+    cf_type t = ftypes[ft].base;
+    if (t == CF_TYPE_F32 || t == CF_TYPE_F16 || t == CF_TYPE_BF16)
+        return t;
+    if (k == OUTPUT || (tied && k == EMBD))
+        t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : CF_TYPE_Q6_K;
+    else if (ft == CF_MK_Q4_K_M && (k == ATTN_V || k == FFN_DOWN) && use_more_bits(layer, n_layer))
+        t = CF_TYPE_Q6_K;
+    return fall_back(t, ne0);
+}
+
+typedef struct planner {
+    const cf_mk_shape *s;
+    cf_mk_ftype ft;
+    cf_mk_tensor *t;
+    int n;
+} planner;
+
+static void add(planner *p, kind k, int layer, const char *what, int64_t ne0, int64_t ne1)
+{
+    cf_mk_tensor *t = &p->t[p->n++];
+    memset(t, 0, sizeof *t);
+    if (layer >= 0)
+        snprintf(t->name, sizeof t->name, "blk.%d.%s", layer, what);
+    else
+        snprintf(t->name, sizeof t->name, "%s", what);
+    t->n_dims = ne1 > 1 ? 2 : 1;
+    t->ne[0] = ne0;
+    t->ne[1] = ne1;
+    t->type = recipe(p->ft, k, layer, p->s->n_layer, ne0, p->s->tied);
+    t->init_mean = k == NORM ? 1.0f : 0.0f;
+    t->init_std = k == NORM || k == BIAS ? 0.1f : 1.0f / sqrtf((float)ne0);
+}
+
+int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, int n_vocab, cf_mk_tensor **out, int *n,
+               cf_err *err)
+{
+    *out = NULL;
+    *n = 0;
+    if ((unsigned)ft >= CF_MK_FTYPE_COUNT)
+        return cf_fail(err, "unknown file type %d", (int)ft);
+    if (cf_mk_shape_check(s, err) != 0)
+        return -1;
+    if (n_vocab < 1 || n_vocab > (1 << 24))
+        return cf_fail(err, "a vocabulary of %d tokens is out of range", n_vocab);
+    const int64_t E = s->n_embd, F = s->n_ff, hd = s->n_embd / s->n_head;
+    const int64_t KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
+    const bool bias = s->arch == CF_ARCH_QWEN2;
+    planner p = {s, ft, calloc((size_t)s->n_layer * 13 + 3, sizeof *p.t), 0};
+    if (!p.t)
+        return cf_fail(err, "out of memory");
+    add(&p, EMBD, -1, "token_embd.weight", E, n_vocab);
+    for (int l = 0; l < s->n_layer; l++) {
+        add(&p, NORM, l, "attn_norm.weight", E, 1);
+        add(&p, OTHER_MATRIX, l, "attn_q.weight", E, E);
+        if (bias)
+            add(&p, BIAS, l, "attn_q.bias", E, 1);
+        add(&p, OTHER_MATRIX, l, "attn_k.weight", E, KV);
+        if (bias)
+            add(&p, BIAS, l, "attn_k.bias", KV, 1);
+        add(&p, ATTN_V, l, "attn_v.weight", E, KV);
+        if (bias)
+            add(&p, BIAS, l, "attn_v.bias", KV, 1);
+        add(&p, OTHER_MATRIX, l, "attn_output.weight", E, E);
+        add(&p, NORM, l, "ffn_norm.weight", E, 1);
+        add(&p, OTHER_MATRIX, l, "ffn_gate.weight", E, F);
+        add(&p, OTHER_MATRIX, l, "ffn_up.weight", E, F);
+        add(&p, FFN_DOWN, l, "ffn_down.weight", F, E);
+    }
+    add(&p, NORM, -1, "output_norm.weight", E, 1);
+    if (!s->tied)
+        add(&p, OUTPUT, -1, "output.weight", E, n_vocab);
+    *out = p.t;
+    *n = p.n;
+    return 0;
+}

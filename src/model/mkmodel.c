@@ -1,0 +1,161 @@
+/* mkmodel: random weights, generated row by row in parallel and quantized
+ * with the kernels' reference quantizers, streamed into a GGUF file. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "confab/mkmodel.h"
+
+/* ---- random rows ----------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+void cf_mk_row(uint64_t seed, const cf_mk_tensor *t, int64_t row, float *dst)
+{
+    uint64_t state = seed;
+    state = splitmix64(&state) ^ fnv1a(t->name);
+    state = splitmix64(&state) ^ (uint64_t)row;
+    splitmix64(&state);
+    const float two_pi = 6.28318530717958647692f;
+    const float mean = t->init_mean, sd = t->init_std;
+    /* Box-Muller: each 64-bit draw gives two uniforms and two normals. */
+    for (int64_t i = 0; i < t->ne[0]; i += 2) {
+        const uint64_t r = splitmix64(&state);
+        const float u1 = ((float)(uint32_t)(r >> 40) + 1.0f) * (1.0f / 16777216.0f); /* (0, 1] */
+        const float u2 = (float)((uint32_t)r >> 8) * (1.0f / 16777216.0f);          /* [0, 1) */
+        const float rad = sqrtf(-2.0f * logf(u1));
+        float s, c;
+        sincosf(two_pi * u2, &s, &c);
+        dst[i] = mean + sd * rad * c;
+        if (i + 1 < t->ne[0])
+            dst[i + 1] = mean + sd * rad * s;
+    }
+}
+
+/* ---- the file -------------------------------------------------------------- */
+
+typedef struct job {
+    const cf_mk_params *p;
+    const cf_mk_tensor *plan;
+    int n_tensors;
+} job;
+
+static int fill(void *user, int64_t i, void *dst, size_t nbytes, cf_err *err)
+{
+    const job *j = user;
+    const cf_mk_tensor *t = &j->plan[i];
+    const size_t row_bytes = cf_row_bytes(t->type, t->ne[0]);
+    if (row_bytes * (size_t)t->ne[1] != nbytes)
+        return cf_fail(err, "tensor '%s': %zu bytes planned, %zu asked", t->name,
+                       row_bytes * (size_t)t->ne[1], nbytes);
+    int failed = 0;
+    const int nth = j->p->n_threads > 0 ? j->p->n_threads : omp_get_max_threads();
+#pragma omp parallel num_threads(nth) reduction(| : failed)
+    {
+        float *row = malloc((size_t)t->ne[0] * sizeof *row);
+        failed = !row;
+#pragma omp for schedule(dynamic, 16)
+        for (int64_t r = 0; r < t->ne[1]; r++) {
+            if (failed)
+                continue;
+            cf_mk_row(j->p->seed, t, r, row);
+            failed = cf_quantize_row(t->type, row, (uint8_t *)dst + (size_t)r * row_bytes, t->ne[0]) != 0;
+        }
+        free(row);
+    }
+    if (failed)
+        return cf_fail(err, "cannot quantize tensor '%s' to %s", t->name, cf_type_name(t->type));
+    return 0;
+}
+
+/* llama.cpp's general.file_type numbers */
+static uint32_t llama_ftype(cf_mk_ftype ft)
+{
+    static const uint32_t ids[CF_MK_FTYPE_COUNT] = {
+        [CF_MK_F32] = 0,  [CF_MK_F16] = 1,  [CF_MK_BF16] = 32, [CF_MK_Q8_0] = 7,
+        [CF_MK_Q4_0] = 2, [CF_MK_Q4_1] = 3, [CF_MK_Q5_0] = 8,  [CF_MK_Q5_1] = 9,
+        [CF_MK_Q6_K] = 18, [CF_MK_Q4_K_M] = 15,
+    };
+    return ids[ft];
+}
+
+static int put_metadata(cf_gguf_writer *w, const cf_mk_params *p, const cf_gguf *vocab, int n_vocab)
+{
+    const cf_mk_shape *s = &p->shape;
+    const char *a = cf_arch_name(s->arch);
+    char key[96], name[128];
+    int rc = 0;
+#define AKEY(suffix) (snprintf(key, sizeof key, "%s.%s", a, suffix), key)
+    rc |= cf_gguf_w_str(w, "general.architecture", a, strlen(a));
+    snprintf(name, sizeof name, "confab-mkmodel %s %s", s->name, cf_mk_ftype_name(p->ftype));
+    rc |= cf_gguf_w_str(w, "general.name", name, strlen(name));
+    rc |= cf_gguf_w_u32(w, "general.file_type", llama_ftype(p->ftype));
+    rc |= cf_gguf_w_u32(w, "general.quantization_version", 2);
+    rc |= cf_gguf_w_u32(w, AKEY("context_length"), (uint32_t)s->n_ctx);
+    rc |= cf_gguf_w_u32(w, AKEY("embedding_length"), (uint32_t)s->n_embd);
+    rc |= cf_gguf_w_u32(w, AKEY("block_count"), (uint32_t)s->n_layer);
+    rc |= cf_gguf_w_u32(w, AKEY("feed_forward_length"), (uint32_t)s->n_ff);
+    rc |= cf_gguf_w_u32(w, AKEY("attention.head_count"), (uint32_t)s->n_head);
+    rc |= cf_gguf_w_u32(w, AKEY("attention.head_count_kv"),
+                        (uint32_t)(s->n_head_kv ? s->n_head_kv : s->n_head));
+    rc |= cf_gguf_w_f32(w, AKEY("attention.layer_norm_rms_epsilon"), s->norm_eps);
+    rc |= cf_gguf_w_u32(w, AKEY("rope.dimension_count"), (uint32_t)(s->n_embd / s->n_head));
+    rc |= cf_gguf_w_f32(w, AKEY("rope.freq_base"), s->rope_base);
+    rc |= cf_gguf_w_u32(w, AKEY("vocab_size"), (uint32_t)n_vocab);
+#undef AKEY
+    for (int64_t i = 0; i < cf_gguf_n_kv(vocab); i++) {
+        const cf_gguf_kv *kv = cf_gguf_kv_at(vocab, i);
+        if (!strncmp(kv->key, "tokenizer.", 10))
+            rc |= cf_gguf_w_copy_kv(w, kv);
+    }
+    return rc;
+}
+
+int cf_mkmodel(const cf_mk_params *p, cf_err *err)
+{
+    cf_gguf *vocab;
+    if (cf_gguf_open(p->vocab_path, &vocab, err) != 0)
+        return -1;
+    const cf_gguf_kv *tokens = cf_gguf_get_arr(vocab, "tokenizer.ggml.tokens", CF_GGUF_STRING);
+    if (!tokens || tokens->n == 0 || tokens->n > (1u << 24)) {
+        cf_gguf_close(vocab);
+        return cf_fail(err, "%s has no tokenizer.ggml.tokens: not a vocabulary", p->vocab_path);
+    }
+    const int n_vocab = (int)tokens->n;
+    cf_mk_tensor *plan;
+    int n;
+    if (cf_mk_plan(&p->shape, p->ftype, n_vocab, &plan, &n, err) != 0) {
+        cf_gguf_close(vocab);
+        return -1;
+    }
+    cf_gguf_writer *w = cf_gguf_writer_new();
+    int rc = w ? put_metadata(w, p, vocab, n_vocab) : -1;
+    for (int i = 0; rc == 0 && i < n; i++)
+        rc = cf_gguf_w_tensor(w, plan[i].name, plan[i].type, (uint32_t)plan[i].n_dims, plan[i].ne,
+                              NULL);
+    if (rc != 0) {
+        cf_fail(err, "out of memory building the GGUF header");
+    } else {
+        job j = {p, plan, n};
+        rc = cf_gguf_writer_write_file(w, p->out_path, fill, &j, err);
+    }
+    cf_gguf_writer_free(w);
+    free(plan);
+    cf_gguf_close(vocab);
+    return rc;
+}

@@ -1,0 +1,30 @@
+/* The vec.h table of the kernels' active ISA. */
+#include <string.h>
+
+#include "confab/kernels.h"
+#include "vec.h"
+
+size_t cf_attn_part_bytes(int head_dim)
+{
+    return (sizeof(cf_attn_part) + (size_t)head_dim * sizeof(float) + 63) & ~(size_t)63;
+}
+
+static cf_vec_ops tables[CF_ISA_AVX512 + 1];
+static int ready;
+
+const cf_vec_ops *cf_vec(void)
+{
+    if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+        /* racing first callers fill identical tables: harmless */
+        cf_vec_ops t;
+        memset(&t, 0, sizeof t);
+        cf_vec_fill_scalar(&t);
+        tables[CF_ISA_SCALAR] = t;
+        cf_vec_fill_avx2(&t);
+        tables[CF_ISA_AVX2] = t;
+        cf_vec_fill_avx512(&t);
+        tables[CF_ISA_AVX512] = t;
+        __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+    }
+    return &tables[cf_isa_active()];
+}

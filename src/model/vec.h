@@ -1,0 +1,50 @@
+/* The forward pass's float vector loops (attention, activations), written
+ * once in vec_simd.inc and compiled for AVX-512, AVX2 and plain C; the
+ * kernels' active ISA picks one.  Within one ISA every result depends only
+ * on its inputs, never on how the work was split. */
+#ifndef CONFAB_MODEL_VEC_H
+#define CONFAB_MODEL_VEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Attention is computed over fixed chunks of absolute cache positions, so
+ * a query's result is the same whether its chunks ran in one thread or
+ * several, batched or token by token. */
+#define CF_ATTN_CHUNK 256
+
+/* One chunk's softmax-weighted values for one head, before normalising:
+ * m = the largest score, l = sum of exp(s - m), o = sum of exp(s - m) v. */
+typedef struct cf_attn_part {
+    float m, l;
+    float o[]; /* head_dim values */
+} cf_attn_part;
+
+/* Bytes of one cf_attn_part for a head size (padded to 64). */
+size_t cf_attn_part_bytes(int head_dim);
+
+typedef struct cf_vec_ops {
+    /* n_q query heads (rows q_stride floats apart, head_dim long) against
+     * n consecutive positions of one KV head, the first at lane j0 of key
+     * block kb (the cache's layout) and at value row v (F16 when f16, else
+     * F32); scores = q.k * scale.  scores: n_q * n floats of scratch.
+     * part: n_q partials, part_bytes apart. */
+    void (*attn_chunk)(int n_q, int head_dim, const float *q, size_t q_stride, const void *kb,
+                       int j0, const void *v, bool f16, int n, float scale, float *scores,
+                       void *part, size_t part_bytes);
+    /* out = the attention output from n_parts partials (part_bytes apart). */
+    void (*attn_merge)(int head_dim, const void *parts, size_t part_bytes, int n_parts, float *out);
+    /* g[i] = silu(g[i]) * u[i] */
+    void (*silu_mul)(float *g, const float *u, int n);
+    /* y[i] = x[i] + a[i] (+ b[i] when b is not NULL) */
+    void (*add)(float *y, const float *x, const float *a, const float *b, int n);
+} cf_vec_ops;
+
+/* The table for cf_isa_active(). */
+const cf_vec_ops *cf_vec(void);
+
+void cf_vec_fill_scalar(cf_vec_ops *t);
+void cf_vec_fill_avx2(cf_vec_ops *t);
+void cf_vec_fill_avx512(cf_vec_ops *t);
+
+#endif

@@ -1,0 +1,341 @@
+/* confab bench: prompt and generation speed in llama-bench's format, with
+ * the machine's read bandwidth and how close decoding runs to it. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench_session.h"
+#include "cli.h"
+#include "confab/bench.h"
+#include "confab/kernels.h"
+
+#define BW_REPS 5
+#define N_DEPTHS 3
+
+static const int sweep_depths[N_DEPTHS] = {0, 1024, 4096};
+
+typedef struct opts {
+    const char *model;
+    int n_prompt, n_gen, threads, reps, bw_mib;
+    bool json, sweep;
+    cf_kv_type kv;
+} opts;
+
+typedef struct stats {
+    double mean, sd;
+} stats;
+
+typedef struct results {
+    stats pp, tg, tg_at[N_DEPTHS];
+    double bandwidth_gbs;
+    uint64_t bytes_per_token, kv_bytes, file_bytes, peak_rss;
+} results;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: confab bench -m FILE [-p N] [-n N] [-t N] [-r N] [--kv-type f16|f32]\n"
+            "                    [--json] [--ctx-sweep] [--bw-mib N]\n"
+            "       confab bench -m FILE --chat-turns N | --session-restore [-t N]\n"
+            "\n"
+            "Measure prompt processing (ppN: N tokens in one batch) and generation (tgN: N\n"
+            "tokens one at a time) in tokens/s, mean ± sd over the repetitions, like\n"
+            "llama-bench; then the machine's memory read bandwidth, the weight bytes each\n"
+            "generated token reads, and the fraction of that roofline generation reaches.\n"
+            "\n"
+            "  -p N            prompt tokens (default 512; 0 skips)\n"
+            "  -n N            generated tokens (default 128; 0 skips)\n"
+            "  -t N            threads (default: physical cores)\n"
+            "  -r N            repetitions (default 5), after one warm-up run\n"
+            "  --kv-type T     KV cache type, f16 (default, as llama-bench) or f32\n"
+            "  --json          print one JSON object instead of the table\n"
+            "  --ctx-sweep     also generation after 0, 1024 and 4096 tokens of context\n"
+            "  --bw-mib N      buffer of the bandwidth probe in MiB (default 1024; keep it\n"
+            "                  well above the last-level cache)\n"
+            "  --chat-turns N  time N chat turns through a session\n"
+            "  --session-restore  time saving and restoring a session\n");
+}
+
+/* tokens/s of each repetition: mean and sample standard deviation */
+static stats tps(const double *secs, int reps, int n_tokens)
+{
+    stats s = {0, 0};
+    for (int i = 0; i < reps; i++)
+        s.mean += n_tokens / secs[i];
+    s.mean /= reps;
+    for (int i = 0; i < reps && reps > 1; i++)
+        s.sd += (n_tokens / secs[i] - s.mean) * (n_tokens / secs[i] - s.mean);
+    s.sd = reps > 1 ? sqrt(s.sd / (reps - 1)) : 0;
+    return s;
+}
+
+/* The bandwidth probe runs in a child process so its 1 GiB buffer does not
+ * count in this process's peak RSS. */
+static double probe_bandwidth(size_t bytes, int threads)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return cf_bench_read_bandwidth(bytes, threads, BW_REPS);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        double gbs = cf_bench_read_bandwidth(bytes, threads, BW_REPS);
+        ssize_t w = write(fd[1], &gbs, sizeof gbs);
+        _exit(w == (ssize_t)sizeof gbs ? 0 : 1);
+    }
+    close(fd[1]);
+    double gbs = -1;
+    if (pid > 0) {
+        if (read(fd[0], &gbs, sizeof gbs) != (ssize_t)sizeof gbs)
+            gbs = -1;
+        waitpid(pid, NULL, 0);
+    }
+    close(fd[0]);
+    return pid > 0 ? gbs : cf_bench_read_bandwidth(bytes, threads, BW_REPS);
+}
+
+/* One warm-up run, then o->reps timed ones of each test. */
+static int run_tests(cf_ctx *c, const opts *o, results *r, cf_err *err)
+{
+    double *secs = calloc((size_t)o->reps, sizeof *secs);
+    if (!secs)
+        return cf_fail(err, "out of memory");
+    int rc = 0;
+    if (o->n_prompt > 0) {
+        rc = cf_bench_prompt(c, 0, o->n_prompt, err) < 0 ? -1 : 0;
+        for (int i = 0; rc == 0 && i < o->reps; i++)
+            rc = (secs[i] = cf_bench_prompt(c, 0, o->n_prompt, err)) < 0 ? -1 : 0;
+        if (rc == 0)
+            r->pp = tps(secs, o->reps, o->n_prompt);
+    }
+    if (rc == 0 && o->n_gen > 0) {
+        rc = cf_bench_generate(c, 0, 1, err) < 0 ? -1 : 0;
+        for (int d = 0; rc == 0 && d < (o->sweep ? N_DEPTHS : 1); d++) {
+            for (int i = 0; rc == 0 && i < o->reps; i++)
+                rc = (secs[i] = cf_bench_generate(c, sweep_depths[d], o->n_gen, err)) < 0 ? -1 : 0;
+            if (rc == 0)
+                r->tg_at[d] = tps(secs, o->reps, o->n_gen);
+        }
+        r->tg = r->tg_at[0];
+    }
+    free(secs);
+    return rc;
+}
+
+static double roofline_fraction(const results *r)
+{
+    return r->bandwidth_gbs > 0 ? (double)r->bytes_per_token * r->tg.mean / (r->bandwidth_gbs * 1e9)
+                                : 0;
+}
+
+static void json_str(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void print_json(const opts *o, const cf_model *m, const results *r)
+{
+    printf("{\"model\": ");
+    json_str(o->model);
+    printf(", \"model_name\": ");
+    json_str(cf_model_name(m));
+    printf(", \"isa\": \"%s\", \"threads\": %d, \"n_prompt\": %d, \"n_gen\": %d, \"reps\": %d, "
+           "\"kv_type\": \"%s\", ",
+           cf_isa_name(cf_isa_active()), o->threads, o->n_prompt, o->n_gen, o->reps,
+           o->kv == CF_KV_F16 ? "f16" : "f32");
+    printf("\"pp_tps\": %.3f, \"pp_tps_sd\": %.3f, \"tg_tps\": %.3f, \"tg_tps_sd\": %.3f, ",
+           r->pp.mean, r->pp.sd, r->tg.mean, r->tg.sd);
+    printf("\"bandwidth_gbs\": %.3f, \"bytes_per_token\": %llu, \"roofline_fraction\": %.4f, ",
+           r->bandwidth_gbs, (unsigned long long)r->bytes_per_token, roofline_fraction(r));
+    printf("\"file_bytes\": %llu, \"kv_bytes\": %llu, \"peak_rss_bytes\": %llu",
+           (unsigned long long)r->file_bytes, (unsigned long long)r->kv_bytes,
+           (unsigned long long)r->peak_rss);
+    if (o->sweep) {
+        printf(", \"ctx_sweep\": [");
+        for (int d = 0; d < N_DEPTHS; d++)
+            printf("%s{\"depth\": %d, \"tg_tps\": %.3f, \"tg_tps_sd\": %.3f}", d ? ", " : "",
+                   sweep_depths[d], r->tg_at[d].mean, r->tg_at[d].sd);
+        printf("]");
+    }
+    printf("}\n");
+}
+
+static void table_row(const opts *o, const cf_model *m, const char *test, stats s)
+{
+    char size[32], params[32], backend[32];
+    snprintf(size, sizeof size, "%.2f GiB", (double)cf_gguf_file_size(cf_model_gguf(m)) / (1 << 30));
+    snprintf(params, sizeof params, "%.2f B", (double)cf_model_n_params(m) * 1e-9);
+    snprintf(backend, sizeof backend, "CPU %s", cf_isa_name(cf_isa_active()));
+    char cell[32];
+    snprintf(cell, sizeof cell, "%.2f ± %.2f", s.mean, s.sd);
+    printf("| %-36s | %9s | %8s | %-10s | %7d | %13s | %17s |\n", cf_model_name(m), size, params,
+           backend, o->threads, test, cell);
+}
+
+static void print_table(const opts *o, const cf_model *m, const results *r)
+{
+    printf("| %-36s | %9s | %8s | %-10s | %7s | %13s | %16s |\n", "model", "size", "params",
+           "backend", "threads", "test", "t/s");
+    printf("| %.36s | %.9s | %.8s | %.10s | %.7s | %.13s | %.16s |\n",
+           "------------------------------------", "--------:", "-------:", "----------",
+           "------:", "------------:", "---------------:");
+    char test[32];
+    if (o->n_prompt > 0) {
+        snprintf(test, sizeof test, "pp%d", o->n_prompt);
+        table_row(o, m, test, r->pp);
+    }
+    for (int d = 0; o->n_gen > 0 && d < (o->sweep ? N_DEPTHS : 1); d++) {
+        if (o->sweep)
+            snprintf(test, sizeof test, "tg%d @ d%d", o->n_gen, sweep_depths[d]);
+        else
+            snprintf(test, sizeof test, "tg%d", o->n_gen);
+        table_row(o, m, test, r->tg_at[d]);
+    }
+    const double mib = 1024.0 * 1024.0;
+    printf("\nmemory read bandwidth: %.1f GB/s (%d MiB buffer, %d threads, best of %d)\n",
+           r->bandwidth_gbs, o->bw_mib, o->threads, BW_REPS);
+    printf("weights read per token: %.1f MB; roofline %.1f t/s", (double)r->bytes_per_token * 1e-6,
+           r->bandwidth_gbs * 1e9 / (double)r->bytes_per_token);
+    if (o->n_gen > 0)
+        printf("; tg%d reaches %.1f %% of it", o->n_gen, 100 * roofline_fraction(r));
+    printf("\npeak RSS: %.1f MiB (file %.1f MiB + KV cache %.1f MiB + %.1f MiB other)\n",
+           (double)r->peak_rss / mib, (double)r->file_bytes / mib, (double)r->kv_bytes / mib,
+           ((double)r->peak_rss - (double)r->file_bytes - (double)r->kv_bytes) / mib);
+}
+
+static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore)
+{
+    static const struct option lopts[] = {
+        {"json", no_argument, 0, 'J'},          {"ctx-sweep", no_argument, 0, 'S'},
+        {"kv-type", required_argument, 0, 'K'}, {"chat-turns", required_argument, 0, 'C'},
+        {"session-restore", no_argument, 0, 'R'}, {"bw-mib", required_argument, 0, 'B'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    long long v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "m:p:n:t:r:h", lopts, NULL)) != -1) {
+        switch (c) {
+        case 'm': o->model = optarg; break;
+        case 'p':
+            if (!cli_parse_int("-p", optarg, 0, 1 << 20, &v))
+                return CF_EXIT_USAGE;
+            o->n_prompt = (int)v;
+            break;
+        case 'n':
+            if (!cli_parse_int("-n", optarg, 0, 1 << 20, &v))
+                return CF_EXIT_USAGE;
+            o->n_gen = (int)v;
+            break;
+        case 't':
+            if (!cli_parse_int("-t", optarg, 1, 1024, &v))
+                return CF_EXIT_USAGE;
+            o->threads = (int)v;
+            break;
+        case 'r':
+            if (!cli_parse_int("-r", optarg, 1, 1000, &v))
+                return CF_EXIT_USAGE;
+            o->reps = (int)v;
+            break;
+        case 'C':
+            if (!cli_parse_int("--chat-turns", optarg, 1, 100000, &v))
+                return CF_EXIT_USAGE;
+            *chat_turns = (int)v;
+            break;
+        case 'B':
+            if (!cli_parse_int("--bw-mib", optarg, 16, 1 << 20, &v))
+                return CF_EXIT_USAGE;
+            o->bw_mib = (int)v;
+            break;
+        case 'K':
+            if (!strcmp(optarg, "f16") || !strcmp(optarg, "f32")) {
+                o->kv = !strcmp(optarg, "f16") ? CF_KV_F16 : CF_KV_F32;
+                break;
+            }
+            cli_error("--kv-type: '%s' is not f16 or f32", optarg);
+            return CF_EXIT_USAGE;
+        case 'J': o->json = true; break;
+        case 'S': o->sweep = true; break;
+        case 'R': *restore = true; break;
+        case 'h': usage(stdout); return -1;
+        default: usage(stderr); return CF_EXIT_USAGE;
+        }
+    }
+    if (optind != argc) {
+        usage(stderr);
+        return CF_EXIT_USAGE;
+    }
+    return CF_EXIT_OK;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    opts o = {.n_prompt = 512, .n_gen = 128, .threads = cli_default_threads(), .reps = 5,
+              .bw_mib = 1024, .kv = CF_KV_F16};
+    int chat_turns = 0;
+    bool restore = false;
+    int rc = parse(argc, argv, &o, &chat_turns, &restore);
+    if (rc != CF_EXIT_OK)
+        return rc < 0 ? CF_EXIT_OK : rc;
+    char *path = cli_resolve_model(o.model);
+    if (!path)
+        return CF_EXIT_USAGE;
+    o.model = path;
+    if (chat_turns || restore) {
+        rc = chat_turns ? bench_chat_turns(path, chat_turns, o.threads)
+                        : bench_session_restore(path, o.threads);
+        free(path);
+        return rc;
+    }
+    results r = {0};
+    /* before anything else runs threads: the probe forks */
+    r.bandwidth_gbs = probe_bandwidth((size_t)o.bw_mib << 20, o.threads);
+    cf_err err;
+    cf_model *m;
+    if (cf_model_load(path, NULL, &m, &err) != 0) {
+        cli_error("%s", err.msg);
+        free(path);
+        return CF_EXIT_MODEL;
+    }
+    const int depth = o.sweep ? sweep_depths[N_DEPTHS - 1] : 0;
+    cf_ctx_params cp = {.n_ctx = (o.n_prompt > depth ? o.n_prompt : depth) + o.n_gen,
+                        .n_batch = o.n_prompt > 0 ? o.n_prompt : 512,
+                        .n_threads = o.threads,
+                        .kv_type = o.kv};
+    cf_ctx *c = NULL;
+    if (cf_ctx_new(m, &cp, &c, &err) != 0 || run_tests(c, &o, &r, &err) != 0) {
+        cli_error("%s", err.msg);
+        rc = CF_EXIT_ERROR;
+    } else {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        r.peak_rss = (uint64_t)ru.ru_maxrss * 1024;
+        r.bytes_per_token = cf_model_bytes_per_token(m);
+        r.kv_bytes = cf_ctx_kv_bytes(c, cf_ctx_n_ctx(c));
+        r.file_bytes = cf_gguf_file_size(cf_model_gguf(m));
+        if (o.json)
+            print_json(&o, m, &r);
+        else
+            print_table(&o, m, &r);
+    }
+    cf_ctx_free(c);
+    cf_model_free(m);
+    free(path);
+    return rc;
+}

@@ -1,0 +1,308 @@
+/* confab complete: plain text completion of a prompt, as llama-cli/llama-simple
+ * do it: the prompt tokenized with BOS iff the model adds one and special
+ * tokens parsed, one batched prefill, then sampling until -n tokens, an
+ * end-of-generation token or a full context. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "confab/model.h"
+#include "confab/sampler.h"
+#include "confab/tokenizer.h"
+
+typedef struct complete_opts {
+    const char *model, *tokenizer, *prompt, *prompt_file, *dump_logits;
+    long long n_predict, n_ctx, threads, seed;
+    cf_kv_type kv_type;
+    cf_sampler_params sp;
+    bool ids, no_special, special, ignore_eos, verbose;
+} complete_opts;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: confab complete -m FILE (-p TEXT | -f FILE) [options]\n"
+            "\n"
+            "Print the continuation of a prompt (the prompt itself is not echoed).\n"
+            "\n"
+            "  -m, --model FILE         GGUF model or llama2.c checkpoint\n"
+            "      --tokenizer FILE     llama2.c tokenizer.bin (default: beside the checkpoint)\n"
+            "  -p, --prompt TEXT        the prompt\n"
+            "  -f, --file FILE          read the prompt from a file\n"
+            "  -n, --n-predict N        tokens to generate (default 128; -1: until the end)\n"
+            "  -c, --ctx-size N         context size (default: the model's, at most 4096)\n"
+            "  -t, --threads N          threads (default: physical cores)\n"
+            "      --temp T             temperature (default 0.8; 0 = greedy)\n"
+            "      --top-k N            (40)   --top-p P (0.95)   --min-p P (0.05)\n"
+            "      --typical P          (1.0 = off)\n"
+            "      --repeat-penalty P   (1.0 = off)   --repeat-last-n N (64)\n"
+            "      --presence-penalty P (0)   --frequency-penalty P (0)\n"
+            "      --seed S             random seed (default: random)\n"
+            "      --kv-type f32|f16    KV cache type (default f32)\n"
+            "      --no-special         do not parse special tokens in the prompt text\n"
+            "      --special            print control tokens' text in the output\n"
+            "      --ignore-eos         keep generating after end-of-generation tokens\n"
+            "      --ids                print the generated token ids on one line instead\n"
+            "      --dump-logits FILE   write the logits of the last prompt position\n"
+            "                           (n_vocab little-endian f32)\n"
+            "  -v, --verbose            timing on stderr\n");
+}
+
+enum {
+    OPT_TEMP = 256, OPT_TOPK, OPT_TOPP, OPT_MINP, OPT_TYPICAL, OPT_REPEAT, OPT_REPEAT_N,
+    OPT_PRESENCE, OPT_FREQUENCY, OPT_SEED, OPT_KV, OPT_NO_SPECIAL, OPT_SPECIAL, OPT_IGNORE_EOS,
+    OPT_IDS, OPT_DUMP, OPT_TOKENIZER,
+};
+
+static int parse_args(int argc, char **argv, complete_opts *o)
+{
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'},
+        {"prompt", required_argument, 0, 'p'},
+        {"file", required_argument, 0, 'f'},
+        {"n-predict", required_argument, 0, 'n'},
+        {"ctx-size", required_argument, 0, 'c'},
+        {"threads", required_argument, 0, 't'},
+        {"verbose", no_argument, 0, 'v'},
+        {"help", no_argument, 0, 'h'},
+        {"temp", required_argument, 0, OPT_TEMP},
+        {"top-k", required_argument, 0, OPT_TOPK},
+        {"top-p", required_argument, 0, OPT_TOPP},
+        {"min-p", required_argument, 0, OPT_MINP},
+        {"typical", required_argument, 0, OPT_TYPICAL},
+        {"repeat-penalty", required_argument, 0, OPT_REPEAT},
+        {"repeat-last-n", required_argument, 0, OPT_REPEAT_N},
+        {"presence-penalty", required_argument, 0, OPT_PRESENCE},
+        {"frequency-penalty", required_argument, 0, OPT_FREQUENCY},
+        {"seed", required_argument, 0, OPT_SEED},
+        {"kv-type", required_argument, 0, OPT_KV},
+        {"no-special", no_argument, 0, OPT_NO_SPECIAL},
+        {"special", no_argument, 0, OPT_SPECIAL},
+        {"ignore-eos", no_argument, 0, OPT_IGNORE_EOS},
+        {"ids", no_argument, 0, OPT_IDS},
+        {"dump-logits", required_argument, 0, OPT_DUMP},
+        {"tokenizer", required_argument, 0, OPT_TOKENIZER},
+        {0, 0, 0, 0},
+    };
+    double v;
+    long long iv;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "m:p:f:n:c:t:vh", opts, NULL)) != -1) {
+        const char *name = argv[optind - 1];
+        bool ok = true;
+        switch (c) {
+        case 'm': o->model = optarg; break;
+        case 'p': o->prompt = optarg; break;
+        case 'f': o->prompt_file = optarg; break;
+        case 'n': ok = cli_parse_int("-n", optarg, -1, 1 << 24, &o->n_predict); break;
+        case 'c': ok = cli_parse_int("-c", optarg, 1, 1 << 20, &o->n_ctx); break;
+        case 't': ok = cli_parse_int("-t", optarg, 1, 1024, &o->threads); break;
+        case 'v': o->verbose = true; break;
+        case 'h': usage(stdout); return 1;
+        case OPT_TEMP: ok = cli_parse_float(name, optarg, 0, 100, &v); o->sp.temp = (float)v; break;
+        case OPT_TOPK: ok = cli_parse_int(name, optarg, 0, 1 << 24, &iv); o->sp.top_k = (int32_t)iv; break;
+        case OPT_TOPP: ok = cli_parse_float(name, optarg, 0, 1, &v); o->sp.top_p = (float)v; break;
+        case OPT_MINP: ok = cli_parse_float(name, optarg, 0, 1, &v); o->sp.min_p = (float)v; break;
+        case OPT_TYPICAL: ok = cli_parse_float(name, optarg, 0, 1, &v); o->sp.typical_p = (float)v; break;
+        case OPT_REPEAT: ok = cli_parse_float(name, optarg, 0, 10, &v); o->sp.repeat_penalty = (float)v; break;
+        case OPT_REPEAT_N: ok = cli_parse_int(name, optarg, 0, CF_SAMPLER_MAX_LAST_N, &iv); o->sp.repeat_last_n = (int32_t)iv; break;
+        case OPT_PRESENCE: ok = cli_parse_float(name, optarg, -10, 10, &v); o->sp.presence_penalty = (float)v; break;
+        case OPT_FREQUENCY: ok = cli_parse_float(name, optarg, -10, 10, &v); o->sp.frequency_penalty = (float)v; break;
+        case OPT_SEED: ok = cli_parse_int(name, optarg, 0, INT64_MAX, &o->seed); break;
+        case OPT_KV:
+            if (!strcmp(optarg, "f32") || !strcmp(optarg, "f16"))
+                o->kv_type = optarg[1] == '1' ? CF_KV_F16 : CF_KV_F32;
+            else {
+                cli_error("--kv-type: '%s' is not f32 or f16", optarg);
+                ok = false;
+            }
+            break;
+        case OPT_NO_SPECIAL: o->no_special = true; break;
+        case OPT_SPECIAL: o->special = true; break;
+        case OPT_IGNORE_EOS: o->ignore_eos = true; break;
+        case OPT_IDS: o->ids = true; break;
+        case OPT_DUMP: o->dump_logits = optarg; break;
+        case OPT_TOKENIZER: o->tokenizer = optarg; break;
+        default: usage(stderr); return -1;
+        }
+        if (!ok)
+            return -1;
+    }
+    if (optind != argc) {
+        cli_error("complete: unexpected argument '%s'", argv[optind]);
+        return -1;
+    }
+    if (!o->prompt == !o->prompt_file) {
+        cli_error("complete: give the prompt with -p TEXT or -f FILE");
+        return -1;
+    }
+    return 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int write_logits(const char *path, const float *logits, int n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(logits, sizeof(float), (size_t)n, f) != (size_t)n) {
+        if (f)
+            fclose(f);
+        cli_error("--dump-logits: cannot write '%s'", path);
+        return -1;
+    }
+    if (fclose(f) != 0) {
+        cli_error("--dump-logits: cannot write '%s'", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Sample up to n_predict tokens after the prompt; returns an exit code. */
+static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok, cf_sampler *smp,
+                    float *logits)
+{
+    cf_utf8_stream stream = {0};
+    char out[CF_UTF8_STREAM_OUT(256)];
+    cf_err err;
+    int generated = 0;
+    double t0 = now_ms();
+    for (long long i = 0; o->n_predict < 0 || i < o->n_predict; i++) {
+        int32_t id = cf_sampler_sample(smp, logits);
+        if (!o->ignore_eos && cf_tok_is_eog(tok, id))
+            break;
+        cf_sampler_accept(smp, id);
+        generated++;
+        if (o->ids) {
+            printf(i ? " %d" : "%d", id);
+        } else {
+            cf_str piece = cf_tok_piece(tok, id, o->special);
+            for (size_t at = 0; at < piece.len; at += 256) {
+                size_t chunk = piece.len - at < 256 ? piece.len - at : 256;
+                fwrite(out, 1, cf_utf8_stream_feed(&stream, piece.ptr + at, chunk, out), stdout);
+            }
+            fflush(stdout);
+        }
+        if (cf_ctx_n_past(ctx) >= cf_ctx_n_ctx(ctx)) {
+            if (o->verbose)
+                fprintf(stderr, "\nconfab: context full after %d generated tokens\n", generated);
+            break;
+        }
+        if (cf_ctx_decode(ctx, &id, 1, logits, false, &err) != 0) {
+            cli_error("%s", err.msg);
+            return CF_EXIT_ERROR;
+        }
+    }
+    if (o->ids)
+        putchar('\n');
+    else
+        fwrite(out, 1, cf_utf8_stream_flush(&stream, out), stdout);
+    fflush(stdout);
+    if (o->verbose) {
+        double ms = now_ms() - t0;
+        fprintf(stderr, "\nconfab: generated %d tokens in %.1f ms (%.2f t/s)\n", generated, ms,
+                ms > 0 ? generated * 1e3 / ms : 0.0);
+    }
+    return CF_EXIT_OK;
+}
+
+int cmd_complete(int argc, char **argv)
+{
+    complete_opts o = {.n_predict = 128, .seed = -1};
+    cf_sampler_params_default(&o.sp);
+    o.threads = cli_default_threads();
+    int rc = parse_args(argc, argv, &o);
+    if (rc != 0)
+        return rc > 0 ? CF_EXIT_OK : CF_EXIT_USAGE;
+
+    char *prompt_buf = NULL;
+    size_t prompt_len;
+    if (o.prompt_file) {
+        if (!(prompt_buf = cli_read_file(o.prompt_file, &prompt_len))) {
+            cli_error("cannot read prompt file '%s'", o.prompt_file);
+            return CF_EXIT_ERROR;
+        }
+    } else {
+        prompt_len = strlen(o.prompt);
+    }
+    const char *prompt = prompt_buf ? prompt_buf : o.prompt;
+
+    cf_err err;
+    cf_model *model = NULL;
+    cf_tokenizer *tok = NULL;
+    cf_ctx *ctx = NULL;
+    cf_sampler *smp = NULL;
+    cf_tokens ids = {0};
+    float *logits = NULL;
+    rc = CF_EXIT_MODEL;
+    char *model_path = cli_resolve_model(o.model);
+    if (!model_path)
+        goto out;
+    int loaded = cf_model_load(model_path, o.tokenizer, &model, &err);
+    free(model_path);
+    if (loaded != 0 ||
+        cf_tokenizer_create(cf_model_gguf(model), &tok, &err) != 0) {
+        cli_error("%s", err.msg);
+        goto out;
+    }
+    rc = CF_EXIT_ERROR;
+    if (cf_tokenize(tok, prompt, prompt_len, true, !o.no_special, &ids, &err) != 0) {
+        cli_error("%s", err.msg);
+        goto out;
+    }
+    if (ids.n == 0) {
+        cli_error("the prompt is empty and the model adds no BOS token: nothing to complete");
+        rc = CF_EXIT_USAGE;
+        goto out;
+    }
+    cf_ctx_params cp = {.n_ctx = (int)o.n_ctx, .n_threads = (int)o.threads, .kv_type = o.kv_type};
+    if (cf_ctx_new(model, &cp, &ctx, &err) != 0) {
+        cli_error("%s", err.msg);
+        goto out;
+    }
+    if ((int)ids.n >= cf_ctx_n_ctx(ctx)) {
+        cli_error("the prompt has %zu tokens; the context holds %d (use -c)", ids.n, cf_ctx_n_ctx(ctx));
+        rc = CF_EXIT_CONTEXT;
+        goto out;
+    }
+    const int n_vocab = cf_model_hparams(model)->n_vocab;
+    if (cf_sampler_create(n_vocab, &o.sp, o.seed < 0 ? CF_SAMPLER_SEED_RANDOM : (uint64_t)o.seed,
+                          &smp, &err) != 0) {
+        cli_error("%s", err.msg);
+        rc = CF_EXIT_USAGE;
+        goto out;
+    }
+    if (!(logits = malloc((size_t)n_vocab * sizeof *logits))) {
+        cli_error("out of memory");
+        goto out;
+    }
+    double t0 = now_ms();
+    if (cf_ctx_decode(ctx, ids.ids, (int)ids.n, logits, false, &err) != 0) {
+        cli_error("%s", err.msg);
+        goto out;
+    }
+    if (o.verbose)
+        fprintf(stderr, "confab: prompt %zu tokens in %.1f ms\n", ids.n, now_ms() - t0);
+    for (size_t i = 0; i < ids.n; i++)
+        cf_sampler_accept(smp, ids.ids[i]);
+    if (o.dump_logits && write_logits(o.dump_logits, logits, n_vocab) != 0)
+        goto out;
+    rc = generate(&o, ctx, tok, smp, logits);
+out:
+    free(logits);
+    cf_tokens_free(&ids);
+    cf_sampler_free(smp);
+    cf_ctx_free(ctx);
+    cf_tokenizer_free(tok);
+    cf_model_free(model);
+    free(prompt_buf);
+    return rc;
+}

@@ -1,0 +1,113 @@
+/* confab mkmodel: write a GGUF with deterministic random weights in a real
+ * model's shape (benchmarks and tests without downloading weights). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "confab/mkmodel.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: confab mkmodel (--shape NAME | --dims SPEC | both) --type TYPE -o FILE\n"
+            "                      [--vocab VOCAB.gguf] [--seed S] [-t N]\n"
+            "\n"
+            "Write a GGUF model with random weights (N(0, 1/fan_in) matrices, norms near 1)\n"
+            "in the shape of a real model, quantized like llama-quantize does it.\n"
+            "\n"
+            "  --shape NAME   %s\n"
+            "  --dims SPEC    a custom shape, or changes to --shape's: comma-separated KEY=VALUE,\n"
+            "                 keys arch (llama|qwen2), embd, layers, heads, kv_heads, ff, ctx,\n"
+            "                 rope_base, eps, tied (0|1), name; without --shape, embd, layers,\n"
+            "                 heads and ff are required (e.g. embd=256,layers=2,heads=4,ff=512)\n"
+            "  --type TYPE    %s\n"
+            "  -o FILE        the file to write\n"
+            "  --vocab FILE   copy the tokenizer.* keys of this GGUF (default:\n"
+            "                 $CONFAB_SHARED or ../shared, vocab/ggml-vocab-llama-spm.gguf)\n"
+            "  --seed S       random seed (default 1); the same seed gives the same file\n"
+            "  -t N           threads (default: all)\n",
+            cf_mk_shape_list(), cf_mk_ftype_list());
+}
+
+int cmd_mkmodel(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"shape", required_argument, 0, 'S'}, {"dims", required_argument, 0, 'D'},
+        {"type", required_argument, 0, 'T'},  {"vocab", required_argument, 0, 'V'},
+        {"seed", required_argument, 0, 's'},  {"threads", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
+    };
+    const char *shape = NULL, *dims = NULL, *type = NULL, *vocab = NULL;
+    cf_mk_params p = {.seed = 1};
+    long long v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:t:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': shape = optarg; break;
+        case 'D': dims = optarg; break;
+        case 'T': type = optarg; break;
+        case 'V': vocab = optarg; break;
+        case 'o': p.out_path = optarg; break;
+        case 's':
+            if (!cli_parse_int("--seed", optarg, 0, INT64_MAX, &v))
+                return CF_EXIT_USAGE;
+            p.seed = (uint64_t)v;
+            break;
+        case 't':
+            if (!cli_parse_int("-t", optarg, 1, 1024, &v))
+                return CF_EXIT_USAGE;
+            p.n_threads = (int)v;
+            break;
+        case 'h': usage(stdout); return CF_EXIT_OK;
+        default: usage(stderr); return CF_EXIT_USAGE;
+        }
+    }
+    if (optind != argc || (!shape && !dims) || !type || !p.out_path) {
+        usage(stderr);
+        return CF_EXIT_USAGE;
+    }
+    cf_err err;
+    if (shape && cf_mk_shape_named(shape, &p.shape) != 0) {
+        cli_error("--shape: no shape '%s' (shapes: %s)", shape, cf_mk_shape_list());
+        return CF_EXIT_USAGE;
+    }
+    if (!shape)
+        p.shape = (cf_mk_shape){"custom", CF_ARCH_LLAMA, 0, 0, 0, 0, 0, 2048, 10000.0f, 1e-5f, false};
+    if (dims && cf_mk_shape_apply_dims(&p.shape, dims, &err) != 0) {
+        cli_error("%s", err.msg);
+        return CF_EXIT_USAGE;
+    }
+    if (cf_mk_shape_check(&p.shape, &err) != 0) {
+        cli_error("%s", err.msg);
+        return CF_EXIT_USAGE;
+    }
+    int ft = cf_mk_ftype_parse(type);
+    if (ft < 0) {
+        cli_error("--type: unknown type '%s' (types: %s)", type, cf_mk_ftype_list());
+        return CF_EXIT_USAGE;
+    }
+    p.ftype = (cf_mk_ftype)ft;
+    char vocab_buf[4096];
+    if (!vocab) {
+        const char *shared = getenv("CONFAB_SHARED");
+        snprintf(vocab_buf, sizeof vocab_buf, "%s/vocab/ggml-vocab-llama-spm.gguf",
+                 shared && *shared ? shared : "../shared");
+        vocab = vocab_buf;
+    }
+    p.vocab_path = vocab;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (cf_mkmodel(&p, &err) != 0) {
+        cli_error("%s", err.msg);
+        return CF_EXIT_ERROR;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    fprintf(stderr, "wrote %s (%s %s) in %.1f s\n", p.out_path, p.shape.name,
+            cf_mk_ftype_name(p.ftype),
+            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    return CF_EXIT_OK;
+}

@@ -1,0 +1,45 @@
+#!/bin/sh
+# confab mkmodel and confab bench from the command line: a tiny custom
+# shape is written, benchmarked with --json (every key present), and bad
+# options are refused with the usage exit code.
+bin=${CONFAB_BIN:?} shared=${CONFAB_SHARED:?}
+[ -d "$shared/models" ] || exit 77
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+"$bin" mkmodel --dims embd=128,layers=2,heads=4,kv_heads=2,ff=256 --type Q8_0 \
+    --vocab "$shared/models/stories260K.gguf" -o "$tmp/m.gguf" 2>"$tmp/err" ||
+    fail "mkmodel: $(cat "$tmp/err")"
+"$bin" inspect "$tmp/m.gguf" | grep -q "blk.1.ffn_down.weight *Q8_0 *256 x 128" ||
+    fail "mkmodel: blk.1.ffn_down.weight is not Q8_0 256 x 128"
+
+out=$("$bin" bench -m "$tmp/m.gguf" -t 2 -p 8 -n 4 -r 1 --bw-mib 64 --json 2>&1) ||
+    fail "bench --json: $out"
+for key in model threads pp_tps tg_tps bandwidth_gbs bytes_per_token roofline_fraction \
+    peak_rss_bytes; do
+    printf '%s\n' "$out" | grep -q "\"$key\": " || fail "bench --json has no \"$key\": $out"
+done
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "bench --json printed more than one line"
+printf '%s\n' "$out" | grep -q '"threads": 2,' || fail "bench --json: threads is not 2"
+
+out=$("$bin" bench -m "$tmp/m.gguf" -t 1 -p 8 -n 4 -r 2 --bw-mib 64 --ctx-sweep 2>&1) ||
+    fail "bench --ctx-sweep: $out"
+for test in pp8 "tg4 @ d0" "tg4 @ d1024" "tg4 @ d4096"; do
+    printf '%s\n' "$out" | grep -q "| *$test |" || fail "bench table has no $test row: $out"
+done
+printf '%s\n' "$out" | grep -q "^memory read bandwidth: [0-9.]* GB/s" || fail "no bandwidth line"
+printf '%s\n' "$out" | grep -q "^peak RSS: " || fail "no peak RSS line"
+
+"$bin" mkmodel --shape nope --type Q8_0 -o "$tmp/x.gguf" 2>/dev/null
+[ $? -eq 2 ] || fail "mkmodel --shape nope: exit status is not 2"
+"$bin" mkmodel --dims embd=128 --type Q3_K -o "$tmp/x.gguf" 2>/dev/null
+[ $? -eq 2 ] || fail "mkmodel --type Q3_K: exit status is not 2"
+"$bin" bench -m "$tmp/m.gguf" --kv-type q8 2>/dev/null
+[ $? -eq 2 ] || fail "bench --kv-type q8: exit status is not 2"
+"$bin" bench -m "$tmp/m.gguf" -t 1 --chat-turns 2 >/dev/null 2>&1 ||
+    fail "bench --chat-turns: exit status $?"
+
+[ $fails -eq 0 ] && echo "bench-cli: ok"
+exit $((fails > 0))

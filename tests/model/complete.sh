@@ -1,0 +1,46 @@
+#!/bin/sh
+# confab complete end to end: greedy continuations equal llama.cpp's
+# (../shared/refs/stories260K.json, prompt "story", greedy.tokens), for the
+# GGUF and for the llama2.c checkpoint; --dump-logits writes n_vocab floats;
+# bad input gets one error line and the documented exit code.
+bin=${CONFAB_BIN:?} models=${CONFAB_SHARED:?}/models
+[ -d "$models" ] || exit 77
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+prompt="Once upon a time, there was a little girl named Lily. She loved to play"
+want="410 408 419 292 411 322 265 282 295 433 426 385 328 432 358 394 261 370 432 352 266 268 388 426 338 391 266 267 337 335 312 432"
+text=" outside in the park. One day, she saw a big, red ball. She wanted to play with it,"
+tmp=$(mktemp -d)
+
+for m in stories260K.gguf stories260K.bin; do
+    got=$("$bin" complete -m "$models/$m" -p "$prompt" --temp 0 -n 32 --ignore-eos --ids -t 2)
+    [ "$got" = "$want" ] || fail "$m greedy ids: $got"
+done
+got=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --temp 0 -n 32 -t 1)
+[ "$got" = "$text" ] || fail "greedy text: '$got'"
+
+"$bin" complete -m "$models/stories260K.gguf" -p "$prompt" -n 0 --dump-logits "$tmp/l.bin" >/dev/null ||
+    fail "--dump-logits"
+[ "$(wc -c <"$tmp/l.bin")" -eq 2048 ] || fail "--dump-logits wrote $(wc -c <"$tmp/l.bin") bytes"
+
+# sampling with a seed is reproducible; different seeds differ
+a=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --seed 7 -n 40 --ids)
+b=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --seed 7 -n 40 --ids)
+c=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --seed 8 -n 40 --ids --temp 1.5)
+[ "$a" = "$b" ] || fail "same seed, different output"
+[ "$a" != "$c" ] || fail "different seeds, same output"
+
+# errors: one line, exit codes 2 (usage), 3 (model), 5 (context)
+check_err() { # want_rc pattern args...
+    want_rc=$1 pat=$2
+    shift 2
+    msg=$("$bin" complete "$@" 2>&1 >/dev/null); rc=$?
+    [ "$rc" -eq "$want_rc" ] && [ "$(printf '%s\n' "$msg" | wc -l)" -eq 1 ] &&
+        printf "%s" "$msg" | grep -q -e "$pat" || fail "complete $*: rc $rc, '$msg'"
+}
+check_err 2 "not a number" -m "$models/stories260K.gguf" -p x --temp abc
+check_err 2 "-p TEXT or -f FILE" -m "$models/stories260K.gguf"
+check_err 3 "cannot open" -m "$tmp/none.gguf" -p x
+check_err 5 "context holds" -m "$models/stories260K.gguf" -p "$prompt" -c 8
+rm -rf "$tmp"
+[ $fails -eq 0 ] && echo "complete: ok"

@@ -1,0 +1,103 @@
+/* The forward pass's invariants, on small mkmodel files (F32 and F16 KV,
+ * llama and qwen2, a context past several attention chunks):
+ *   - 1, 2 and 3 threads give bit-identical logits, batched and per token;
+ *   - a prompt gives the same bits batched (any batch size) or token by
+ *     token, at every position, and so do the tokens generated after it. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "confab/mkmodel.h"
+#include "harness.h"
+
+enum { N_PROMPT = 300, N_GEN = 24 };
+
+static void ids(int32_t *out, int n, int V)
+{
+    unsigned x = 99;
+    for (int i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        out[i] = 1 + (int32_t)((x >> 8) % (unsigned)(V - 1));
+    }
+}
+
+/* logits of every prompt position, then of N_GEN single-token steps */
+static float *run(const cf_model *m, int threads, int n_batch, bool token_by_token, cf_kv_type kv)
+{
+    const int V = cf_model_hparams(m)->n_vocab, total = N_PROMPT + N_GEN;
+    cf_ctx_params cp = {.n_ctx = 512, .n_batch = n_batch, .n_threads = threads, .kv_type = kv};
+    cf_ctx *c;
+    cf_err err;
+    if (cf_ctx_new(m, &cp, &c, &err) != 0) {
+        CHECKF(0, "%s", err.msg);
+        return NULL;
+    }
+    float *lg = malloc(sizeof(float) * (size_t)V * total);
+    int32_t tok[N_PROMPT + N_GEN];
+    ids(tok, total, V);
+    bool ok = true;
+    if (token_by_token)
+        for (int i = 0; ok && i < N_PROMPT; i++)
+            ok = cf_ctx_decode(c, tok + i, 1, lg + (size_t)i * V, false, &err) == 0;
+    else
+        ok = cf_ctx_decode(c, tok, N_PROMPT, lg, true, &err) == 0;
+    for (int i = N_PROMPT; ok && i < total; i++)
+        ok = cf_ctx_decode(c, tok + i, 1, lg + (size_t)i * V, false, &err) == 0;
+    CHECKF(ok, "%s", err.msg);
+    cf_ctx_free(c);
+    return lg;
+}
+
+static void check_model(const char *path, cf_kv_type kv)
+{
+    cf_model *m;
+    cf_err err;
+    if (cf_model_load(path, NULL, &m, &err) != 0) {
+        CHECKF(0, "%s", err.msg);
+        return;
+    }
+    const size_t n = (size_t)cf_model_hparams(m)->n_vocab * (N_PROMPT + N_GEN);
+    float *base = run(m, 1, 512, false, kv);
+    struct {
+        int threads, n_batch;
+        bool tbt;
+    } variants[] = {{2, 512, false}, {3, 512, false}, {2, 64, false}, {1, 37, false},
+                    {1, 512, true}, {2, 512, true}, {3, 512, true}};
+    for (size_t i = 0; base && i < sizeof variants / sizeof variants[0]; i++) {
+        float *lg = run(m, variants[i].threads, variants[i].n_batch, variants[i].tbt, kv);
+        CHECKF(lg && memcmp(base, lg, n * sizeof *lg) == 0,
+               "%s kv %s: %d threads, batch %d%s differ from 1 thread batched", path,
+               kv == CF_KV_F16 ? "f16" : "f32", variants[i].threads, variants[i].n_batch,
+               variants[i].tbt ? ", token by token" : "");
+        free(lg);
+    }
+    free(base);
+    cf_model_free(m);
+}
+
+int main(void)
+{
+    if (!shared_dir())
+        return TEST_SKIP;
+    static const char *dims[] = {"embd=256,layers=2,heads=4,kv_heads=2,ff=512",
+                                 "arch=qwen2,embd=192,layers=2,heads=6,kv_heads=2,ff=384,tied=1"};
+    static const cf_mk_ftype types[] = {CF_MK_Q4_0, CF_MK_Q8_0};
+    for (int i = 0; i < 2; i++) {
+        cf_mk_params p = {.ftype = types[i], .vocab_path = shared_path("models/stories260K.gguf"),
+                          .seed = 5};
+        p.shape = (cf_mk_shape){"t", CF_ARCH_LLAMA, 0, 0, 0, 0, 0, 4096, 10000.0f, 1e-5f, false};
+        cf_err err;
+        CHECK(cf_mk_shape_apply_dims(&p.shape, dims[i], &err) == 0);
+        char path[256];
+        snprintf(path, sizeof path, "/tmp/confab-identity-%d-%d.gguf", (int)getpid(), i);
+        p.out_path = path;
+        if (cf_mkmodel(&p, &err) != 0) {
+            CHECKF(0, "%s", err.msg);
+            continue;
+        }
+        check_model(path, CF_KV_F32);
+        check_model(path, CF_KV_F16);
+        unlink(path);
+    }
+    return test_summary("identity");
+}
