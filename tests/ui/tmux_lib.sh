@@ -33,6 +33,8 @@ t_setup() {
     export HOME="$T_DIR/home" XDG_CONFIG_HOME="$T_DIR/config" XDG_STATE_HOME="$T_DIR/state"
     export XDG_DATA_HOME="$T_DIR/data" LANG=C.UTF-8 LC_ALL=C.UTF-8 INPUTRC=/dev/null
     unset NO_COLOR CONFAB_MODEL TMUX
+    # In a sanitizer build, any report ends the program (and so the test).
+    export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
     trap t_cleanup EXIT INT TERM
 }
 
