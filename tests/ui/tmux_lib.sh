@@ -35,7 +35,8 @@ t_setup() {
     unset NO_COLOR CONFAB_MODEL TMUX
     # In a sanitizer build, any report ends the program (and so the test).
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
-    trap t_cleanup EXIT INT TERM
+    trap t_cleanup EXIT
+    trap 't_cleanup; exit 1' INT TERM HUP PIPE
 }
 
 t_cleanup() {
