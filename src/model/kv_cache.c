@@ -141,15 +141,17 @@ uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n)
 
 /* Copy the keys of positions [0, n) of one head between the cache's
  * blocks ([head_dim][CF_KV_BLOCK] each) and saved rows ([n][head_dim]):
- * a transpose per block, in the element's own width. */
+ * a transpose per block, in the element's own width.  The saved rows may
+ * sit at any byte offset of a session file, hence memcpy on their side. */
 #define KEYS_IO(T)                                                                  \
     for (size_t d = 0; d < hd; d++)                                                 \
         for (size_t j = 0; j < m; j++) {                                            \
-            T *cell = (T *)blk + d * CF_KV_BLOCK + j, *saved = (T *)row + j * hd + d; \
+            T *cell = (T *)blk + d * CF_KV_BLOCK + j;                               \
+            uint8_t *saved = row + (j * hd + d) * sizeof(T);                        \
             if (save)                                                               \
-                *saved = *cell;                                                     \
+                memcpy(saved, cell, sizeof(T));                                     \
             else                                                                    \
-                *cell = *saved;                                                     \
+                memcpy(cell, saved, sizeof(T));                                     \
         }
 
 static void keys_io(const cf_kv *kv, int l, int h, int n, uint8_t *rows, bool save)
