@@ -67,16 +67,28 @@ typedef struct cf_message {
     bool cut; /* an assistant reply stopped by the user */
 } cf_message;
 
+/* The messages the model sees, oldest first (a context shift removes the
+ * turns it drops; a user message's text is kept with invalid UTF-8
+ * replaced by U+FFFD). */
 int cf_session_n_messages(const cf_session *s);
 const cf_message *cf_session_message(const cf_session *s, int i);
 /* Replace (or remove with NULL) the system prompt; the cache is rewound to
- * where the conversation changes and re-prefilled lazily. */
+ * where the conversation changes and re-prefilled lazily.  Fails, changing
+ * nothing, when the chat template cannot render it (some refuse system
+ * messages). */
 int cf_session_set_system(cf_session *s, const char *text, cf_err *err);
+
+/* Stop strings besides the template's own ("<|im_end|>" written as text,
+ * ...): the list replaces the previous one (n = 0 clears it).  A reply
+ * ends before the first stop string it contains. */
+int cf_session_set_stops(cf_session *s, const char *const *stops, size_t n, cf_err *err);
+/* The user-given stop strings, NULL-terminated. */
+const char *const *cf_session_stops(const cf_session *s);
 
 /* ---- replies ---------------------------------------------------------------- */
 typedef enum cf_next {
     CF_NEXT_TOKEN = 1, /* *piece holds the next text (may be "" while UTF-8 is incomplete) */
-    CF_NEXT_DONE = 0,  /* the reply ended: end-of-generation, stop string, or n-predict */
+    CF_NEXT_DONE = 0,  /* the reply ended (see cf_turn_stats.stop); *piece is "" */
 } cf_next;
 
 /* Add a user message and prefill what the cache lacks. */
@@ -96,13 +108,23 @@ int cf_session_regen(cf_session *s, cf_err *err);
 int cf_session_clear(cf_session *s, cf_err *err);
 
 /* ---- state and statistics ---------------------------------------------------- */
+typedef enum cf_stop_reason {
+    CF_STOP_NONE,         /* still running */
+    CF_STOP_EOG,          /* the model's end-of-generation token */
+    CF_STOP_STRING,       /* a stop string */
+    CF_STOP_N_PREDICT,    /* the n-predict limit */
+    CF_STOP_CONTEXT_FULL, /* the reply alone filled the context */
+    CF_STOP_USER,         /* cut by the user (end_reply with cut) */
+} cf_stop_reason;
+
 typedef struct cf_turn_stats {
     int prompt_tokens;   /* tokens prefilled for this turn */
     double prompt_ms;
     int gen_tokens;
-    double gen_ms;
+    double gen_ms;       /* time spent in cf_session_next */
     double ttft_ms;      /* begin_reply to the first piece */
     int shifted_tokens;  /* dropped by a context shift during this turn */
+    cf_stop_reason stop; /* why the reply ended */
 } cf_turn_stats;
 
 const cf_turn_stats *cf_session_last_stats(const cf_session *s);
@@ -115,17 +137,26 @@ typedef struct cf_context_info {
 
 void cf_session_context_info(const cf_session *s, cf_context_info *out);
 const cf_model *cf_session_model(const cf_session *s);
+/* The tokens the KV cache holds, in order (*n of them; valid until the
+ * session changes): the conversation as the model has seen it. */
+const int32_t *cf_session_tokens(const cf_session *s, int *n);
+/* The logits for the next token (n_vocab floats), or NULL when none are
+ * ready (before the first reply, after a reply ended). */
+const float *cf_session_logits(const cf_session *s);
 /* e.g. "jinja (from the GGUF)", "chatml (built-in, detected)" */
 const char *cf_session_template_desc(const cf_session *s);
 /* Whether anything changed since the last save or load. */
 bool cf_session_dirty(const cf_session *s);
 
 /* ---- save / restore ------------------------------------------------------------ */
-/* Write the session (crash-safe: temp file, fsync, rename, fsync dir). */
+/* Write the session (crash-safe: temp file, fsync, rename, fsync dir).  A
+ * reply still running is saved as it stands, marked as cut. */
 int cf_session_save(cf_session *s, const char *path, cf_err *err);
 /* Replace this session with a saved one of the same model; on any problem
  * (wrong model, version, truncated, corrupt) the current session is left
- * untouched and err says what is wrong. */
+ * untouched and err says what is wrong.  Brings back the messages, token
+ * history, KV cache, settings, stop strings and random state; the chat
+ * template in use stays.  The format: src/chat/sessfile.c. */
 int cf_session_load(cf_session *s, const char *path, cf_err *err);
 
 #endif

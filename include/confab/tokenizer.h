@@ -99,6 +99,31 @@ cf_token cf_tok_find(const cf_tokenizer *t, const char *s, size_t len);
 int cf_tokenize(const cf_tokenizer *t, const char *text, size_t len, bool add_special,
                 bool parse_special, cf_tokens *out, cf_err *err);
 
+/* A chat prompt in parts, for cf_tokenize_parts. */
+typedef enum cf_tok_part_kind {
+    CF_PART_TEXT,    /* template text: special tokens written in it are parsed */
+    CF_PART_LITERAL, /* a person's text: control tokens written in it stay text */
+    CF_PART_TOKENS,  /* ids taken as they are (a reply as it was sampled) */
+} cf_tok_part_kind;
+
+typedef struct cf_tok_part {
+    cf_tok_part_kind kind;
+    const char *text; /* TEXT, LITERAL */
+    size_t len;
+    const cf_token *ids; /* TOKENS */
+    size_t n_ids;
+} cf_tok_part;
+
+/* Tokenize parts as cf_tokenize(their concatenated text, add_special,
+ * parse_special = true) would, except that control tokens are not
+ * recognised inside LITERAL parts (a user typing "<|im_end|>" gets plain
+ * text) and that a TOKENS part is copied into the output as it is, plain
+ * text after it continuing the text before it (no SPM space prefix).  Text
+ * runs across TEXT and LITERAL parts as one string, so a prompt whose
+ * literals hold no control-token text tokenizes exactly as whole text. */
+int cf_tokenize_parts(const cf_tokenizer *t, const cf_tok_part *parts, size_t n, bool add_special,
+                      cf_tokens *out, cf_err *err);
+
 /* The bytes a token stands for (llama_token_to_piece with lstrip 0): with
  * special false, control and unknown tokens are empty.  The bytes live as
  * long as the tokenizer; a bad id gives an empty piece. */
@@ -118,6 +143,10 @@ cf_str cf_tok_piece(const cf_tokenizer *t, cf_token id, bool special);
  * lost. */
 size_t cf_detokenize(const cf_tokenizer *t, const cf_token *ids, size_t n, bool remove_special,
                      bool unparse_special, char *buf, size_t cap);
+
+/* UTF-8 of code point cp (U+FFFD for values past U+10FFFF); returns the
+ * byte count (1..4). */
+size_t cf_utf8_encode(uint32_t cp, char out[4]);
 
 /* ---- streaming UTF-8 --------------------------------------------------------
  * Token pieces can end inside a character (byte tokens, split emoji).  Feed

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "confab/tokenizer.h"
+
 /* ---- UTF-8 ------------------------------------------------------------- */
 
 size_t cf_utf8_decode_esc(const char *str, size_t n, uint32_t *cp)
@@ -43,30 +45,9 @@ size_t cf_utf8_encode_esc(uint32_t cp, char out[4])
         out[0] = (char)(cp - 0xDC00);
         return 1;
     }
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | cp >> 6);
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        if (cp >= 0xD800 && cp <= 0xDFFF)
-            cp = 0xFFFD;
-        out[0] = (char)(0xE0 | cp >> 12);
-        out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    if (cp > 0x10FFFF)
-        return cf_utf8_encode_esc(0xFFFD, out);
-    out[0] = (char)(0xF0 | cp >> 18);
-    out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-    out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
+    if (cp >= 0xD800 && cp <= 0xDFFF) /* other lone surrogates cannot be UTF-8 */
+        cp = 0xFFFD;
+    return cf_utf8_encode(cp, out);
 }
 
 /* ---- buffer ------------------------------------------------------------ */

@@ -139,17 +139,36 @@ uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n)
            (uint64_t)kv->head_dim * kv->elem;
 }
 
-/* Copy one position's key between the cache and a saved row. */
-static void key_io(const cf_kv *kv, int l, int h, int pos, uint8_t *saved, bool save)
+/* Copy the keys of positions [0, n) of one head between the cache's
+ * blocks ([head_dim][CF_KV_BLOCK] each) and saved rows ([n][head_dim]):
+ * a transpose per block, in the element's own width.  The saved rows may
+ * sit at any byte offset of a session file, hence memcpy on their side. */
+#define KEYS_IO(T)                                                                  \
+    for (size_t d = 0; d < hd; d++)                                                 \
+        for (size_t j = 0; j < m; j++) {                                            \
+            T *cell = (T *)blk + d * CF_KV_BLOCK + j;                               \
+            uint8_t *saved = row + (j * hd + d) * sizeof(T);                        \
+            if (save)                                                               \
+                memcpy(saved, cell, sizeof(T));                                     \
+            else                                                                    \
+                memcpy(cell, saved, sizeof(T));                                     \
+        }
+
+static void keys_io(const cf_kv *kv, int l, int h, int n, uint8_t *rows, bool save)
 {
-    uint8_t *b = cf_kv_kblock(kv, l, h, pos / CF_KV_BLOCK);
-    const size_t j = (size_t)(pos % CF_KV_BLOCK);
-    for (int d = 0; d < kv->head_dim; d++) {
-        uint8_t *cell = b + ((size_t)d * CF_KV_BLOCK + j) * kv->elem;
-        memcpy(save ? saved + (size_t)d * kv->elem : cell, save ? cell : saved + (size_t)d * kv->elem,
-               kv->elem);
+    const size_t hd = (size_t)kv->head_dim;
+    for (int p0 = 0; p0 < n; p0 += CF_KV_BLOCK) {
+        uint8_t *blk = cf_kv_kblock(kv, l, h, p0 / CF_KV_BLOCK);
+        uint8_t *row = rows + (size_t)p0 * hd * kv->elem;
+        const size_t m = n - p0 < CF_KV_BLOCK ? (size_t)(n - p0) : CF_KV_BLOCK;
+        if (kv->elem == 2)
+            KEYS_IO(uint16_t)
+        else
+            KEYS_IO(uint32_t)
     }
 }
+
+#undef KEYS_IO
 
 int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err)
 {
@@ -159,9 +178,8 @@ int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err
     uint8_t *out = dst;
     const size_t row = (size_t)kv->head_dim * kv->elem;
     for (int l = 0; l < kv->n_layer; l++) {
-        for (int h = 0; h < kv->n_head_kv; h++)
-            for (int p = 0; p < n; p++, out += row)
-                key_io(kv, l, h, p, out, true);
+        for (int h = 0; h < kv->n_head_kv; h++, out += (size_t)n * row)
+            keys_io(kv, l, h, n, out, true);
         for (int h = 0; h < kv->n_head_kv; h++, out += (size_t)n * row)
             memcpy(out, cf_kv_v(kv, l, h, 0), (size_t)n * row);
     }
@@ -179,9 +197,8 @@ int cf_ctx_kv_load(cf_ctx *c, int n, const void *src, uint64_t size, cf_err *err
     const uint8_t *in = src;
     const size_t row = (size_t)kv->head_dim * kv->elem;
     for (int l = 0; l < kv->n_layer; l++) {
-        for (int h = 0; h < kv->n_head_kv; h++)
-            for (int p = 0; p < n; p++, in += row)
-                key_io(kv, l, h, p, (uint8_t *)in, false);
+        for (int h = 0; h < kv->n_head_kv; h++, in += (size_t)n * row)
+            keys_io(kv, l, h, n, (uint8_t *)in, false);
         for (int h = 0; h < kv->n_head_kv; h++, in += (size_t)n * row)
             memcpy(cf_kv_v(kv, l, h, 0), in, (size_t)n * row);
     }

@@ -6,13 +6,34 @@
 
 #include "tokenizer_internal.h"
 
-/* A piece of the text being tokenized: plain text [off, off + len), or a
- * special token (tok >= 0).  Kept as a linked list in an array. */
+/* A piece of the text being tokenized: plain text [off, off + len), a
+ * special token (tok >= 0), or the ids of cf_tokenize_parts' part `off`
+ * (tok == FRAG_IDS).  Kept as a linked list in an array. */
 typedef struct frag {
     size_t off, len;
     cf_token tok;
     int32_t next;
 } frag;
+
+#define FRAG_IDS (-2)
+
+/* Bytes [lo, hi) of the text where control tokens are not recognised. */
+typedef struct guard {
+    size_t lo, hi;
+} guard;
+
+typedef struct guards {
+    const guard *g;
+    size_t n;
+} guards;
+
+static bool guarded(guards gs, size_t at, size_t len)
+{
+    for (size_t i = 0; i < gs.n; i++)
+        if (at < gs.g[i].hi && gs.g[i].lo < at + len)
+            return true;
+    return false;
+}
 
 typedef struct frag_list {
     frag *f;
@@ -33,28 +54,39 @@ static int32_t frag_new(frag_list *l, frag f)
     return l->n++;
 }
 
+static int32_t *link_of(frag_list *l, int32_t prev)
+{
+    return prev < 0 ? &l->head : &l->f[prev].next;
+}
+
 static inline bool c_space(char c)
 {
     return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
 /* Cut every occurrence of special token id out of the plain-text
- * fragments, left to right, as llama.cpp does one token at a time. */
-static int cut_token(const cf_tokenizer *t, cf_token id, const char *text, frag_list *l)
+ * fragments, left to right, as llama.cpp does one token at a time; a
+ * control token is not cut where it overlaps a guarded range. */
+static int cut_token(const cf_tokenizer *t, cf_token id, const char *text, guards gs, frag_list *l)
 {
     cf_str s = t->text[id];
     uint32_t attr = t->attr[id];
-    int32_t *link = &l->head;
-    while (*link >= 0) {
-        int32_t cur = *link;
-        if (l->f[cur].tok >= 0) {
-            link = &l->f[cur].next;
+    bool control = attr & (CF_TOKEN_ATTR_CONTROL | CF_TOKEN_ATTR_UNKNOWN);
+    /* the node whose link is followed, -1 for the head: an index, as
+     * frag_new may move the array */
+    int32_t prev = -1, cur;
+    while ((cur = *link_of(l, prev)) >= 0) {
+        if (l->f[cur].tok != CF_TOKEN_NULL) {
+            prev = cur;
             continue;
         }
-        size_t off = l->f[cur].off, len = l->f[cur].len;
-        const char *m = memmem(text + off, len, s.ptr, s.len);
+        size_t off = l->f[cur].off, len = l->f[cur].len, from = off;
+        const char *m;
+        while ((m = memmem(text + from, off + len - from, s.ptr, s.len)) && control &&
+               guarded(gs, (size_t)(m - text), s.len))
+            from = (size_t)(m - text) + 1;
         if (!m) {
-            link = &l->f[cur].next;
+            prev = cur;
             continue;
         }
         size_t at = (size_t)(m - text), end = off + len;
@@ -83,11 +115,55 @@ static int cut_token(const cf_tokenizer *t, cf_token id, const char *text, frag_
             l->f[cur].len = left_len;
             l->f[cur].next = tok;
         } else {
-            *link = tok;
+            *link_of(l, prev) = tok;
         }
         /* go on searching in what follows the token */
-        link = &l->f[tok].next;
+        prev = tok;
     }
+    return 0;
+}
+
+/* Tokenize the fragments in l (plain text of `text`, and ids of parts):
+ * cut the special tokens out of the plain text, then encode each stretch.
+ * skip_control: control tokens stay text everywhere (parse_special off). */
+static int tokenize_frags(const cf_tokenizer *t, const char *text, size_t len, frag_list *l,
+                          guards gs, bool skip_control, const cf_tok_part *parts, bool add_special,
+                          cf_tokens *out)
+{
+    bool present[256] = {false};
+    for (size_t i = 0; i < len; i++)
+        present[(unsigned char)text[i]] = true;
+    for (int32_t i = 0; len > 0 && i < t->n_special; i++) {
+        cf_token id = t->special[i];
+        if (skip_control && (t->attr[id] & (CF_TOKEN_ATTR_CONTROL | CF_TOKEN_ATTR_UNKNOWN)))
+            continue;
+        if (!present[(unsigned char)t->text[id].ptr[0]])
+            continue;
+        if (cut_token(t, id, text, gs, l))
+            return -1;
+    }
+    if (add_special && t->add_bos && t->ids.bos >= 0 && cf_tokens_push(out, t->ids.bos))
+        return -1;
+    /* SPM: plain text at the start or after a special token gets a space */
+    bool prev_special = true;
+    for (int32_t i = l->head; i >= 0; i = l->f[i].next) {
+        const frag *f = &l->f[i];
+        int r = 0;
+        if (f->tok >= 0)
+            r = cf_tokens_push(out, f->tok);
+        else if (f->tok == FRAG_IDS)
+            for (size_t k = 0; k < parts[f->off].n_ids && !r; k++)
+                r = cf_tokens_push(out, parts[f->off].ids[k]);
+        else if (t->type == CF_TOK_SPM)
+            r = cf_spm_encode(t, text + f->off, f->len, t->add_space_prefix && prev_special, out);
+        else
+            r = cf_bpe_encode(t, text + f->off, f->len, out);
+        if (r)
+            return -1;
+        prev_special = f->tok >= 0;
+    }
+    if (add_special && t->add_eos && t->ids.eos >= 0 && cf_tokens_push(out, t->ids.eos))
+        return -1;
     return 0;
 }
 
@@ -100,46 +176,68 @@ int cf_tokenize(const cf_tokenizer *t, const char *text, size_t len, bool add_sp
         return cf_fail(err, "text of %zu bytes is too long to tokenize (at most %zu)", len,
                        CF_TOK_MAX_TEXT);
     if (len > 0) {
-        bool present[256] = {false};
-        for (size_t i = 0; i < len; i++)
-            present[(unsigned char)text[i]] = true;
         if (frag_new(&l, (frag){0, len, CF_TOKEN_NULL, -1}) < 0)
             goto out;
         l.head = 0;
-        for (int32_t i = 0; i < t->n_special; i++) {
-            cf_token id = t->special[i];
-            if (!parse_special && (t->attr[id] & (CF_TOKEN_ATTR_CONTROL | CF_TOKEN_ATTR_UNKNOWN)))
-                continue;
-            if (!present[(unsigned char)t->text[id].ptr[0]])
-                continue;
-            if (cut_token(t, id, text, &l))
-                goto out;
-        }
     }
-    if (add_special && t->add_bos && t->ids.bos >= 0 && cf_tokens_push(out, t->ids.bos))
-        goto out;
-    /* SPM: plain text at the start or after a special token gets a space */
-    bool prev_special = true;
-    for (int32_t i = l.head; i >= 0; i = l.f[i].next) {
-        const frag *f = &l.f[i];
-        int r;
-        if (f->tok >= 0)
-            r = cf_tokens_push(out, f->tok);
-        else if (t->type == CF_TOK_SPM)
-            r = cf_spm_encode(t, text + f->off, f->len, t->add_space_prefix && prev_special, out);
-        else
-            r = cf_bpe_encode(t, text + f->off, f->len, out);
-        if (r)
-            goto out;
-        prev_special = f->tok >= 0;
-    }
-    if (add_special && t->add_eos && t->ids.eos >= 0 && cf_tokens_push(out, t->ids.eos))
-        goto out;
-    rc = 0;
+    rc = tokenize_frags(t, text, len, &l, (guards){NULL, 0}, !parse_special, NULL, add_special, out);
 out:
     free(l.f);
     if (rc)
         cf_fail(err, "out of memory tokenizing %zu bytes", len);
+    return rc;
+}
+
+int cf_tokenize_parts(const cf_tokenizer *t, const cf_tok_part *parts, size_t n, bool add_special,
+                      cf_tokens *out, cf_err *err)
+{
+    size_t len = 0, n_guard = 0;
+    for (size_t i = 0; i < n; i++)
+        if (parts[i].kind != CF_PART_TOKENS) {
+            len += parts[i].len;
+            n_guard += parts[i].kind == CF_PART_LITERAL;
+        }
+    char *text = malloc(len + 1);
+    guard *g = malloc((n_guard + 1) * sizeof *g);
+    frag_list l = {.head = -1};
+    int rc = -1;
+    if (!text || !g)
+        goto out;
+    /* the text parts end to end; a run of them is one plain fragment */
+    int32_t prev = -1;
+    size_t pos = 0, run = 0;
+    n_guard = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && parts[i].kind != CF_PART_TOKENS) {
+            memcpy(text + pos, parts[i].text, parts[i].len);
+            if (parts[i].kind == CF_PART_LITERAL)
+                g[n_guard++] = (guard){pos, pos + parts[i].len};
+            pos += parts[i].len;
+            continue;
+        }
+        if (pos > run) {
+            int32_t f = frag_new(&l, (frag){run, pos - run, CF_TOKEN_NULL, -1});
+            if (f < 0)
+                goto out;
+            *link_of(&l, prev) = f;
+            prev = f;
+        }
+        run = pos;
+        if (i < n) {
+            int32_t f = frag_new(&l, (frag){i, 0, FRAG_IDS, -1});
+            if (f < 0)
+                goto out;
+            *link_of(&l, prev) = f;
+            prev = f;
+        }
+    }
+    rc = tokenize_frags(t, text, len, &l, (guards){g, n_guard}, false, parts, add_special, out);
+out:
+    free(text);
+    free(g);
+    free(l.f);
+    if (rc)
+        cf_fail(err, "out of memory tokenizing a prompt of %zu bytes", len);
     return rc;
 }
 

@@ -1,4 +1,5 @@
 /* UTF-8 and GPT-2's byte map, following llama.cpp's unicode.cpp rules. */
+#include "confab/tokenizer.h"
 #include "unicode.h"
 
 static inline int is_cont(unsigned char c)

@@ -49,8 +49,6 @@ static inline size_t cf_utf8_len(unsigned char lead)
  * advances by one. */
 uint32_t cf_utf8_decode(const unsigned char *s, size_t n, size_t *i);
 
-/* Encode cp (U+FFFD for values past U+10FFFF); returns the byte count. */
-size_t cf_utf8_encode(uint32_t cp, char out[4]);
 
 /* GPT-2's reversible byte <-> printable character map: the character a
  * byte becomes, and the byte a character stands for (-1: none). */

@@ -38,7 +38,10 @@ int main(int argc, char **argv)
                     return commands[i].fn(2, sub);
         }
         usage(stdout);
-        return CF_EXIT_OK;
+        /* chat is the default command: its options follow */
+        char *chat_help[] = {(char *)"chat", (char *)"--help", NULL};
+        putchar('\n');
+        return cmd_chat(2, chat_help);
     }
     if (argc >= 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
         printf("confab %s\n", CONFAB_VERSION);

@@ -1,0 +1,602 @@
+/* Session files: a conversation saved with its KV cache, to resume exactly.
+ *
+ * Format, version 1.  Little-endian; a str is a u32 byte count and the
+ * bytes (UTF-8, no NUL); ids are i32 token ids.
+ *
+ *   magic      8 bytes  "CFSESS\r\n"
+ *   version    u32      1
+ *   model      u64 fingerprint (cf_gguf_fingerprint: metadata, tensor table,
+ *              file size), u64 file size, str name
+ *   n_vocab    u32
+ *   n_ctx      u32      context positions of the session that saved it
+ *   kv_type    u32      0 = f32, 1 = f16
+ *   clock      i64      the time the chat template sees (fixed per session)
+ *   template   str      the label of the chat template in use (for people)
+ *   settings   f32 temp, i32 top_k, f32 top_p, f32 min_p, f32 typical_p,
+ *              f32 repeat_penalty, i32 repeat_last_n, f32 presence_penalty,
+ *              f32 frequency_penalty, i32 min_keep, u64 seed, i32 n_predict
+ *   sampler    u32 byte count, cf_sampler_state_save's bytes (random state,
+ *              penalty history)
+ *   stops      u32 count, then count strs (the user's stop strings)
+ *   messages   u32 count, then for each: u8 role (0 system, 1 user,
+ *              2 assistant), u8 flags (1 = cut by the user), i32 start (a
+ *              user turn's first cache position, -1 = unknown), str text,
+ *              u32 count, count ids (an assistant's sampled tokens)
+ *   history    u32 count, count ids: the tokens the KV cache holds
+ *   kv         u64 byte count, cf_ctx_kv_save of exactly those positions
+ *              (the used cells only: per layer K then V, [head][pos][dim])
+ *   checksum   u64 over every byte before it: FNV-1a's multiply over 64-bit
+ *              words in four interleaved lanes, then the tail bytes and the
+ *              lanes folded in one by one, then the length
+ *
+ * Saving is crash-safe: the file is written beside the target under a
+ * temporary name, synced, renamed over the target, and the folder synced;
+ * a crash at any point leaves the old file or the new one, never a mix.
+ * Loading checks everything (magic, version, checksum, model, sizes, token
+ * ranges, UTF-8) before it changes the live session.
+ *
+ * Test-only: CONFAB_TEST_SAVE_PAUSE_MS=N makes a save sleep N ms halfway
+ * through writing, so a test can kill the process mid-save. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "session_internal.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "session files are written in the host's byte order, which must be little-endian"
+#endif
+
+static const char MAGIC[8] = {'C', 'F', 'S', 'E', 'S', 'S', '\r', '\n'};
+enum { VERSION = 1, MAX_STOPS = 1024 };
+
+/* ---- checksum ----------------------------------------------------------------- */
+
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+/* Each step is a bijection of the running state, so a change anywhere
+ * always changes the result; four lanes keep the multiplier busy. */
+static uint64_t checksum(const uint8_t *p, size_t n)
+{
+    uint64_t lane[4] = {FNV_OFFSET, FNV_OFFSET ^ 1, FNV_OFFSET ^ 2, FNV_OFFSET ^ 3};
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; k++) {
+            uint64_t w;
+            memcpy(&w, p + i + 8 * k, 8);
+            lane[k] = (lane[k] ^ w) * FNV_PRIME;
+        }
+    uint64_t h = FNV_OFFSET;
+    for (; i < n; i++)
+        h = (h ^ p[i]) * FNV_PRIME;
+    for (int k = 0; k < 4; k++)
+        h = (h ^ lane[k]) * FNV_PRIME;
+    h = (h ^ (uint64_t)n) * FNV_PRIME;
+    return h ^ (h >> 29);
+}
+
+/* ---- writing -------------------------------------------------------------------- */
+
+typedef struct wbuf {
+    uint8_t *p;
+    size_t n, cap;
+    bool oom;
+} wbuf;
+
+/* Room for n more bytes, or NULL (and oom set). */
+static uint8_t *grab(wbuf *b, size_t n)
+{
+    if (b->oom)
+        return NULL;
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n)
+            cap *= 2;
+        uint8_t *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = true;
+            return NULL;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    uint8_t *at = b->p + b->n;
+    b->n += n;
+    return at;
+}
+
+static void put(wbuf *b, const void *data, size_t n)
+{
+    uint8_t *at = grab(b, n);
+    if (at && n)
+        memcpy(at, data, n);
+}
+
+#define PUT(b, type, v)      \
+    do {                     \
+        type v_ = (type)(v); \
+        put(b, &v_, sizeof v_); \
+    } while (0)
+
+static void put_str(wbuf *b, const char *s, size_t n)
+{
+    PUT(b, uint32_t, n);
+    put(b, s, n);
+}
+
+static void put_ids(wbuf *b, const cf_token *ids, size_t n)
+{
+    PUT(b, uint32_t, n);
+    put(b, ids, n * sizeof *ids);
+}
+
+static void put_settings(wbuf *b, const cf_session *s)
+{
+    const cf_sampler_params *p = cf_sampler_get_params(s->smp);
+    PUT(b, float, p->temp);
+    PUT(b, int32_t, p->top_k);
+    PUT(b, float, p->top_p);
+    PUT(b, float, p->min_p);
+    PUT(b, float, p->typical_p);
+    PUT(b, float, p->repeat_penalty);
+    PUT(b, int32_t, p->repeat_last_n);
+    PUT(b, float, p->presence_penalty);
+    PUT(b, float, p->frequency_penalty);
+    PUT(b, int32_t, p->min_keep);
+    PUT(b, uint64_t, cf_sampler_seed(s->smp));
+    PUT(b, int32_t, s->n_predict);
+    size_t n = cf_sampler_state_save(s->smp, NULL, 0);
+    PUT(b, uint32_t, n);
+    uint8_t *at = grab(b, n);
+    if (at)
+        cf_sampler_state_save(s->smp, at, n);
+}
+
+static void put_messages(wbuf *b, const cf_session *s)
+{
+    PUT(b, uint32_t, s->n_msgs);
+    for (int i = 0; i < s->n_msgs; i++) {
+        const sess_msg *m = &s->msgs[i];
+        /* a reply still running is saved as cut where it is */
+        bool running = i == s->n_msgs - 1 && s->reply.active && !s->reply.finished;
+        char *text = running ? sess_utf8_clean(s->reply.text ? s->reply.text : "", s->reply.len)
+                             : NULL;
+        const char *content = text ? text : m->pub.content;
+        PUT(b, uint8_t, m->pub.role);
+        PUT(b, uint8_t, m->pub.cut || running);
+        PUT(b, int32_t, m->start);
+        put_str(b, content, strlen(content));
+        put_ids(b, m->ids.ids, m->ids.n);
+        free(text);
+    }
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void test_pause(void)
+{
+    const char *ms = getenv("CONFAB_TEST_SAVE_PAUSE_MS");
+    long v = ms ? strtol(ms, NULL, 10) : 0;
+    if (v > 0) {
+        struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) && errno == EINTR)
+            ;
+    }
+}
+
+/* Temp file in the same folder, fsync, rename, fsync the folder. */
+static int write_atomic(const char *path, const uint8_t *p, size_t n, cf_err *err)
+{
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 16), *dir = strdup(path);
+    int fd = -1, rc = -1;
+    if (!tmp || !dir) {
+        cf_fail(err, "out of memory");
+        goto out;
+    }
+    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
+    if ((fd = mkstemp(tmp)) < 0) {
+        cf_fail(err, "cannot save %s: %s", path, strerror(errno));
+        goto out;
+    }
+    size_t half = n / 2;
+    if (write_all(fd, p, half) || (test_pause(), write_all(fd, p + half, n - half)) ||
+        fsync(fd)) {
+        cf_fail(err, "cannot save %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    int c = close(fd);
+    fd = -1;
+    if (c || rename(tmp, path)) {
+        cf_fail(err, "cannot save %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) { /* the rename is durable once the folder is */
+        fsync(dfd);
+        close(dfd);
+    }
+    rc = 0;
+    goto out;
+fail:
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+out:
+    free(tmp);
+    free(dir);
+    return rc;
+}
+
+int cf_session_save(cf_session *s, const char *path, cf_err *err)
+{
+    const cf_gguf *g = cf_model_gguf(s->model);
+    const char *name = cf_model_name(s->model), *tmpl = cf_chat_template_label(s->tmpl);
+    wbuf b = {0};
+    put(&b, MAGIC, sizeof MAGIC);
+    PUT(&b, uint32_t, VERSION);
+    PUT(&b, uint64_t, cf_gguf_fingerprint(g));
+    PUT(&b, uint64_t, cf_gguf_file_size(g));
+    put_str(&b, name, strlen(name));
+    PUT(&b, uint32_t, cf_model_hparams(s->model)->n_vocab);
+    PUT(&b, uint32_t, cf_ctx_n_ctx(s->ctx));
+    PUT(&b, uint32_t, cf_ctx_kv_type(s->ctx));
+    PUT(&b, int64_t, s->now);
+    put_str(&b, tmpl, strlen(tmpl));
+    put_settings(&b, s);
+    PUT(&b, uint32_t, s->n_stops);
+    for (size_t i = 0; i < s->n_stops; i++)
+        put_str(&b, s->stops[i], strlen(s->stops[i]));
+    put_messages(&b, s);
+    put_ids(&b, s->cache.ids, s->cache.n);
+    uint64_t kv = cf_ctx_kv_bytes(s->ctx, (int)s->cache.n);
+    PUT(&b, uint64_t, kv);
+    uint8_t *at = grab(&b, kv);
+    if (at && cf_ctx_kv_save(s->ctx, (int)s->cache.n, at, kv, err)) {
+        free(b.p);
+        return -1;
+    }
+    PUT(&b, uint64_t, b.oom ? 0 : checksum(b.p, b.n));
+    int rc =
+        b.oom ? cf_fail(err, "out of memory saving %s", path) : write_atomic(path, b.p, b.n, err);
+    free(b.p);
+    if (rc == 0)
+        s->dirty = false;
+    return rc;
+}
+
+/* ---- reading -------------------------------------------------------------------- */
+
+typedef struct rbuf {
+    const uint8_t *p;
+    size_t n, pos;
+    bool bad; /* ran past the end */
+} rbuf;
+
+static const void *take(rbuf *r, size_t n)
+{
+    if (r->bad || r->n - r->pos < n) {
+        r->bad = true;
+        return NULL;
+    }
+    const void *at = r->p + r->pos;
+    r->pos += n;
+    return at;
+}
+
+#define GET(r, type, dst)                        \
+    do {                                         \
+        const void *at_ = take(r, sizeof(type)); \
+        type v_ = 0;                             \
+        if (at_)                                 \
+            memcpy(&v_, at_, sizeof v_);         \
+        dst = v_;                                \
+    } while (0)
+
+/* A string of at most max bytes, copied and NUL-terminated; NULL when it
+ * runs past the end, holds a NUL or is not valid UTF-8. */
+static char *get_str(rbuf *r, size_t max)
+{
+    uint32_t n;
+    GET(r, uint32_t, n);
+    const char *at = n <= max ? take(r, n) : NULL;
+    if (!at || memchr(at, 0, n) || !sess_utf8_valid(at, n))
+        return NULL;
+    return strndup(at, n);
+}
+
+/* count ids, each in [0, n_vocab), into v */
+static bool get_ids(rbuf *r, int32_t n_vocab, cf_tokens *v)
+{
+    uint32_t n;
+    GET(r, uint32_t, n);
+    const uint8_t *at = n <= (r->n - r->pos) / 4 ? take(r, (size_t)n * 4) : NULL;
+    if (!at)
+        return false;
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t id;
+        memcpy(&id, at + 4 * (size_t)i, 4);
+        if (id < 0 || id >= n_vocab || cf_tokens_push(v, id))
+            return false;
+    }
+    return true;
+}
+
+/* Everything a file holds, checked, before it replaces the session. */
+typedef struct loaded {
+    int32_t n_ctx;
+    cf_kv_type kv_type;
+    int64_t now;
+    cf_sampler_params par;
+    uint64_t seed;
+    int32_t n_predict;
+    const uint8_t *smp_state;
+    uint32_t smp_len;
+    char **stops;
+    uint32_t n_stops;
+    sess_msg *msgs;
+    uint32_t n_msgs;
+    cf_tokens cache;
+    const uint8_t *kv;
+    uint64_t kv_len;
+} loaded;
+
+static void loaded_free(loaded *l)
+{
+    for (uint32_t i = 0; l->stops && i < l->n_stops; i++)
+        free(l->stops[i]);
+    free(l->stops);
+    for (uint32_t i = 0; l->msgs && i < l->n_msgs; i++)
+        sess_msg_free(&l->msgs[i]);
+    free(l->msgs);
+    cf_tokens_free(&l->cache);
+}
+
+static int damaged(const char *path, const char *what, cf_err *err)
+{
+    return cf_fail(err, "%s is damaged (%s); the session was not loaded", path, what);
+}
+
+static int parse_model(rbuf *r, const cf_session *s, const char *path, cf_err *err)
+{
+    const cf_gguf *g = cf_model_gguf(s->model);
+    uint64_t fp, size;
+    uint32_t n_vocab;
+    GET(r, uint64_t, fp);
+    GET(r, uint64_t, size);
+    char *name = get_str(r, 4096);
+    GET(r, uint32_t, n_vocab);
+    int rc = 0;
+    if (r->bad || !name)
+        rc = damaged(path, "bad model record", err);
+    else if (fp != cf_gguf_fingerprint(g) || size != cf_gguf_file_size(g) ||
+             n_vocab != (uint32_t)cf_model_hparams(s->model)->n_vocab)
+        rc = cf_fail(err, "%s was saved with another model ('%s', %llu bytes), not '%s' (%llu "
+                     "bytes); the session was not loaded", path, name, (unsigned long long)size,
+                     cf_model_name(s->model), (unsigned long long)cf_gguf_file_size(g));
+    free(name);
+    return rc;
+}
+
+static bool parse_settings(rbuf *r, loaded *l, cf_err *err)
+{
+    cf_sampler_params *p = &l->par;
+    GET(r, float, p->temp);
+    GET(r, int32_t, p->top_k);
+    GET(r, float, p->top_p);
+    GET(r, float, p->min_p);
+    GET(r, float, p->typical_p);
+    GET(r, float, p->repeat_penalty);
+    GET(r, int32_t, p->repeat_last_n);
+    GET(r, float, p->presence_penalty);
+    GET(r, float, p->frequency_penalty);
+    GET(r, int32_t, p->min_keep);
+    GET(r, uint64_t, l->seed);
+    GET(r, int32_t, l->n_predict);
+    GET(r, uint32_t, l->smp_len);
+    l->smp_state = take(r, l->smp_len);
+    return !r->bad && l->n_predict >= -1 && cf_sampler_params_check(p, err) == 0;
+}
+
+static bool parse_messages(rbuf *r, int32_t n_vocab, loaded *l)
+{
+    GET(r, uint32_t, l->n_msgs);
+    /* each message takes at least 14 bytes */
+    if (r->bad || l->n_msgs > (r->n - r->pos) / 14)
+        return false;
+    l->msgs = calloc(l->n_msgs + 1, sizeof *l->msgs);
+    if (!l->msgs)
+        return false;
+    for (uint32_t i = 0; i < l->n_msgs; i++) {
+        sess_msg *m = &l->msgs[i];
+        uint8_t role, flags;
+        int32_t start;
+        GET(r, uint8_t, role);
+        GET(r, uint8_t, flags);
+        GET(r, int32_t, start);
+        char *text = get_str(r, SIZE_MAX);
+        *m = (sess_msg){.pub = {(cf_role)role, text, flags & 1}, .start = start};
+        if (!text || !get_ids(r, n_vocab, &m->ids) || role > CF_ROLE_ASSISTANT || flags > 1 ||
+            (role == CF_ROLE_SYSTEM && i != 0) || (role != CF_ROLE_ASSISTANT && m->ids.n) ||
+            start < -1 || (role != CF_ROLE_USER && start != -1))
+            return false;
+    }
+    return true;
+}
+
+/* Parse and check the file's image into l. */
+static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *path, loaded *l,
+                 cf_err *err)
+{
+    rbuf r = {p, n, 0, false};
+    uint32_t version;
+    if (n < sizeof MAGIC || memcmp(p, MAGIC, sizeof MAGIC) != 0)
+        return cf_fail(err, "%s is not a confab session file", path);
+    r.pos = sizeof MAGIC;
+    GET(&r, uint32_t, version);
+    if (r.bad)
+        return damaged(path, "truncated", err);
+    if (version != VERSION)
+        return cf_fail(err, "%s is a session file of format version %u; this confab reads "
+                       "version %d", path, version, VERSION);
+    uint64_t sum;
+    if (n < r.pos + 8)
+        return damaged(path, "truncated", err);
+    memcpy(&sum, p + n - 8, 8);
+    if (sum != checksum(p, n - 8))
+        return damaged(path, "truncated or corrupt: the checksum does not match", err);
+    r.n = n - 8;
+    if (parse_model(&r, s, path, err))
+        return -1;
+    const int32_t n_vocab = cf_model_hparams(s->model)->n_vocab;
+    uint32_t n_ctx, kv_type;
+    GET(&r, uint32_t, n_ctx);
+    GET(&r, uint32_t, kv_type);
+    GET(&r, int64_t, l->now);
+    char *tmpl = get_str(&r, 4096);
+    free(tmpl);
+    if (r.bad || !tmpl || n_ctx < 1 || n_ctx > (1u << 24) || kv_type > CF_KV_F16)
+        return damaged(path, "bad context record", err);
+    l->n_ctx = (int32_t)n_ctx;
+    l->kv_type = (cf_kv_type)kv_type;
+    cf_err why = {""};
+    if (!parse_settings(&r, l, &why))
+        return damaged(path, why.msg[0] ? why.msg : "bad settings", err);
+    GET(&r, uint32_t, l->n_stops);
+    if (r.bad || l->n_stops > MAX_STOPS || !(l->stops = calloc(l->n_stops + 1, sizeof *l->stops)))
+        return damaged(path, "bad stop strings", err);
+    for (uint32_t i = 0; i < l->n_stops; i++)
+        if (!(l->stops[i] = get_str(&r, 4096)) || !l->stops[i][0])
+            return damaged(path, "bad stop string", err);
+    if (!parse_messages(&r, n_vocab, l))
+        return damaged(path, "bad message", err);
+    if (!get_ids(&r, n_vocab, &l->cache) || l->cache.n > n_ctx)
+        return damaged(path, "bad token history", err);
+    for (uint32_t i = 0, prev = 0; i < l->n_msgs; i++) {
+        int start = l->msgs[i].start;
+        if (start > (int)l->cache.n || (start >= 0 && start < (int)prev))
+            return damaged(path, "bad turn boundaries", err);
+        prev = start >= 0 ? (uint32_t)start : prev;
+    }
+    GET(&r, uint64_t, l->kv_len);
+    l->kv = r.bad || l->kv_len > r.n - r.pos ? NULL : take(&r, (size_t)l->kv_len);
+    if (!l->kv || r.pos != r.n)
+        return damaged(path, "bad cache record", err);
+    return 0;
+}
+
+/* The file mapped read-only (no copy: tens of MB come straight from the
+ * page cache).  Saves replace files by renaming, so a mapped file is never
+ * cut short under us by confab itself. */
+static const uint8_t *map_file(const char *path, size_t *n, cf_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cf_fail(err, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    void *p = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        cf_fail(err, "cannot read %s: not a regular file", path);
+    else if (st.st_size == 0)
+        p = (void *)"";
+    else if ((p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)) ==
+             MAP_FAILED) {
+        cf_fail(err, "cannot read %s: %s", path, strerror(errno));
+        p = NULL;
+    }
+    close(fd);
+    *n = (size_t)st.st_size;
+    return p;
+}
+
+int cf_session_load(cf_session *s, const char *path, cf_err *err)
+{
+    size_t n;
+    const uint8_t *data = map_file(path, &n, err);
+    if (!data)
+        return -1;
+    loaded l = {0};
+    cf_ctx *ctx = NULL;
+    cf_sampler *smp = NULL;
+    int rc = -1;
+    if (parse(data, n, s, path, &l, err))
+        goto out;
+    /* the live context serves when the cells fit and the types agree */
+    if (cf_ctx_kv_type(s->ctx) != l.kv_type || cf_ctx_n_ctx(s->ctx) < (int)l.cache.n) {
+        cf_ctx_params cp = {.n_ctx = l.n_ctx, .n_threads = cf_ctx_n_threads(s->ctx),
+                            .kv_type = l.kv_type};
+        if (cf_ctx_new(s->model, &cp, &ctx, err))
+            goto out;
+    }
+    if (l.kv_len != cf_ctx_kv_bytes(ctx ? ctx : s->ctx, (int)l.cache.n)) {
+        damaged(path, "the cache size does not match the token history", err);
+        goto out;
+    }
+    cf_err why;
+    if (cf_sampler_create(cf_model_hparams(s->model)->n_vocab, &l.par, l.seed, &smp, err) ||
+        cf_sampler_state_load(smp, l.smp_state, l.smp_len, &why)) {
+        if (smp)
+            damaged(path, why.msg, err);
+        goto out;
+    }
+    /* every check passed: from here on nothing fails */
+    sess_close_reply(s);
+    if (ctx) {
+        cf_ctx_free(s->ctx);
+        s->ctx = ctx;
+        ctx = NULL;
+    }
+    cf_ctx_kv_load(s->ctx, (int)l.cache.n, l.kv, l.kv_len, NULL);
+    cf_sampler_free(s->smp);
+    s->smp = smp;
+    smp = NULL;
+    s->n_predict = l.n_predict;
+    s->now = l.now;
+    for (size_t i = 0; i < s->n_stops; i++)
+        free(s->stops[i]);
+    free(s->stops);
+    s->stops = l.stops;
+    s->n_stops = l.n_stops;
+    l.stops = NULL;
+    while (s->n_msgs > 0)
+        sess_pop_msg(s);
+    free(s->msgs);
+    s->msgs = l.msgs;
+    s->n_msgs = s->cap_msgs = (int)l.n_msgs;
+    l.msgs = NULL;
+    cf_tokens_free(&s->cache);
+    s->cache = l.cache;
+    l.cache = (cf_tokens){0};
+    s->have_logits = false;
+    memset(&s->stats, 0, sizeof s->stats);
+    s->dirty = false;
+    rc = 0;
+out:
+    cf_sampler_free(smp);
+    cf_ctx_free(ctx);
+    loaded_free(&l);
+    if (n > 0)
+        munmap((void *)data, n);
+    return rc;
+}

@@ -1,0 +1,274 @@
+/* A session's life: opening the model, its tokenizer, context, chat
+ * template and sampler; the message list; what the caller may inspect. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "session_internal.h"
+
+double sess_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+char *sess_read_file(const char *path, size_t *len, cf_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cf_fail(err, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0)
+        buf = malloc((size_t)size + 1);
+    if (!buf) {
+        cf_fail(err, size < 0 ? "cannot read %s: not a regular file" : "out of memory reading %s",
+                path);
+    } else if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        cf_fail(err, "cannot read %s: %s", path, ferror(f) ? strerror(errno) : "it shrank");
+        free(buf);
+        buf = NULL;
+    } else {
+        buf[size] = '\0';
+        *len = (size_t)size;
+    }
+    fclose(f);
+    return buf;
+}
+
+char *sess_utf8_clean(const char *text, size_t len)
+{
+    char *out = malloc(CF_UTF8_STREAM_OUT(len) + 4);
+    if (!out)
+        return NULL;
+    cf_utf8_stream u = {0};
+    size_t n = cf_utf8_stream_feed(&u, text, len, out);
+    n += cf_utf8_stream_flush(&u, out + n);
+    out[n] = '\0';
+    return out;
+}
+
+bool sess_utf8_valid(const char *text, size_t len)
+{
+    char *clean = sess_utf8_clean(text, len);
+    bool ok = clean && strlen(clean) == len && memcmp(clean, text, len) == 0;
+    free(clean);
+    return ok;
+}
+
+int sess_push_msg(cf_session *s, cf_role role, const char *text, size_t len, cf_err *err)
+{
+    if (s->n_msgs == s->cap_msgs) {
+        int cap = s->cap_msgs ? 2 * s->cap_msgs : 16;
+        sess_msg *m = realloc(s->msgs, (size_t)cap * sizeof *m);
+        if (!m)
+            return cf_fail(err, "out of memory");
+        s->msgs = m;
+        s->cap_msgs = cap;
+    }
+    char *copy = sess_utf8_clean(text, len);
+    if (!copy)
+        return cf_fail(err, "out of memory");
+    s->msgs[s->n_msgs++] = (sess_msg){.pub = {role, copy, false}, .start = -1};
+    s->dirty = true;
+    return 0;
+}
+
+void sess_msg_free(sess_msg *m)
+{
+    free((char *)m->pub.content);
+    cf_tokens_free(&m->ids);
+}
+
+void sess_pop_msg(cf_session *s)
+{
+    sess_msg_free(&s->msgs[--s->n_msgs]);
+    s->dirty = true;
+}
+
+int sess_first_user(const cf_session *s)
+{
+    int i = 0;
+    while (i < s->n_msgs && s->msgs[i].pub.role != CF_ROLE_USER)
+        i++;
+    return i;
+}
+
+/* The vocabulary's text of a special token, NUL-terminated, or NULL. */
+static char *token_text(const cf_tokenizer *t, cf_token id)
+{
+    if (id < 0)
+        return NULL;
+    cf_str str = cf_tok_text(t, id);
+    return strndup(str.ptr, str.len);
+}
+
+static int open_template(cf_session *s, const cf_session_params *p, cf_err *err)
+{
+    const cf_tok_special *sp = cf_tok_special_ids(s->tok);
+    s->bos_text = token_text(s->tok, sp->bos);
+    s->eos_text = token_text(s->tok, sp->eos);
+    cf_chat_choice c = {
+        .name = p->chat_template, .bos_token = s->bos_text, .eos_token = s->eos_text};
+    char *file = NULL;
+    if (p->chat_template_file) {
+        if (!(file = sess_read_file(p->chat_template_file, &c.file_len, err)))
+            return -1;
+        c.file_text = file;
+        c.file_name = p->chat_template_file;
+    }
+    cf_str gt;
+    if (cf_gguf_get_str(cf_model_gguf(s->model), "tokenizer.chat_template", &gt)) {
+        c.gguf_template = gt.ptr;
+        c.gguf_len = gt.len;
+    }
+    char note[256] = "";
+    int rc = cf_chat_template_choose(&c, &s->tmpl, note, sizeof note, err);
+    free(file);
+    if (rc)
+        return -1;
+    const char *label = cf_chat_template_label(s->tmpl);
+    size_t n = strlen(label) + strlen(note) + 3;
+    if (!(s->tmpl_desc = malloc(n)))
+        return cf_fail(err, "out of memory");
+    snprintf(s->tmpl_desc, n, note[0] ? "%s; %s" : "%s", label, note);
+    return 0;
+}
+
+int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
+{
+    *out = NULL;
+    cf_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return cf_fail(err, "out of memory");
+    s->reply.pending = CF_TOKEN_NULL;
+    s->n_predict = -1;
+    s->now = (int64_t)time(NULL);
+    cf_ctx_params cp = {p->n_ctx, p->n_batch, p->n_threads, p->kv_type};
+    cf_sampler_params sp;
+    cf_sampler_params_default(&sp);
+    if (cf_model_load(p->model_path, p->tokenizer_path, &s->model, err) ||
+        cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err) ||
+        cf_ctx_new(s->model, &cp, &s->ctx, err) || open_template(s, p, err) ||
+        sess_sampler_reset(s, &sp, CF_SAMPLER_SEED_RANDOM, err))
+        goto fail;
+    s->logits = malloc((size_t)cf_model_hparams(s->model)->n_vocab * sizeof *s->logits);
+    s->stops = calloc(1, sizeof *s->stops);
+    if (!s->logits || !s->stops) {
+        cf_fail(err, "out of memory");
+        goto fail;
+    }
+    if (p->system_prompt && cf_session_set_system(s, p->system_prompt, err))
+        goto fail;
+    s->dirty = false;
+    *out = s;
+    return 0;
+fail:
+    cf_session_free(s);
+    return -1;
+}
+
+void cf_session_free(cf_session *s)
+{
+    if (!s)
+        return;
+    while (s->n_msgs > 0)
+        sess_pop_msg(s);
+    free(s->msgs);
+    cf_tokens_free(&s->cache);
+    for (size_t i = 0; i < s->n_stops; i++)
+        free(s->stops[i]);
+    free(s->stops);
+    free(s->reply.text);
+    free(s->reply.out);
+    free(s->logits);
+    cf_sampler_free(s->smp);
+    cf_chat_template_free(s->tmpl);
+    free(s->tmpl_desc);
+    free(s->bos_text);
+    free(s->eos_text);
+    cf_ctx_free(s->ctx);
+    cf_tokenizer_free(s->tok);
+    cf_model_free(s->model);
+    free(s);
+}
+
+int cf_session_n_messages(const cf_session *s)
+{
+    return s->n_msgs;
+}
+
+const cf_message *cf_session_message(const cf_session *s, int i)
+{
+    return i >= 0 && i < s->n_msgs ? &s->msgs[i].pub : NULL;
+}
+
+int cf_session_set_stops(cf_session *s, const char *const *stops, size_t n, cf_err *err)
+{
+    char **list = calloc(n + 1, sizeof *list);
+    if (!list)
+        return cf_fail(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (!stops[i][0] || !(list[i] = strdup(stops[i]))) {
+            for (size_t k = 0; k < i; k++)
+                free(list[k]);
+            free(list);
+            return stops[i][0] ? cf_fail(err, "out of memory")
+                               : cf_fail(err, "a stop string is empty");
+        }
+    }
+    for (size_t i = 0; i < s->n_stops; i++)
+        free(s->stops[i]);
+    free(s->stops);
+    s->stops = list;
+    s->n_stops = n;
+    s->dirty = true;
+    return 0;
+}
+
+const char *const *cf_session_stops(const cf_session *s)
+{
+    return (const char *const *)s->stops;
+}
+
+const cf_turn_stats *cf_session_last_stats(const cf_session *s)
+{
+    return &s->stats;
+}
+
+void cf_session_context_info(const cf_session *s, cf_context_info *out)
+{
+    out->used = cf_ctx_n_past(s->ctx);
+    out->total = cf_ctx_n_ctx(s->ctx);
+    out->shift_would_drop = sess_shift_plan(s, out->used, 0, &out->shift_would_drop_turns);
+}
+
+const cf_model *cf_session_model(const cf_session *s)
+{
+    return s->model;
+}
+
+const int32_t *cf_session_tokens(const cf_session *s, int *n)
+{
+    *n = (int)s->cache.n;
+    return s->cache.ids;
+}
+
+const float *cf_session_logits(const cf_session *s)
+{
+    return s->have_logits ? s->logits : NULL;
+}
+
+const char *cf_session_template_desc(const cf_session *s)
+{
+    return s->tmpl_desc;
+}
+
+bool cf_session_dirty(const cf_session *s)
+{
+    return s->dirty;
+}

@@ -1,0 +1,271 @@
+/* Sending messages, streaming replies, saving: what every mode shares. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chat.h"
+#include "cli.h"
+#include "paths.h"
+#include "term.h"
+#include "text.h"
+
+static void note_error(chat *c, int code)
+{
+    if (!c->first_error)
+        c->first_error = code;
+}
+
+void chat_say(chat *c, out_kind kind, const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    /* Failures that named their class already noted it. */
+    if (kind == OUT_ERROR)
+        note_error(c, c->in_command ? CF_EXIT_USAGE : CF_EXIT_ERROR);
+    c->view->say(c, kind, buf);
+}
+
+
+char *chat_clean_input(chat *c, const char *text, size_t len)
+{
+    int bad;
+    char *clean = utf8_sanitize(text, len, &bad);
+    if (!clean)
+        chat_say(c, OUT_ERROR, "out of memory");
+    else if (bad)
+        chat_say(c, OUT_DIM, "note: %d invalid UTF-8 byte%s replaced by U+FFFD", bad,
+                 bad > 1 ? "s" : "");
+    return clean;
+}
+
+void chat_input(chat *c, const char *text)
+{
+    if (text[strspn(text, " \t\n")] == 0)
+        return;
+    if (text[0] == '/' && text[1] != '/')
+        slash_run(c, text);
+    else
+        chat_send(c, text[0] == '/' ? text + 1 : text);
+}
+
+int chat_send(chat *c, const char *text)
+{
+    cf_err err = {{0}};
+    if (cf_session_begin_reply(c->s, text, &err) < 0) {
+        /* The session's message names the context when that is what the
+         * message does not fit. */
+        note_error(c, strstr(err.msg, "context") ? CF_EXIT_CONTEXT : CF_EXIT_ERROR);
+        chat_say(c, OUT_ERROR, "%s", err.msg);
+        return -1;
+    }
+    return c->view->reply(c);
+}
+
+/* Tests make replies last long enough to act on them mid-stream. */
+static long token_delay_ms(void)
+{
+    const char *s = getenv("CONFAB_TEST_TOKEN_DELAY_MS");
+    long ms = s ? atol(s) : 0;
+    return ms > 0 && ms < 10000 ? ms : 0;
+}
+
+int chat_stream(chat *c, const stream_hooks *h)
+{
+    cf_err err = {{0}};
+    const char *piece;
+    long delay = token_delay_ms();
+    int rc;
+    bool cut = false;
+    while ((rc = cf_session_next(c->s, &piece, &err)) == CF_NEXT_TOKEN) {
+        if (*piece)
+            h->piece(h->ud, piece);
+        if (delay) {
+            struct timespec ts = {delay / 1000, delay % 1000 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (h->stop(h->ud)) {
+            cut = true;
+            break;
+        }
+    }
+    cf_session_end_reply(c->s, cut);
+    if (rc < 0) {
+        note_error(c, CF_EXIT_ERROR);
+        chat_say(c, OUT_ERROR, "%s", err.msg);
+        return -1;
+    }
+    return cut ? 1 : 0;
+}
+
+void chat_reply_notes(chat *c)
+{
+    const cf_turn_stats *st = cf_session_last_stats(c->s);
+    if (st && st->shifted_tokens > 0)
+        chat_say(c, OUT_DIM, "context full: the oldest %d tokens were dropped", st->shifted_tokens);
+    if (st && st->stop == CF_STOP_CONTEXT_FULL)
+        chat_say(c, OUT_DIM, "context full: the reply alone fills it, so it stopped here "
+                             "(/undo or /clear make room; -c sets a larger context)");
+}
+
+typedef struct stdout_stream {
+    bool make_safe, at_line_start;
+} stdout_stream;
+
+static void put_stdout(void *ud, const char *text)
+{
+    stdout_stream *st = ud;
+    char *safe = st->make_safe ? text_for_terminal(text) : NULL;
+    const char *out = safe ? safe : text;
+    size_t n = strlen(out);
+    fwrite(out, 1, n, stdout);
+    fflush(stdout);
+    if (n)
+        st->at_line_start = out[n - 1] == '\n';
+    free(safe);
+}
+
+static bool stop_on_signal(void *ud)
+{
+    (void)ud;
+    return sig_interrupt || sig_quit;
+}
+
+int chat_stream_stdout(chat *c, bool make_safe)
+{
+    stdout_stream st = {make_safe, true};
+    stream_hooks h = {put_stdout, stop_on_signal, &st};
+    int rc = chat_stream(c, &h);
+    if (!st.at_line_start)
+        putchar('\n');
+    fflush(stdout);
+    if (rc >= 0)
+        chat_reply_notes(c);
+    return rc;
+}
+
+static double per_second(int n, double ms)
+{
+    return ms > 0 ? n * 1000.0 / ms : 0;
+}
+
+void chat_stats_line(const cf_turn_stats *st, const cf_context_info *ci, char *buf, size_t n)
+{
+    snprintf(buf, n,
+             "prompt %d tok, %.1f t/s · reply %d tok, %.1f t/s · first token %.0f ms · "
+             "context %d/%d",
+             st->prompt_tokens, per_second(st->prompt_tokens, st->prompt_ms), st->gen_tokens,
+             per_second(st->gen_tokens, st->gen_ms), st->ttft_ms, ci->used, ci->total);
+}
+
+/* ~/x -> $HOME/x */
+static const char *expand_home(const char *path, char *buf, size_t n)
+{
+    const char *home = getenv("HOME");
+    if (path[0] == '~' && path[1] == '/' && home) {
+        snprintf(buf, n, "%s%s", home, path + 1);
+        return buf;
+    }
+    return path;
+}
+
+static int set_session_path(chat *c, const char *path)
+{
+    char *p = strdup(path);
+    if (!p)
+        return -1;
+    free(c->session_path);
+    c->session_path = p;
+    return 0;
+}
+
+int chat_save(chat *c, const char *path)
+{
+    char buf[4096];
+    cf_err err = {{0}};
+    if (path && *path) {
+        path = expand_home(path, buf, sizeof buf);
+    } else if (c->session_path) {
+        path = c->session_path;
+    } else {
+        char name[64];
+        time_t now = time(NULL);
+        strftime(name, sizeof name, "sessions/%Y%m%d-%H%M%S.session", localtime(&now));
+        if (!(path = xdg_path(XDG_DATA, name, buf, sizeof buf)) || make_parent_dirs(path) < 0) {
+            note_error(c, CF_EXIT_SESSION);
+            chat_say(c, OUT_ERROR, "cannot create the sessions folder for %s", buf);
+            return -1;
+        }
+    }
+    if (cf_session_save(c->s, path, &err) < 0) {
+        note_error(c, CF_EXIT_SESSION);
+        chat_say(c, OUT_ERROR, "%s", err.msg);
+        return -1;
+    }
+    if (path != c->session_path)
+        set_session_path(c, path);
+    chat_say(c, OUT_INFO, "saved to %s", c->session_path ? c->session_path : path);
+    return 0;
+}
+
+int chat_load(chat *c, const char *path)
+{
+    char buf[4096], alt[4200];
+    cf_err err = {{0}};
+    path = expand_home(path, buf, sizeof buf);
+    if (access(path, F_OK) < 0 && !strchr(path, '/')) {
+        char rel[4200];
+        snprintf(rel, sizeof rel, "sessions/%s", path);
+        if (xdg_path(XDG_DATA, rel, alt, sizeof alt) && access(alt, F_OK) == 0)
+            path = alt;
+    }
+    if (cf_session_load(c->s, path, &err) < 0) {
+        note_error(c, CF_EXIT_SESSION);
+        chat_say(c, OUT_ERROR, "%s", err.msg);
+        return -1;
+    }
+    set_session_path(c, path);
+    if (c->view->changed)
+        c->view->changed(c, CHANGE_LOADED);
+    int n = cf_session_n_messages(c->s);
+    chat_say(c, OUT_INFO, "loaded %s: %d message%s", path, n, n == 1 ? "" : "s");
+    return 0;
+}
+
+int chat_autosave(chat *c)
+{
+    if (!c->opts->autosave || !cf_session_dirty(c->s))
+        return 0;
+    return chat_save(c, NULL);
+}
+
+double chat_setting(const chat *c, const char *name)
+{
+    char buf[64];
+    const char *v = cf_session_get(c->s, name, buf, sizeof buf);
+    return v ? strtod(v, NULL) : 0;
+}
+
+int chat_toggle_greedy(chat *c)
+{
+    cf_err err = {{0}};
+    double t = chat_setting(c, "temp");
+    char v[32];
+    if (t > 0) {
+        c->temp_before_greedy = t;
+        snprintf(v, sizeof v, "0");
+    } else {
+        snprintf(v, sizeof v, "%g", c->temp_before_greedy > 0 ? c->temp_before_greedy : 0.8);
+    }
+    if (cf_session_set(c->s, "temp", v, &err) < 0) {
+        chat_say(c, OUT_ERROR, "%s", err.msg);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,122 @@
+/* The chat command's core, shared by line mode, full-screen mode and
+ * scripting: a session, how a mode shows things, sending a message and
+ * streaming its reply, the slash commands.  Uses the session only through
+ * confab/session.h. */
+#ifndef CONFAB_UI_CHAT_H
+#define CONFAB_UI_CHAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "confab/session.h"
+#include "opts.h"
+
+typedef enum out_kind {
+    OUT_INFO,  /* confirmations, listings */
+    OUT_DIM,   /* statistics, hints */
+    OUT_ERROR, /* one line saying what went wrong */
+} out_kind;
+
+typedef struct chat chat;
+
+/* Changes to the conversation other than a reply. */
+typedef enum chat_change {
+    CHANGE_LOADED,  /* /load, or resumed at start */
+    CHANGE_UNDONE,  /* /undo */
+    CHANGE_REGEN,   /* /regen: the last reply is gone, a new one follows */
+    CHANGE_CLEARED, /* /clear */
+    CHANGE_SYSTEM,  /* /set system */
+} chat_change;
+
+/* What a mode provides. */
+typedef struct chat_view {
+    /* Show a line (or a few) of text of the given kind. */
+    void (*say)(chat *c, out_kind kind, const char *text);
+    /* Stream the reply just begun (cf_session_begin_reply or _regen):
+     * returns 0 when it ended, 1 when the user stopped it, -1 on error
+     * (already shown). */
+    int (*reply)(chat *c);
+    /* The conversation changed other than by a reply; NULL if the mode
+     * does not care. */
+    void (*changed)(chat *c, chat_change what);
+} chat_view;
+
+struct chat {
+    cf_session *s;
+    const chat_opts *opts;
+    const char *model_path;
+    char *session_path;     /* where /save writes without an argument */
+    const chat_view *view;
+    void *view_data;
+    bool quit;              /* /bye */
+    double temp_before_greedy;
+    int first_error;        /* CF_EXIT_* of the first failure (scripting) */
+    bool in_command;        /* errors now are a slash command's (CF_EXIT_USAGE) */
+};
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void chat_say(chat *c, out_kind kind, const char *fmt, ...);
+
+/* Input as typed or piped, with every invalid UTF-8 byte replaced by
+ * U+FFFD (and a note saying how many); malloc'ed, NULL after an error. */
+char *chat_clean_input(chat *c, const char *text, size_t len);
+
+/* One complete input: a slash command, or a message ("//..." sends
+ * "/..."); blank input does nothing. */
+void chat_input(chat *c, const char *text);
+
+/* Send a user message and stream the reply through the view; 0, 1 (cut)
+ * or -1.  A message that does not fit the context is one error line and
+ * changes nothing. */
+int chat_send(chat *c, const char *text);
+
+/* How a mode streams: pieces of text as they come, a check for "stop"
+ * between tokens (keyboard, signals). */
+typedef struct stream_hooks {
+    void (*piece)(void *ud, const char *text);
+    bool (*stop)(void *ud);
+    void *ud;
+} stream_hooks;
+
+/* Run the reply begun on the session to its end; 0 done, 1 stopped by
+ * the user (the partial reply stays, marked as cut), -1 error (shown). */
+int chat_stream(chat *c, const stream_hooks *h);
+/* After a reply (once its text is done): notes on a full context. */
+void chat_reply_notes(chat *c);
+
+/* Stream the reply begun to stdout, stopping at SIGINT, SIGTERM or
+ * SIGHUP, end the line it leaves open, then the notes.  make_safe: through
+ * text_for_terminal (a terminal), else the model's bytes as they are.
+ * Returns as chat_stream. */
+int chat_stream_stdout(chat *c, bool make_safe);
+
+/* The one dim line after a reply: prompt and generated tokens with their
+ * speeds, time to the first token, context used / total. */
+void chat_stats_line(const cf_turn_stats *st, const cf_context_info *ci, char *buf, size_t n);
+
+/* Save to path (NULL: the session file, else a new file in
+ * ${XDG_DATA_HOME:-~/.local/share}/confab/sessions/); 0 or -1 (shown). */
+int chat_save(chat *c, const char *path);
+/* Load a session file (a bare name is also looked for in the sessions
+ * folder); on failure the conversation is untouched. */
+int chat_load(chat *c, const char *path);
+/* At exit: save when --autosave asked and something changed. */
+int chat_autosave(chat *c);
+
+/* F9 in full-screen mode: temperature 0 and back. */
+int chat_toggle_greedy(chat *c);
+/* A setting as a number (0 when unknown). */
+double chat_setting(const chat *c, const char *name);
+
+/* ---- slash commands (slash.c) ---------------------------------------------- */
+/* Run a line starting with '/'. */
+void slash_run(chat *c, const char *line);
+/* The command names (with the slash), NULL-terminated. */
+extern const char *const slash_names[];
+/* Topics of /show, NULL-terminated. */
+extern const char *const show_topics[];
+void slash_show(chat *c, const char *topic);
+
+#endif

@@ -1,0 +1,16 @@
+/* What Tab completes at a point of the input line. */
+#ifndef CONFAB_UI_COMPLETE_H
+#define CONFAB_UI_COMPLETE_H
+
+typedef enum complete_kind {
+    COMPLETE_NOTHING, /* inside a message */
+    COMPLETE_WORDS,   /* one of *words */
+    COMPLETE_FILES,   /* a path (/save, /load) */
+} complete_kind;
+
+/* line: the whole input line; start: where the word being completed
+ * begins.  For COMPLETE_WORDS, *words is the NULL-terminated candidate
+ * list (the caller keeps those starting with the word). */
+complete_kind complete_what(const char *line, int start, const char *const **words);
+
+#endif

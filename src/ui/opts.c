@@ -1,0 +1,316 @@
+/* The chat command's options.  Names follow llama.cpp's llama-cli where it
+ * has them, so commands carry over. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "opts.h"
+
+enum opt_id {
+    O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV_TYPE, O_TEMPLATE, O_TEMPLATE_FILE,
+    O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_AUTOSAVE, O_WHOLE,
+    O_TUI, O_VERBOSE, O_NO_COLOR, O_HELP,
+};
+
+enum opt_group { G_MODEL, G_SAMPLING, G_CONVERSATION, G_INTERFACE, G_COUNT };
+
+static const char *const group_titles[G_COUNT] = {
+    "Model", "Sampling (each also a /set name in the chat)", "Conversation", "Interface",
+};
+
+typedef struct opt_def {
+    const char *name; /* --name and the config file key */
+    char short_name;
+    const char *arg;  /* what the value is; NULL for a flag */
+    enum opt_id id;
+    enum opt_group group;
+    char kind;        /* settings: 'i' integer, 'f' number, 's' the session's to check */
+    const char *help;
+} opt_def;
+
+static const opt_def defs[] = {
+    {"model", 'm', "FILE", O_MODEL, G_MODEL, 0,
+     "model file, GGUF or llama2.c .bin (else $CONFAB_MODEL, else the first\n"
+     "*.gguf in ~/.local/share/confab/models)"},
+    {"tokenizer", 0, "FILE", O_TOKENIZER, G_MODEL, 0, "tokenizer.bin of a llama2.c checkpoint"},
+    {"ctx-size", 'c', "N", O_CTX, G_MODEL, 0, "context size in tokens (default: the model's, at most 4096)"},
+    {"threads", 't', "N", O_THREADS, G_MODEL, 0, "threads (default: the physical cores)"},
+    {"kv-type", 0, "f32|f16", O_KV_TYPE, G_MODEL, 0, "KV cache element type (default f16)"},
+    {"chat-template", 0, "NAME", O_TEMPLATE, G_MODEL, 0,
+     "built-in chat template (default: the model's own)"},
+    {"chat-template-file", 0, "FILE", O_TEMPLATE_FILE, G_MODEL, 0, "Jinja chat template file"},
+
+    {"temp", 0, "X", O_SETTING, G_SAMPLING, 'f', "temperature; 0 = greedy (default 0.8)"},
+    {"top-k", 0, "N", O_SETTING, G_SAMPLING, 'i', "keep the N most likely tokens; 0 = all (default 40)"},
+    {"top-p", 0, "X", O_SETTING, G_SAMPLING, 'f', "nucleus sampling threshold (default 0.95)"},
+    {"min-p", 0, "X", O_SETTING, G_SAMPLING, 'f', "drop tokens below X times the top one (default 0.05)"},
+    {"typical", 0, "X", O_SETTING, G_SAMPLING, 'f', "locally typical sampling; 1 = off (default 1)"},
+    {"repeat-penalty", 0, "X", O_SETTING, G_SAMPLING, 'f', "penalise repeated tokens; 1 = off (default 1)"},
+    {"repeat-last-n", 0, "N", O_SETTING, G_SAMPLING, 'i', "how many recent tokens the penalties see (default 64)"},
+    {"presence-penalty", 0, "X", O_SETTING, G_SAMPLING, 'f', "presence penalty; 0 = off (default 0)"},
+    {"frequency-penalty", 0, "X", O_SETTING, G_SAMPLING, 'f', "frequency penalty; 0 = off (default 0)"},
+    {"seed", 0, "N|random", O_SETTING, G_SAMPLING, 's', "random seed (default: a new one each run)"},
+    {"n-predict", 'n', "N", O_SETTING, G_SAMPLING, 'i', "most tokens per reply; -1 = no limit (default)"},
+
+    {"prompt", 'p', "TEXT", O_PROMPT, G_CONVERSATION, 0, "one chat turn: print the reply to TEXT and exit"},
+    {"system", 0, "TEXT", O_SYSTEM, G_CONVERSATION, 0, "system prompt"},
+    {"system-file", 0, "FILE|NAME", O_SYSTEM_FILE, G_CONVERSATION, 0,
+     "system prompt from a file or a preset (default, storyteller, concise)"},
+    {"session", 0, "FILE", O_SESSION, G_CONVERSATION, 0,
+     "resume the chat saved in FILE, or create it; /save writes there"},
+    {"autosave", 0, NULL, O_AUTOSAVE, G_CONVERSATION, 0, "save the session when the chat ends"},
+    {"whole", 0, NULL, O_WHOLE, G_CONVERSATION, 0,
+     "with stdin not a terminal: all of stdin is one message (default: one per line)"},
+
+    {"tui", 0, NULL, O_TUI, G_INTERFACE, 0, "full-screen mode: transcript, status bar, sampler hotkeys"},
+    {"verbose", 0, NULL, O_VERBOSE, G_INTERFACE, 0, "scripting: statistics of each reply on stderr"},
+    {"no-color", 0, NULL, O_NO_COLOR, G_INTERFACE, 0, "no colours (also when NO_COLOR is set)"},
+    {"help", 'h', NULL, O_HELP, G_INTERFACE, 0, "this help"},
+};
+#define N_DEFS (sizeof defs / sizeof defs[0])
+
+const char *const opts_setting_names[OPTS_N_SETTINGS] = {
+    "temp", "top-k", "top-p", "min-p", "typical", "repeat-penalty", "repeat-last-n",
+    "presence-penalty", "frequency-penalty", "seed", "n-predict",
+};
+
+void opts_init(chat_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->kv_type = CF_KV_F16;
+}
+
+static int setting_index(const char *name)
+{
+    for (int i = 0; i < OPTS_N_SETTINGS; i++)
+        if (!strcmp(opts_setting_names[i], name))
+            return i;
+    return -1;
+}
+
+static int replace(char **dst, const char *value)
+{
+    char *v = strdup(value);
+    if (!v) {
+        cli_error("out of memory");
+        return -1;
+    }
+    free(*dst);
+    *dst = v;
+    return 0;
+}
+
+static int parse_bool(const char *label, const char *value, bool *out)
+{
+    static const char *const yes[] = {"1", "true", "yes", "on"};
+    static const char *const no[] = {"0", "false", "no", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (!strcmp(value, yes[i]))
+            return *out = true, 0;
+        if (!strcmp(value, no[i]))
+            return *out = false, 0;
+    }
+    cli_error("%s: '%s' is not true or false", label, value);
+    return -1;
+}
+
+/* Apply a definition; label names the option in errors ("--temp",
+ * "FILE:3: temp"); value is NULL for a flag on the command line. */
+static int apply(chat_opts *o, const opt_def *d, const char *label, const char *value)
+{
+    long long n;
+    double x;
+    bool flag = true;
+    if (!d->arg && value && parse_bool(label, value, &flag) < 0)
+        return -1;
+    switch (d->id) {
+    case O_MODEL:
+        return replace(&o->model, value);
+    case O_TOKENIZER:
+        return replace(&o->tokenizer, value);
+    case O_CTX:
+        if (!cli_parse_int(label, value, 0, 1 << 20, &n))
+            return -1;
+        o->n_ctx = (int)n;
+        return 0;
+    case O_THREADS:
+        if (!cli_parse_int(label, value, 1, 1024, &n))
+            return -1;
+        o->n_threads = (int)n;
+        return 0;
+    case O_KV_TYPE:
+        if (!strcmp(value, "f32"))
+            o->kv_type = CF_KV_F32;
+        else if (!strcmp(value, "f16"))
+            o->kv_type = CF_KV_F16;
+        else {
+            cli_error("%s: '%s' is not f32 or f16", label, value);
+            return -1;
+        }
+        return 0;
+    case O_TEMPLATE:
+        return replace(&o->chat_template, value);
+    case O_TEMPLATE_FILE:
+        return replace(&o->chat_template_file, value);
+    case O_SETTING: {
+        /* The range is the session's to check (it knows the model); here
+         * only that the value is a number of the right kind. */
+        bool ok = d->kind == 's'   ? true
+                  : d->kind == 'i' ? cli_parse_int(label, value, -(1LL << 62), 1LL << 62, &n)
+                                   : cli_parse_float(label, value, -1e300, 1e300, &x);
+        return ok ? replace(&o->settings[setting_index(d->name)], value) : -1;
+    }
+    case O_PROMPT:
+        return replace(&o->prompt, value);
+    case O_SYSTEM:
+    case O_SYSTEM_FILE:
+        o->system_from = d->id == O_SYSTEM ? SYSTEM_TEXT : SYSTEM_FILE;
+        return replace(&o->system, value);
+    case O_SESSION:
+        return replace(&o->session, value);
+    case O_AUTOSAVE:
+        o->autosave = flag;
+        return 0;
+    case O_WHOLE:
+        o->whole = flag;
+        return 0;
+    case O_TUI:
+        o->tui = flag;
+        return 0;
+    case O_VERBOSE:
+        o->verbose = flag;
+        return 0;
+    case O_NO_COLOR:
+        o->no_color = flag;
+        return 0;
+    case O_HELP:
+        o->help = flag;
+        return 0;
+    }
+    return 0;
+}
+
+int opts_set(chat_opts *o, const char *name, const char *value, const char *where)
+{
+    char label[600];
+    for (size_t i = 0; i < N_DEFS; i++) {
+        if (strcmp(defs[i].name, name))
+            continue;
+        snprintf(label, sizeof label, "%s: %s", where, name);
+        if (defs[i].id == O_PROMPT || defs[i].id == O_HELP) {
+            cli_error("%s is a command-line option only", label);
+            return -1;
+        }
+        return apply(o, &defs[i], label, value);
+    }
+    cli_error("%s: unknown key '%s' (keys are the long option names, see confab --help)", where,
+              name);
+    return -1;
+}
+
+static const opt_def *find_long(const char *name, size_t len)
+{
+    for (size_t i = 0; i < N_DEFS; i++)
+        if (strlen(defs[i].name) == len && !strncmp(defs[i].name, name, len))
+            return &defs[i];
+    return NULL;
+}
+
+static const opt_def *find_short(char c)
+{
+    for (size_t i = 0; i < N_DEFS; i++)
+        if (defs[i].short_name == c)
+            return &defs[i];
+    return NULL;
+}
+
+int opts_parse_args(chat_opts *o, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *value = NULL;
+        const opt_def *d = NULL;
+        char label[128];
+        if (a[0] == '-' && a[1] == '-' && a[2]) {
+            const char *eq = strchr(a + 2, '=');
+            size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+            d = find_long(a + 2, len);
+            snprintf(label, sizeof label, "--%.*s", (int)len, a + 2);
+            if (eq)
+                value = eq + 1;
+            if (d && eq && !d->arg) {
+                cli_error("%s takes no value", label);
+                return -1;
+            }
+        } else if (a[0] == '-' && a[1] && !a[2]) {
+            d = find_short(a[1]);
+            snprintf(label, sizeof label, "-%c", a[1]);
+        } else {
+            cli_error("unexpected argument '%s' (messages go after -p, or on stdin)", a);
+            return -1;
+        }
+        if (!d) {
+            cli_error("unknown option '%s' (see confab --help)", a);
+            return -1;
+        }
+        if (d->arg && !value) {
+            if (i + 1 >= argc) {
+                cli_error("%s needs a value (%s)", label, d->arg);
+                return -1;
+            }
+            value = argv[++i];
+        }
+        if (apply(o, d, label, value) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+void opts_help(FILE *f)
+{
+    fputs("usage: confab [chat] [OPTIONS]\n\n"
+          "Chat with a local model.  On a terminal: an interactive chat (type /help),\n"
+          "full screen with --tui.  With stdin not a terminal: each line is one message\n"
+          "and only the replies are printed.  Defaults come from\n"
+          "${XDG_CONFIG_HOME:-~/.config}/confab/config (key = value, the long names).\n",
+          f);
+    for (int g = 0; g < G_COUNT; g++) {
+        fprintf(f, "\n%s:\n", group_titles[g]);
+        for (size_t i = 0; i < N_DEFS; i++) {
+            const opt_def *d = &defs[i];
+            if ((int)d->group != g)
+                continue;
+            char head[64];
+            int n = d->short_name ? snprintf(head, sizeof head, "-%c, --%s", d->short_name, d->name)
+                                  : snprintf(head, sizeof head, "    --%s", d->name);
+            if (d->arg)
+                snprintf(head + n, sizeof head - (size_t)n, " %s", d->arg);
+            /* Help texts may span lines; indent the continuations. */
+            fprintf(f, "  %-28s ", head);
+            for (const char *h = d->help; *h; h++) {
+                fputc(*h, f);
+                if (*h == '\n')
+                    fprintf(f, "  %-28s ", "");
+            }
+            fputc('\n', f);
+        }
+    }
+    fputs("\nExit status: 0 ok, 1 runtime error, 2 bad option, 3 model not loaded,\n"
+          "4 session file not loaded or saved, 5 message too long for the context,\n"
+          "130 interrupted.  See confab(1) for the slash commands and hotkeys.\n",
+          f);
+}
+
+void opts_free(chat_opts *o)
+{
+    free(o->model);
+    free(o->tokenizer);
+    free(o->chat_template);
+    free(o->chat_template_file);
+    free(o->system);
+    free(o->session);
+    free(o->prompt);
+    for (int i = 0; i < OPTS_N_SETTINGS; i++)
+        free(o->settings[i]);
+    opts_init(o);
+}

@@ -1,0 +1,50 @@
+/* The chat command's options: one table read by the command line, the
+ * config file and --help. */
+#ifndef CONFAB_UI_OPTS_H
+#define CONFAB_UI_OPTS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "confab/model.h"
+
+/* The sampler settings that are also options, in the session's spelling. */
+#define OPTS_N_SETTINGS 11
+extern const char *const opts_setting_names[OPTS_N_SETTINGS];
+
+typedef enum chat_system_from {
+    SYSTEM_NONE,
+    SYSTEM_TEXT, /* --system */
+    SYSTEM_FILE, /* --system-file: a path or a preset name */
+} chat_system_from;
+
+typedef struct chat_opts {
+    char *model, *tokenizer, *chat_template, *chat_template_file;
+    chat_system_from system_from; /* the later of --system / --system-file wins */
+    char *system;
+    char *session, *prompt;
+    int n_ctx, n_threads;
+    cf_kv_type kv_type;
+    bool autosave, tui, whole, verbose, no_color, help;
+    char *settings[OPTS_N_SETTINGS]; /* values as given, NULL = default */
+} chat_opts;
+
+/* The defaults (everything the session decides left at 0 / NULL). */
+void opts_init(chat_opts *o);
+/* Parse the command line (argv[0] is the command name).  On a bad option
+ * or value, print one error line and return -1. */
+int opts_parse_args(chat_opts *o, int argc, char **argv);
+/* Set one option by its long name (config files).  `where` prefixes error
+ * messages ("FILE:LINE").  Returns -1 after printing one error line. */
+int opts_set(chat_opts *o, const char *name, const char *value, const char *where);
+/* The option reference, grouped, for --help. */
+void opts_help(FILE *f);
+void opts_free(chat_opts *o);
+
+/* Read ${XDG_CONFIG_HOME:-~/.config}/confab/config (or `path`) into o: one
+ * `key = value` per line, keys the long option names, `#` comments.  An
+ * error prints one line naming FILE:LINE, and the rest is still read.
+ * Returns the number of errors; a missing file is none. */
+int config_load(chat_opts *o, const char *path);
+
+#endif

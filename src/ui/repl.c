@@ -1,0 +1,193 @@
+/* Line mode: readline at the prompt, replies streamed to stdout.
+ *
+ * Readline runs through its callback interface so that the only thing
+ * blocking is our select(): signals arrive as EINTR and are handled
+ * outside any handler (Ctrl-C clears the line, a resize is passed on,
+ * SIGTERM ends the chat cleanly).  While a reply streams the terminal
+ * keeps ISIG, so Ctrl-C stops it between two tokens, and typed keys wait
+ * unechoed for the next prompt. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "cli.h"
+#include "input.h"
+#include "repl.h"
+#include "term.h"
+#include "text.h"
+
+typedef struct line_mode {
+    chat *c;
+    input_asm in;
+    palette pal;
+    char prompt[64], more[64];
+    bool done;
+} line_mode;
+
+/* Readline's callbacks take no user pointer. */
+static line_mode *L;
+
+static void say(chat *c, out_kind kind, const char *text)
+{
+    line_mode *m = c->view_data;
+    if (kind == OUT_ERROR)
+        fprintf(stderr, "%serror:%s %s\n", m->pal.red, m->pal.reset, text);
+    else
+        printf("%s%s%s\n", kind == OUT_DIM ? m->pal.dim : "", text,
+               kind == OUT_DIM ? m->pal.reset : "");
+    fflush(stdout);
+}
+
+static int reply(chat *c)
+{
+    line_mode *m = c->view_data;
+    struct termios saved, quiet;
+    bool tty = tcgetattr(STDIN_FILENO, &saved) == 0;
+    if (tty) {
+        quiet = saved;
+        quiet.c_lflag &= ~(tcflag_t)(ECHO | ICANON);
+        tcsetattr(STDIN_FILENO, TCSANOW, &quiet);
+    }
+    /* A Ctrl-C while the prompt was read in stops the reply at once. */
+    int rc = chat_stream_stdout(c, true);
+    if (rc == 1)
+        printf("%s[stopped: the partial reply stays in the conversation]%s\n", m->pal.dim,
+               m->pal.reset);
+    if (rc >= 0) {
+        char line[256];
+        cf_context_info ci;
+        cf_session_context_info(c->s, &ci);
+        chat_stats_line(cf_session_last_stats(c->s), &ci, line, sizeof line);
+        printf("%s%s%s\n", m->pal.dim, line, m->pal.reset);
+    }
+    fflush(stdout);
+    if (tty)
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+    sig_interrupt = 0;
+    return rc;
+}
+
+/* The conversation so far, after a /load or when resuming. */
+static void replay(line_mode *m)
+{
+    enum { SHOWN = 20 };
+    int n = cf_session_n_messages(m->c->s), first = n > SHOWN ? n - SHOWN : 0;
+    if (first > 0)
+        printf("%s(%d earlier messages)%s\n", m->pal.dim, first, m->pal.reset);
+    for (int i = first; i < n; i++) {
+        const cf_message *msg = cf_session_message(m->c->s, i);
+        char *safe = text_for_terminal(msg->content);
+        if (!safe)
+            continue;
+        if (msg->role == CF_ROLE_SYSTEM)
+            printf("%ssystem: %s%s\n", m->pal.dim, safe, m->pal.reset);
+        else if (msg->role == CF_ROLE_USER)
+            printf("%s>>> %s%s\n", m->pal.bold, safe, m->pal.reset);
+        else
+            printf("%s%s\n", safe, msg->cut ? " [cut]" : "");
+        free(safe);
+    }
+}
+
+static void changed(chat *c, chat_change what)
+{
+    if (what == CHANGE_LOADED)
+        replay(c->view_data);
+}
+
+static const chat_view line_view = {say, reply, changed};
+
+static void on_line(char *line)
+{
+    line_mode *m = L;
+    if (!line) {
+        /* Removing the handler now keeps readline from showing another
+         * prompt; it has already ended the line. */
+        rl_callback_handler_remove();
+        m->done = true;
+        return;
+    }
+    bool more = typed_line(m->c, &m->in, line);
+    if (m->c->quit) {
+        rl_callback_handler_remove();
+        m->done = true;
+        return;
+    }
+    rl_set_prompt(more ? m->more : m->prompt);
+}
+
+/* Ctrl-C at the prompt: the line (and any partly typed message) is
+ * dropped, shown ending in ^C, and a fresh prompt follows. */
+static void handle_interrupt(line_mode *m)
+{
+    sig_interrupt = 0;
+    rl_callback_sigcleanup();
+    rl_point = rl_end;
+    rl_redisplay();
+    fputs("^C", stdout);
+    fflush(stdout);
+    rl_free_line_state();
+    /* Leaving readline's terminal mode returns the cursor to the start
+     * of the line, so the newline comes after it. */
+    rl_callback_handler_remove();
+    putchar('\n');
+    input_reset(&m->in);
+    rl_callback_handler_install(m->prompt, on_line);
+}
+
+int repl_run(chat *c)
+{
+    line_mode m = {.c = c};
+    palette_init(&m.pal, color_wanted(STDOUT_FILENO, c->opts->no_color));
+    /* \001 \002 tell readline the colour codes take no columns. */
+    snprintf(m.prompt, sizeof m.prompt, "\001%s\002>>> \001%s\002", m.pal.bold, m.pal.reset);
+    snprintf(m.more, sizeof m.more, "\001%s\002... \001%s\002", m.pal.dim, m.pal.reset);
+    c->view = &line_view;
+    c->view_data = &m;
+    L = &m;
+
+    cf_context_info ci;
+    cf_session_context_info(c->s, &ci);
+    printf("%sconfab %s · %s · context %d · /help for commands, Ctrl-D to leave%s\n", m.pal.dim,
+           CONFAB_VERSION, cf_model_name(cf_session_model(c->s)), ci.total, m.pal.reset);
+    if (cf_session_n_messages(c->s) > 0)
+        replay(&m);
+
+    history_open();
+    completion_install();
+    rl_catch_signals = 0;
+    rl_catch_sigwinch = 0;
+    sig_install(true);
+    rl_callback_handler_install(m.prompt, on_line);
+    while (!m.done && !sig_quit) {
+        fd_set fds;
+        FD_ZERO(&fds);
+        FD_SET(STDIN_FILENO, &fds);
+        int r = select(STDIN_FILENO + 1, &fds, NULL, NULL, NULL);
+        if (r < 0 && errno != EINTR)
+            break;
+        if (sig_interrupt)
+            handle_interrupt(&m);
+        if (sig_resize) {
+            sig_resize = 0;
+            rl_resize_terminal();
+        }
+        if (r > 0)
+            rl_callback_read_char();
+    }
+    rl_callback_handler_remove();
+    if (sig_quit)
+        putchar('\n');
+    sig_restore();
+    history_close();
+    input_free(&m.in);
+    int status = chat_autosave(c) < 0 ? CF_EXIT_SESSION : CF_EXIT_OK;
+    return sig_quit ? 128 + sig_quit : status;
+}

@@ -1,0 +1,101 @@
+/* /show: settings, model, template, context, stats. */
+#include <stdio.h>
+#include <string.h>
+
+#include "chat.h"
+
+const char *const show_topics[] = {"settings", "model", "template", "context", "stats", NULL};
+
+static void show_settings(chat *c)
+{
+    char out[2048], buf[64];
+    size_t used = 0;
+    for (const char *const *n = cf_session_setting_names(); *n && used < sizeof out; n++)
+        used += (size_t)snprintf(out + used, sizeof out - used, "%-18s %s\n", *n,
+                                 cf_session_get(c->s, *n, buf, sizeof buf));
+    const char *sys = NULL;
+    if (cf_session_n_messages(c->s) > 0 && cf_session_message(c->s, 0)->role == CF_ROLE_SYSTEM)
+        sys = cf_session_message(c->s, 0)->content;
+    if (used < sizeof out) {
+        size_t len = sys ? strcspn(sys, "\n") : 0;
+        bool more = sys && (len > 60 || sys[len]);
+        snprintf(out + used, sizeof out - used, "%-18s %s%.*s%s%s", "system", sys ? "\"" : "(none)",
+                 (int)(len > 60 ? 60 : len), sys ? sys : "", more ? "..." : "", sys ? "\"" : "");
+    }
+    chat_say(c, OUT_INFO, "%s", out);
+}
+
+static void show_model(chat *c)
+{
+    const cf_model *m = cf_session_model(c->s);
+    const cf_hparams *h = cf_model_hparams(m);
+    cf_context_info ci;
+    cf_session_context_info(c->s, &ci);
+    chat_say(c, OUT_INFO,
+             "name       %s\n"
+             "file       %s\n"
+             "arch       %s, %.1fM parameters\n"
+             "shape      %d layers, %d embd, %d heads (%d KV), %d ff\n"
+             "vocab      %d tokens\n"
+             "context    %d (trained on %d)",
+             cf_model_name(m), c->model_path, cf_arch_name(h->arch),
+             (double)cf_model_n_params(m) / 1e6, h->n_layer, h->n_embd, h->n_head, h->n_head_kv,
+             h->n_ff, h->n_vocab, ci.total, h->n_ctx_train);
+}
+
+static void show_context(chat *c)
+{
+    cf_context_info ci;
+    cf_session_context_info(c->s, &ci);
+    int pct = ci.total ? (int)(100.0 * ci.used / ci.total + 0.5) : 0;
+    int n = cf_session_n_messages(c->s);
+    chat_say(c, OUT_INFO, "context: %d / %d tokens used (%d%%), %d message%s", ci.used, ci.total,
+             pct, n, n == 1 ? "" : "s");
+    if (ci.shift_would_drop_turns == 1)
+        chat_say(c, OUT_INFO,
+                 "when it is full, a shift drops the oldest turn (%d tokens); the system "
+                 "prompt stays",
+                 ci.shift_would_drop);
+    else if (ci.shift_would_drop_turns > 1)
+        chat_say(c, OUT_INFO,
+                 "when it is full, a shift drops the %d oldest turns (%d tokens); the "
+                 "system prompt stays",
+                 ci.shift_would_drop_turns, ci.shift_would_drop);
+    else
+        chat_say(c, OUT_INFO, "when it is full, there is no old turn a shift could drop");
+}
+
+static void show_stats(chat *c)
+{
+    const cf_turn_stats *st = cf_session_last_stats(c->s);
+    if (!st || (st->prompt_tokens == 0 && st->gen_tokens == 0)) {
+        chat_say(c, OUT_INFO, "no reply yet");
+        return;
+    }
+    double pps = st->prompt_ms > 0 ? st->prompt_tokens * 1000.0 / st->prompt_ms : 0;
+    double gps = st->gen_ms > 0 ? st->gen_tokens * 1000.0 / st->gen_ms : 0;
+    chat_say(c, OUT_INFO,
+             "prompt       %d tokens in %.1f ms (%.1f t/s)\n"
+             "reply        %d tokens in %.1f ms (%.1f t/s)\n"
+             "first token  %.1f ms\n"
+             "shifted out  %d tokens",
+             st->prompt_tokens, st->prompt_ms, pps, st->gen_tokens, st->gen_ms, gps, st->ttft_ms,
+             st->shifted_tokens);
+}
+
+void slash_show(chat *c, const char *topic)
+{
+    if (!strcmp(topic, "settings"))
+        show_settings(c);
+    else if (!strcmp(topic, "model"))
+        show_model(c);
+    else if (!strcmp(topic, "template"))
+        chat_say(c, OUT_INFO, "template: %s", cf_session_template_desc(c->s));
+    else if (!strcmp(topic, "context"))
+        show_context(c);
+    else if (!strcmp(topic, "stats"))
+        show_stats(c);
+    else
+        chat_say(c, OUT_ERROR, "%s%s%s (try /show settings|model|template|context|stats)",
+                 *topic ? "nothing to show called '" : "/show what?", topic, *topic ? "'" : "");
+}

@@ -1,0 +1,45 @@
+/* UTF-8 text for the terminal: validation, display width, row wrapping. */
+#ifndef CONFAB_UI_TEXT_H
+#define CONFAB_UI_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define UTF8_REPLACEMENT "\xEF\xBF\xBD" /* U+FFFD */
+
+/* Make a growable byte buffer hold at least `need` bytes (doubling);
+ * 0, or -1 when out of memory (the buffer is left as it was). */
+int buf_reserve(char **buf, size_t *cap, size_t need);
+
+/* Decode the UTF-8 sequence at s (n bytes available): its length 1..4 and
+ * code point, or 0 when the bytes there are not valid UTF-8 (overlong
+ * forms, surrogates, values past U+10FFFF and truncated sequences are all
+ * invalid). */
+int utf8_decode(const char *s, size_t n, uint32_t *cp);
+
+/* A copy of s[0..n) in which every byte that is not part of a valid UTF-8
+ * sequence, and every NUL, is replaced by U+FFFD; *n_bad counts them.
+ * malloc'ed, NULL when out of memory. */
+char *utf8_sanitize(const char *s, size_t n, int *n_bad);
+
+/* Text a model wrote, made safe to print: carriage returns dropped, other
+ * control characters (all but newline and tab; ESC above all) and invalid
+ * bytes shown as U+FFFD, so a reply can never move the cursor or change
+ * colours.  malloc'ed; NULL when out of memory. */
+char *text_for_terminal(const char *s);
+
+/* Columns a code point takes on the terminal (0, 1 or 2). */
+int cp_width(uint32_t cp);
+/* Columns of the first n bytes of s. */
+int utf8_width(const char *s, size_t n);
+
+/* One screen row of s[0..n) in `width` columns: returns the bytes the row
+ * shows and sets *next to where the following row starts.  Breaks after a
+ * space when a word would not fit, at a newline (not shown), else mid-word;
+ * never splits a UTF-8 sequence. */
+size_t wrap_row(const char *s, size_t n, int width, size_t *next);
+/* Rows s[0..n) takes in `width` columns (an empty text takes one). */
+int wrap_count(const char *s, size_t n, int width);
+
+#endif

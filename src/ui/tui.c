@@ -1,0 +1,525 @@
+/* Full-screen mode: a scrolling transcript, a status bar and an input line
+ * edited with readline, on ncurses.
+ *
+ * While a reply streams, the keyboard is polled between tokens: F5-F9
+ * change the sampler from the next token on (the status bar shows it at
+ * once), Ctrl-C stops the reply, PgUp/PgDn scroll, a resize redraws, and
+ * anything else is kept for the input line.  The terminal is restored on
+ * every way out: the normal one, SIGTERM/SIGHUP/SIGINT (turned into
+ * flags), exit() (atexit) and crashes (a handler that ends curses and
+ * re-raises). */
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <readline/readline.h>
+
+#include "cli.h"
+#include "input.h"
+#include "repl.h"
+#include "term.h"
+#include "text.h"
+#include "tui.h"
+
+#define HOTKEY_HINT "F5/F6 temp -/+0.1  F7/F8 top-k /2 x2  F9 greedy  PgUp/PgDn scroll"
+#define PASTE_ON "\033[?2004h"
+#define PASTE_OFF "\033[?2004l"
+
+enum { POLL_MS = 200, DRAW_EVERY_MS = 40, WHEEL_ROWS = 3 };
+enum { PAIR_USER = 1, PAIR_ERROR, PAIR_INFO };
+
+typedef struct tui {
+    chat *c;
+    SCREEN *scr;
+    WINDOW *pane, *status, *input;
+    transcript tr;
+    input_asm in;
+    bool color, unicode;
+    bool done, streaming, regen;
+    int gen_tokens;
+    double last_tps;
+    struct timespec gen_t0, last_draw;
+    char prompt[8], more[8];
+} tui;
+
+/* For readline's callbacks and the signal / exit handlers. */
+static tui *T;
+static volatile sig_atomic_t curses_on;
+
+static double ms_between(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* ---- leaving cleanly ---------------------------------------------------------- */
+static void curses_end(void)
+{
+    if (!curses_on)
+        return;
+    curses_on = 0;
+    endwin();
+    if (write(STDOUT_FILENO, PASTE_OFF, sizeof PASTE_OFF - 1) < 0) {
+        /* nothing more can be done about a terminal that is gone */
+    }
+}
+
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+#define N_CRASH (sizeof crash_signals / sizeof crash_signals[0])
+static struct sigaction old_crash[N_CRASH];
+
+static void on_crash(int sig)
+{
+    curses_end();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void crash_handlers(bool on)
+{
+    static bool registered;
+    if (!registered)
+        registered = atexit(curses_end) == 0;
+    for (size_t i = 0; i < N_CRASH; i++) {
+        if (on) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_crash;
+            sigemptyset(&sa.sa_mask);
+            sigaction(crash_signals[i], &sa, &old_crash[i]);
+        } else {
+            sigaction(crash_signals[i], &old_crash[i], NULL);
+        }
+    }
+}
+
+/* ---- drawing ------------------------------------------------------------------- */
+static const char *save_state(const chat *c)
+{
+    if (cf_session_dirty(c->s))
+        return c->session_path ? "unsaved" : "not saved";
+    return c->session_path ? "saved" : "not saved";
+}
+
+static void draw_status(tui *t)
+{
+    chat *c = t->c;
+    cf_context_info ci;
+    cf_session_context_info(c->s, &ci);
+    status_info si = {
+        .model = cf_model_name(cf_session_model(c->s)),
+        .ctx_used = ci.used,
+        .ctx_total = ci.total,
+        .tps = t->last_tps,
+        .temp = chat_setting(c, "temp"),
+        .top_p = chat_setting(c, "top-p"),
+        .top_k = (long)chat_setting(c, "top-k"),
+        .saved = save_state(c),
+        .generating = t->streaming,
+        .scrolled = t->tr.scroll,
+        .unicode = t->unicode,
+    };
+    if (t->streaming) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double ms = ms_between(&t->gen_t0, &now);
+        si.tps = ms > 0 && t->gen_tokens > 0 ? t->gen_tokens * 1000.0 / ms : t->last_tps;
+    }
+    char buf[1024];
+    status_format(&si, getmaxx(t->status), buf, sizeof buf);
+    werase(t->status);
+    wattrset(t->status, A_REVERSE);
+    mvwaddstr(t->status, 0, 0, buf);
+    wattrset(t->status, A_NORMAL);
+    wnoutrefresh(t->status);
+}
+
+/* The input line is drawn last so the cursor ends up there. */
+static void draw_all(tui *t)
+{
+    transcript_draw(&t->tr, t->pane, t->color);
+    draw_status(t);
+    tui_rl_redisplay();
+    doupdate();
+    clock_gettime(CLOCK_MONOTONIC, &t->last_draw);
+}
+
+static void draw_status_now(tui *t)
+{
+    draw_status(t);
+    tui_rl_redisplay();
+    doupdate();
+}
+
+static void layout(tui *t)
+{
+    int h = LINES > 3 ? LINES : 3, w = COLS > 1 ? COLS : 1;
+    if (t->pane) {
+        delwin(t->pane);
+        delwin(t->status);
+        delwin(t->input);
+    }
+    t->pane = newwin(h - 2, w, 0, 0);
+    t->status = newwin(1, w, h - 2, 0);
+    t->input = newwin(1, w, h - 1, 0);
+    keypad(t->input, TRUE);
+    wtimeout(t->input, POLL_MS);
+    tui_rl_window(t->input);
+    rl_set_screen_size(1, w);
+}
+
+static void on_resize(tui *t)
+{
+    layout(t);
+    transcript_scroll(&t->tr, 0, COLS, getmaxy(t->pane));
+    clearok(curscr, TRUE);
+    draw_all(t);
+}
+
+/* ---- the transcript from the session --------------------------------------------- */
+static void add_safe(tui *t, item_kind kind, const char *prefix, const char *text)
+{
+    char *safe = text_for_terminal(text);
+    if (!safe)
+        return;
+    size_t n = strlen(prefix) + strlen(safe) + 1;
+    char *s = malloc(n);
+    if (s) {
+        snprintf(s, n, "%s%s", prefix, safe);
+        transcript_add(&t->tr, kind, s);
+    }
+    free(s);
+    free(safe);
+}
+
+static void replay(tui *t)
+{
+    cf_session *s = t->c->s;
+    for (int i = 0; i < cf_session_n_messages(s); i++) {
+        const cf_message *m = cf_session_message(s, i);
+        if (m->role == CF_ROLE_SYSTEM)
+            add_safe(t, IT_DIM, "system: ", m->content);
+        else if (m->role == CF_ROLE_USER)
+            add_safe(t, IT_USER, "> ", m->content);
+        else {
+            add_safe(t, IT_REPLY, "", m->content);
+            if (m->cut)
+                transcript_add(&t->tr, IT_DIM, "[cut]");
+        }
+    }
+}
+
+/* ---- the sampler hotkeys ---------------------------------------------------------- */
+static void set_number(tui *t, const char *name, double v)
+{
+    char buf[32];
+    cf_err err = {{0}};
+    snprintf(buf, sizeof buf, "%.6g", v);
+    if (cf_session_set(t->c->s, name, buf, &err) < 0) {
+        transcript_add(&t->tr, IT_ERROR, err.msg);
+        draw_all(t);
+    }
+}
+
+static void hotkey(tui *t, int key)
+{
+    chat *c = t->c;
+    double temp = chat_setting(c, "temp");
+    long k = (long)chat_setting(c, "top-k");
+    long vocab = cf_model_hparams(cf_session_model(c->s))->n_vocab;
+    if (key == KEY_F(5) || key == KEY_F(6)) {
+        double v = round(temp * 10 + (key == KEY_F(6) ? 1 : -1)) / 10;
+        set_number(t, "temp", v < 0 ? 0 : v);
+    } else if (key == KEY_F(7)) {
+        /* Halving "off" starts from 64; 1 is the least. */
+        set_number(t, "top-k", k == 0 ? 64 : k > 1 ? k / 2 : 1);
+    } else if (key == KEY_F(8)) {
+        /* Doubling past the vocabulary turns top-k off. */
+        set_number(t, "top-k", k == 0 || k * 2 >= vocab ? 0 : k * 2);
+    } else if (chat_toggle_greedy(c) < 0) {
+        return;
+    }
+    draw_status_now(t);
+}
+
+/* ---- keys --------------------------------------------------------------------------- */
+typedef enum key_result { KEY_DONE, KEY_STOP } key_result;
+
+static key_result handle_key(tui *t, int r, wint_t ch)
+{
+    int page = getmaxy(t->pane) - 2 > 1 ? getmaxy(t->pane) - 2 : 1;
+    if (r == KEY_CODE_YES) {
+        switch (ch) {
+        case KEY_RESIZE:
+            on_resize(t);
+            return KEY_DONE;
+        case KEY_PPAGE:
+        case KEY_NPAGE:
+            transcript_scroll(&t->tr, ch == KEY_PPAGE ? page : -page, COLS, getmaxy(t->pane));
+            draw_all(t);
+            return KEY_DONE;
+        case KEY_MOUSE: {
+            MEVENT ev;
+            if (getmouse(&ev) == OK && (ev.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED))) {
+                int d = ev.bstate & BUTTON4_PRESSED ? WHEEL_ROWS : -WHEEL_ROWS;
+                transcript_scroll(&t->tr, d, COLS, getmaxy(t->pane));
+                draw_all(t);
+            }
+            return KEY_DONE;
+        }
+        default:
+            if (ch >= KEY_F(5) && ch <= KEY_F(9)) {
+                hotkey(t, (int)ch);
+                return KEY_DONE;
+            }
+        }
+    } else if (ch == 3) { /* Ctrl-C: raw mode delivers it as a key */
+        if (t->streaming)
+            return KEY_STOP;
+        input_reset(&t->in);
+        rl_set_prompt(t->prompt);
+        tui_rl_clear_line();
+        return KEY_DONE;
+    }
+    if (t->streaming)
+        tui_rl_queue(r == KEY_CODE_YES, ch);
+    else
+        tui_rl_key(r == KEY_CODE_YES, ch);
+    return KEY_DONE;
+}
+
+/* ---- the chat view --------------------------------------------------------------------- */
+static void say(chat *c, out_kind kind, const char *text)
+{
+    tui *t = c->view_data;
+    if (kind == OUT_ERROR)
+        add_safe(t, IT_ERROR, "error: ", text);
+    else
+        add_safe(t, kind == OUT_DIM ? IT_DIM : IT_INFO, "", text);
+    draw_all(t);
+}
+
+static void put_piece(void *ud, const char *text)
+{
+    tui *t = ud;
+    char *safe = text_for_terminal(text);
+    if (safe)
+        transcript_append(&t->tr, safe, COLS);
+    free(safe);
+}
+
+/* Between two tokens: keys, signals, and a redraw now and then. */
+static bool poll_keys(void *ud)
+{
+    tui *t = ud;
+    bool stop = false;
+    wint_t ch;
+    int r;
+    t->gen_tokens++;
+    wtimeout(t->input, 0);
+    while ((r = wget_wch(t->input, &ch)) != ERR)
+        if (handle_key(t, r, ch) == KEY_STOP)
+            stop = true;
+    wtimeout(t->input, POLL_MS);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (ms_between(&t->last_draw, &now) >= DRAW_EVERY_MS)
+        draw_all(t);
+    return stop || sig_interrupt || sig_quit;
+}
+
+static int reply(chat *c)
+{
+    tui *t = c->view_data;
+    cf_session *s = c->s;
+    if (!t->regen) {
+        for (int i = cf_session_n_messages(s) - 1; i >= 0; i--)
+            if (cf_session_message(s, i)->role == CF_ROLE_USER) {
+                add_safe(t, IT_USER, "> ", cf_session_message(s, i)->content);
+                break;
+            }
+    }
+    t->regen = false;
+    transcript_add(&t->tr, IT_REPLY, "");
+    t->tr.scroll = 0;
+    t->streaming = true;
+    t->gen_tokens = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t->gen_t0);
+    tui_rl_hint("generating - Ctrl-C stops  " HOTKEY_HINT);
+    curs_set(0);
+    draw_all(t);
+    stream_hooks h = {put_piece, poll_keys, t};
+    int rc = chat_stream(c, &h);
+    t->streaming = false;
+    sig_interrupt = 0;
+    const cf_turn_stats *st = cf_session_last_stats(s);
+    if (st && st->gen_ms > 0)
+        t->last_tps = st->gen_tokens * 1000.0 / st->gen_ms;
+    if (rc == 1)
+        transcript_add(&t->tr, IT_DIM, "[stopped: the partial reply stays in the conversation]");
+    if (rc >= 0) {
+        char line[256];
+        chat_reply_notes(c);
+        cf_context_info ci;
+        cf_session_context_info(s, &ci);
+        chat_stats_line(st, &ci, line, sizeof line);
+        transcript_add(&t->tr, IT_DIM, line);
+    }
+    curs_set(1);
+    tui_rl_hint(NULL);
+    draw_all(t);
+    return rc;
+}
+
+static void changed(chat *c, chat_change what)
+{
+    tui *t = c->view_data;
+    int last_user = transcript_last(&t->tr, IT_USER);
+    switch (what) {
+    case CHANGE_LOADED:
+        transcript_truncate(&t->tr, 0);
+        replay(t);
+        break;
+    case CHANGE_UNDONE:
+        if (last_user >= 0)
+            transcript_truncate(&t->tr, last_user);
+        break;
+    case CHANGE_REGEN:
+        if (last_user >= 0)
+            transcript_truncate(&t->tr, last_user + 1);
+        t->regen = true;
+        break;
+    case CHANGE_CLEARED:
+    case CHANGE_SYSTEM:
+        break;
+    }
+    draw_all(t);
+}
+
+static const chat_view tui_view = {say, reply, changed};
+
+/* After the screen is gone (autosave's message). */
+static void say_plain(chat *c, out_kind kind, const char *text)
+{
+    (void)c;
+    if (kind == OUT_ERROR)
+        cli_error("%s", text);
+    else
+        printf("%s\n", text);
+}
+
+static int no_reply(chat *c)
+{
+    (void)c;
+    return -1;
+}
+
+static const chat_view plain_view = {say_plain, no_reply, NULL};
+
+/* ---- readline's side ---------------------------------------------------------------------- */
+static void on_line(char *line)
+{
+    tui *t = T;
+    if (!line) {
+        t->done = true;
+        return;
+    }
+    bool more = typed_line(t->c, &t->in, line);
+    t->done = t->c->quit;
+    rl_set_prompt(more ? t->more : t->prompt);
+}
+
+static void show_matches(char **matches, int n, int max_len)
+{
+    (void)max_len;
+    char buf[2048];
+    size_t used = 0;
+    for (int i = 1; i <= n && used < sizeof buf; i++)
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s  ", matches[i]);
+    chat_say(T->c, OUT_DIM, "%s", buf);
+}
+
+/* ---- the mode ------------------------------------------------------------------------------ */
+static bool start_curses(tui *t)
+{
+    const char *term = getenv("TERM");
+    t->scr = newterm(NULL, stdout, stdin);
+    if (!t->scr) {
+        cli_error("cannot start full-screen mode on this terminal (TERM=%s)", term ? term : "");
+        return false;
+    }
+    curses_on = 1;
+    crash_handlers(true);
+    raw();
+    noecho();
+    nonl();
+    set_escdelay(25);
+    if (t->color && has_colors()) {
+        start_color();
+        use_default_colors();
+        init_pair(PAIR_USER, COLOR_GREEN, -1);
+        init_pair(PAIR_ERROR, COLOR_RED, -1);
+        init_pair(PAIR_INFO, COLOR_CYAN, -1);
+    } else {
+        t->color = false;
+    }
+    mousemask(BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+    mouseinterval(0);
+    fputs(PASTE_ON, stdout);
+    fflush(stdout);
+    layout(t);
+    return true;
+}
+
+int tui_run(chat *c)
+{
+    tui t = {.c = c, .last_tps = -1};
+    T = &t;
+    t.color = color_wanted(STDOUT_FILENO, c->opts->no_color);
+    const char *cs = setlocale(LC_CTYPE, NULL);
+    t.unicode = cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8"));
+    snprintf(t.prompt, sizeof t.prompt, "> ");
+    snprintf(t.more, sizeof t.more, ". ");
+
+    history_open();
+    completion_install();
+    rl_completion_display_matches_hook = show_matches;
+    tui_rl_start(t.prompt, on_line);
+    if (!start_curses(&t)) {
+        tui_rl_stop();
+        history_close();
+        return CF_EXIT_ERROR;
+    }
+    sig_install(false);
+    c->view = &tui_view;
+    c->view_data = &t;
+    replay(&t);
+    chat_say(c, OUT_DIM,
+             "confab %s - %s - /help for commands, Ctrl-D to leave\n" HOTKEY_HINT
+             "  Ctrl-C stops a reply",
+             CONFAB_VERSION, cf_model_name(cf_session_model(c->s)));
+
+    while (!t.done && !sig_quit && !sig_interrupt) {
+        wint_t ch;
+        int r = wget_wch(t.input, &ch);
+        if (r != ERR)
+            handle_key(&t, r, ch);
+    }
+
+    int sig = sig_quit ? sig_quit : sig_interrupt ? SIGINT : 0;
+    curses_end();
+    delscreen(t.scr);
+    crash_handlers(false);
+    sig_restore();
+    tui_rl_stop();
+    history_close();
+    transcript_free(&t.tr);
+    input_free(&t.in);
+    c->view = &plain_view;
+    int status = chat_autosave(c) < 0 ? CF_EXIT_SESSION : CF_EXIT_OK;
+    T = NULL;
+    return sig ? 128 + sig : status;
+}

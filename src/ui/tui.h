@@ -1,0 +1,82 @@
+/* Full-screen mode's parts: the transcript pane, the status bar and the
+ * readline glue, over one ncurses screen. */
+#ifndef CONFAB_UI_TUI_H
+#define CONFAB_UI_TUI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <curses.h>
+
+#include "chat.h"
+
+/* ---- transcript (tui_transcript.c) ---------------------------------------- */
+typedef enum item_kind { IT_USER, IT_REPLY, IT_INFO, IT_DIM, IT_ERROR } item_kind;
+
+typedef struct t_item {
+    item_kind kind;
+    char *text;
+    size_t len, cap;
+} t_item;
+
+typedef struct transcript {
+    t_item *items;
+    int n, cap;
+    int scroll; /* rows above the bottom that are out of view below */
+} transcript;
+
+/* Add an item (text is copied, tabs become spaces); -1 when out of memory. */
+int transcript_add(transcript *t, item_kind kind, const char *text);
+/* Append to the last item. */
+int transcript_append(transcript *t, const char *text, int width);
+/* Keep the first n items. */
+void transcript_truncate(transcript *t, int n);
+/* Index of the last item of this kind, or -1. */
+int transcript_last(const transcript *t, item_kind kind);
+void transcript_free(transcript *t);
+/* Rows all items take at this width. */
+int transcript_rows(const transcript *t, int width);
+/* Scroll by delta rows (positive: back in time), kept within the text. */
+void transcript_scroll(transcript *t, int delta, int width, int height);
+/* Draw the rows in view, bottom-anchored. */
+void transcript_draw(const transcript *t, WINDOW *w, bool color);
+
+/* ---- status bar (tui_status.c) -------------------------------------------- */
+typedef struct status_info {
+    const char *model;
+    int ctx_used, ctx_total;
+    double tps;          /* last or current generation speed; < 0: none yet */
+    double temp, top_p;
+    long top_k;
+    const char *saved;   /* "saved", "unsaved", "not saved" */
+    bool generating;
+    int scrolled;        /* rows scrolled back */
+    bool unicode;        /* the locale can show block characters */
+} status_info;
+
+/* The bar's text, exactly `width` columns (padded or cut). */
+void status_format(const status_info *si, int width, char *out, size_t n);
+
+/* ---- readline in a window (tui_readline.c) -------------------------------- */
+/* Route readline's input and display through ncurses; on_line as for
+ * rl_callback_handler_install.  Called before ncurses starts: readline
+ * reads the terminal's description once, and doing that after ncurses
+ * would replace the one ncurses uses. */
+void tui_rl_start(const char *prompt, void (*on_line)(char *));
+void tui_rl_stop(void);
+/* The window the line is drawn in (again after a resize). */
+void tui_rl_window(WINDOW *w);
+/* Queue the bytes a key stands for (a wide character, or an ncurses key
+ * code when is_key), then let readline consume everything queued. */
+void tui_rl_key(int is_key, wint_t ch);
+/* Queue a key without processing it (keys typed while a reply streams). */
+void tui_rl_queue(int is_key, wint_t ch);
+/* Process what was queued. */
+void tui_rl_drain(void);
+/* Drop the line being edited (Ctrl-C). */
+void tui_rl_clear_line(void);
+void tui_rl_redisplay(void);
+/* A hint drawn instead of the line while a reply streams; NULL: the line. */
+void tui_rl_hint(const char *hint);
+
+#endif

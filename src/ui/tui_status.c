@@ -1,0 +1,72 @@
+/* The status bar: model, context as a bar, speed, sampler, save state. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "text.h"
+#include "tui.h"
+
+#define SEP " │ "
+#define SEP_ASCII " | "
+
+void status_format(const status_info *si, int width, char *out, size_t n)
+{
+    enum { BAR = 10 };
+    const char *sep = si->unicode ? SEP : SEP_ASCII;
+    char ctx[128], tps[32], temp[32], topk[32], topp[32], scroll[32], model[64];
+    int fill = si->ctx_total > 0 ? (int)((double)si->ctx_used * BAR / si->ctx_total + 0.5) : 0;
+    if (fill > BAR)
+        fill = BAR;
+    size_t k = (size_t)snprintf(ctx, sizeof ctx, "ctx [");
+    for (int i = 0; i < BAR; i++)
+        k += (size_t)snprintf(ctx + k, sizeof ctx - k, "%s",
+                              i < fill ? (si->unicode ? "█" : "#") : (si->unicode ? "░" : "-"));
+    snprintf(ctx + k, sizeof ctx - k, "] %d/%d", si->ctx_used, si->ctx_total);
+    if (si->tps >= 0)
+        snprintf(tps, sizeof tps, "%.1f t/s", si->tps);
+    else
+        snprintf(tps, sizeof tps, "- t/s");
+    if (si->temp > 0)
+        snprintf(temp, sizeof temp, "temp %.2f", si->temp);
+    else
+        snprintf(temp, sizeof temp, "temp 0 (greedy)");
+    if (si->top_k > 0)
+        snprintf(topk, sizeof topk, "top-k %ld", si->top_k);
+    else
+        snprintf(topk, sizeof topk, "top-k off");
+    snprintf(topp, sizeof topp, "top-p %.2f", si->top_p);
+    snprintf(scroll, sizeof scroll, "scrolled %d", si->scrolled);
+    snprintf(model, sizeof model, "%.40s", si->model);
+
+    /* Shown in this order; when the bar is narrow, the least important
+     * go first (what the hotkeys change stays longest). */
+    const char *seg[] = {
+        si->generating ? (si->unicode ? " ● generating" : " * generating") : " ready",
+        model, ctx, tps, temp, topk, topp, si->saved, si->scrolled ? scroll : NULL,
+    };
+    enum { N_SEG = sizeof seg / sizeof seg[0] };
+    static const int priority[N_SEG] = {0, 8, 4, 5, 1, 2, 3, 6, 7};
+    bool keep[N_SEG] = {false};
+    int cols = 0, sep_w = utf8_width(sep, strlen(sep));
+    for (int p = 0; p < N_SEG; p++)
+        for (int i = 0; i < N_SEG; i++) {
+            if (priority[i] != p || !seg[i])
+                continue;
+            int w = utf8_width(seg[i], strlen(seg[i])) + (cols ? sep_w : 0);
+            if (cols + w <= width) {
+                keep[i] = true;
+                cols += w;
+            }
+        }
+    size_t used = 0;
+    out[0] = 0;
+    for (int i = 0; i < N_SEG && used < n; i++)
+        if (keep[i])
+            used += (size_t)snprintf(out + used, n - used, "%s%s", used ? sep : "", seg[i]);
+    while (cols < width && used + 1 < n) {
+        out[used++] = ' ';
+        cols++;
+    }
+    if (used < n)
+        out[used] = 0;
+}

@@ -1,0 +1,163 @@
+/* The transcript: items (messages, replies, notes) wrapped to the pane's
+ * width when drawn, so a resize re-flows everything. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "text.h"
+#include "tui.h"
+
+enum { TAB_WIDTH = 4 };
+
+static int grow(t_item *it, size_t more)
+{
+    return buf_reserve(&it->text, &it->cap, it->len + more + 1);
+}
+
+static int put(t_item *it, const char *s)
+{
+    for (; *s; s++) {
+        int n = *s == '\t' ? TAB_WIDTH : 1;
+        if (grow(it, (size_t)n) < 0)
+            return -1;
+        memset(it->text + it->len, *s == '\t' ? ' ' : *s, (size_t)n);
+        it->len += (size_t)n;
+    }
+    if (it->text)
+        it->text[it->len] = 0;
+    return 0;
+}
+
+int transcript_add(transcript *t, item_kind kind, const char *text)
+{
+    if (t->n == t->cap) {
+        int cap = t->cap ? t->cap * 2 : 64;
+        t_item *p = realloc(t->items, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        t->items = p;
+        t->cap = cap;
+    }
+    t_item *it = &t->items[t->n++];
+    memset(it, 0, sizeof *it);
+    it->kind = kind;
+    if (grow(it, 0) < 0)
+        return -1;
+    it->text[0] = 0;
+    return put(it, text);
+}
+
+static int item_rows(const t_item *it, int width)
+{
+    return wrap_count(it->text, it->len, width);
+}
+
+int transcript_append(transcript *t, const char *text, int width)
+{
+    if (t->n == 0)
+        return -1;
+    t_item *it = &t->items[t->n - 1];
+    /* Reading back in time: keep the view where it is as text arrives. */
+    int before = t->scroll ? item_rows(it, width) : 0;
+    if (put(it, text) < 0)
+        return -1;
+    if (t->scroll)
+        t->scroll += item_rows(it, width) - before;
+    return 0;
+}
+
+void transcript_truncate(transcript *t, int n)
+{
+    while (t->n > n && t->n > 0)
+        free(t->items[--t->n].text);
+    t->scroll = 0;
+}
+
+int transcript_last(const transcript *t, item_kind kind)
+{
+    for (int i = t->n - 1; i >= 0; i--)
+        if (t->items[i].kind == kind)
+            return i;
+    return -1;
+}
+
+void transcript_free(transcript *t)
+{
+    transcript_truncate(t, 0);
+    free(t->items);
+    memset(t, 0, sizeof *t);
+}
+
+int transcript_rows(const transcript *t, int width)
+{
+    int rows = 0;
+    for (int i = 0; i < t->n; i++)
+        rows += item_rows(&t->items[i], width);
+    return rows;
+}
+
+void transcript_scroll(transcript *t, int delta, int width, int height)
+{
+    int max = transcript_rows(t, width) - height;
+    t->scroll += delta;
+    if (t->scroll > max)
+        t->scroll = max;
+    if (t->scroll < 0)
+        t->scroll = 0;
+}
+
+static attr_t item_attr(item_kind k, bool color)
+{
+    switch (k) {
+    case IT_USER:
+        return A_BOLD | (color ? COLOR_PAIR(1) : 0);
+    case IT_ERROR:
+        return A_BOLD | (color ? COLOR_PAIR(2) : 0);
+    case IT_INFO:
+        return color ? COLOR_PAIR(3) : 0;
+    case IT_DIM:
+        return A_DIM;
+    case IT_REPLY:
+        break;
+    }
+    return A_NORMAL;
+}
+
+/* Draw rows [first, first + count) of an item with its top row at y. */
+static void draw_item(const t_item *it, WINDOW *w, int y, int first, int count, int width,
+                      bool color)
+{
+    size_t pos = 0;
+    wattrset(w, item_attr(it->kind, color));
+    for (int row = 0; row < first + count; row++) {
+        size_t next;
+        size_t len = wrap_row(it->text + pos, it->len - pos, width, &next);
+        if (row >= first)
+            mvwaddnstr(w, y + row - first, 0, it->text + pos, (int)len);
+        pos += next;
+        if (pos >= it->len)
+            break;
+    }
+    wattrset(w, A_NORMAL);
+}
+
+void transcript_draw(const transcript *t, WINDOW *w, bool color)
+{
+    int height, width;
+    getmaxyx(w, height, width);
+    werase(w);
+    /* Walk back from the newest item: `bottom` is the row, counted from
+     * the bottom of all text, where the current item ends. */
+    int bottom = 0;
+    for (int i = t->n - 1; i >= 0 && bottom < t->scroll + height; i--) {
+        int rows = item_rows(&t->items[i], width);
+        int top = bottom + rows; /* rows from the bottom to the item's top */
+        /* The item's rows in view: screen row of its top row. */
+        int y_top = height - (top - t->scroll);
+        int first = y_top < 0 ? -y_top : 0;
+        int last = rows - (bottom < t->scroll ? t->scroll - bottom : 0);
+        if (last > first)
+            draw_item(&t->items[i], w, y_top + first, first, last - first, width, color);
+        bottom = top;
+    }
+    wnoutrefresh(w);
+}

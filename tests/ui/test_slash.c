@@ -1,0 +1,185 @@
+/* The slash commands and the chat core over a real session (the tiny
+ * stories model): every command, every error path, completion. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chat.h"
+#include "cli.h"
+#include "complete.h"
+#include "harness.h"
+
+/* Everything the chat says, and how many errors. */
+static char said[65536];
+static int n_errors, n_replies;
+
+static void say(chat *c, out_kind kind, const char *text)
+{
+    (void)c;
+    if (kind == OUT_ERROR)
+        n_errors++;
+    size_t used = strlen(said);
+    snprintf(said + used, sizeof said - used, "%s%s\n", kind == OUT_ERROR ? "error: " : "", text);
+}
+
+static void piece(void *ud, const char *text)
+{
+    (void)ud;
+    (void)text;
+}
+
+static bool never(void *ud)
+{
+    (void)ud;
+    return false;
+}
+
+static int reply(chat *c)
+{
+    stream_hooks h = {piece, never, NULL};
+    n_replies++;
+    return chat_stream(c, &h);
+}
+
+static const chat_view view = {say, reply, NULL};
+
+/* Run one input; return what it said. */
+static const char *run(chat *c, const char *line)
+{
+    said[0] = 0;
+    chat_input(c, line);
+    return said;
+}
+
+static int messages(chat *c)
+{
+    return cf_session_n_messages(c->s);
+}
+
+static void test_settings(chat *c)
+{
+    CHECKF(strstr(run(c, "/set temp 0.3"), "temp = 0.3"), "%s", said);
+    CHECKF(strstr(run(c, "/show settings"), "temp               0.3"), "%s", said);
+    int e = n_errors;
+    static const char *const bad[] = {
+        "/set temp hot", "/set temp -1", "/set top-k 2.5", "/set warmth 1", "/set temp",
+        "/set", "/frobnicate", "/show nothing", "/show", "/undo now", "/load", "/help nothing",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        run(c, bad[i]);
+        CHECKF(n_errors == e + 1 && !strchr(strchr(said, '\n') + 1, '\n'),
+               "'%s' gave not one error line: %s", bad[i], said);
+        e = n_errors;
+    }
+    CHECKF(strstr(run(c, "/show settings"), "temp               0.3"), "unchanged: %s", said);
+    CHECK(c->first_error == CF_EXIT_USAGE);
+    for (const char *const *n = slash_names; *n; n++) {
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "/help %s", *n + 1);
+        run(c, cmd);
+        CHECKF(said[0] == '/' && strlen(said) > 40, "%s: %s", cmd, said);
+    }
+    CHECK(strstr(run(c, "/?"), "/regen"));
+    CHECK(strstr(run(c, "/show model"), "stories260K"));
+    CHECK(strstr(run(c, "/show template"), "template: "));
+    CHECK(strstr(run(c, "/show stats"), "no reply yet"));
+    CHECK(strstr(run(c, "/set system Be kind."), "system prompt set"));
+    CHECK(strstr(run(c, "/show settings"), "\"Be kind.\""));
+    CHECK(messages(c) == 1);
+}
+
+static void test_conversation(chat *c, const char *dir)
+{
+    run(c, "/set n-predict 6");
+    run(c, "Hello there.");
+    run(c, "// not a command");
+    CHECKF(n_replies == 2 && messages(c) == 5, "%d replies, %d messages", n_replies, messages(c));
+    CHECK(!strcmp(cf_session_message(c->s, 3)->content, "/ not a command"));
+    CHECKF(strstr(run(c, "/show context"), ", 5 messages"), "%s", said);
+    CHECK(strstr(run(c, "/show stats"), "reply "));
+    CHECK(strstr(run(c, "/undo"), "removed the last exchange (\"/ not a command\")"));
+    CHECK(messages(c) == 3);
+    run(c, "/regen");
+    CHECK(n_replies == 3 && messages(c) == 3);
+
+    char path[512], junk[512];
+    snprintf(path, sizeof path, "%s/a.session", dir);
+    snprintf(junk, sizeof junk, "%s/junk.session", dir);
+    FILE *f = fopen(junk, "w");
+    fputs("not a session", f);
+    fclose(f);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "/save %s", path);
+    CHECKF(strstr(run(c, cmd), "saved to "), "%s", said);
+    CHECK(c->session_path && !strcmp(c->session_path, path));
+    CHECK(!cf_session_dirty(c->s));
+    run(c, "/clear");
+    CHECK(messages(c) == 1);
+    int e = n_errors;
+    snprintf(cmd, sizeof cmd, "/load %s", junk);
+    run(c, cmd);
+    CHECK(n_errors == e + 1 && messages(c) == 1 && c->first_error == CF_EXIT_USAGE);
+    snprintf(cmd, sizeof cmd, "/load %s", path);
+    CHECKF(strstr(run(c, cmd), "3 messages"), "%s", said);
+    CHECK(messages(c) == 3);
+    CHECK(!strcmp(cf_session_message(c->s, 1)->content, "Hello there."));
+    /* /save alone: the session file */
+    CHECKF(strstr(run(c, "/save"), path), "%s", said);
+    run(c, "/undo");
+    run(c, "/undo");
+    CHECK(n_errors == e + 2);
+    CHECK(!c->quit);
+    run(c, "/bye");
+    CHECK(c->quit);
+}
+
+static void test_complete(void)
+{
+    const char *const *w = NULL;
+    CHECK(complete_what("/se", 0, &w) == COMPLETE_WORDS && w == slash_names);
+    CHECK(complete_what("/set te", 5, &w) == COMPLETE_WORDS);
+    bool temp = false, system = false;
+    for (int i = 0; w[i]; i++)
+        temp |= !strcmp(w[i], "temp"), system |= !strcmp(w[i], "system");
+    CHECK(temp && system);
+    CHECK(complete_what("/show c", 6, &w) == COMPLETE_WORDS && w == show_topics);
+    CHECK(complete_what("/help s", 6, &w) == COMPLETE_WORDS && !strcmp(w[0], "help"));
+    CHECK(complete_what("/save fi", 6, &w) == COMPLETE_FILES);
+    CHECK(complete_what("/load  x", 7, &w) == COMPLETE_FILES);
+    CHECK(complete_what("hello wor", 6, &w) == COMPLETE_NOTHING);
+    CHECK(complete_what("/set temp 0", 10, &w) == COMPLETE_NOTHING);
+    CHECK(complete_what("/bye x", 5, &w) == COMPLETE_NOTHING);
+    CHECK(complete_what("/settle x", 8, &w) == COMPLETE_NOTHING);
+}
+
+int main(void)
+{
+    if (!shared_dir())
+        return TEST_SKIP;
+    char dir[] = "/tmp/confab-test-slash.XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    setenv("XDG_DATA_HOME", dir, 1);
+    cf_session_params p = {.model_path = shared_path("models/stories260K-chatml.gguf"),
+                           .n_threads = 1};
+    cf_session *s;
+    cf_err err;
+    if (cf_session_new(&p, &s, &err) < 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    chat_opts o;
+    opts_init(&o);
+    chat c = {.s = s, .opts = &o, .model_path = p.model_path, .view = &view};
+    test_complete();
+    test_settings(&c);
+    test_conversation(&c, dir);
+    free(c.session_path);
+    cf_session_free(s);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return test_summary("ui-slash");
+}
