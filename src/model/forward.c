@@ -174,11 +174,16 @@ static void mm(cf_weight w, int64_t row0, int64_t rows, const uint8_t *x, size_t
     cf_matmul(&a, 0, 1);
 }
 
-/* Rows per unit of shared work: whole 16-row panels, about eight units per
- * thread so that the split adapts to uneven thread speed. */
+/* Units of shared work per thread.  A thread's unit is a long sequential
+ * read, which the hardware prefetchers follow best; two per thread still
+ * let a faster thread take over part of a slower one's share. */
+#define UNITS_PER_THREAD 2
+
+/* Rows per unit of shared work: whole 16-row panels, UNITS_PER_THREAD
+ * units per thread, at most cap rows when cap >= 16. */
 static int64_t chunk_rows(int64_t m, int nth, int64_t cap)
 {
-    int64_t r = (m + 8 * nth - 1) / (8 * nth);
+    int64_t r = (m + UNITS_PER_THREAD * nth - 1) / (UNITS_PER_THREAD * nth);
     r = (r + 15) & ~(int64_t)15;
     if (cap >= 16 && r > cap)
         r = cap & ~(int64_t)15;
@@ -236,7 +241,8 @@ static void qkv_phase(thr *T, const cf_layer *L, int l)
     cf_ctx *c = P->c;
     const cf_hparams *hp = P->hp;
     const int hd = hp->head_dim, phase = T->phase++;
-    int per = 1; /* heads per unit */
+    const int all = hp->n_head + 2 * hp->n_head_kv;
+    int per = (all + UNITS_PER_THREAD * T->nth - 1) / (UNITS_PER_THREAD * T->nth); /* heads per unit */
     while ((per * hd) % 16)
         per++;
     const int count[3] = {hp->n_head, hp->n_head_kv, hp->n_head_kv};
