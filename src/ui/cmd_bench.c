@@ -315,7 +315,7 @@ int cmd_bench(int argc, char **argv)
     }
     const int depth = o.sweep ? sweep_depths[N_DEPTHS - 1] : 0;
     cf_ctx_params cp = {.n_ctx = (o.n_prompt > depth ? o.n_prompt : depth) + o.n_gen,
-                        .n_batch = o.n_prompt > 0 ? o.n_prompt : 512,
+                        .n_batch = o.n_prompt > 512 ? o.n_prompt : 512,
                         .n_threads = o.threads,
                         .kv_type = o.kv};
     cf_ctx *c = NULL;
