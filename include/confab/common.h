@@ -13,23 +13,46 @@
 
 #define CF_ERR_MSG_MAX 512
 
+/* The class of a failure, for callers that act on it (the command line
+ * maps classes to exit codes); the message says the rest. */
+typedef enum cf_errcode {
+    CF_E_FAIL = 0,    /* anything else */
+    CF_E_USAGE,       /* a bad setting or argument */
+    CF_E_MODEL,       /* the model file cannot be used */
+    CF_E_TEMPLATE,    /* the chat template cannot be used */
+    CF_E_SESSION,     /* a session file cannot be read or written */
+    CF_E_CONTEXT,     /* the tokens do not fit in the context */
+} cf_errcode;
+
 typedef struct cf_err {
     char msg[CF_ERR_MSG_MAX];
+    cf_errcode code;
 } cf_err;
 
-/* Format a message into err (err may be NULL). Always returns -1 so callers
- * can write `return cf_fail(err, "...")`. */
+/* Format a message of class code into err (err may be NULL). Always returns
+ * -1 so callers can write `return cf_fail_as(err, CF_E_MODEL, "...")`. */
 #if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
+__attribute__((format(printf, 3, 4)))
 #endif
-static inline int cf_fail(cf_err *err, const char *fmt, ...)
+static inline int cf_fail_as(cf_err *err, cf_errcode code, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        err->code = code;
     }
+    return -1;
+}
+
+#define cf_fail(err, ...) cf_fail_as((err), CF_E_FAIL, __VA_ARGS__)
+
+/* Give a failure reported by a lower layer its class here; returns -1. */
+static inline int cf_err_class(cf_err *err, cf_errcode code)
+{
+    if (err)
+        err->code = code;
     return -1;
 }
 

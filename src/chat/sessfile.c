@@ -247,7 +247,7 @@ out:
     return rc;
 }
 
-int cf_session_save(cf_session *s, const char *path, cf_err *err)
+static int save_file(cf_session *s, const char *path, cf_err *err)
 {
     const cf_gguf *g = cf_model_gguf(s->model);
     const char *name = cf_model_name(s->model), *tmpl = cf_chat_template_label(s->tmpl);
@@ -478,7 +478,7 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
         return damaged(path, "bad context record", err);
     l->n_ctx = (int32_t)n_ctx;
     l->kv_type = (cf_kv_type)kv_type;
-    cf_err why = {""};
+    cf_err why = {0};
     if (!parse_settings(&r, l, &why))
         return damaged(path, why.msg[0] ? why.msg : "bad settings", err);
     GET(&r, uint32_t, l->n_stops);
@@ -530,7 +530,7 @@ static const uint8_t *map_file(const char *path, size_t *n, cf_err *err)
     return p;
 }
 
-int cf_session_load(cf_session *s, const char *path, cf_err *err)
+static int load_file(cf_session *s, const char *path, cf_err *err)
 {
     size_t n;
     const uint8_t *data = map_file(path, &n, err);
@@ -599,4 +599,15 @@ out:
     if (n > 0)
         munmap((void *)data, n);
     return rc;
+}
+
+/* Every failure to save or load is of the session-file class. */
+int cf_session_save(cf_session *s, const char *path, cf_err *err)
+{
+    return save_file(s, path, err) ? cf_err_class(err, CF_E_SESSION) : 0;
+}
+
+int cf_session_load(cf_session *s, const char *path, cf_err *err)
+{
+    return load_file(s, path, err) ? cf_err_class(err, CF_E_SESSION) : 0;
 }

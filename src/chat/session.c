@@ -152,9 +152,17 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
     cf_sampler_params sp;
     cf_sampler_params_default(&sp);
     if (cf_model_load(p->model_path, p->tokenizer_path, &s->model, err) ||
-        cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err) ||
-        cf_ctx_new(s->model, &cp, &s->ctx, err) || open_template(s, p, err) ||
-        sess_sampler_reset(s, &sp, CF_SAMPLER_SEED_RANDOM, err))
+        cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err)) {
+        cf_err_class(err, CF_E_MODEL);
+        goto fail;
+    }
+    if (cf_ctx_new(s->model, &cp, &s->ctx, err))
+        goto fail;
+    if (open_template(s, p, err)) {
+        cf_err_class(err, CF_E_TEMPLATE);
+        goto fail;
+    }
+    if (sess_sampler_reset(s, &sp, CF_SAMPLER_SEED_RANDOM, err))
         goto fail;
     s->logits = malloc((size_t)cf_model_hparams(s->model)->n_vocab * sizeof *s->logits);
     s->stops = calloc(1, sizeof *s->stops);

@@ -61,13 +61,15 @@ int sess_sampler_reset(cf_session *s, const cf_sampler_params *p, uint64_t seed,
 static int set_seed(cf_session *s, const char *value, cf_err *err)
 {
     uint64_t seed = CF_SAMPLER_SEED_RANDOM;
-    if (strcmp(value, "random") != 0) {
+    /* "random" or -1 (llama.cpp's spelling) draws a seed */
+    if (strcmp(value, "random") != 0 && strcmp(value, "-1") != 0) {
         char *end;
         errno = 0;
         unsigned long long v = strtoull(value, &end, 10);
         if (!*value || *end || errno || value[0] == '-' || v >= CF_SAMPLER_SEED_RANDOM)
-            return cf_fail(err, "seed: '%s' is not a seed (valid: 0 to %llu, or random)", value,
-                           (unsigned long long)CF_SAMPLER_SEED_RANDOM - 1);
+            return cf_fail_as(err, CF_E_USAGE,
+                              "seed: '%s' is not a seed (valid: 0 to %llu, or random / -1)", value,
+                              (unsigned long long)CF_SAMPLER_SEED_RANDOM - 1);
         seed = v;
     }
     if (sess_sampler_reset(s, cf_sampler_get_params(s->smp), seed, err))
@@ -88,7 +90,7 @@ int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *e
         for (size_t i = 0; i < N_SETTINGS; i++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
                      settings[i].name);
-        return cf_fail(err, "unknown setting '%s' (settings: %s)", name, list);
+        return cf_fail_as(err, CF_E_USAGE, "unknown setting '%s' (settings: %s)", name, list);
     }
     if (st->kind == S_SEED) {
         if (set_seed(s, value, err))
@@ -102,7 +104,7 @@ int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *e
     bool integral = st->kind != S_FLOAT;
     if (!*value || *end || errno || !isfinite(v) || (integral && v != floor(v)) || v < st->lo ||
         v > st->hi)
-        return cf_fail(err, "%s: '%s' is not %s from %g to %g", name, value,
+        return cf_fail_as(err, CF_E_USAGE, "%s: '%s' is not %s from %g to %g", name, value,
                        integral ? "a whole number" : "a number", st->lo, st->hi);
     if (st->kind == S_N_PREDICT) {
         s->n_predict = (int)v;

@@ -111,17 +111,19 @@ static int prepare_reply(cf_session *s, double t0, cf_err *err)
     if ((int)full.n + 1 > n_ctx) {
         int n_turns, drop = sess_shift_plan(s, (int)full.n, 1, &n_turns);
         if ((int)full.n - drop + 1 > n_ctx) {
-            cf_fail(err, "the message does not fit in the context: the prompt needs %d tokens "
-                    "(after dropping every earlier turn), the context holds %d",
-                    (int)full.n - drop + 1, n_ctx);
+            cf_fail_as(err, CF_E_CONTEXT,
+                       "the message does not fit in the context: the prompt needs %d tokens "
+                       "(after dropping every earlier turn), the context holds %d",
+                       (int)full.n - drop + 1, n_ctx);
             goto out;
         }
         if (shift(s, n_turns, err) || sess_prompt_tokens(s, s->n_msgs, true, &full, err))
             goto out;
         sync_to(s, &full);
         if ((int)full.n + 1 > n_ctx) {
-            cf_fail(err, "the message does not fit in the context (%d tokens, %d positions)",
-                    (int)full.n + 1, n_ctx);
+            cf_fail_as(err, CF_E_CONTEXT,
+                       "the message does not fit in the context (%d tokens, %d positions)",
+                       (int)full.n + 1, n_ctx);
             goto out;
         }
     }

@@ -292,7 +292,7 @@ int cf_gguf_writer_header(cf_gguf_writer *w, uint8_t **out, size_t *len, cf_err 
 int cf_gguf_writer_write_file(cf_gguf_writer *w, const char *path, cf_gguf_fill_fn fill,
                               void *user, cf_err *out_err)
 {
-    cf_err local = {{0}}, *err = &local;
+    cf_err local = {0}, *err = &local;
     uint8_t *hdr;
     size_t hdr_len;
     if (cf_gguf_writer_header(w, &hdr, &hdr_len, out_err) != 0)

@@ -57,11 +57,9 @@ void chat_input(chat *c, const char *text)
 
 int chat_send(chat *c, const char *text)
 {
-    cf_err err = {{0}};
+    cf_err err = {0};
     if (cf_session_begin_reply(c->s, text, &err) < 0) {
-        /* The session's message names the context when that is what the
-         * message does not fit. */
-        note_error(c, strstr(err.msg, "context") ? CF_EXIT_CONTEXT : CF_EXIT_ERROR);
+        note_error(c, cli_exit_for(&err));
         chat_say(c, OUT_ERROR, "%s", err.msg);
         return -1;
     }
@@ -78,7 +76,7 @@ static long token_delay_ms(void)
 
 int chat_stream(chat *c, const stream_hooks *h)
 {
-    cf_err err = {{0}};
+    cf_err err = {0};
     const char *piece;
     long delay = token_delay_ms();
     int rc;
@@ -188,7 +186,7 @@ static int set_session_path(chat *c, const char *path)
 int chat_save(chat *c, const char *path)
 {
     char buf[4096];
-    cf_err err = {{0}};
+    cf_err err = {0};
     if (path && *path) {
         path = expand_home(path, buf, sizeof buf);
     } else if (c->session_path) {
@@ -217,7 +215,7 @@ int chat_save(chat *c, const char *path)
 int chat_load(chat *c, const char *path)
 {
     char buf[4096], alt[4200];
-    cf_err err = {{0}};
+    cf_err err = {0};
     path = expand_home(path, buf, sizeof buf);
     if (access(path, F_OK) < 0 && !strchr(path, '/')) {
         char rel[4200];
@@ -254,7 +252,7 @@ double chat_setting(const chat *c, const char *name)
 
 int chat_toggle_greedy(chat *c)
 {
-    cf_err err = {{0}};
+    cf_err err = {0};
     double t = chat_setting(c, "temp");
     char v[32];
     if (t > 0) {

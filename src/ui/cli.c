@@ -21,6 +21,23 @@ void cli_error(const char *fmt, ...)
     va_end(ap);
 }
 
+int cli_exit_for(const cf_err *err)
+{
+    switch (err->code) {
+    case CF_E_USAGE:
+    case CF_E_TEMPLATE: /* templates come from options */
+        return CF_EXIT_USAGE;
+    case CF_E_MODEL:
+        return CF_EXIT_MODEL;
+    case CF_E_SESSION:
+        return CF_EXIT_SESSION;
+    case CF_E_CONTEXT:
+        return CF_EXIT_CONTEXT;
+    default:
+        return CF_EXIT_ERROR;
+    }
+}
+
 bool cli_parse_int(const char *opt, const char *s, long long lo, long long hi, long long *out)
 {
     char *end;

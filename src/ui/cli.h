@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "confab/common.h"
+
 /* Exit codes, one per class of error (documented in confab(1)). */
 enum {
     CF_EXIT_OK = 0,
@@ -26,6 +28,9 @@ int cmd_inspect(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_mkmodel(int argc, char **argv);
+
+/* The exit code for a failure of the class err->code. */
+int cli_exit_for(const cf_err *err);
 
 /* Print "confab: <message>" on stderr. */
 #if defined(__GNUC__)

@@ -48,7 +48,7 @@ static int check_template_opts(const chat_opts *o)
 static int apply_settings(cf_session *s, const chat_opts *o)
 {
     for (int i = 0; i < OPTS_N_SETTINGS; i++) {
-        cf_err err = {{0}};
+        cf_err err = {0};
         if (o->settings[i] && cf_session_set(s, opts_setting_names[i], o->settings[i], &err) < 0) {
             cli_error("--%s: %s", opts_setting_names[i], err.msg);
             return -1;
@@ -60,7 +60,7 @@ static int apply_settings(cf_session *s, const chat_opts *o)
 /* --session FILE: resume it when it exists, else it is where /save goes. */
 static int resume(chat *c, const char *path)
 {
-    cf_err err = {{0}};
+    cf_err err = {0};
     c->session_path = strdup(path);
     if (access(path, F_OK) < 0)
         return errno == ENOENT ? 0 : (cli_error("%s: %s", path, strerror(errno)), -1);
@@ -92,9 +92,10 @@ static int run(chat_opts *o, bool interactive)
         .chat_template_file = o->chat_template_file,
         .system_prompt = system,
     };
-    cf_err err = {{0}};
+    cf_err err = {0};
     if (session_open(&p, interactive && isatty(STDERR_FILENO), &s, &err) < 0) {
         cli_error("%s", err.msg);
+        status = err.code == CF_E_FAIL ? CF_EXIT_MODEL : cli_exit_for(&err);
         goto out;
     }
     chat c = {.s = s, .opts = o, .model_path = model};

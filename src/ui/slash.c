@@ -45,7 +45,7 @@ static void cmd_set(chat *c, const char *args)
         return;
     }
     snprintf(name, sizeof name, "%.*s", (int)len, args);
-    cf_err err = {{0}};
+    cf_err err = {0};
     if (!strcmp(name, "system")) {
         if (cf_session_set_system(c->s, *value ? value : NULL, &err) < 0) {
             chat_say(c, OUT_ERROR, "%s", err.msg);
@@ -103,7 +103,7 @@ static void excerpt(const char *text, char *buf, size_t n)
 static void cmd_undo(chat *c, const char *args)
 {
     (void)args;
-    cf_err err = {{0}};
+    cf_err err = {0};
     char what[80] = "";
     for (int i = cf_session_n_messages(c->s) - 1; i >= 0; i--) {
         const cf_message *m = cf_session_message(c->s, i);
@@ -124,7 +124,7 @@ static void cmd_undo(chat *c, const char *args)
 static void cmd_regen(chat *c, const char *args)
 {
     (void)args;
-    cf_err err = {{0}};
+    cf_err err = {0};
     if (cf_session_regen(c->s, &err) < 0) {
         chat_say(c, OUT_ERROR, "%s", err.msg);
         return;
@@ -137,7 +137,7 @@ static void cmd_regen(chat *c, const char *args)
 static void cmd_clear(chat *c, const char *args)
 {
     (void)args;
-    cf_err err = {{0}};
+    cf_err err = {0};
     if (cf_session_clear(c->s, &err) < 0) {
         chat_say(c, OUT_ERROR, "%s", err.msg);
         return;

@@ -216,7 +216,7 @@ static void replay(tui *t)
 static void set_number(tui *t, const char *name, double v)
 {
     char buf[32];
-    cf_err err = {{0}};
+    cf_err err = {0};
     snprintf(buf, sizeof buf, "%.6g", v);
     if (cf_session_set(t->c->s, name, buf, &err) < 0) {
         transcript_add(&t->tr, IT_ERROR, err.msg);

@@ -64,7 +64,7 @@ static void expect_error(const bb *b, const char *want, const char *what)
     uint8_t *copy = malloc(b->n); /* exact size: ASan sees any overread */
     memcpy(copy, b->p, b->n);
     cf_gguf *g = NULL;
-    cf_err err = {{0}};
+    cf_err err = {0};
     int rc = cf_gguf_open_buffer(copy, b->n, &g, &err);
     CHECKF(rc != 0 && strstr(err.msg, want), "%s: rc %d, message '%s', wanted '%s'", what, rc,
            err.msg, want);
