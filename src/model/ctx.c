@@ -103,6 +103,11 @@ static cf_tbuf *alloc_tbufs(const cf_ctx *c, int n)
     return tb;
 }
 
+static uint64_t *alloc_shares(int n_work, int n_threads)
+{
+    return alloc_bytes((size_t)n_work * (size_t)n_threads * CF_SHARE_STRIDE * sizeof(uint64_t));
+}
+
 static int rope_table(cf_ctx *c)
 {
     const cf_hparams *hp = &c->m->hp;
@@ -155,7 +160,9 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->ff = alloc_floats(B * F);
     c->part = alloc_bytes((size_t)hp->n_head * (size_t)c->max_chunks * c->part_bytes);
     c->work = calloc((size_t)c->n_work, sizeof *c->work);
-    bool ok = c->x && c->tmp && c->qkv && c->ff && c->part && c->work && rope_table(c) == 0;
+    c->shares = alloc_shares(c->n_work, c->n_threads);
+    bool ok = c->x && c->tmp && c->qkv && c->ff && c->part && c->work && c->shares &&
+              rope_table(c) == 0;
     for (int i = 0; ok && i < c->n_xq; i++)
         ok = (c->xq[i] = alloc_bytes(B * c->xq_stride)) != NULL;
     ok = ok && (c->tb = alloc_tbufs(c, c->n_threads)) != NULL;
@@ -178,6 +185,7 @@ void cf_ctx_free(cf_ctx *c)
     free(c->ff);
     free(c->part);
     free(c->work);
+    free(c->shares);
     free(c->rope_cos);
     free(c->rope_sin);
     for (int i = 0; i < 3; i++)
@@ -199,9 +207,15 @@ void cf_ctx_set_threads(cf_ctx *c, int n_threads)
     if (n_threads == c->n_threads)
         return;
     cf_tbuf *tb = alloc_tbufs(c, n_threads);
-    if (!tb)
+    uint64_t *shares = alloc_shares(c->n_work, n_threads);
+    if (!tb || !shares) {
+        free_tbufs(tb, n_threads);
+        free(shares);
         return; /* keep the old count */
+    }
     free_tbufs(c->tb, c->n_threads);
+    free(c->shares);
     c->tb = tb;
+    c->shares = shares;
     c->n_threads = n_threads;
 }

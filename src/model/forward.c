@@ -4,8 +4,10 @@
  *   Q K V rows (+ bias, RoPE, cache store)   | attention | wo rows |
  *   gate/up rows (+ SiLU, or GELU)           | down rows
  *
- * Weight rows are handed out in chunks as threads ask for them, so a thread
- * slowed by anything else on the machine gets less of the work.  Between
+ * Each thread reads an even share of a matrix's rows as one sequential
+ * stream, in pieces; one done early takes pieces from the back of a slower
+ * thread's share, so a thread slowed by anything else on the machine ends
+ * up with less of the work.  Between
  * two phases, row-wise work (residual add, norm, activation rounding) runs
  * on whole rows: for a single token every thread does it on its own copy,
  * which costs no barrier; for a batch the tokens are split and one barrier
@@ -174,32 +176,89 @@ static void mm(cf_weight w, int64_t row0, int64_t rows, const uint8_t *x, size_t
     cf_matmul(&a, 0, 1);
 }
 
-/* Units of shared work per thread.  A thread's unit is a long sequential
- * read, which the hardware prefetchers follow best; two per thread still
- * let a faster thread take over part of a slower one's share. */
-#define UNITS_PER_THREAD 2
+/* A matrix's rows are split evenly over the threads; each thread reads its
+ * share front to back in pieces, and one done with its own share takes
+ * pieces from the back of another's.  A thread's reads stay one long
+ * sequential stream (what the hardware prefetchers follow best), and the
+ * threads still finish together when one runs slower (another process, a
+ * busy sibling core).  A share is (front, back) in one 64-bit word, so that
+ * its owner and a thief agree with one compare-and-swap; a zero word is a
+ * share not yet set up (words are cleared at the start of every pass). */
+#define PIECE_BYTES (1 << 18)
+#define SHARE_LIVE (1ull << 63)
 
-/* Rows per unit of shared work: whole 16-row panels, UNITS_PER_THREAD
- * units per thread, at most cap rows when cap >= 16. */
-static int64_t chunk_rows(int64_t m, int nth, int64_t cap)
+static uint64_t share(int64_t front, int64_t back)
 {
-    int64_t r = (m + UNITS_PER_THREAD * nth - 1) / (UNITS_PER_THREAD * nth);
-    r = (r + 15) & ~(int64_t)15;
-    if (cap >= 16 && r > cap)
-        r = cap & ~(int64_t)15;
-    return r < 16 ? 16 : r;
+    return SHARE_LIVE | (uint64_t)front | (uint64_t)back << 32;
 }
 
-/* Y = X W^T over every row of w, shared out in chunks. */
+static uint64_t *share_word(const thr *T, int phase, int t)
+{
+    const cf_ctx *c = T->P->c;
+    return &c->shares[((size_t)phase * (size_t)c->n_threads + (size_t)t) * CF_SHARE_STRIDE];
+}
+
+/* Thread t's share of m rows, set up by whoever looks first. */
+static uint64_t load_share(const thr *T, uint64_t *w, int t, int64_t m)
+{
+    uint64_t s = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+    if (s & SHARE_LIVE)
+        return s;
+    const int64_t lo = (m * t / T->nth) & ~(int64_t)15;
+    const int64_t hi = t == T->nth - 1 ? m : (m * (t + 1) / T->nth) & ~(int64_t)15;
+    const uint64_t init = share(lo, hi);
+    if (__atomic_compare_exchange_n(w, &s, init, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return init;
+    return s;
+}
+
+/* The next piece of rows [*r0, *r0 + returned) of an m-row phase for this
+ * thread, pieces of `piece` rows (a multiple of 16); 0 when all are taken. */
+static int64_t grab_rows(const thr *T, int phase, int64_t m, int64_t piece, int64_t *r0)
+{
+    for (int k = 0; k < T->nth; k++) {
+        const int t = (T->ith + k) % T->nth;
+        uint64_t *w = share_word(T, phase, t);
+        for (uint64_t s = load_share(T, w, t, m);;) {
+            const int64_t f = (int64_t)(s & 0xffffffffu), b = (int64_t)(s >> 32 & 0x7fffffffu);
+            if (f >= b)
+                break;
+            /* the owner eats from the front, a thief from the back; pieces
+             * start on 16-row panels */
+            int64_t nf = f, nb = b;
+            if (k == 0)
+                nf = f + piece < b ? f + piece : b;
+            else
+                nb = ((b - piece) & ~(int64_t)15) > f ? (b - piece) & ~(int64_t)15 : f;
+            if (__atomic_compare_exchange_n(w, &s, share(nf, nb), false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE)) {
+                *r0 = k == 0 ? f : nb;
+                return k == 0 ? nf - f : b - nb;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Rows per piece: whole panels of about PIECE_BYTES, at most cap rows
+ * when cap > 0. */
+static int64_t piece_rows(size_t row_bytes, int64_t cap)
+{
+    int64_t r = (int64_t)((PIECE_BYTES + row_bytes - 1) / row_bytes);
+    r = (r + 15) & ~(int64_t)15;
+    if (cap > 0 && r > cap)
+        r = cap;
+    return r;
+}
+
+/* Y = X W^T over every row of w. */
 static void matmul_phase(thr *T, cf_weight w, const uint8_t *x, int n, float *y, size_t y_stride)
 {
     const int phase = T->phase++;
-    const int64_t m = w->ne[1], rows = chunk_rows(m, T->nth, 0);
-    const int units = (int)((m + rows - 1) / rows);
-    for (int u; (u = grab(T, phase)) < units;) {
-        const int64_t r0 = (int64_t)u * rows, nr = m - r0 < rows ? m - r0 : rows;
+    const int64_t piece = piece_rows(cf_row_bytes(w->type, w->ne[0]), 0);
+    int64_t r0, nr;
+    while ((nr = grab_rows(T, phase, w->ne[1], piece, &r0)) > 0)
         mm(w, r0, nr, x, T->P->c->xq_stride, n, y + r0, y_stride);
-    }
 }
 
 /* ---- attention block ------------------------------------------------------- */
@@ -242,7 +301,7 @@ static void qkv_phase(thr *T, const cf_layer *L, int l)
     const cf_hparams *hp = P->hp;
     const int hd = hp->head_dim, phase = T->phase++;
     const int all = hp->n_head + 2 * hp->n_head_kv;
-    int per = (all + UNITS_PER_THREAD * T->nth - 1) / (UNITS_PER_THREAD * T->nth); /* heads per unit */
+    int per = (all + 2 * T->nth - 1) / (2 * T->nth); /* heads per unit: two units per thread */
     while ((per * hd) % 16)
         per++;
     const int count[3] = {hp->n_head, hp->n_head_kv, hp->n_head_kv};
@@ -353,11 +412,11 @@ static void ffn_phase(thr *T, const cf_layer *L)
     const bool phi3 = P->hp->arch == CF_ARCH_PHI3, gpt2 = P->hp->arch == CF_ARCH_GPT2;
     cf_weight qkv[3], ws[3];
     cf_layer_groups(L, qkv, ws);
-    const int64_t rows = chunk_rows(F, T->nth, (int64_t)(c->tile_cap / (size_t)n));
-    const int units = (int)((F + rows - 1) / rows);
+    const size_t rb = cf_row_bytes(ws[0]->type, ws[0]->ne[0]) * (gpt2 ? 1 : 2);
+    const int64_t piece = piece_rows(rb, (int64_t)(c->tile_cap / (size_t)n) & ~(int64_t)15);
     float *up = T->b->tile;
-    for (int u; (u = grab(T, phase)) < units;) {
-        const int64_t a = (int64_t)u * rows, nr = F - a < rows ? F - a : rows;
+    int64_t a, nr;
+    while ((nr = grab_rows(T, phase, F, piece, &a)) > 0) {
         float *g = c->ff + a;
         if (gpt2) {
             mm(L->w_up, a, nr, act(T, 0, 0), c->xq_stride, n, g, (size_t)F);
@@ -424,6 +483,8 @@ static void output(thr *T)
 static void run_batch(const pass *P)
 {
     memset(P->c->work, 0, (size_t)P->c->n_work * sizeof *P->c->work);
+    memset(P->c->shares, 0,
+           (size_t)P->c->n_work * (size_t)P->c->n_threads * CF_SHARE_STRIDE * sizeof *P->c->shares);
 #pragma omp parallel num_threads(P->c->n_threads)
     {
         thr T = {P, NULL, omp_get_thread_num(), omp_get_num_threads(), 0};

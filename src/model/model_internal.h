@@ -47,6 +47,8 @@ typedef struct cf_barrier {
 } cf_barrier;
 void cf_barrier_wait(cf_barrier *b, int nth);
 
+#define CF_SHARE_STRIDE 8
+
 /* Scratch of one thread of the forward pass. */
 typedef struct cf_tbuf {
     float *x;       /* single-token passes: this thread's copy of the residual */
@@ -77,9 +79,12 @@ struct cf_ctx {
     size_t part_bytes;
     /* RoPE's cos and sin of every position: n_ctx x n_rot/2 */
     float *rope_cos, *rope_sin;
-    /* work counters of one pass, one per dynamically shared phase */
+    /* work counters of one pass, one per dynamically shared phase, and
+     * each thread's share of a phase's rows (n_work x n_threads words,
+     * CF_SHARE_STRIDE apart so that shares never share a cache line) */
     int *work;
     int n_work;
+    uint64_t *shares;
     cf_barrier bar;
 };
 
