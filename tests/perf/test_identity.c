@@ -1,6 +1,7 @@
 /* The forward pass's invariants, on small mkmodel files (F32 and F16 KV,
  * llama and qwen2, a context past several attention chunks):
- *   - 1, 2 and 3 threads give bit-identical logits, batched and per token;
+ *   - 1, 2 and 3 threads give bit-identical logits, batched and per token,
+ *     also when the count changes between calls (cf_ctx_set_threads);
  *   - a prompt gives the same bits batched (any batch size) or token by
  *     token, at every position, and so do the tokens generated after it. */
 #include <stdlib.h>
@@ -21,11 +22,13 @@ static void ids(int32_t *out, int n, int V)
     }
 }
 
-/* logits of every prompt position, then of N_GEN single-token steps */
+/* logits of every prompt position, then of N_GEN single-token steps;
+ * threads < 0: -threads for the prompt, then 3 */
 static float *run(const cf_model *m, int threads, int n_batch, bool token_by_token, cf_kv_type kv)
 {
     const int V = cf_model_hparams(m)->n_vocab, total = N_PROMPT + N_GEN;
-    cf_ctx_params cp = {.n_ctx = 512, .n_batch = n_batch, .n_threads = threads, .kv_type = kv};
+    cf_ctx_params cp = {.n_ctx = 512, .n_batch = n_batch, .n_threads = threads < 0 ? -threads : threads,
+                        .kv_type = kv};
     cf_ctx *c;
     cf_err err;
     if (cf_ctx_new(m, &cp, &c, &err) != 0) {
@@ -41,6 +44,8 @@ static float *run(const cf_model *m, int threads, int n_batch, bool token_by_tok
             ok = cf_ctx_decode(c, tok + i, 1, lg + (size_t)i * V, false, &err) == 0;
     else
         ok = cf_ctx_decode(c, tok, N_PROMPT, lg, true, &err) == 0;
+    if (threads < 0)
+        cf_ctx_set_threads(c, 3);
     for (int i = N_PROMPT; ok && i < total; i++)
         ok = cf_ctx_decode(c, tok + i, 1, lg + (size_t)i * V, false, &err) == 0;
     CHECKF(ok, "%s", err.msg);
@@ -62,7 +67,7 @@ static void check_model(const char *path, cf_kv_type kv)
         int threads, n_batch;
         bool tbt;
     } variants[] = {{2, 512, false}, {3, 512, false}, {2, 64, false}, {1, 37, false},
-                    {1, 512, true}, {2, 512, true}, {3, 512, true}};
+                    {1, 512, true}, {2, 512, true}, {3, 512, true}, {-1, 512, false}};
     for (size_t i = 0; base && i < sizeof variants / sizeof variants[0]; i++) {
         float *lg = run(m, variants[i].threads, variants[i].n_batch, variants[i].tbt, kv);
         CHECKF(lg && memcmp(base, lg, n * sizeof *lg) == 0,
