@@ -503,8 +503,8 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
     if (n <= 0)
         return cf_fail(err, "nothing to decode");
     if (n > c->kv.n_ctx - c->kv.n_past)
-        return cf_fail(err, "context full: %d tokens do not fit (%d of %d positions used)", n,
-                       c->kv.n_past, c->kv.n_ctx);
+        return cf_fail_as(err, CF_E_CONTEXT, "context full: %d tokens do not fit (%d of %d positions used)",
+                          n, c->kv.n_past, c->kv.n_ctx);
     for (int i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= hp->n_vocab)
             return cf_fail(err, "token id %d is outside the vocabulary (0..%d)", tokens[i],

@@ -102,7 +102,11 @@ int cmd_mkmodel(int argc, char **argv)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (cf_mkmodel(&p, &err) != 0) {
-        cli_error("%s", err.msg);
+        if (vocab == vocab_buf)
+            cli_error("%s (the default vocabulary; name one with --vocab FILE or set CONFAB_SHARED)",
+                      err.msg);
+        else
+            cli_error("%s", err.msg);
         return CF_EXIT_ERROR;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
