@@ -15,9 +15,13 @@
 
 static float amax32(const float *x)
 {
+    /* a comparison rather than fmaxf, which is a libm call here; both
+     * skip NaN */
     float m = 0.0f;
-    for (int j = 0; j < QK32; j++)
-        m = fmaxf(m, fabsf(x[j]));
+    for (int j = 0; j < QK32; j++) {
+        const float a = fabsf(x[j]);
+        m = a > m ? a : m;
+    }
     return m;
 }
 
