@@ -1,7 +1,7 @@
 #!/bin/sh
 # Full-screen mode: F5-F9 change the sampler while a reply streams (the
 # status bar shows it at once and tokens keep coming), Ctrl-C stops the
-# reply, PgUp/PgDn scroll, /show agrees, Ctrl-D leaves and the terminal
+# reply, PgUp/PgDn and the mouse wheel scroll, /show agrees, Ctrl-D leaves and the terminal
 # is as before.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
@@ -48,6 +48,12 @@ t_keys NPage NPage NPage NPage
 # the keys arrive one by one: 'ready' may show while still scrolled
 at_bottom() { t_status_has 'ready' && ! t_status_has 'scrolled'; }
 t_until 5 "PgDn to return to the bottom" at_bottom
+# so does the mouse wheel: xterm reports of wheel up (button 64), then down
+wheel() { t_type "$(printf '\033[M%s!!' "$1")"; }
+wheel '`'
+t_wait_status 'scrolled [0-9]+' 5
+for i in 1 2 3 4 5 6; do wheel a; done
+t_until 5 "the wheel to return to the bottom" at_bottom
 
 # the save state in the status bar
 t_wait_status '│ not saved' 5
