@@ -223,12 +223,14 @@ static int64_t grab_rows(const thr *T, int phase, int64_t m, int64_t piece, int6
             if (f >= b)
                 break;
             /* the owner eats from the front, a thief from the back; pieces
-             * start on 16-row panels */
+             * start on 16-row panels and never exceed `piece` rows (callers
+             * size buffers by it: the thief rounds its start up) */
             int64_t nf = f, nb = b;
+            const int64_t back = (b - piece + 15) & ~(int64_t)15;
             if (k == 0)
                 nf = f + piece < b ? f + piece : b;
             else
-                nb = ((b - piece) & ~(int64_t)15) > f ? (b - piece) & ~(int64_t)15 : f;
+                nb = back > f ? back : f;
             if (__atomic_compare_exchange_n(w, &s, share(nf, nb), false, __ATOMIC_ACQ_REL,
                                             __ATOMIC_ACQUIRE)) {
                 *r0 = k == 0 ? f : nb;
