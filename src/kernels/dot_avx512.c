@@ -63,13 +63,18 @@ static inline __m512i load_blocks(const int8_t *a, const int8_t *b, int two)
                                                               : _mm256_setzero_si256(), 1);
 }
 
-/* The F16 d of n (<= 16) blocks size bytes apart, as floats (0 beyond n). */
+/* The F16 d of n (<= 16) blocks size bytes apart, as floats (0 beyond n),
+ * put together in registers (a vector load of words just stored would
+ * wait for the stores). */
 static inline __m512 d16(const void *blocks, size_t size, int n)
 {
-    uint16_t h[16] = {0};
-    for (int j = 0; j < n; j++)
-        memcpy(&h[j], (const uint8_t *)blocks + j * size, 2);
-    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
+    __m256i h = _mm256_setzero_si256();
+    for (int j = 0; j < n; j++) {
+        uint16_t v;
+        memcpy(&v, (const uint8_t *)blocks + j * size, 2);
+        h = _mm256_mask_set1_epi16(h, (__mmask16)(1u << j), (short)v);
+    }
+    return _mm512_cvtph_ps(h);
 }
 
 /* The F16 d of 16 whole blocks picked out of full vector loads with word
@@ -97,32 +102,6 @@ static inline __m512 d16_q8_0(const void *blocks)
     __m128i lo = _mm_unpacklo_epi64(_mm512_castsi512_si128(r[0]), _mm512_castsi512_si128(r[1]));
     __m128i hi = _mm_unpacklo_epi64(_mm512_castsi512_si128(r[2]), _mm512_castsi512_si128(r[3]));
     return _mm512_cvtph_ps(_mm256_set_m128i(hi, lo));
-}
-
-static inline __m512i pair_q8_0(const block_q8_0 *a, const block_q8_0 *b, int two)
-{
-    __m512i wa = load_blocks(a[0].qs, two ? a[1].qs : NULL, two);
-    __m512i xb = load_blocks(b[0].qs, two ? b[1].qs : NULL, two);
-    /* |w| times x with w's sign */
-    __m512i sx = _mm512_mask_sub_epi8(xb, _mm512_movepi8_mask(wa), _mm512_setzero_si512(), xb);
-    return dp(_mm512_setzero_si512(), _mm512_abs_epi8(wa), sx);
-}
-
-static float dot_q8_0_512(int64_t k, const void *w, const void *x)
-{
-    const block_q8_0 *a = w, *b = x;
-    __m512 acc = _mm512_setzero_ps();
-    int64_t nb = k / QK32;
-    for (int64_t i0 = 0; i0 < nb; i0 += 16) {
-        int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
-        __m512i z[8];
-        for (int p = 0; p < 8; p++)
-            z[p] = 2 * p < n ? pair_q8_0(a + i0 + 2 * p, b + i0 + 2 * p, 2 * p + 1 < n) : _mm512_setzero_si512();
-        __m512 s = n == 16 ? _mm512_mul_ps(d16_q8_0(a + i0), d16_q8_0(b + i0))
-                           : _mm512_mul_ps(d16(a + i0, sizeof *a, n), d16(b + i0, sizeof *b, n));
-        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16(z)), s, acc, (__mmask16)((1u << n) - 1));
-    }
-    return canon16_sum(acc);
 }
 
 /* The nibble types pair two blocks per vector in the order the nibbles
@@ -158,58 +137,215 @@ static inline __m512i fifth_pair(const uint8_t *h0, const uint8_t *h1)
     return _mm512_maskz_mov_epi8((__mmask64)m, _mm512_set1_epi8(0x10));
 }
 
-/* -off * sum x of a pair's activation blocks: the bias of unsigned quants */
-static inline __m512i bias_of(__m512i xb, int off)
+/* The 32-element types, 16 blocks at a time, two blocks per vector: the
+ * unsigned quants q of a pair times its activations x with vpdpbusd, then
+ * the block sums in order.  The offset types (x = d * (q - off)) subtract
+ * off * sum x per block, which depends on the activations only; Q8_0 is
+ * one of them, its signed quants made unsigned by adding 128.  Q4_1 and
+ * Q5_1 add their m * s term instead (Q8_1 activations). */
+enum t32 { T_Q8_0, T_Q4_0, T_Q5_0, T_Q4_1, T_Q5_1 };
+
+static inline size_t t32_wsz(enum t32 t)
 {
-    return _mm512_sub_epi32(_mm512_setzero_si512(), dp(_mm512_setzero_si512(), _mm512_set1_epi8((char)off), xb));
+    return t == T_Q8_0 ? sizeof(block_q8_0) : t == T_Q4_0 ? sizeof(block_q4_0) : t == T_Q5_0 ? sizeof(block_q5_0)
+         : t == T_Q4_1 ? sizeof(block_q4_1) : sizeof(block_q5_1);
 }
 
-/* Q4_0, Q5_0 (Q8_0 activations) and Q4_1, Q5_1 (Q8_1): 16 blocks at a
- * time, pairs of blocks per vector, then the block sums in order. */
-enum t32 { T_Q4_0, T_Q5_0, T_Q4_1, T_Q5_1 };
+static inline size_t t32_xsz(enum t32 t) { return t == T_Q4_1 || t == T_Q5_1 ? sizeof(block_q8_1) : sizeof(block_q8_0); }
 
-static inline __attribute__((always_inline)) float dot32_512(int64_t nb, const void *w, const void *x, enum t32 t)
+/* the unsigned quants of weight block w0 and (two) the next one */
+static inline __m512i w_pair(const uint8_t *w0, int two, enum t32 t)
 {
-    const size_t wsz = t == T_Q4_0 ? sizeof(block_q4_0) : t == T_Q5_0 ? sizeof(block_q5_0)
-                     : t == T_Q4_1 ? sizeof(block_q4_1) : sizeof(block_q5_1);
-    const size_t xsz = t == T_Q4_0 || t == T_Q5_0 ? sizeof(block_q8_0) : sizeof(block_q8_1);
-    const size_t xqo = xsz - 32, wqs = wsz - 16; /* quants are at the end of each block */
-    const int min = t == T_Q4_1 || t == T_Q5_1, five = t == T_Q5_0 || t == T_Q5_1;
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t i0 = 0; i0 < nb; i0 += 16) {
-        int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
-        __m512i z[8];
-        for (int p = 0; p < 8; p++) {
-            if (2 * p >= n) {
-                z[p] = _mm512_setzero_si512();
-                continue;
-            }
-            int two = 2 * p + 1 < n;
-            const uint8_t *w0 = (const uint8_t *)w + (i0 + 2 * p) * wsz, *x0 = (const uint8_t *)x + (i0 + 2 * p) * xsz;
-            __m512i xb = x_pair((const int8_t *)x0 + xqo, two ? (const int8_t *)x0 + xsz + xqo : NULL);
-            __m512i q = nib_pair(w0 + wqs, two ? w0 + wsz + wqs : NULL);
-            if (five)
-                q = _mm512_or_si512(q, fifth_pair(w0 + wqs - 4, two ? w0 + wsz + wqs - 4 : NULL));
-            z[p] = dp(min ? _mm512_setzero_si512() : bias_of(xb, five ? 16 : 8), q, xb);
+    const size_t wsz = t32_wsz(t);
+    if (t == T_Q8_0) {
+        __m512i q = load_blocks((const int8_t *)w0 + 2, two ? (const int8_t *)w0 + wsz + 2 : NULL, two);
+        return _mm512_xor_si512(q, _mm512_set1_epi8((char)0x80));
+    }
+    const size_t qs = wsz - 16; /* the nibbles end each block */
+    __m512i q = nib_pair(w0 + qs, two ? w0 + wsz + qs : NULL);
+    if (t == T_Q5_0 || t == T_Q5_1)
+        q = _mm512_or_si512(q, fifth_pair(w0 + qs - 4, two ? w0 + wsz + qs - 4 : NULL));
+    return q;
+}
+
+/* the activations of block x0 and (two) the next one, in w_pair's order */
+static inline __m512i x_pair_of(const uint8_t *x0, int two, enum t32 t)
+{
+    const size_t xsz = t32_xsz(t), qo = xsz - 32;
+    const int8_t *a = (const int8_t *)x0 + qo, *b = two ? a + xsz : NULL;
+    return t == T_Q8_0 ? load_blocks(a, b, two) : x_pair(a, b);
+}
+
+static inline __m512i sums_of_pairs(const __m512i z[8], enum t32 t)
+{
+    return t == T_Q8_0 ? block_sums16(z) : block_sums16_x(z);
+}
+
+static inline int t32_off(enum t32 t) { return t == T_Q8_0 ? 128 : t == T_Q4_0 ? 8 : t == T_Q5_0 ? 16 : 0; }
+
+/* The F16 d of 16 blocks of the type's weights (xs = 0) or activations. */
+static inline __m512 d16_t32(const uint8_t *blocks, int n, enum t32 t, int xs)
+{
+    const size_t sz = xs ? t32_xsz(t) : t32_wsz(t);
+    if (n == 16 && sz == sizeof(block_q8_0))
+        return d16_q8_0(blocks);
+    if (n == 16 && sz == sizeof(block_q4_0))
+        return d16_q4_0(blocks);
+    return d16(blocks, sz, n);
+}
+
+/* The activation side of a group of 16 blocks, the same for every weight
+ * row: the pairs of activations, off * the sum of each block's (to take
+ * off), the activations' d and (Q8_1) s. */
+typedef struct {
+    __m512i xq[8];
+    __m512i bias;
+    __m512 dx, sx;
+} grp32;
+_Static_assert(sizeof(grp32) * (CF_PREP_MAX_K / 512) <= CF_PREP_BYTES, "CF_PREP_BYTES holds the groups");
+
+static inline __attribute__((always_inline)) void grp32_prep(const uint8_t *xg, int n, enum t32 t, grp32 *g)
+{
+    const size_t xsz = t32_xsz(t);
+    const int off = t32_off(t);
+    __m512i xo[8];
+    for (int p = 0; p < 8; p++) {
+        g->xq[p] = 2 * p < n ? x_pair_of(xg + 2 * p * xsz, 2 * p + 1 < n, t) : _mm512_setzero_si512();
+        xo[p] = dp(_mm512_setzero_si512(), _mm512_set1_epi8((char)off), g->xq[p]);
+    }
+    g->bias = sums_of_pairs(xo, t);
+    g->dx = d16_t32(xg, n, t, 1);
+    g->sx = t == T_Q4_1 || t == T_Q5_1 ? d16(xg + 2, xsz, n) : _mm512_setzero_ps();
+}
+
+/* a weight row's pairs of n blocks at wg times the activations (z: 8, zero
+ * beyond the pairs) */
+static inline __attribute__((always_inline)) void grp32_pairs(const uint8_t *wg, int n, const grp32 *g, enum t32 t,
+                                                              __m512i z[8])
+{
+    const size_t wsz = t32_wsz(t);
+    for (int p = 0; p < 8; p++)
+        z[p] = 2 * p < n ? dp(_mm512_setzero_si512(), w_pair(wg + 2 * p * wsz, 2 * p + 1 < n, t), g->xq[p])
+                         : _mm512_setzero_si512();
+}
+
+static inline __attribute__((always_inline)) __m512 grp32_min(__m512 acc, const uint8_t *wg, int n, const grp32 *g,
+                                                              enum t32 t)
+{
+    if (t != T_Q4_1 && t != T_Q5_1)
+        return acc;
+    return _mm512_mask3_fmadd_ps(d16(wg + 2, t32_wsz(t), n), g->sx, acc, (__mmask16)((1u << n) - 1));
+}
+
+/* One whole group of a row into its accumulators. */
+static inline __attribute__((always_inline)) __m512 grp32_row(__m512 acc, const uint8_t *wg, const grp32 *g,
+                                                              enum t32 t)
+{
+    __m512i z[8];
+    grp32_pairs(wg, 16, g, t, z);
+    __m512i isum = _mm512_sub_epi32(sums_of_pairs(z, t), g->bias);
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d16_t32(wg, 16, t, 0), g->dx), acc);
+    return grp32_min(acc, wg, 16, g, t);
+}
+
+/* The short last group (n < 16 blocks) of R rows (row j at wl + j * w_stride):
+ * several rows' pairs share one reduction, row j's sums in lanes 2 np j on. */
+static inline __attribute__((always_inline)) void grp32_last(__m512 *acc, const uint8_t *wl, size_t w_stride, int R,
+                                                             int n, const grp32 *g, enum t32 t)
+{
+    const int np = (n + 1) / 2, per = 8 / np;
+    const __mmask16 mask = (__mmask16)((1u << n) - 1);
+    const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    for (int r0 = 0; r0 < R; r0 += per) {
+        const int cnt = R - r0 < per ? R - r0 : per;
+        __m512i z[16];
+        for (int q = 0; q < 16; q++)
+            z[q] = _mm512_setzero_si512();
+        for (int j = 0; j < cnt; j++)
+            grp32_pairs(wl + (r0 + j) * w_stride, n, g, t, z + j * np); /* zeros up to z[j * np + 7] */
+        const __m512i sums = sums_of_pairs(z, t);
+        for (int j = 0; j < cnt; j++) {
+            const uint8_t *wr = wl + (r0 + j) * w_stride;
+            __m512i isum = _mm512_sub_epi32(_mm512_permutexvar_epi32(_mm512_add_epi32(lanes, _mm512_set1_epi32(2 * np * j)), sums),
+                                            g->bias);
+            __m512 s = _mm512_mul_ps(d16(wr, t32_wsz(t), n), g->dx);
+            acc[r0 + j] = grp32_min(_mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(isum), s, acc[r0 + j], mask), wr, n, g, t);
         }
-        __mmask16 mask = (__mmask16)((1u << n) - 1);
-        __m512 dw = n == 16 && t == T_Q4_0 ? d16_q4_0((const uint8_t *)w + i0 * wsz)
-                                           : d16((const uint8_t *)w + i0 * wsz, wsz, n);
-        __m512 dx = n == 16 && xsz == sizeof(block_q8_0) ? d16_q8_0((const uint8_t *)x + i0 * xsz)
-                                                         : d16((const uint8_t *)x + i0 * xsz, xsz, n);
-        __m512 s = _mm512_mul_ps(dw, dx);
-        acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(block_sums16_x(z)), s, acc, mask);
-        if (min)
-            acc = _mm512_mask3_fmadd_ps(d16((const uint8_t *)w + i0 * wsz + 2, wsz, n),
-                                        d16((const uint8_t *)x + i0 * xsz + 2, xsz, n), acc, mask);
+    }
+}
+
+static inline __attribute__((always_inline)) float dot32_512(int64_t k, const void *w, const void *x, enum t32 t)
+{
+    const int64_t nb = k / QK32;
+    const size_t wsz = t32_wsz(t), xsz = t32_xsz(t);
+    __m512 acc = _mm512_setzero_ps();
+    grp32 g;
+    for (int64_t i0 = 0; i0 < nb; i0 += 16) {
+        const int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
+        const uint8_t *wg = (const uint8_t *)w + i0 * wsz;
+        grp32_prep((const uint8_t *)x + i0 * xsz, n, t, &g);
+        if (n == 16)
+            acc = grp32_row(acc, wg, &g, t);
+        else
+            grp32_last(&acc, wg, 0, 1, n, &g, t);
     }
     return canon16_sum(acc);
 }
 
-static float dot_q4_0_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q4_0); }
-static float dot_q5_0_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q5_0); }
-static float dot_q4_1_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q4_1); }
-static float dot_q5_1_512(int64_t k, const void *w, const void *x) { return dot32_512(k / QK32, w, x, T_Q5_1); }
+/* The prepared activations: one grp32 per group of 16 blocks. */
+static inline __attribute__((always_inline)) void prep32(int64_t k, const void *x, void *p, enum t32 t)
+{
+    const int64_t nb = k / QK32;
+    grp32 *g = p;
+    for (int64_t i0 = 0; i0 < nb; i0 += 16)
+        grp32_prep((const uint8_t *)x + i0 * t32_xsz(t), nb - i0 < 16 ? (int)(nb - i0) : 16, t, g + i0 / 16);
+}
+
+/* R rows one after the other (so that the weights stream in order), their
+ * short last groups together. */
+static inline __attribute__((always_inline)) void rows32(int64_t k, const uint8_t *w, size_t w_stride, const grp32 *g,
+                                                         float *y, enum t32 t, const int R)
+{
+    const int64_t nb = k / QK32, full = nb / 16;
+    const int last = (int)(nb % 16);
+    const size_t wsz = t32_wsz(t);
+    __m512 acc[CF_DOT_ROWS];
+    for (int r = 0; r < R; r++) {
+        const uint8_t *wr = w + r * w_stride;
+        acc[r] = _mm512_setzero_ps();
+        for (int64_t i = 0; i < full; i++)
+            acc[r] = grp32_row(acc[r], wr + i * 16 * wsz, g + i, t);
+    }
+    if (last)
+        grp32_last(acc, w + full * 16 * wsz, w_stride, R, last, g + full, t);
+    for (int r = 0; r < R; r++)
+        y[r] = canon16_sum(acc[r]);
+}
+
+static inline __attribute__((always_inline)) void dot_rows32(int64_t k, const void *w, size_t w_stride, int64_t rows,
+                                                             const void *p, float *y, enum t32 t)
+{
+    int64_t r = 0;
+    for (; r + CF_DOT_ROWS <= rows; r += CF_DOT_ROWS)
+        rows32(k, (const uint8_t *)w + r * w_stride, w_stride, p, y + r, t, CF_DOT_ROWS);
+    for (; r < rows; r++)
+        rows32(k, (const uint8_t *)w + r * w_stride, w_stride, p, y + r, t, 1);
+}
+
+#define DOT32(name, t)                                                                                    \
+    static float dot_##name##_512(int64_t k, const void *w, const void *x) { return dot32_512(k, w, x, t); } \
+    static void prep_##name##_512(int64_t k, const void *x, void *p) { prep32(k, x, p, t); }                \
+    static void dot_rows_##name##_512(int64_t k, const void *w, size_t w_stride, int64_t rows, const void *p, \
+                                      float *y)                                                           \
+    {                                                                                                     \
+        dot_rows32(k, w, w_stride, rows, p, y, t);                                                        \
+    }
+DOT32(q8_0, T_Q8_0)
+DOT32(q4_0, T_Q4_0)
+DOT32(q5_0, T_Q5_0)
+DOT32(q4_1, T_Q4_1)
+DOT32(q5_1, T_Q5_1)
+#undef DOT32
 
 /* ---- K-quants: 512-bit super-block sums, canonical float part of dotK -- */
 
@@ -368,18 +504,17 @@ static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const v
         int n = nsb - i0 < 16 ? (int)(nsb - i0) : 16;
         __m512i v[16], mz[8];
         __m256i m[16];
-        float dx[16] = {0};
+        __m512 vdx = _mm512_setzero_ps();
         for (int j = 0; j < 16; j++) {
             if (j < n) {
                 sb(w, x, i0 + j, &v[j], &m[j]);
-                dx[j] = b[i0 + j].d;
+                vdx = _mm512_mask_broadcastss_ps(vdx, (__mmask16)(1u << j), _mm_set_ss(b[i0 + j].d));
             } else {
                 v[j] = _mm512_setzero_si512();
                 m[j] = _mm256_setzero_si256();
             }
         }
         __mmask16 mask = (__mmask16)((1u << n) - 1);
-        __m512 vdx = _mm512_loadu_ps(dx);
         const uint8_t *w0 = (const uint8_t *)w + i0 * wsz + doff;
         acc = _mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(lane_sums16(v)), _mm512_mul_ps(d16(w0, wsz, n), vdx), acc,
                                     mask);
@@ -491,6 +626,16 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q5_0] = dot_q5_0_512;
     t->dot[CF_TYPE_Q4_1] = dot_q4_1_512;
     t->dot[CF_TYPE_Q5_1] = dot_q5_1_512;
+    t->prep[CF_TYPE_Q8_0] = prep_q8_0_512;
+    t->dot_rows[CF_TYPE_Q8_0] = dot_rows_q8_0_512;
+    t->prep[CF_TYPE_Q4_0] = prep_q4_0_512;
+    t->dot_rows[CF_TYPE_Q4_0] = dot_rows_q4_0_512;
+    t->prep[CF_TYPE_Q5_0] = prep_q5_0_512;
+    t->dot_rows[CF_TYPE_Q5_0] = dot_rows_q5_0_512;
+    t->prep[CF_TYPE_Q4_1] = prep_q4_1_512;
+    t->dot_rows[CF_TYPE_Q4_1] = dot_rows_q4_1_512;
+    t->prep[CF_TYPE_Q5_1] = prep_q5_1_512;
+    t->dot_rows[CF_TYPE_Q5_1] = dot_rows_q5_1_512;
     t->dot[CF_TYPE_Q2_K] = dot_q2_K_512;
     t->dot[CF_TYPE_Q3_K] = dot_q3_K_512;
     t->dot[CF_TYPE_Q4_K] = dot_q4_K_512;

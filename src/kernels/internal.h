@@ -28,6 +28,17 @@
  * its vec_dot type. */
 typedef float (*cf_dot_fn)(int64_t k, const void *w, const void *x);
 
+/* Decoding (N <= 2) shares the work on the activations over the weight
+ * rows: prep lays out activation row x once into p (at most
+ * CF_PREP_BYTES, for k <= CF_PREP_MAX_K), then dot_rows gives y[i] =
+ * dot(k, w + i * w_stride, x) for i < rows, each the single dot's bits. */
+typedef void (*cf_prep_fn)(int64_t k, const void *x, void *p);
+typedef void (*cf_dot_rows_fn)(int64_t k, const void *w, size_t w_stride, int64_t rows, const void *p, float *y);
+
+#define CF_PREP_MAX_K 16384
+#define CF_PREP_BYTES (CF_PREP_MAX_K / 512 * 704) /* 704 bytes per 16 blocks of 32 */
+#define CF_DOT_ROWS 4 /* rows a dot_rows kernel takes together */
+
 /* Rows [r0, r1) of Y = X W^T by a tiled kernel (N >= 3), r0 a multiple of
  * CF_GEMM_ROWS; each output is the canonical dot's bits. */
 typedef void (*cf_gemm_fn)(const cf_matmul_args *a, int64_t r0, int64_t r1);
@@ -36,6 +47,8 @@ typedef void (*cf_gemm_fn)(const cf_matmul_args *a, int64_t r0, int64_t r1);
 
 typedef struct cf_kernel_table {
     cf_dot_fn dot[CF_TYPE_COUNT];
+    cf_prep_fn prep[CF_TYPE_COUNT]; /* optional, with dot_rows */
+    cf_dot_rows_fn dot_rows[CF_TYPE_COUNT];
     cf_gemm_fn gemm[CF_TYPE_COUNT];
 } cf_kernel_table;
 

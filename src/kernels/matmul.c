@@ -29,11 +29,23 @@ void cf_matmul(const cf_matmul_args *a, int ith, int nth)
         kt->gemm[a->wtype](a, r0, r1);
         return;
     }
+    const char *w = a->w;
+    const char *x = a->x;
+    if (a->n <= 2 && kt->prep[a->wtype] && a->k <= CF_PREP_MAX_K) {
+        _Alignas(64) unsigned char p[2][CF_PREP_BYTES];
+        for (int64_t c = 0; c < a->n; c++)
+            kt->prep[a->wtype](a->k, x + c * a->x_stride, p[c]);
+        /* a few rows at a time for both columns while they are in L1 */
+        int64_t step = a->n == 1 ? r1 - r0 : CF_DOT_ROWS;
+        for (int64_t r = r0; r < r1; r += step)
+            for (int64_t c = 0; c < a->n; c++)
+                kt->dot_rows[a->wtype](a->k, w + r * a->w_stride, a->w_stride, r1 - r < step ? r1 - r : step, p[c],
+                                       a->y + c * a->y_stride + r);
+        return;
+    }
     cf_dot_fn dot = kt->dot[a->wtype];
     if (!dot)
         return;
-    const char *w = a->w;
-    const char *x = a->x;
     /* Each weight row is dotted with every activation row while it is in L1
      * (one row at a time: interleaving rows slowed the stream from DRAM). */
     for (int64_t r = r0; r < r1; r++)

@@ -103,6 +103,11 @@ int main(void)
         if (cf_type_get(t)->blck_size == 256)
             test_shape(t, 17, 16640, 4); /* longer than a panel: the dot products */
         test_shape(t, 5, k, 3);
+        /* decode: rows in groups and one by one, every length of a short
+         * last group of 16 units */
+        for (int64_t units = 1; units <= 33; units++)
+            for (int64_t n = 1; n <= 2; n++)
+                test_shape(t, 11, units * cf_type_get(t)->blck_size, n);
     }
     return test_summary("kernels_matmul");
 }
