@@ -40,7 +40,7 @@ static int run(const char *src, size_t len, char **out, cf_err *err)
 static void expect_error(const char *src, const char *what)
 {
     char *out;
-    cf_err err = {""};
+    cf_err err = {.msg = ""};
     double t0 = now_s();
     int rc = run(src, strlen(src), &out, &err);
     double dt = now_s() - t0;
@@ -215,7 +215,7 @@ static uint64_t next_rand(void)
 static void must_not_crash(const char *src, size_t len, const char *what)
 {
     char *out;
-    cf_err err = {""};
+    cf_err err = {.msg = ""};
     int rc = run(src, len, &out, &err);
     CHECKF(rc == 0 || strncmp(err.msg, "template", 8) == 0, "%s: odd error '%s'", what, err.msg);
     free(out);

@@ -40,7 +40,7 @@ int main(void)
             if (strncmp(vars->keys[k].ptr, "__unset_", 8) != 0)
                 v[nv++] = (cf_jinja_var){vars->keys[k].ptr, vars->items[k]};
         cf_jinja *t = NULL;
-        cf_err err = {""};
+        cf_err err = {.msg = ""};
         char *out = NULL;
         size_t len = 0;
         int rc = cf_jinja_compile(src, strlen(src), &t, &err);

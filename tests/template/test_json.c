@@ -30,7 +30,7 @@ static void roundtrip(const char *in, const cf_json_dump_opts *o, const char *ex
 
 static void bad(const char *in, const char *where)
 {
-    cf_err err = {""};
+    cf_err err = {.msg = ""};
     cf_json *j = parse(in, &err);
     CHECKF(j == NULL, "%s: parsed", in);
     CHECKF(strstr(err.msg, where) != NULL, "%s: expected '%s' in '%s'", in, where, err.msg);

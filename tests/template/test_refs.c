@@ -28,7 +28,7 @@ static void run_case(const cf_json *c, const cf_json *convs)
         return;
     }
     cf_chat_template *t = NULL;
-    cf_err err = {""};
+    cf_err err = {.msg = ""};
     char *out = NULL, *msgs_text = cf_json_dump(msgs, NULL, NULL), *tools_text = NULL;
     size_t out_len = 0;
     cf_chat_opts o = {0};

@@ -12,7 +12,7 @@
  * after printing it). */
 static inline cf_tokenizer *tok_open(const char *path)
 {
-    cf_err err = {""};
+    cf_err err = {.msg = ""};
     cf_gguf *g;
     cf_tokenizer *t = NULL;
     if (cf_gguf_open(path, &g, &err) != 0) {
