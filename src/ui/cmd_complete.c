@@ -91,8 +91,12 @@ static int parse_args(int argc, char **argv, complete_opts *o)
     long long iv;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "m:p:f:n:c:t:vh", opts, NULL)) != -1) {
-        const char *name = argv[optind - 1];
+    int li = 0;
+    while ((c = getopt_long(argc, argv, "m:p:f:n:c:t:vh", opts, &li)) != -1) {
+        /* the option's own name: argv[optind - 1] is its value when given
+         * as a separate word */
+        char name[64];
+        snprintf(name, sizeof name, "--%s", opts[li].name);
         bool ok = true;
         switch (c) {
         case 'm': o->model = optarg; break;
