@@ -13,38 +13,44 @@ static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbu
 
 /* ---- 32-element blocks, 16 at a time ----------------------------------- */
 
-/* z[i]: partial sums of blocks 2i (lanes 0..7) and 2i+1 (lanes 8..15) ->
- * the 16 block sums in block order. */
-static inline __m512i block_sums16(const __m512i z[8])
+/* z[i]: partial sums of blocks 2i and 2i+1 -> b[i], whose 128-bit lane L
+ * holds the lane-L sums of z[4i .. 4i+3] (a transposing add tree). */
+static inline void quad_sums(const __m512i z[8], __m512i b[2])
 {
-    __m512i a[4], b[2];
+    __m512i a[4];
     for (int i = 0; i < 4; i++)
         a[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2 * i], z[2 * i + 1]),
                                 _mm512_unpackhi_epi32(z[2 * i], z[2 * i + 1]));
     for (int i = 0; i < 2; i++)
         b[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]),
                                 _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
-    /* b[i], 128-bit lane L: the lane-L sums of z[4i .. 4i+3] */
-    __m512i s = _mm512_add_epi32(_mm512_shuffle_i32x4(b[0], b[1], 0x88), _mm512_shuffle_i32x4(b[0], b[1], 0xDD));
-    /* s holds blocks 0 2 4 6 1 3 5 7 8 10 12 14 9 11 13 15 */
+}
+
+/* s holding blocks 0 2 4 6 1 3 5 7 8 10 12 14 9 11 13 15 -> block order */
+static inline __m512i in_block_order(__m512i s)
+{
     const __m512i order = _mm512_set_epi32(15, 11, 14, 10, 13, 9, 12, 8, 7, 3, 6, 2, 5, 1, 4, 0);
     return _mm512_permutexvar_epi32(order, s);
+}
+
+/* z[i]: partial sums of blocks 2i (lanes 0..7) and 2i+1 (lanes 8..15) ->
+ * the 16 block sums in block order. */
+static inline __m512i block_sums16(const __m512i z[8])
+{
+    __m512i b[2];
+    quad_sums(z, b);
+    return in_block_order(
+        _mm512_add_epi32(_mm512_shuffle_i32x4(b[0], b[1], 0x88), _mm512_shuffle_i32x4(b[0], b[1], 0xDD)));
 }
 
 /* The same for the nibble types' lane order: block 2i in 128-bit lanes 0
  * and 2, block 2i+1 in lanes 1 and 3 (see x_pair). */
 static inline __m512i block_sums16_x(const __m512i z[8])
 {
-    __m512i a[4], b[2];
-    for (int i = 0; i < 4; i++)
-        a[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2 * i], z[2 * i + 1]),
-                                _mm512_unpackhi_epi32(z[2 * i], z[2 * i + 1]));
-    for (int i = 0; i < 2; i++)
-        b[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]),
-                                _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
-    __m512i s = _mm512_add_epi32(_mm512_shuffle_i32x4(b[0], b[1], 0x44), _mm512_shuffle_i32x4(b[0], b[1], 0xEE));
-    const __m512i order = _mm512_set_epi32(15, 11, 14, 10, 13, 9, 12, 8, 7, 3, 6, 2, 5, 1, 4, 0);
-    return _mm512_permutexvar_epi32(order, s);
+    __m512i b[2];
+    quad_sums(z, b);
+    return in_block_order(
+        _mm512_add_epi32(_mm512_shuffle_i32x4(b[0], b[1], 0x44), _mm512_shuffle_i32x4(b[0], b[1], 0xEE)));
 }
 
 static inline float canon16_sum(__m512 a)
