@@ -1,17 +1,21 @@
 #!/bin/sh
-# run-all.sh BUILD_DIR: build, run every test, end with "N passed, M failed".
+# run-all.sh BUILD_DIR: build, run every test, end with "N passed, M failed"
+# (also written to BUILD_DIR/test-summary, for .ci/run to repeat after
+# make's own error line when something failed).
 build=${1:-build}
-ninja -C "$build" || { echo "0 passed, 1 failed"; exit 1; }
+summary() { echo "$1"; echo "$1" >"$build/test-summary"; }
+ninja -C "$build" || { summary "0 passed, 1 failed"; exit 1; }
 log=$(mktemp)
-meson test -C "$build" --print-errorlogs --num-processes 2 2>&1 | tee "$log"
-status=$?
+# meson's own status, not tee's
+{ meson test -C "$build" --print-errorlogs --num-processes 2 2>&1; echo $? >"$log.rc"; } | tee "$log"
+status=$(cat "$log.rc")
 # meson's summary lines: "Ok:  3", "Unexpected Pass:  0", ...
 count() { awk -v k="$1" 'index($0, k) == 1 { print $NF; found = 1 } END { if (!found) print 0 }' "$log"; }
 ok=$(count "Ok:")
 fail=$(( $(count "Fail:") + $(count "Timeout:") + $(count "Unexpected Pass:") ))
 skipped=$(count "Skipped:")
-rm -f "$log"
+rm -f "$log" "$log.rc"
 [ "$status" -ne 0 ] && [ "$fail" -eq 0 ] && fail=1
 [ "$skipped" -gt 0 ] && echo "($skipped skipped)"
-echo "$ok passed, $fail failed"
+summary "$ok passed, $fail failed"
 [ "$fail" -eq 0 ]
