@@ -200,6 +200,43 @@ static inline __m512 d16_t32(const uint8_t *blocks, int n, enum t32 t, int xs)
     return d16(blocks, sz, n);
 }
 
+/* Q4_0's whole groups go four blocks at a time: one word permute gathers
+ * the 64 nibble bytes of blocks 4q..4q+3 (18 bytes each, the quants at
+ * bytes 2..17, so word-aligned) from the 72 that hold them, 16 bytes per
+ * 128-bit lane; the low nibbles (elements 0-15) and the high ones (16-31)
+ * meet activations prepared in the same order, and a block's sums end in
+ * its own 128-bit lane.  Fewer shuffles than the pairs: the kernel is
+ * shuffle-bound. */
+static inline __m512i q4_0_quad(const uint8_t *w)
+{
+    const __m512i pick = _mm512_set_epi16(35, 34, 33, 32, 31, 30, 29, 28, 26, 25, 24, 23, 22, 21, 20, 19,
+                                          17, 16, 15, 14, 13, 12, 11, 10, 8, 7, 6, 5, 4, 3, 2, 1);
+    /* a masked load: the quad may end its tensor's mapping */
+    return _mm512_permutex2var_epi16(_mm512_loadu_si512(w), pick, _mm512_maskz_loadu_epi8(0xFF, w + 64));
+}
+
+/* activations of blocks 4q..4q+3 (x: block 4q), elements from e to e + 15 */
+static inline __m512i x_quad(const uint8_t *x, int e)
+{
+    const int8_t *q = (const int8_t *)x + offsetof(block_q8_0, qs) + e;
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)q));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(q + sizeof(block_q8_0))), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(q + 2 * sizeof(block_q8_0))), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(q + 3 * sizeof(block_q8_0))), 3);
+}
+
+/* z[q]: 128-bit lane b holds the partial sums of block 4q + b -> the 16
+ * block sums in order */
+static inline __m512i quad_block_sums(const __m512i z[4])
+{
+    const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    __m512i a0 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]), _mm512_unpackhi_epi32(z[0], z[1]));
+    __m512i a1 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]), _mm512_unpackhi_epi32(z[2], z[3]));
+    /* lane 4b + q: block 4q + b */
+    __m512i s = _mm512_add_epi32(_mm512_unpacklo_epi64(a0, a1), _mm512_unpackhi_epi64(a0, a1));
+    return _mm512_permutexvar_epi32(order, s);
+}
+
 /* The activation side of a group of 16 blocks, the same for every weight
  * row: the pairs of activations, off * the sum of each block's (to take
  * off), the activations' d and (Q8_1) s. */
@@ -215,6 +252,18 @@ static inline __attribute__((always_inline)) void grp32_prep(const uint8_t *xg, 
     const size_t xsz = t32_xsz(t);
     const int off = t32_off(t);
     __m512i xo[8];
+    if (t == T_Q4_0 && n == 16) {
+        for (int q = 0; q < 4; q++) {
+            g->xq[2 * q] = x_quad(xg + 4 * q * xsz, 0);
+            g->xq[2 * q + 1] = x_quad(xg + 4 * q * xsz, 16);
+            xo[q] = dp(dp(_mm512_setzero_si512(), _mm512_set1_epi8((char)off), g->xq[2 * q]),
+                       _mm512_set1_epi8((char)off), g->xq[2 * q + 1]);
+        }
+        g->bias = quad_block_sums(xo);
+        g->dx = d16_t32(xg, n, t, 1);
+        g->sx = _mm512_setzero_ps();
+        return;
+    }
     for (int p = 0; p < 8; p++) {
         g->xq[p] = 2 * p < n ? x_pair_of(xg + 2 * p * xsz, 2 * p + 1 < n, t) : _mm512_setzero_si512();
         xo[p] = dp(_mm512_setzero_si512(), _mm512_set1_epi8((char)off), g->xq[p]);
@@ -247,37 +296,64 @@ static inline __attribute__((always_inline)) __m512 grp32_min(__m512 acc, const 
 static inline __attribute__((always_inline)) __m512 grp32_row(__m512 acc, const uint8_t *wg, const grp32 *g,
                                                               enum t32 t)
 {
-    __m512i z[8];
-    grp32_pairs(wg, 16, g, t, z);
-    __m512i isum = _mm512_sub_epi32(sums_of_pairs(z, t), g->bias);
+    __m512i z[8], sums;
+    if (t == T_Q4_0) {
+        const __m512i m4 = _mm512_set1_epi8(0xF);
+        for (int q = 0; q < 4; q++) {
+            __m512i nib = q4_0_quad(wg + 4 * q * sizeof(block_q4_0));
+            z[q] = dp(dp(_mm512_setzero_si512(), _mm512_and_si512(nib, m4), g->xq[2 * q]),
+                      _mm512_and_si512(_mm512_srli_epi16(nib, 4), m4), g->xq[2 * q + 1]);
+        }
+        sums = quad_block_sums(z);
+    } else {
+        grp32_pairs(wg, 16, g, t, z);
+        sums = sums_of_pairs(z, t);
+    }
+    __m512i isum = _mm512_sub_epi32(sums, g->bias);
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d16_t32(wg, 16, t, 0), g->dx), acc);
     return grp32_min(acc, wg, 16, g, t);
 }
 
-/* The short last group (n < 16 blocks) of R rows (row j at wl + j * w_stride):
- * several rows' pairs share one reduction, row j's sums in lanes 2 np j on. */
-static inline __attribute__((always_inline)) void grp32_last(__m512 *acc, const uint8_t *wl, size_t w_stride, int R,
-                                                             int n, const grp32 *g, enum t32 t)
+/* The short last group (n < 16 blocks, np pairs) of R rows (row j at wl +
+ * j * w_stride): several rows' pairs share one reduction, row j's sums in
+ * lanes 2 np j on. */
+static inline __attribute__((always_inline)) void grp32_last_np(__m512 *acc, const uint8_t *wl, size_t w_stride,
+                                                                int R, int n, const int np, const grp32 *g,
+                                                                enum t32 t)
 {
-    const int np = (n + 1) / 2, per = 8 / np;
+    const int per = 8 / np;
+    const size_t wsz = t32_wsz(t);
     const __mmask16 mask = (__mmask16)((1u << n) - 1);
     const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
     for (int r0 = 0; r0 < R; r0 += per) {
         const int cnt = R - r0 < per ? R - r0 : per;
-        __m512i z[16];
-        for (int q = 0; q < 16; q++)
+        __m512i z[8];
+        for (int q = 0; q < 8; q++)
             z[q] = _mm512_setzero_si512();
         for (int j = 0; j < cnt; j++)
-            grp32_pairs(wl + (r0 + j) * w_stride, n, g, t, z + j * np); /* zeros up to z[j * np + 7] */
+            for (int p = 0; p < np; p++)
+                z[j * np + p] = dp(_mm512_setzero_si512(),
+                                   w_pair(wl + (r0 + j) * w_stride + 2 * p * wsz, 2 * p + 1 < n, t), g->xq[p]);
         const __m512i sums = sums_of_pairs(z, t);
         for (int j = 0; j < cnt; j++) {
             const uint8_t *wr = wl + (r0 + j) * w_stride;
             __m512i isum = _mm512_sub_epi32(_mm512_permutexvar_epi32(_mm512_add_epi32(lanes, _mm512_set1_epi32(2 * np * j)), sums),
                                             g->bias);
-            __m512 s = _mm512_mul_ps(d16(wr, t32_wsz(t), n), g->dx);
+            __m512 s = _mm512_mul_ps(d16(wr, wsz, n), g->dx);
             acc[r0 + j] = grp32_min(_mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(isum), s, acc[r0 + j], mask), wr, n, g, t);
         }
     }
+}
+
+/* one pair (as when k = 576: 18 blocks) is common enough to have its own
+ * copy, whose rows' sums stay in registers */
+static inline __attribute__((always_inline)) void grp32_last(__m512 *acc, const uint8_t *wl, size_t w_stride, int R,
+                                                             int n, const grp32 *g, enum t32 t)
+{
+    if (n <= 2)
+        grp32_last_np(acc, wl, w_stride, R, n, 1, g, t);
+    else
+        grp32_last_np(acc, wl, w_stride, R, n, (n + 1) / 2, g, t);
 }
 
 static inline __attribute__((always_inline)) float dot32_512(int64_t k, const void *w, const void *x, enum t32 t)
