@@ -522,6 +522,53 @@ static void sb_q5_K_512(const void *w, const void *x, int64_t i, __m512i *isum, 
     sb_k4_512((const uint8_t *)w + i * sizeof(block_q5_K), (const block_q8_K *)x + i, 1, isum, msum);
 }
 
+/* Decoding Q4_K: the activations prepared with their 32-element groups
+ * in the order 0 2 1 3 4 6 5 7, the order of the low and high nibbles of
+ * 64 quant bytes, so that a whole vector of quants unpacks with one shift
+ * (the steps above put two 32-byte halves together, a shuffle each). */
+static const __attribute__((aligned(64))) uint8_t k4_pick_wide[4][64] = {
+#define W2(w) (2 * (w)), (2 * (w) + 1)
+#define L8(w) W2(w), W2(w), W2(w), W2(w), W2(w), W2(w), W2(w), W2(w)
+    {L8(0), L8(0), L8(2), L8(2)},
+    {L8(1), L8(1), L8(3), L8(3)},
+    {L8(4), L8(4), L8(6), L8(6)},
+    {L8(5), L8(5), L8(7), L8(7)},
+#undef L8
+#undef W2
+};
+
+static void prep_q4_K_512(int64_t k, const void *x, void *p)
+{
+    static const int order[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+    const block_q8_K *b = x;
+    block_q8_K *o = p;
+    for (int64_t i = 0; i < k / QK_K; i++) {
+        o[i] = b[i];
+        for (int c = 0; c < 8; c++)
+            memcpy(o[i].qs + 32 * c, b[i].qs + 32 * order[c], 32);
+    }
+}
+
+static void sb_q4_K_wide(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    const uint8_t *blk = (const uint8_t *)w + i * sizeof(block_q4_K), *qs = blk + 16;
+    const block_q8_K *b = (const block_q8_K *)x + i;
+    const __m512i m4 = _mm512_set1_epi8(0xF);
+    __m128i sm = k4_scales_mins(blk + 4);
+    __m512i sc16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
+    __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));
+    __m512i acc[2];
+    for (int h = 0; h < 2; h++) {
+        __m512i q = _mm512_loadu_si512(qs + 64 * h);
+        acc[h] = qdot_scaled(_mm512_setzero_si512(), _mm512_and_si512(q, m4), b->qs + 128 * h,
+                             _mm512_shuffle_epi8(sc16, _mm512_load_si512(k4_pick_wide[2 * h])));
+        acc[h] = qdot_scaled(acc[h], _mm512_and_si512(_mm512_srli_epi16(q, 4), m4), b->qs + 128 * h + 64,
+                             _mm512_shuffle_epi8(sc16, _mm512_load_si512(k4_pick_wide[2 * h + 1])));
+    }
+    *isum = _mm512_add_epi32(acc[0], acc[1]);
+    *msum = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), m16);
+}
+
 /* Q6_K: 64 elements (four groups of 16) per step. */
 static void sb_q6_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
 {
@@ -698,6 +745,62 @@ static float dot_q6_K_512(int64_t k, const void *w, const void *x)
     return dotK_512(k / QK_K, w, x, sb_q6_K_512, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
 }
 
+/* Rows of fewer than 16 super-blocks (k = 2048: 8) leave most of dotK's
+ * reductions empty, so rows that lie one after the other go through it
+ * 16 / nsb at a time, as one row of 16 whose activations repeat; row q's
+ * lanes then move down to where its own dotK has them (the other lanes
+ * zero, as there), so each row keeps its bits. */
+static inline __attribute__((always_inline)) void dotK_rows_512(int64_t k, const void *w, size_t w_stride,
+                                                                int64_t rows, const void *p, float *y, sbv_fn sb,
+                                                                size_t wsz, size_t doff, int with_min)
+{
+    const int64_t nsb = k / QK_K;
+    const block_q8_K *b = p;
+    int64_t r = 0;
+    if (nsb < 16 && 16 % nsb == 0 && w_stride == (size_t)nsb * wsz) {
+        const int per = (int)(16 / nsb);
+        const __mmask16 own = (__mmask16)((1u << nsb) - 1);
+        const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+        __m512 vdx = _mm512_setzero_ps();
+        for (int j = 0; j < 16; j++)
+            vdx = _mm512_mask_broadcastss_ps(vdx, (__mmask16)(1u << j), _mm_set_ss(b[j % nsb].d));
+        for (; r + per <= rows; r += per) {
+            const uint8_t *wg = (const uint8_t *)w + r * w_stride;
+            __m512i v[16], mz[8];
+            __m256i m[16];
+            for (int j = 0; j < 16; j++)
+                sb(wg + j * wsz, b + j % nsb, 0, &v[j], &m[j]);
+            __m512 acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lane_sums16(v)), _mm512_mul_ps(d16(wg + doff, wsz, 16), vdx),
+                                         _mm512_setzero_ps());
+            if (with_min) {
+                for (int q = 0; q < 8; q++)
+                    mz[q] = _mm512_inserti64x4(_mm512_castsi256_si512(m[2 * q]), m[2 * q + 1], 1);
+                acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(block_sums16(mz)),
+                                       _mm512_mul_ps(d16(wg + doff + 2, wsz, 16), vdx), acc);
+            }
+            for (int q = 0; q < per; q++)
+                y[r + q] = canon16_sum(
+                    _mm512_maskz_permutexvar_ps(own, _mm512_add_epi32(lanes, _mm512_set1_epi32(q * (int)nsb)), acc));
+        }
+    }
+    for (; r < rows; r++)
+        y[r] = dotK_512(nsb, (const uint8_t *)w + r * w_stride, p, sb, wsz, doff, with_min);
+}
+
+static void dot_rows_q4_K_512(int64_t k, const void *w, size_t w_stride, int64_t rows, const void *p, float *y)
+{
+    dotK_rows_512(k, w, w_stride, rows, p, y, sb_q4_K_wide, sizeof(block_q4_K), offsetof(block_q4_K, d), 1);
+}
+
+/* Q6_K's quants unpack in element order: its prepared activations are
+ * the activations */
+static void prep_q8_K_copy(int64_t k, const void *x, void *p) { memcpy(p, x, (size_t)(k / QK_K) * sizeof(block_q8_K)); }
+
+static void dot_rows_q6_K_512(int64_t k, const void *w, size_t w_stride, int64_t rows, const void *p, float *y)
+{
+    dotK_rows_512(k, w, w_stride, rows, p, y, sb_q6_K_512, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
+}
+
 void cf_fill_avx512(cf_kernel_table *t, int vnni)
 {
     if (!vnni)
@@ -721,8 +824,12 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q2_K] = dot_q2_K_512;
     t->dot[CF_TYPE_Q3_K] = dot_q3_K_512;
     t->dot[CF_TYPE_Q4_K] = dot_q4_K_512;
+    t->prep[CF_TYPE_Q4_K] = prep_q4_K_512;
+    t->dot_rows[CF_TYPE_Q4_K] = dot_rows_q4_K_512;
     t->dot[CF_TYPE_Q5_K] = dot_q5_K_512;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
+    t->prep[CF_TYPE_Q6_K] = prep_q8_K_copy;
+    t->dot_rows[CF_TYPE_Q6_K] = dot_rows_q6_K_512;
     cf_fill_gemm_avx512(t);
 }
 #else

@@ -1,5 +1,6 @@
 /* Kernel benchmark (not a test): per weight type, matvec GB/s (N = 1) for
- * 8192x2048 and 2048x8192 weights at 1 and 2 threads, GEMM GFLOP/s at
+ * 8192x2048 and 2048x8192 weights at 1 and 2 threads, for 256x2048
+ * weights that stay in L2 (the kernel's compute ceiling), GEMM GFLOP/s at
  * N = 64 and 512, and the machine's STREAM-like read bandwidth.
  *   bench_kernels [TYPE...]      (default: every computable type)
  * Matvec weights are cycled through copies totalling > 128 MiB so they come
@@ -142,9 +143,9 @@ int main(int argc, char **argv)
     double bw1 = read_bandwidth(1), bw2 = read_bandwidth(2);
     printf("ISA %s; read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (2 threads)\n",
            cf_isa_name(cf_isa_active()), bw1, bw2);
-    printf("%-5s | matvec GB/s (%% of read bw)      8192x2048        2048x8192   | GEMM GFLOP/s "
+    printf("%-5s | matvec GB/s (%% of read bw)      8192x2048        2048x8192   | in L2 | GEMM GFLOP/s "
            "8192x2048, 2 threads\n", "type");
-    printf("%-5s | %16s %16s %16s %16s | %8s %8s\n", "", "1 thr", "2 thr", "1 thr", "2 thr",
+    printf("%-5s | %16s %16s %16s %16s | %5s | %8s %8s\n", "", "1 thr", "2 thr", "1 thr", "2 thr", "1 thr",
            "N=64", "N=512");
     for (int i = 0; i < nt; i++) {
         cf_type t = types[i];
@@ -162,7 +163,10 @@ int main(int argc, char **argv)
             teardown(&b);
             fflush(stdout);
         }
-        printf(" |");
+        bench l2;
+        setup(&l2, t, 256, 2048, 1, 1);
+        printf(" | %5.1f |", cf_row_bytes(t, 2048) * 256 / time_it(&l2, 1) / 1e9);
+        teardown(&l2);
         for (int n = 64; n <= 512; n *= 8) {
             bench b;
             setup(&b, t, 8192, 2048, n, 1);
