@@ -526,15 +526,11 @@ static void sb_q5_K_512(const void *w, const void *x, int64_t i, __m512i *isum, 
  * in the order 0 2 1 3 4 6 5 7, the order of the low and high nibbles of
  * 64 quant bytes, so that a whole vector of quants unpacks with one shift
  * (the steps above put two 32-byte halves together, a shuffle each). */
-static const __attribute__((aligned(64))) uint8_t k4_pick_wide[4][64] = {
-#define W2(w) (2 * (w)), (2 * (w) + 1)
-#define L8(w) W2(w), W2(w), W2(w), W2(w), W2(w), W2(w), W2(w), W2(w)
-    {L8(0), L8(0), L8(2), L8(2)},
-    {L8(1), L8(1), L8(3), L8(3)},
-    {L8(4), L8(4), L8(6), L8(6)},
-    {L8(5), L8(5), L8(7), L8(7)},
-#undef L8
-#undef W2
+static const __attribute__((aligned(64))) uint8_t k4_pick_wide[2][64] = {
+#define W4(w) (2 * (w)), (2 * (w) + 1), (2 * (w)), (2 * (w) + 1), (2 * (w)), (2 * (w) + 1), (2 * (w)), (2 * (w) + 1)
+    {W4(0), W4(1), W4(0), W4(1), W4(2), W4(3), W4(2), W4(3)},
+    {W4(4), W4(5), W4(4), W4(5), W4(6), W4(7), W4(6), W4(7)},
+#undef W4
 };
 
 static void prep_q4_K_512(int64_t k, const void *x, void *p)
@@ -557,15 +553,19 @@ static void sb_q4_K_wide(const void *w, const void *x, int64_t i, __m512i *isum,
     __m128i sm = k4_scales_mins(blk + 4);
     __m512i sc16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
     __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));
-    __m512i acc[2];
+    /* vpdpbusd's sums of 4 products (|s| <= 4 * 15 * 128) fit in int16:
+     * two steps' sums pack into one vector, and one vpdpwssd applies the
+     * scales of both (a lane's 4 words come from one group) */
+    __m512i acc = _mm512_setzero_si512();
     for (int h = 0; h < 2; h++) {
         __m512i q = _mm512_loadu_si512(qs + 64 * h);
-        acc[h] = qdot_scaled(_mm512_setzero_si512(), _mm512_and_si512(q, m4), b->qs + 128 * h,
-                             _mm512_shuffle_epi8(sc16, _mm512_load_si512(k4_pick_wide[2 * h])));
-        acc[h] = qdot_scaled(acc[h], _mm512_and_si512(_mm512_srli_epi16(q, 4), m4), b->qs + 128 * h + 64,
-                             _mm512_shuffle_epi8(sc16, _mm512_load_si512(k4_pick_wide[2 * h + 1])));
+        __m512i lo = dp(_mm512_setzero_si512(), _mm512_and_si512(q, m4), _mm512_loadu_si512(b->qs + 128 * h));
+        __m512i hi = dp(_mm512_setzero_si512(), _mm512_and_si512(_mm512_srli_epi16(q, 4), m4),
+                        _mm512_loadu_si512(b->qs + 128 * h + 64));
+        acc = _mm512_dpwssd_epi32(acc, _mm512_packs_epi32(lo, hi),
+                                  _mm512_shuffle_epi8(sc16, _mm512_load_si512(k4_pick_wide[h])));
     }
-    *isum = _mm512_add_epi32(acc[0], acc[1]);
+    *isum = acc;
     *msum = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), m16);
 }
 
@@ -766,17 +766,23 @@ static inline __attribute__((always_inline)) void dotK_rows_512(int64_t k, const
             vdx = _mm512_mask_broadcastss_ps(vdx, (__mmask16)(1u << j), _mm_set_ss(b[j % nsb].d));
         for (; r + per <= rows; r += per) {
             const uint8_t *wg = (const uint8_t *)w + r * w_stride;
-            __m512i v[16], mz[8];
+            __m512i v[16], mz[8], dm = _mm512_setzero_si512();
             __m256i m[16];
-            for (int j = 0; j < 16; j++)
+            for (int j = 0; j < 16; j++) {
                 sb(wg + j * wsz, b + j % nsb, 0, &v[j], &m[j]);
-            __m512 acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lane_sums16(v)), _mm512_mul_ps(d16(wg + doff, wsz, 16), vdx),
+                /* d and (Q4_K) dmin, F16, in lane j (Q6_K's d ends its block) */
+                dm = _mm512_mask_broadcastd_epi32(dm, (__mmask16)(1u << j),
+                                                  with_min ? _mm_loadu_si32(wg + j * wsz + doff)
+                                                           : _mm_loadu_si16(wg + j * wsz + doff));
+            }
+            __m512 acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lane_sums16(v)),
+                                         _mm512_mul_ps(_mm512_cvtph_ps(_mm512_cvtepi32_epi16(dm)), vdx),
                                          _mm512_setzero_ps());
             if (with_min) {
                 for (int q = 0; q < 8; q++)
                     mz[q] = _mm512_inserti64x4(_mm512_castsi256_si512(m[2 * q]), m[2 * q + 1], 1);
-                acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(block_sums16(mz)),
-                                       _mm512_mul_ps(d16(wg + doff + 2, wsz, 16), vdx), acc);
+                __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dm, 16)));
+                acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(block_sums16(mz)), _mm512_mul_ps(dmin, vdx), acc);
             }
             for (int q = 0; q < per; q++)
                 y[r + q] = canon16_sum(
