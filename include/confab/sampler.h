@@ -41,6 +41,15 @@ void cf_sampler_params_default(cf_sampler_params *p);
 /* 0, or a message naming the first setting out of range. */
 int cf_sampler_params_check(const cf_sampler_params *p, cf_err *err);
 
+/* The settings by name, as the command line and /set spell them: temp,
+ * top-k, top-p, min-p, typical, repeat-penalty, repeat-last-n,
+ * presence-penalty, frequency-penalty (NULL-terminated list).  _set parses
+ * value into p's setting, or leaves p as it was and says which setting
+ * and what range; _get formats it into buf (NULL: no such setting). */
+const char *const *cf_sampler_setting_names(void);
+int cf_sampler_setting_set(cf_sampler_params *p, const char *name, const char *value, cf_err *err);
+const char *cf_sampler_setting_get(const cf_sampler_params *p, const char *name, char *buf, size_t n);
+
 typedef struct cf_sampler cf_sampler;
 
 /* seed CF_SAMPLER_SEED_RANDOM draws one from the system. */

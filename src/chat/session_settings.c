@@ -1,5 +1,6 @@
 /* Settings by name, as /set and the command line spell them: the
- * sampler's, the seed and n-predict.  A bad name or value changes nothing. */
+ * sampler's (its own table), the seed and n-predict.  A bad name or value
+ * changes nothing. */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -8,44 +9,27 @@
 
 #include "session_internal.h"
 
-typedef enum { S_FLOAT, S_INT, S_SEED, S_N_PREDICT } setting_kind;
-
-typedef struct setting {
-    const char *name;
-    setting_kind kind;
-    size_t off; /* into cf_sampler_params (S_FLOAT, S_INT) */
-    double lo, hi;
-} setting;
-
-static const setting settings[] = {
-    {"temp", S_FLOAT, offsetof(cf_sampler_params, temp), 0, 100},
-    {"top-k", S_INT, offsetof(cf_sampler_params, top_k), 0, 1000000},
-    {"top-p", S_FLOAT, offsetof(cf_sampler_params, top_p), 0, 1},
-    {"min-p", S_FLOAT, offsetof(cf_sampler_params, min_p), 0, 1},
-    {"typical", S_FLOAT, offsetof(cf_sampler_params, typical_p), 0, 1},
-    {"repeat-penalty", S_FLOAT, offsetof(cf_sampler_params, repeat_penalty), 0, 100},
-    {"repeat-last-n", S_INT, offsetof(cf_sampler_params, repeat_last_n), 0, CF_SAMPLER_MAX_LAST_N},
-    {"presence-penalty", S_FLOAT, offsetof(cf_sampler_params, presence_penalty), -2, 2},
-    {"frequency-penalty", S_FLOAT, offsetof(cf_sampler_params, frequency_penalty), -2, 2},
-    {"seed", S_SEED, 0, 0, 0},
-    {"n-predict", S_N_PREDICT, 0, -1, 1000000000},
-};
-#define N_SETTINGS (sizeof settings / sizeof settings[0])
+#define N_PREDICT_MAX 1000000000
 
 const char *const *cf_session_setting_names(void)
 {
-    static const char *names[N_SETTINGS + 1];
-    for (size_t i = 0; i < N_SETTINGS; i++)
-        names[i] = settings[i].name;
+    static const char *names[32];
+    if (!names[0]) {
+        size_t n = 0;
+        for (const char *const *p = cf_sampler_setting_names(); *p && n < 29; p++)
+            names[n++] = *p;
+        names[n++] = "seed";
+        names[n] = "n-predict";
+    }
     return names;
 }
 
-static const setting *find(const char *name)
+static bool known(const char *name)
 {
-    for (size_t i = 0; i < N_SETTINGS; i++)
-        if (strcmp(settings[i].name, name) == 0)
-            return &settings[i];
-    return NULL;
+    for (const char *const *p = cf_session_setting_names(); *p; p++)
+        if (strcmp(*p, name) == 0)
+            return true;
+    return false;
 }
 
 int sess_sampler_reset(cf_session *s, const cf_sampler_params *p, uint64_t seed, cf_err *err)
@@ -84,63 +68,39 @@ static int set_seed(cf_session *s, const char *value, cf_err *err)
 
 int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *err)
 {
-    const setting *st = find(name);
-    if (!st) {
+    if (!known(name)) {
         char list[256] = "";
-        for (size_t i = 0; i < N_SETTINGS; i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
-                     settings[i].name);
+        for (const char *const *p = cf_session_setting_names(); *p; p++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? ", " : "", *p);
         return cf_fail_as(err, CF_E_USAGE, "unknown setting '%s' (settings: %s)", name, list);
     }
-    if (st->kind == S_SEED) {
+    if (strcmp(name, "seed") == 0) {
         if (set_seed(s, value, err))
             return -1;
-        s->dirty = true;
-        return 0;
-    }
-    char *end;
-    errno = 0;
-    double v = strtod(value, &end);
-    bool integral = st->kind != S_FLOAT;
-    if (!*value || *end || errno || !isfinite(v) || (integral && v != floor(v)) || v < st->lo ||
-        v > st->hi)
-        return cf_fail_as(err, CF_E_USAGE, "%s: '%s' is not %s from %g to %g", name, value,
-                       integral ? "a whole number" : "a number", st->lo, st->hi);
-    if (st->kind == S_N_PREDICT) {
+    } else if (strcmp(name, "n-predict") == 0) {
+        char *end;
+        errno = 0;
+        long v = strtol(value, &end, 10);
+        if (!*value || *end || errno || v < -1 || v > N_PREDICT_MAX)
+            return cf_fail_as(err, CF_E_USAGE, "n-predict: '%s' is not a whole number from -1 to %d", value,
+                              N_PREDICT_MAX);
         s->n_predict = (int)v;
-        s->dirty = true;
-        return 0;
+    } else {
+        cf_sampler_params p = *cf_sampler_get_params(s->smp);
+        if (cf_sampler_setting_set(&p, name, value, err) || cf_sampler_set_params(s->smp, &p, err))
+            return -1;
     }
-    cf_sampler_params p = *cf_sampler_get_params(s->smp);
-    if (st->kind == S_FLOAT)
-        *(float *)((char *)&p + st->off) = (float)v;
-    else
-        *(int32_t *)((char *)&p + st->off) = (int32_t)v;
-    if (cf_sampler_params_check(&p, err) || cf_sampler_set_params(s->smp, &p, err))
-        return -1;
     s->dirty = true;
     return 0;
 }
 
 const char *cf_session_get(const cf_session *s, const char *name, char *buf, size_t n)
 {
-    const setting *st = find(name);
-    if (!st)
-        return NULL;
-    const cf_sampler_params *p = cf_sampler_get_params(s->smp);
-    switch (st->kind) {
-    case S_FLOAT:
-        snprintf(buf, n, "%g", (double)*(const float *)((const char *)p + st->off));
-        break;
-    case S_INT:
-        snprintf(buf, n, "%d", (int)*(const int32_t *)((const char *)p + st->off));
-        break;
-    case S_SEED:
+    if (strcmp(name, "seed") == 0)
         snprintf(buf, n, "%llu", (unsigned long long)cf_sampler_seed(s->smp));
-        break;
-    case S_N_PREDICT:
+    else if (strcmp(name, "n-predict") == 0)
         snprintf(buf, n, "%d", s->n_predict);
-        break;
-    }
+    else
+        return cf_sampler_setting_get(cf_sampler_get_params(s->smp), name, buf, n);
     return buf;
 }

@@ -38,6 +38,17 @@ int cli_exit_for(const cf_err *err)
     }
 }
 
+void cli_option_error(const char *name, const char *msg)
+{
+    /* the library usually names the setting first ("temp: '-5' is not
+     * ..."): then that becomes the option's name */
+    const size_t n = strlen(name);
+    if (strncmp(msg, name, n) == 0 && msg[n] == ':')
+        cli_error("--%s", msg);
+    else
+        cli_error("--%s: %s", name, msg);
+}
+
 bool cli_parse_int(const char *opt, const char *s, long long lo, long long hi, long long *out)
 {
     char *end;

@@ -37,6 +37,8 @@ int cli_exit_for(const cf_err *err);
 __attribute__((format(printf, 1, 2)))
 #endif
 void cli_error(const char *fmt, ...);
+/* The library's message msg about option --name, naming the option once. */
+void cli_option_error(const char *name, const char *msg);
 
 /* Strict number parsing for option values; on failure print one error
  * naming the option and return false. */

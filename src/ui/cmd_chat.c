@@ -50,14 +50,7 @@ static int apply_settings(cf_session *s, const chat_opts *o)
     for (int i = 0; i < OPTS_N_SETTINGS; i++) {
         cf_err err = {0};
         if (o->settings[i] && cf_session_set(s, opts_setting_names[i], o->settings[i], &err) < 0) {
-            /* the session usually names the setting first ("temp: '-5' is
-             * not ..."): then that becomes the option's name */
-            const char *name = opts_setting_names[i];
-            const size_t n = strlen(name);
-            if (strncmp(err.msg, name, n) == 0 && err.msg[n] == ':')
-                cli_error("--%s", err.msg);
-            else
-                cli_error("--%s: %s", name, err.msg);
+            cli_option_error(opts_setting_names[i], err.msg);
             return -1;
         }
     }

@@ -52,8 +52,7 @@ static void usage(FILE *f)
 }
 
 enum {
-    OPT_TEMP = 256, OPT_TOPK, OPT_TOPP, OPT_MINP, OPT_TYPICAL, OPT_REPEAT, OPT_REPEAT_N,
-    OPT_PRESENCE, OPT_FREQUENCY, OPT_SEED, OPT_KV, OPT_NO_SPECIAL, OPT_SPECIAL, OPT_IGNORE_EOS,
+    OPT_SAMPLER = 256, OPT_SEED, OPT_KV, OPT_NO_SPECIAL, OPT_SPECIAL, OPT_IGNORE_EOS,
     OPT_IDS, OPT_DUMP, OPT_TOKENIZER,
 };
 
@@ -68,15 +67,15 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         {"threads", required_argument, 0, 't'},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
-        {"temp", required_argument, 0, OPT_TEMP},
-        {"top-k", required_argument, 0, OPT_TOPK},
-        {"top-p", required_argument, 0, OPT_TOPP},
-        {"min-p", required_argument, 0, OPT_MINP},
-        {"typical", required_argument, 0, OPT_TYPICAL},
-        {"repeat-penalty", required_argument, 0, OPT_REPEAT},
-        {"repeat-last-n", required_argument, 0, OPT_REPEAT_N},
-        {"presence-penalty", required_argument, 0, OPT_PRESENCE},
-        {"frequency-penalty", required_argument, 0, OPT_FREQUENCY},
+        {"temp", required_argument, 0, OPT_SAMPLER},
+        {"top-k", required_argument, 0, OPT_SAMPLER},
+        {"top-p", required_argument, 0, OPT_SAMPLER},
+        {"min-p", required_argument, 0, OPT_SAMPLER},
+        {"typical", required_argument, 0, OPT_SAMPLER},
+        {"repeat-penalty", required_argument, 0, OPT_SAMPLER},
+        {"repeat-last-n", required_argument, 0, OPT_SAMPLER},
+        {"presence-penalty", required_argument, 0, OPT_SAMPLER},
+        {"frequency-penalty", required_argument, 0, OPT_SAMPLER},
         {"seed", required_argument, 0, OPT_SEED},
         {"kv-type", required_argument, 0, OPT_KV},
         {"no-special", no_argument, 0, OPT_NO_SPECIAL},
@@ -87,8 +86,6 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         {"tokenizer", required_argument, 0, OPT_TOKENIZER},
         {0, 0, 0, 0},
     };
-    double v;
-    long long iv;
     int c;
     optind = 1;
     int li = 0;
@@ -107,15 +104,14 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         case 't': ok = cli_parse_int("-t", optarg, 1, 1024, &o->threads); break;
         case 'v': o->verbose = true; break;
         case 'h': usage(stdout); return 1;
-        case OPT_TEMP: ok = cli_parse_float(name, optarg, 0, 100, &v); o->sp.temp = (float)v; break;
-        case OPT_TOPK: ok = cli_parse_int(name, optarg, 0, 1 << 24, &iv); o->sp.top_k = (int32_t)iv; break;
-        case OPT_TOPP: ok = cli_parse_float(name, optarg, 0, 1, &v); o->sp.top_p = (float)v; break;
-        case OPT_MINP: ok = cli_parse_float(name, optarg, 0, 1, &v); o->sp.min_p = (float)v; break;
-        case OPT_TYPICAL: ok = cli_parse_float(name, optarg, 0, 1, &v); o->sp.typical_p = (float)v; break;
-        case OPT_REPEAT: ok = cli_parse_float(name, optarg, 0, 10, &v); o->sp.repeat_penalty = (float)v; break;
-        case OPT_REPEAT_N: ok = cli_parse_int(name, optarg, 0, CF_SAMPLER_MAX_LAST_N, &iv); o->sp.repeat_last_n = (int32_t)iv; break;
-        case OPT_PRESENCE: ok = cli_parse_float(name, optarg, -10, 10, &v); o->sp.presence_penalty = (float)v; break;
-        case OPT_FREQUENCY: ok = cli_parse_float(name, optarg, -10, 10, &v); o->sp.frequency_penalty = (float)v; break;
+        case OPT_SAMPLER: {
+            cf_err err = {0};
+            if (cf_sampler_setting_set(&o->sp, opts[li].name, optarg, &err)) {
+                cli_option_error(opts[li].name, err.msg);
+                ok = false;
+            }
+            break;
+        }
         case OPT_SEED: ok = cli_parse_int(name, optarg, 0, INT64_MAX, &o->seed); break;
         case OPT_KV:
             if (!strcmp(optarg, "f32") || !strcmp(optarg, "f16"))

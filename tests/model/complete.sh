@@ -39,6 +39,9 @@ check_err() { # want_rc pattern args...
         printf "%s" "$msg" | grep -q -e "$pat" || fail "complete $*: rc $rc, '$msg'"
 }
 check_err 2 "not a number" -m "$models/stories260K.gguf" -p x --temp abc
+# the same ranges as chat's options and /set (one table, the sampler's)
+check_err 2 "^confab: --presence-penalty: '3' is not a number from -2 to 2$" -m "$models/stories260K.gguf" -p x --presence-penalty 3
+check_err 2 "^confab: --repeat-penalty: the repeat penalty must be" -m "$models/stories260K.gguf" -p x --repeat-penalty 0
 check_err 2 "-p TEXT or -f FILE" -m "$models/stories260K.gguf"
 check_err 3 "cannot open" -m "$tmp/none.gguf" -p x
 check_err 5 "context holds" -m "$models/stories260K.gguf" -p "$prompt" -c 8

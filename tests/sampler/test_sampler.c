@@ -470,6 +470,36 @@ static void check_bad_settings(void)
     cf_sampler_free(s);
 }
 
+/* settings by name: every field in the table, values parsed and ranged,
+ * a bad value leaves the params as they were */
+static void check_settings_by_name(void)
+{
+    cf_sampler_params p, before;
+    cf_err err;
+    char buf[32];
+    cf_sampler_params_default(&p);
+    size_t n = 0;
+    for (const char *const *name = cf_sampler_setting_names(); *name; name++, n++)
+        CHECKF(cf_sampler_setting_get(&p, *name, buf, sizeof buf) != NULL, "%s", *name);
+    CHECK(n == 9);
+    CHECK(cf_sampler_setting_set(&p, "temp", "0.3", &err) == 0 && p.temp == 0.3f);
+    CHECK(cf_sampler_setting_set(&p, "top-k", "7", &err) == 0 && p.top_k == 7);
+    CHECK(cf_sampler_setting_set(&p, "repeat-last-n", "128", &err) == 0 && p.repeat_last_n == 128);
+    CHECK(cf_sampler_setting_set(&p, "frequency-penalty", "-1.5", &err) == 0 && p.frequency_penalty == -1.5f);
+    CHECK(strcmp(cf_sampler_setting_get(&p, "top-k", buf, sizeof buf), "7") == 0);
+    CHECK(strcmp(cf_sampler_setting_get(&p, "temp", buf, sizeof buf), "0.3") == 0);
+    before = p;
+    CHECK(cf_sampler_setting_set(&p, "top-k", "2.5", &err) != 0 && strstr(err.msg, "top-k: '2.5'") &&
+          strstr(err.msg, "whole number from 0 to 1000000"));
+    CHECK(cf_sampler_setting_set(&p, "temp", "warm", &err) != 0 && strstr(err.msg, "from 0 to 100"));
+    CHECK(cf_sampler_setting_set(&p, "presence-penalty", "3", &err) != 0 && strstr(err.msg, "-2 to 2"));
+    CHECK(cf_sampler_setting_set(&p, "repeat-penalty", "0", &err) != 0 && strstr(err.msg, "repeat penalty"));
+    CHECK(cf_sampler_setting_set(&p, "top-p", "", &err) != 0);
+    CHECK(cf_sampler_setting_set(&p, "seed", "1", &err) != 0 && strstr(err.msg, "not a sampler setting"));
+    CHECK(cf_sampler_setting_get(&p, "seed", buf, sizeof buf) == NULL);
+    CHECK(memcmp(&p, &before, sizeof p) == 0);
+}
+
 int main(void)
 {
     check_defaults();
@@ -480,5 +510,6 @@ int main(void)
     check_settings_change();
     check_penalties_and_greedy();
     check_bad_settings();
+    check_settings_by_name();
     return test_summary("sampler");
 }
