@@ -533,22 +533,38 @@ static const __attribute__((aligned(64))) uint8_t k4_pick_wide[2][64] = {
 #undef W4
 };
 
+/* A prepared super-block of activations for decoding: block_q8_K's
+ * fields with the quants on a cache line (block_q8_K has them at offset 4,
+ * and a vector load across two lines costs two). */
+typedef struct {
+    int8_t qs[QK_K];
+    int16_t bsums[QK_K / 16];
+    float d;
+    uint8_t pad[28];
+} __attribute__((aligned(64))) q8K_prep;
+_Static_assert(sizeof(q8K_prep) == 320, "q8K_prep");
+_Static_assert(CF_PREP_MAX_K / QK_K * sizeof(q8K_prep) <= CF_PREP_BYTES, "CF_PREP_BYTES holds the prepared blocks");
+
+/* block b into o, its 32-element groups in the order order (NULL: as they are) */
+static void prep_q8_K(const block_q8_K *b, q8K_prep *o, const int *order)
+{
+    for (int c = 0; c < 8; c++)
+        memcpy(o->qs + 32 * c, b->qs + 32 * (order ? order[c] : c), 32);
+    memcpy(o->bsums, q8k_bsums(b), sizeof o->bsums);
+    o->d = b->d;
+}
+
 static void prep_q4_K_512(int64_t k, const void *x, void *p)
 {
     static const int order[8] = {0, 2, 1, 3, 4, 6, 5, 7};
-    const block_q8_K *b = x;
-    block_q8_K *o = p;
-    for (int64_t i = 0; i < k / QK_K; i++) {
-        o[i] = b[i];
-        for (int c = 0; c < 8; c++)
-            memcpy(o[i].qs + 32 * c, b[i].qs + 32 * order[c], 32);
-    }
+    for (int64_t i = 0; i < k / QK_K; i++)
+        prep_q8_K((const block_q8_K *)x + i, (q8K_prep *)p + i, order);
 }
 
 static void sb_q4_K_wide(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
 {
     const uint8_t *blk = (const uint8_t *)w + i * sizeof(block_q4_K), *qs = blk + 16;
-    const block_q8_K *b = (const block_q8_K *)x + i;
+    const q8K_prep *b = (const q8K_prep *)x + i;
     const __m512i m4 = _mm512_set1_epi8(0xF);
     __m128i sm = k4_scales_mins(blk + 4);
     __m512i sc16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
@@ -559,21 +575,20 @@ static void sb_q4_K_wide(const void *w, const void *x, int64_t i, __m512i *isum,
     __m512i acc = _mm512_setzero_si512();
     for (int h = 0; h < 2; h++) {
         __m512i q = _mm512_loadu_si512(qs + 64 * h);
-        __m512i lo = dp(_mm512_setzero_si512(), _mm512_and_si512(q, m4), _mm512_loadu_si512(b->qs + 128 * h));
+        __m512i lo = dp(_mm512_setzero_si512(), _mm512_and_si512(q, m4), _mm512_load_si512(b->qs + 128 * h));
         __m512i hi = dp(_mm512_setzero_si512(), _mm512_and_si512(_mm512_srli_epi16(q, 4), m4),
-                        _mm512_loadu_si512(b->qs + 128 * h + 64));
+                        _mm512_load_si512(b->qs + 128 * h + 64));
         acc = _mm512_dpwssd_epi32(acc, _mm512_packs_epi32(lo, hi),
                                   _mm512_shuffle_epi8(sc16, _mm512_load_si512(k4_pick_wide[h])));
     }
     *isum = acc;
-    *msum = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), m16);
+    *msum = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)b->bsums), m16);
 }
 
 /* Q6_K: 64 elements (four groups of 16) per step. */
-static void sb_q6_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+static inline __attribute__((always_inline)) void sb_q6_K_core(const block_q6_K *a, const int8_t *xqs,
+                                                               const int16_t *bsums, __m512i *isum, __m256i *msum)
 {
-    const block_q6_K *a = (const block_q6_K *)w + i;
-    const block_q8_K *b = (const block_q8_K *)x + i;
     const __m512i m15 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
     __m128i sc8 = _mm_loadu_si128((const __m128i *)a->scales);
     __m256i sc16y = _mm256_cvtepi8_epi16(sc8);
@@ -582,7 +597,7 @@ static void sb_q6_K_512(const void *w, const void *x, int64_t i, __m512i *isum, 
     const __m512i spread = _mm512_set_epi16(15, 11, 7, 3, 15, 11, 7, 3, 14, 10, 6, 2, 14, 10, 6, 2,
                                             13, 9, 5, 1, 13, 9, 5, 1, 12, 8, 4, 0, 12, 8, 4, 0);
     __m512i sc16 = _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(sc16y));
-    __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)q8k_bsums(b)), sc16y);
+    __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)bsums), sc16y);
     __m512i acc = _mm512_setzero_si512();
     for (int h = 0; h < 2; h++) {
         __m512i ql = _mm512_loadu_si512(a->ql + 64 * h); /* low nibbles of s = 0 | s = 1 */
@@ -594,13 +609,25 @@ static void sb_q6_K_512(const void *w, const void *x, int64_t i, __m512i *isum, 
         __m512i q01 = _mm512_ternarylogic_epi32(_mm512_and_si512(ql, m15), h01, m30, 0xF8);
         __m512i q23 = _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m15), h23, m30, 0xF8);
         for (int st = 0; st < 2; st++) {
-            acc = qdot_scaled(acc, st ? q23 : q01, b->qs + 128 * h + 64 * st,
+            acc = qdot_scaled(acc, st ? q23 : q01, xqs + 128 * h + 64 * st,
                               _mm512_shuffle_epi8(sc16, _mm512_load_si512(k6_pick[2 * h + st])));
         }
     }
     /* the -32 of the quants: minus 32 * sum sc * bsums, in lanes 0..7 */
     *isum = _mm512_sub_epi32(acc, _mm512_zextsi256_si512(_mm256_slli_epi32(off, 5)));
     *msum = _mm256_setzero_si256();
+}
+
+static void sb_q6_K_512(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    const block_q8_K *b = (const block_q8_K *)x + i;
+    sb_q6_K_core((const block_q6_K *)w + i, b->qs, q8k_bsums(b), isum, msum);
+}
+
+static void sb_q6_K_prep(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    const q8K_prep *b = (const q8K_prep *)x + i;
+    sb_q6_K_core((const block_q6_K *)w + i, b->qs, b->bsums, isum, msum);
 }
 
 /* v[i] -> the sums of their 16 lanes, in order (a transposing tree). */
@@ -624,10 +651,15 @@ typedef void (*sbv_fn)(const void *w, const void *x, int64_t i, __m512i *isum, _
 
 /* The canonical float part over nsb super-blocks, 16 at a time, from the
  * unreduced integer sums; d (and dmin) of a weight block at doff (+2). */
-static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const void *w, const void *x, sbv_fn sb,
-                                                            size_t wsz, size_t doff, int with_min)
+static inline float q8K_d(const void *x, int64_t i, int prepped)
 {
-    const block_q8_K *b = x;
+    return prepped ? ((const q8K_prep *)x)[i].d : ((const block_q8_K *)x)[i].d;
+}
+
+/* x: block_q8_K, or (prepped) q8K_prep */
+static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const void *w, const void *x, sbv_fn sb,
+                                                            size_t wsz, size_t doff, int with_min, int prepped)
+{
     __m512 acc = _mm512_setzero_ps();
     for (int64_t i0 = 0; i0 < nsb; i0 += 16) {
         int n = nsb - i0 < 16 ? (int)(nsb - i0) : 16;
@@ -637,7 +669,7 @@ static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const v
         for (int j = 0; j < 16; j++) {
             if (j < n) {
                 sb(w, x, i0 + j, &v[j], &m[j]);
-                vdx = _mm512_mask_broadcastss_ps(vdx, (__mmask16)(1u << j), _mm_set_ss(b[i0 + j].d));
+                vdx = _mm512_mask_broadcastss_ps(vdx, (__mmask16)(1u << j), _mm_set_ss(q8K_d(x, i0 + j, prepped)));
             } else {
                 v[j] = _mm512_setzero_si512();
                 m[j] = _mm256_setzero_si256();
@@ -722,27 +754,27 @@ static void sb_q3_K_512(const void *w, const void *x, int64_t i, __m512i *isum, 
 
 static float dot_q2_K_512(int64_t k, const void *w, const void *x)
 {
-    return dotK_512(k / QK_K, w, x, sb_q2_K_512, sizeof(block_q2_K), offsetof(block_q2_K, d), 1);
+    return dotK_512(k / QK_K, w, x, sb_q2_K_512, sizeof(block_q2_K), offsetof(block_q2_K, d), 1, 0);
 }
 
 static float dot_q3_K_512(int64_t k, const void *w, const void *x)
 {
-    return dotK_512(k / QK_K, w, x, sb_q3_K_512, sizeof(block_q3_K), offsetof(block_q3_K, d), 0);
+    return dotK_512(k / QK_K, w, x, sb_q3_K_512, sizeof(block_q3_K), offsetof(block_q3_K, d), 0, 0);
 }
 
 static float dot_q4_K_512(int64_t k, const void *w, const void *x)
 {
-    return dotK_512(k / QK_K, w, x, sb_q4_K_512, sizeof(block_q4_K), 0, 1);
+    return dotK_512(k / QK_K, w, x, sb_q4_K_512, sizeof(block_q4_K), 0, 1, 0);
 }
 
 static float dot_q5_K_512(int64_t k, const void *w, const void *x)
 {
-    return dotK_512(k / QK_K, w, x, sb_q5_K_512, sizeof(block_q5_K), 0, 1);
+    return dotK_512(k / QK_K, w, x, sb_q5_K_512, sizeof(block_q5_K), 0, 1, 0);
 }
 
 static float dot_q6_K_512(int64_t k, const void *w, const void *x)
 {
-    return dotK_512(k / QK_K, w, x, sb_q6_K_512, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
+    return dotK_512(k / QK_K, w, x, sb_q6_K_512, sizeof(block_q6_K), offsetof(block_q6_K, d), 0, 0);
 }
 
 /* Rows of fewer than 16 super-blocks (k = 2048: 8) leave most of dotK's
@@ -755,7 +787,7 @@ static inline __attribute__((always_inline)) void dotK_rows_512(int64_t k, const
                                                                 size_t wsz, size_t doff, int with_min)
 {
     const int64_t nsb = k / QK_K;
-    const block_q8_K *b = p;
+    const q8K_prep *b = p;
     int64_t r = 0;
     if (nsb < 16 && 16 % nsb == 0 && w_stride == (size_t)nsb * wsz) {
         const int per = (int)(16 / nsb);
@@ -790,7 +822,7 @@ static inline __attribute__((always_inline)) void dotK_rows_512(int64_t k, const
         }
     }
     for (; r < rows; r++)
-        y[r] = dotK_512(nsb, (const uint8_t *)w + r * w_stride, p, sb, wsz, doff, with_min);
+        y[r] = dotK_512(nsb, (const uint8_t *)w + r * w_stride, p, sb, wsz, doff, with_min, 1);
 }
 
 static void dot_rows_q4_K_512(int64_t k, const void *w, size_t w_stride, int64_t rows, const void *p, float *y)
@@ -798,13 +830,16 @@ static void dot_rows_q4_K_512(int64_t k, const void *w, size_t w_stride, int64_t
     dotK_rows_512(k, w, w_stride, rows, p, y, sb_q4_K_wide, sizeof(block_q4_K), offsetof(block_q4_K, d), 1);
 }
 
-/* Q6_K's quants unpack in element order: its prepared activations are
- * the activations */
-static void prep_q8_K_copy(int64_t k, const void *x, void *p) { memcpy(p, x, (size_t)(k / QK_K) * sizeof(block_q8_K)); }
+/* Q6_K's quants unpack in element order */
+static void prep_q6_K_512(int64_t k, const void *x, void *p)
+{
+    for (int64_t i = 0; i < k / QK_K; i++)
+        prep_q8_K((const block_q8_K *)x + i, (q8K_prep *)p + i, NULL);
+}
 
 static void dot_rows_q6_K_512(int64_t k, const void *w, size_t w_stride, int64_t rows, const void *p, float *y)
 {
-    dotK_rows_512(k, w, w_stride, rows, p, y, sb_q6_K_512, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
+    dotK_rows_512(k, w, w_stride, rows, p, y, sb_q6_K_prep, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
 }
 
 void cf_fill_avx512(cf_kernel_table *t, int vnni)
@@ -834,7 +869,7 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot_rows[CF_TYPE_Q4_K] = dot_rows_q4_K_512;
     t->dot[CF_TYPE_Q5_K] = dot_q5_K_512;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
-    t->prep[CF_TYPE_Q6_K] = prep_q8_K_copy;
+    t->prep[CF_TYPE_Q6_K] = prep_q6_K_512;
     t->dot_rows[CF_TYPE_Q6_K] = dot_rows_q6_K_512;
     cf_fill_gemm_avx512(t);
 }
