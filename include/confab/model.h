@@ -52,6 +52,9 @@ typedef struct cf_model cf_model;
  * unsupported architecture lists the supported ones, an unsupported tensor
  * type names the tensor. */
 int cf_model_load(const char *path, const char *tokenizer_path, cf_model **out, cf_err *err);
+/* The same with the weights loaded as mode says (cf_model_load: AUTO). */
+int cf_model_load_as(const char *path, const char *tokenizer_path, cf_load_mode mode, cf_model **out,
+                     cf_err *err);
 /* Build a model over an open file; the model takes ownership of g. */
 int cf_model_from_gguf(cf_gguf *g, cf_model **out, cf_err *err);
 void cf_model_free(cf_model *m);

@@ -32,6 +32,7 @@ typedef struct cf_session_params {
     const char *tokenizer_path;     /* llama2.c checkpoints only */
     int n_ctx, n_batch, n_threads;  /* 0: defaults (see cf_ctx_params) */
     cf_kv_type kv_type;
+    cf_load_mode load_mode;         /* of the weights; 0: CF_LOAD_AUTO */
     const char *chat_template;      /* built-in name, or NULL */
     const char *chat_template_file; /* Jinja file, or NULL */
     const char *system_prompt;      /* NULL: none */

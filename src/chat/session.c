@@ -151,7 +151,7 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
     cf_ctx_params cp = {p->n_ctx, p->n_batch, p->n_threads, p->kv_type};
     cf_sampler_params sp;
     cf_sampler_params_default(&sp);
-    if (cf_model_load(p->model_path, p->tokenizer_path, &s->model, err) ||
+    if (cf_model_load_as(p->model_path, p->tokenizer_path, p->load_mode, &s->model, err) ||
         cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err)) {
         cf_err_class(err, CF_E_MODEL);
         goto fail;

@@ -302,9 +302,15 @@ int cf_model_from_gguf(cf_gguf *g, cf_model **out, cf_err *err)
 
 int cf_model_load(const char *path, const char *tokenizer_path, cf_model **out, cf_err *err)
 {
+    return cf_model_load_as(path, tokenizer_path, CF_LOAD_AUTO, out, err);
+}
+
+int cf_model_load_as(const char *path, const char *tokenizer_path, cf_load_mode mode, cf_model **out,
+                     cf_err *err)
+{
     cf_gguf *g;
     int rc = tokenizer_path ? cf_gguf_open_llama2c(path, tokenizer_path, &g, err)
-                            : cf_gguf_open(path, &g, err);
+                            : cf_gguf_open_as(path, mode, &g, err);
     if (rc != 0)
         return -1;
     cf_err inner;

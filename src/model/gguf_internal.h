@@ -24,6 +24,7 @@ struct cf_gguf {
     const uint8_t *data_base; /* tensor offsets are relative to this */
     uint64_t data_size;
     const uint8_t *map, *map2; /* mappings to unmap on close */
+    cf_load_mode loaded_as;    /* MMAP or COPY: how map came to be */
     uint64_t map_size, map2_size;
     void *owned; /* a buffer to free on close (a synthesized header) */
 };
@@ -33,7 +34,8 @@ cf_gguf *cf_gguf_alloc(void);
  * header inside the image; otherwise offsets are relative to data_base. */
 int cf_gguf_parse(cf_gguf *g, const uint8_t *img, uint64_t img_size, const uint8_t *data_base,
                   uint64_t data_size, cf_err *err);
-int cf_gguf_map_file(const char *path, const uint8_t **map, uint64_t *size, cf_err *err);
+/* The whole file in memory as mode says; munmap(map, size) releases it. */
+int cf_gguf_map_file(const char *path, cf_load_mode *mode, const uint8_t **map, uint64_t *size, cf_err *err);
 
 /* Add a tensor whose data offset (relative to the data base) is given
  * rather than assigned: the llama2.c loader describes tensors in place. */

@@ -6,6 +6,7 @@
  * outside the mapping or a huge allocation. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -490,8 +491,10 @@ int cf_gguf_parse(cf_gguf *g, const uint8_t *img, uint64_t img_size, const uint8
 cf_gguf *cf_gguf_alloc(void)
 {
     cf_gguf *g = calloc(1, sizeof *g);
-    if (g)
+    if (g) {
         g->format = "gguf";
+        g->loaded_as = CF_LOAD_MMAP;
+    }
     return g;
 }
 
@@ -510,7 +513,54 @@ int cf_gguf_open_buffer(const void *buf, size_t len, cf_gguf **out, cf_err *err)
     return 0;
 }
 
-int cf_gguf_map_file(const char *path, const uint8_t **map, uint64_t *size, cf_err *err)
+/* Whether AUTO copies a file of size bytes: huge pages on (always or on
+ * request) and the file under half of MemAvailable. */
+static bool copy_pays(uint64_t size)
+{
+    char buf[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f) {
+        if (!fgets(buf, sizeof buf, f))
+            buf[0] = 0;
+        fclose(f);
+    }
+    if (!strstr(buf, "[always]") && !strstr(buf, "[madvise]"))
+        return false;
+    unsigned long long avail_kb = 0;
+    f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return false;
+    while (fgets(buf, sizeof buf, f))
+        if (sscanf(buf, "MemAvailable: %llu kB", &avail_kb) == 1)
+            break;
+    fclose(f);
+    return size / 1024 < avail_kb / 2;
+}
+
+/* fd's size bytes into anonymous memory (huge pages asked for), read-only
+ * afterwards like a mapping. */
+static void *copy_file(int fd, uint64_t size, const char *path, cf_err *err)
+{
+    void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        cf_fail(err, "no memory for '%s' (%llu bytes): %s", path, (unsigned long long)size, strerror(errno));
+        return NULL;
+    }
+    madvise(p, (size_t)size, MADV_HUGEPAGE);
+    for (uint64_t got = 0; got < size;) {
+        ssize_t r = pread(fd, (char *)p + got, (size_t)(size - got), (off_t)got);
+        if (r <= 0) {
+            cf_fail(err, "cannot read '%s': %s", path, r < 0 ? strerror(errno) : "it shrank while being read");
+            munmap(p, (size_t)size);
+            return NULL;
+        }
+        got += (uint64_t)r;
+    }
+    mprotect(p, (size_t)size, PROT_READ);
+    return p;
+}
+
+int cf_gguf_map_file(const char *path, cf_load_mode *mode, const uint8_t **map, uint64_t *size, cf_err *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -524,10 +574,20 @@ int cf_gguf_map_file(const char *path, const uint8_t **map, uint64_t *size, cf_e
         close(fd);
         return cf_fail(err, "'%s' is empty", path);
     }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED)
-        return cf_fail(err, "cannot map '%s': %s", path, strerror(errno));
+    void *p;
+    if (*mode == CF_LOAD_AUTO)
+        *mode = copy_pays((uint64_t)st.st_size) ? CF_LOAD_COPY : CF_LOAD_MMAP;
+    if (*mode == CF_LOAD_COPY) {
+        p = copy_file(fd, (uint64_t)st.st_size, path, err);
+        close(fd);
+        if (!p)
+            return -1;
+    } else {
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        close(fd);
+        if (p == MAP_FAILED)
+            return cf_fail(err, "cannot map '%s': %s", path, strerror(errno));
+    }
     *map = p;
     *size = (uint64_t)st.st_size;
     return 0;
@@ -541,10 +601,15 @@ static bool has_suffix(const char *s, const char *suffix)
 
 int cf_gguf_open(const char *path, cf_gguf **out, cf_err *err)
 {
+    return cf_gguf_open_as(path, CF_LOAD_MMAP, out, err);
+}
+
+int cf_gguf_open_as(const char *path, cf_load_mode mode, cf_gguf **out, cf_err *err)
+{
     *out = NULL;
     const uint8_t *map;
     uint64_t size;
-    if (cf_gguf_map_file(path, &map, &size, err) != 0)
+    if (cf_gguf_map_file(path, &mode, &map, &size, err) != 0)
         return -1;
     if (size >= 4 && memcmp(map, "GGUF", 4) != 0 && has_suffix(path, ".bin")) {
         munmap((void *)map, (size_t)size);
@@ -557,6 +622,7 @@ int cf_gguf_open(const char *path, cf_gguf **out, cf_err *err)
     }
     g->map = map;
     g->map_size = size;
+    g->loaded_as = mode;
     g->file_size = size;
     cf_err inner;
     if (cf_gguf_parse(g, map, size, NULL, 0, &inner) != 0) {
@@ -596,6 +662,7 @@ uint32_t cf_gguf_version(const cf_gguf *g) { return g->version; }
 uint64_t cf_gguf_alignment(const cf_gguf *g) { return g->alignment; }
 uint64_t cf_gguf_data_offset(const cf_gguf *g) { return g->data_offset; }
 uint64_t cf_gguf_file_size(const cf_gguf *g) { return g->file_size; }
+cf_load_mode cf_gguf_loaded_as(const cf_gguf *g) { return g->loaded_as; }
 uint64_t cf_gguf_fingerprint(const cf_gguf *g) { return g->fingerprint; }
 const char *cf_gguf_source_format(const cf_gguf *g) { return g->format; }
 int64_t cf_gguf_n_kv(const cf_gguf *g) { return g->n_kv; }

@@ -63,7 +63,7 @@ static int read_vocab(const char *path, int32_t n, l2c_vocab *v, cf_err *err)
 {
     const uint8_t *map;
     uint64_t size;
-    if (cf_gguf_map_file(path, &map, &size, err) != 0)
+    if (cf_gguf_map_file(path, &(cf_load_mode){CF_LOAD_MMAP}, &map, &size, err) != 0)
         return -1;
     int rc = -1;
     uint64_t pos = 4;
@@ -236,7 +236,7 @@ int cf_gguf_open_llama2c(const char *ckpt_path, const char *tokenizer_path, cf_g
     const uint8_t *map;
     uint64_t size;
     cf_err inner;
-    if (cf_gguf_map_file(ckpt_path, &map, &size, err) != 0)
+    if (cf_gguf_map_file(ckpt_path, &(cf_load_mode){CF_LOAD_MMAP}, &map, &size, err) != 0)
         return -1;
     l2c_config c;
     bool shared = false;

@@ -24,6 +24,7 @@ typedef struct opts {
     int n_prompt, n_gen, threads, reps, bw_mib;
     bool json, sweep;
     cf_kv_type kv;
+    cf_load_mode load;
 } opts;
 
 typedef struct stats {
@@ -40,7 +41,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: confab bench -m FILE [-p N] [-n N] [-t N] [-r N] [--kv-type f16|f32]\n"
-            "                    [--json] [--ctx-sweep] [--bw-mib N]\n"
+            "                    [--json] [--ctx-sweep] [--bw-mib N] [--mmap | --no-mmap]\n"
             "       confab bench -m FILE --chat-turns N | --session-restore [-t N]\n"
             "\n"
             "Measure prompt processing (ppN: N tokens in one batch) and generation (tgN: N\n"
@@ -57,6 +58,9 @@ static void usage(FILE *f)
             "  --ctx-sweep     also generation after 0, 1024 and 4096 tokens of context\n"
             "  --bw-mib N      buffer of the bandwidth probe in MiB (default 1024; keep it\n"
             "                  well above the last-level cache)\n"
+            "  --mmap          map the model file (default: copy it into huge pages when\n"
+            "                  it fits, as chat does)\n"
+            "  --no-mmap       always copy the model into memory\n"
             "  --chat-turns N  time N chat turns through a session\n"
             "  --session-restore  time saving and restoring a session\n");
 }
@@ -148,6 +152,12 @@ static void json_str(const char *s)
     putchar('"');
 }
 
+/* how the weights came into memory */
+static const char *loaded_as(const cf_model *m)
+{
+    return cf_gguf_loaded_as(cf_model_gguf(m)) == CF_LOAD_COPY ? "copied" : "mapped";
+}
+
 static void print_json(const opts *o, const cf_model *m, const results *r)
 {
     printf("{\"model\": ");
@@ -155,9 +165,9 @@ static void print_json(const opts *o, const cf_model *m, const results *r)
     printf(", \"model_name\": ");
     json_str(cf_model_name(m));
     printf(", \"isa\": \"%s\", \"threads\": %d, \"n_prompt\": %d, \"n_gen\": %d, \"reps\": %d, "
-           "\"kv_type\": \"%s\", ",
+           "\"kv_type\": \"%s\", \"weights\": \"%s\", ",
            cf_isa_name(cf_isa_active()), o->threads, o->n_prompt, o->n_gen, o->reps,
-           o->kv == CF_KV_F16 ? "f16" : "f32");
+           o->kv == CF_KV_F16 ? "f16" : "f32", loaded_as(m));
     printf("\"pp_tps\": %.3f, \"pp_tps_sd\": %.3f, \"tg_tps\": %.3f, \"tg_tps_sd\": %.3f, ",
            r->pp.mean, r->pp.sd, r->tg.mean, r->tg.sd);
     printf("\"bandwidth_gbs\": %.3f, \"bytes_per_token\": %llu, \"roofline_fraction\": %.4f, ",
@@ -214,7 +224,10 @@ static void print_table(const opts *o, const cf_model *m, const results *r)
            r->bandwidth_gbs * 1e9 / (double)r->bytes_per_token);
     if (o->n_gen > 0)
         printf("; tg%d reaches %.1f %% of it", o->n_gen, 100 * roofline_fraction(r));
-    printf("\npeak RSS: %.1f MiB (file %.1f MiB + KV cache %.1f MiB + %.1f MiB other)\n",
+    printf("\nweights: %s\n", cf_gguf_loaded_as(cf_model_gguf(m)) == CF_LOAD_COPY
+                                   ? "copied into memory (huge pages where the kernel has them)"
+                                   : "mapped from the file");
+    printf("peak RSS: %.1f MiB (file %.1f MiB + KV cache %.1f MiB + %.1f MiB other)\n",
            (double)r->peak_rss / mib, (double)r->file_bytes / mib, (double)r->kv_bytes / mib,
            ((double)r->peak_rss - (double)r->file_bytes - (double)r->kv_bytes) / mib);
 }
@@ -225,6 +238,7 @@ static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore)
         {"json", no_argument, 0, 'J'},          {"ctx-sweep", no_argument, 0, 'S'},
         {"kv-type", required_argument, 0, 'K'}, {"chat-turns", required_argument, 0, 'C'},
         {"session-restore", no_argument, 0, 'R'}, {"bw-mib", required_argument, 0, 'B'},
+        {"mmap", no_argument, 0, 'M'},          {"no-mmap", no_argument, 0, 'N'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -259,6 +273,8 @@ static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore)
                 return CF_EXIT_USAGE;
             *chat_turns = (int)v;
             break;
+        case 'M': o->load = CF_LOAD_MMAP; break;
+        case 'N': o->load = CF_LOAD_COPY; break;
         case 'B':
             if (!cli_parse_int("--bw-mib", optarg, 16, 1 << 20, &v))
                 return CF_EXIT_USAGE;
@@ -309,7 +325,7 @@ int cmd_bench(int argc, char **argv)
     r.bandwidth_gbs = probe_bandwidth((size_t)o.bw_mib << 20, o.threads);
     cf_err err;
     cf_model *m;
-    if (cf_model_load(path, NULL, &m, &err) != 0) {
+    if (cf_model_load_as(path, NULL, o.load, &m, &err) != 0) {
         cli_error("%s", err.msg);
         free(path);
         return CF_EXIT_MODEL;

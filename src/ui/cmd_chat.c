@@ -88,6 +88,7 @@ static int run(chat_opts *o, bool interactive)
         .n_ctx = o->n_ctx,
         .n_threads = o->n_threads ? o->n_threads : cli_default_threads(),
         .kv_type = o->kv_type,
+        .load_mode = o->load_mode,
         .chat_template = o->chat_template,
         .chat_template_file = o->chat_template_file,
         .system_prompt = system,

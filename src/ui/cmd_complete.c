@@ -17,6 +17,7 @@ typedef struct complete_opts {
     const char *model, *tokenizer, *prompt, *prompt_file, *dump_logits;
     long long n_predict, n_ctx, threads, seed;
     cf_kv_type kv_type;
+    cf_load_mode load_mode;
     cf_sampler_params sp;
     bool ids, no_special, special, ignore_eos, verbose;
 } complete_opts;
@@ -42,6 +43,8 @@ static void usage(FILE *f)
             "      --presence-penalty P (0)   --frequency-penalty P (0)\n"
             "      --seed S             random seed (default: random)\n"
             "      --kv-type f32|f16    KV cache type (default f32)\n"
+            "      --mmap, --no-mmap    map the model file / copy it into memory (default:\n"
+            "                           copy into huge pages when it fits)\n"
             "      --no-special         do not parse special tokens in the prompt text\n"
             "      --special            print control tokens' text in the output\n"
             "      --ignore-eos         keep generating after end-of-generation tokens\n"
@@ -52,7 +55,7 @@ static void usage(FILE *f)
 }
 
 enum {
-    OPT_SAMPLER = 256, OPT_SEED, OPT_KV, OPT_NO_SPECIAL, OPT_SPECIAL, OPT_IGNORE_EOS,
+    OPT_SAMPLER = 256, OPT_SEED, OPT_MMAP, OPT_NO_MMAP, OPT_KV, OPT_NO_SPECIAL, OPT_SPECIAL, OPT_IGNORE_EOS,
     OPT_IDS, OPT_DUMP, OPT_TOKENIZER,
 };
 
@@ -78,6 +81,8 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         {"frequency-penalty", required_argument, 0, OPT_SAMPLER},
         {"seed", required_argument, 0, OPT_SEED},
         {"kv-type", required_argument, 0, OPT_KV},
+        {"mmap", no_argument, 0, OPT_MMAP},
+        {"no-mmap", no_argument, 0, OPT_NO_MMAP},
         {"no-special", no_argument, 0, OPT_NO_SPECIAL},
         {"special", no_argument, 0, OPT_SPECIAL},
         {"ignore-eos", no_argument, 0, OPT_IGNORE_EOS},
@@ -121,6 +126,8 @@ static int parse_args(int argc, char **argv, complete_opts *o)
                 ok = false;
             }
             break;
+        case OPT_MMAP: o->load_mode = CF_LOAD_MMAP; break;
+        case OPT_NO_MMAP: o->load_mode = CF_LOAD_COPY; break;
         case OPT_NO_SPECIAL: o->no_special = true; break;
         case OPT_SPECIAL: o->special = true; break;
         case OPT_IGNORE_EOS: o->ignore_eos = true; break;
@@ -246,7 +253,7 @@ int cmd_complete(int argc, char **argv)
     char *model_path = cli_resolve_model(o.model);
     if (!model_path)
         goto out;
-    int loaded = cf_model_load(model_path, o.tokenizer, &model, &err);
+    int loaded = cf_model_load_as(model_path, o.tokenizer, o.load_mode, &model, &err);
     free(model_path);
     if (loaded != 0 ||
         cf_tokenizer_create(cf_model_gguf(model), &tok, &err) != 0) {

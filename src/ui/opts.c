@@ -8,7 +8,7 @@
 #include "opts.h"
 
 enum opt_id {
-    O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV_TYPE, O_TEMPLATE, O_TEMPLATE_FILE,
+    O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV_TYPE, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
     O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_AUTOSAVE, O_WHOLE,
     O_TUI, O_VERBOSE, O_NO_COLOR, O_HELP,
 };
@@ -37,6 +37,8 @@ static const opt_def defs[] = {
     {"ctx-size", 'c', "N", O_CTX, G_MODEL, 0, "context size in tokens (default: the model's, at most 4096)"},
     {"threads", 't', "N", O_THREADS, G_MODEL, 0, "threads (default: the physical cores)"},
     {"kv-type", 0, "f32|f16", O_KV_TYPE, G_MODEL, 0, "KV cache element type (default f16)"},
+    {"mmap", 0, NULL, O_MMAP, G_MODEL, 0, "map the model file (default: copy it into huge pages when it fits)"},
+    {"no-mmap", 0, NULL, O_NO_MMAP, G_MODEL, 0, "copy the model into memory (huge pages where the kernel has them)"},
     {"chat-template", 0, "NAME", O_TEMPLATE, G_MODEL, 0,
      "built-in chat template (default: the model's own)"},
     {"chat-template-file", 0, "FILE", O_TEMPLATE_FILE, G_MODEL, 0, "Jinja chat template file"},
@@ -148,6 +150,10 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
             cli_error("%s: '%s' is not f32 or f16", label, value);
             return -1;
         }
+        return 0;
+    case O_MMAP:
+    case O_NO_MMAP:
+        o->load_mode = flag == (d->id == O_MMAP) ? CF_LOAD_MMAP : CF_LOAD_COPY;
         return 0;
     case O_TEMPLATE:
         return replace(&o->chat_template, value);

@@ -25,6 +25,7 @@ typedef struct chat_opts {
     char *session, *prompt;
     int n_ctx, n_threads;
     cf_kv_type kv_type;
+    cf_load_mode load_mode;
     bool autosave, tui, whole, verbose, no_color, help;
     char *settings[OPTS_N_SETTINGS]; /* values as given, NULL = default */
 } chat_opts;

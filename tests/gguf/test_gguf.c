@@ -247,7 +247,23 @@ static void test_round_trip(void)
         CHECK(cf_gguf_find_tensor(g, "t.c") == NULL);
         cf_gguf_close(g);
     }
+    /* every load mode reads the same file; AUTO settles on one of the two */
+    static const cf_load_mode modes[] = {CF_LOAD_MMAP, CF_LOAD_COPY, CF_LOAD_AUTO};
+    for (int m = 0; m < 3; m++) {
+        CHECKF(cf_gguf_open_as(path, modes[m], &g, &err) == 0, "%s", err.msg);
+        if (!g)
+            continue;
+        const cf_gguf_tensor *t = cf_gguf_find_tensor(g, "t.a");
+        CHECK(t && memcmp(t->data, data, 256) == 0);
+        CHECK(cf_gguf_loaded_as(g) == (modes[m] == CF_LOAD_AUTO ? cf_gguf_loaded_as(g) : modes[m]));
+        CHECK(cf_gguf_loaded_as(g) == CF_LOAD_MMAP || cf_gguf_loaded_as(g) == CF_LOAD_COPY);
+        cf_gguf_close(g);
+    }
+    /* a copy is validated like a mapping: cut the file short */
+    CHECK(truncate(path, 100) == 0);
+    CHECK(cf_gguf_open_as(path, CF_LOAD_COPY, &g, &err) != 0 && strstr(err.msg, path));
     unlink(path);
+    CHECK(cf_gguf_open_as(path, CF_LOAD_COPY, &g, &err) != 0 && strstr(err.msg, "cannot open"));
 }
 
 /* stories260K.bin + tok512.bin must present exactly stories260K.gguf. */

@@ -52,6 +52,12 @@ static void test_args(void)
     opts_free(&o);
     CHECK(parse(&o, ARGS("-p", "hi", "--whole", "--verbose", "--no-color", "-h")) == 0);
     CHECK(o.prompt && o.whole && o.verbose && o.no_color && o.help);
+    CHECK(o.load_mode == CF_LOAD_AUTO);
+    opts_free(&o);
+    /* how the weights load: the later flag wins */
+    CHECK(parse(&o, ARGS("--no-mmap")) == 0 && o.load_mode == CF_LOAD_COPY);
+    opts_free(&o);
+    CHECK(parse(&o, ARGS("--no-mmap", "--mmap")) == 0 && o.load_mode == CF_LOAD_MMAP);
     opts_free(&o);
 
     /* every bad input is refused */
