@@ -526,6 +526,9 @@ static void sb_q5_K_512(const void *w, const void *x, int64_t i, __m512i *isum, 
  * in the order 0 2 1 3 4 6 5 7, the order of the low and high nibbles of
  * 64 quant bytes, so that a whole vector of quants unpacks with one shift
  * (the steps above put two 32-byte halves together, a shuffle each). */
+/* vpshufb controls for the packed sums of quant vector h: 128-bit lanes 0
+ * and 1 hold groups 4h and 4h + 1 (words 0-3, 4-7), lanes 2 and 3 groups
+ * 4h + 2 and 4h + 3 */
 static const __attribute__((aligned(64))) uint8_t k4_pick_wide[2][64] = {
 #define W4(w) (2 * (w)), (2 * (w) + 1), (2 * (w)), (2 * (w) + 1), (2 * (w)), (2 * (w) + 1), (2 * (w)), (2 * (w) + 1)
     {W4(0), W4(1), W4(0), W4(1), W4(2), W4(3), W4(2), W4(3)},
@@ -649,14 +652,14 @@ static inline __m512i lane_sums16(const __m512i v[16])
 
 typedef void (*sbv_fn)(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum);
 
-/* The canonical float part over nsb super-blocks, 16 at a time, from the
- * unreduced integer sums; d (and dmin) of a weight block at doff (+2). */
 static inline float q8K_d(const void *x, int64_t i, int prepped)
 {
     return prepped ? ((const q8K_prep *)x)[i].d : ((const block_q8_K *)x)[i].d;
 }
 
-/* x: block_q8_K, or (prepped) q8K_prep */
+/* The canonical float part over nsb super-blocks, 16 at a time, from the
+ * unreduced integer sums; d (and dmin) of a weight block at doff (+2); x
+ * block_q8_K, or (prepped) q8K_prep. */
 static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const void *w, const void *x, sbv_fn sb,
                                                             size_t wsz, size_t doff, int with_min, int prepped)
 {
