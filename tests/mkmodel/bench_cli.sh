@@ -32,6 +32,12 @@ done
 printf '%s\n' "$out" | grep -q "^memory read bandwidth: [0-9.]* GB/s" || fail "no bandwidth line"
 printf '%s\n' "$out" | grep -q "^peak RSS: " || fail "no peak RSS line"
 
+# the load modes: bench says how the weights came into memory
+out=$("$bin" bench -m "$tmp/m.gguf" -t 1 -p 0 -n 2 -r 1 --bw-mib 64 --mmap --json 2>&1)
+printf '%s\n' "$out" | grep -q '"weights": "mapped"' || fail "bench --mmap: $out"
+out=$("$bin" bench -m "$tmp/m.gguf" -t 1 -p 0 -n 2 -r 1 --bw-mib 64 --no-mmap 2>&1)
+printf '%s\n' "$out" | grep -q "^weights: copied into memory" || fail "bench --no-mmap: $out"
+
 "$bin" mkmodel --shape nope --type Q8_0 -o "$tmp/x.gguf" 2>/dev/null
 [ $? -eq 2 ] || fail "mkmodel --shape nope: exit status is not 2"
 "$bin" mkmodel --dims embd=128 --type Q3_K -o "$tmp/x.gguf" 2>/dev/null
