@@ -13,17 +13,20 @@ static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbu
 
 /* ---- 32-element blocks, 16 at a time ----------------------------------- */
 
-/* z[i]: partial sums of blocks 2i and 2i+1 -> b[i], whose 128-bit lane L
- * holds the lane-L sums of z[4i .. 4i+3] (a transposing add tree). */
+/* z[0..3] -> s, whose 128-bit lane L holds the lane-L sums of z[0], z[1],
+ * z[2], z[3] in its 4 words (a transposing add tree) */
+static inline __m512i sums4(const __m512i z[4])
+{
+    __m512i a0 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]), _mm512_unpackhi_epi32(z[0], z[1]));
+    __m512i a1 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]), _mm512_unpackhi_epi32(z[2], z[3]));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(a0, a1), _mm512_unpackhi_epi64(a0, a1));
+}
+
+/* z[i]: partial sums of blocks 2i and 2i+1 -> b[i] = sums4(z + 4i) */
 static inline void quad_sums(const __m512i z[8], __m512i b[2])
 {
-    __m512i a[4];
-    for (int i = 0; i < 4; i++)
-        a[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2 * i], z[2 * i + 1]),
-                                _mm512_unpackhi_epi32(z[2 * i], z[2 * i + 1]));
-    for (int i = 0; i < 2; i++)
-        b[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(a[2 * i], a[2 * i + 1]),
-                                _mm512_unpackhi_epi64(a[2 * i], a[2 * i + 1]));
+    b[0] = sums4(z);
+    b[1] = sums4(z + 4);
 }
 
 /* s holding blocks 0 2 4 6 1 3 5 7 8 10 12 14 9 11 13 15 -> block order */
@@ -229,12 +232,9 @@ static inline __m512i x_quad(const uint8_t *x, int e)
  * block sums in order */
 static inline __m512i quad_block_sums(const __m512i z[4])
 {
+    /* sums4 leaves block 4q + b in lane 4b + q */
     const __m512i order = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
-    __m512i a0 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]), _mm512_unpackhi_epi32(z[0], z[1]));
-    __m512i a1 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]), _mm512_unpackhi_epi32(z[2], z[3]));
-    /* lane 4b + q: block 4q + b */
-    __m512i s = _mm512_add_epi32(_mm512_unpacklo_epi64(a0, a1), _mm512_unpackhi_epi64(a0, a1));
-    return _mm512_permutexvar_epi32(order, s);
+    return _mm512_permutexvar_epi32(order, sums4(z));
 }
 
 /* The activation side of a group of 16 blocks, the same for every weight
@@ -522,10 +522,6 @@ static void sb_q5_K_512(const void *w, const void *x, int64_t i, __m512i *isum, 
     sb_k4_512((const uint8_t *)w + i * sizeof(block_q5_K), (const block_q8_K *)x + i, 1, isum, msum);
 }
 
-/* Decoding Q4_K: the activations prepared with their 32-element groups
- * in the order 0 2 1 3 4 6 5 7, the order of the low and high nibbles of
- * 64 quant bytes, so that a whole vector of quants unpacks with one shift
- * (the steps above put two 32-byte halves together, a shuffle each). */
 /* vpshufb controls for the packed sums of quant vector h: 128-bit lanes 0
  * and 1 hold groups 4h and 4h + 1 (words 0-3, 4-7), lanes 2 and 3 groups
  * 4h + 2 and 4h + 3 */
@@ -557,6 +553,10 @@ static void prep_q8_K(const block_q8_K *b, q8K_prep *o, const int *order)
     o->d = b->d;
 }
 
+/* Decoding Q4_K: the activations prepared with their 32-element groups
+ * in the order 0 2 1 3 4 6 5 7, the order of the low and high nibbles of
+ * 64 quant bytes, so that a whole vector of quants unpacks with one shift
+ * (the steps above put two 32-byte halves together, a shuffle each). */
 static void prep_q4_K_512(int64_t k, const void *x, void *p)
 {
     static const int order[8] = {0, 2, 1, 3, 4, 6, 5, 7};
@@ -636,14 +636,9 @@ static void sb_q6_K_prep(const void *w, const void *x, int64_t i, __m512i *isum,
 /* v[i] -> the sums of their 16 lanes, in order (a transposing tree). */
 static inline __m512i lane_sums16(const __m512i v[16])
 {
-    __m512i t[8], u[4], w[2];
-    for (int i = 0; i < 8; i++)
-        t[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * i], v[2 * i + 1]),
-                                _mm512_unpackhi_epi32(v[2 * i], v[2 * i + 1]));
+    __m512i u[4], w[2];
     for (int i = 0; i < 4; i++)
-        u[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(t[2 * i], t[2 * i + 1]),
-                                _mm512_unpackhi_epi64(t[2 * i], t[2 * i + 1]));
-    /* u[i], 128-bit lane L: the lane-L sums of v[4i .. 4i+3] */
+        u[i] = sums4(v + 4 * i);
     for (int i = 0; i < 2; i++)
         w[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(u[2 * i], u[2 * i + 1], 0x88),
                                 _mm512_shuffle_i32x4(u[2 * i], u[2 * i + 1], 0xDD));
