@@ -2,8 +2,6 @@
  * sampler's (its own table), the seed and n-predict.  A bad name or value
  * changes nothing. */
 #include <errno.h>
-#include <math.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -152,11 +152,8 @@ static void json_str(const char *s)
     putchar('"');
 }
 
-/* how the weights came into memory */
-static const char *loaded_as(const cf_model *m)
-{
-    return cf_gguf_loaded_as(cf_model_gguf(m)) == CF_LOAD_COPY ? "copied" : "mapped";
-}
+/* whether the weights were copied into memory (else mapped) */
+static bool weights_copied(const cf_model *m) { return cf_gguf_loaded_as(cf_model_gguf(m)) == CF_LOAD_COPY; }
 
 static void print_json(const opts *o, const cf_model *m, const results *r)
 {
@@ -167,7 +164,7 @@ static void print_json(const opts *o, const cf_model *m, const results *r)
     printf(", \"isa\": \"%s\", \"threads\": %d, \"n_prompt\": %d, \"n_gen\": %d, \"reps\": %d, "
            "\"kv_type\": \"%s\", \"weights\": \"%s\", ",
            cf_isa_name(cf_isa_active()), o->threads, o->n_prompt, o->n_gen, o->reps,
-           o->kv == CF_KV_F16 ? "f16" : "f32", loaded_as(m));
+           o->kv == CF_KV_F16 ? "f16" : "f32", weights_copied(m) ? "copied" : "mapped");
     printf("\"pp_tps\": %.3f, \"pp_tps_sd\": %.3f, \"tg_tps\": %.3f, \"tg_tps_sd\": %.3f, ",
            r->pp.mean, r->pp.sd, r->tg.mean, r->tg.sd);
     printf("\"bandwidth_gbs\": %.3f, \"bytes_per_token\": %llu, \"roofline_fraction\": %.4f, ",
@@ -224,9 +221,8 @@ static void print_table(const opts *o, const cf_model *m, const results *r)
            r->bandwidth_gbs * 1e9 / (double)r->bytes_per_token);
     if (o->n_gen > 0)
         printf("; tg%d reaches %.1f %% of it", o->n_gen, 100 * roofline_fraction(r));
-    printf("\nweights: %s\n", cf_gguf_loaded_as(cf_model_gguf(m)) == CF_LOAD_COPY
-                                   ? "copied into memory (huge pages where the kernel has them)"
-                                   : "mapped from the file");
+    printf("\nweights: %s\n", weights_copied(m) ? "copied into memory (huge pages where the kernel has them)"
+                                             : "mapped from the file");
     printf("peak RSS: %.1f MiB (file %.1f MiB + KV cache %.1f MiB + %.1f MiB other)\n",
            (double)r->peak_rss / mib, (double)r->file_bytes / mib, (double)r->kv_bytes / mib,
            ((double)r->peak_rss - (double)r->file_bytes - (double)r->kv_bytes) / mib);

@@ -95,10 +95,6 @@ static int parse_args(int argc, char **argv, complete_opts *o)
     optind = 1;
     int li = 0;
     while ((c = getopt_long(argc, argv, "m:p:f:n:c:t:vh", opts, &li)) != -1) {
-        /* the option's own name: argv[optind - 1] is its value when given
-         * as a separate word */
-        char name[64];
-        snprintf(name, sizeof name, "--%s", opts[li].name);
         bool ok = true;
         switch (c) {
         case 'm': o->model = optarg; break;
@@ -117,7 +113,7 @@ static int parse_args(int argc, char **argv, complete_opts *o)
             }
             break;
         }
-        case OPT_SEED: ok = cli_parse_int(name, optarg, 0, INT64_MAX, &o->seed); break;
+        case OPT_SEED: ok = cli_parse_int("--seed", optarg, 0, INT64_MAX, &o->seed); break;
         case OPT_KV:
             if (!strcmp(optarg, "f32") || !strcmp(optarg, "f16"))
                 o->kv_type = optarg[1] == '1' ? CF_KV_F16 : CF_KV_F32;
