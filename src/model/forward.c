@@ -10,10 +10,10 @@
  * up with less of the work.  Between two phases, row-wise work (residual
  * add, norm, activation rounding) runs on whole rows: for a single token
  * every thread does it on its own copy, which costs no barrier; for a batch
- * the tokens are split and one barrier follows.  Every value is computed by the same arithmetic whichever thread
- * does it, so results do not depend on the thread count, and attention
- * works on fixed chunks of cache positions, so a token gives the same
- * result batched or alone. */
+ * the tokens are split and one barrier follows.  Every value is computed
+ * by the same arithmetic whichever thread does it, so results do not
+ * depend on the thread count, and attention works on fixed chunks of cache
+ * positions, so a token gives the same result batched or alone. */
 #include <math.h>
 #include <omp.h>
 #include <string.h>
