@@ -46,7 +46,8 @@ typedef enum cf_type {
     CF_TYPE_BF16 = 30,
     CF_TYPE_TQ1_0 = 34,
     CF_TYPE_TQ2_0 = 35,
-    CF_TYPE_COUNT = 39
+    CF_TYPE_MXFP4 = 39,
+    CF_TYPE_COUNT = 40
 } cf_type;
 
 typedef struct cf_type_traits {

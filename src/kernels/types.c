@@ -38,6 +38,7 @@ static const cf_type_traits type_table[CF_TYPE_COUNT] = {
     [CF_TYPE_BF16] = {"BF16", 1, 2, true},
     [CF_TYPE_TQ1_0] = {"TQ1_0", 256, 54, false},
     [CF_TYPE_TQ2_0] = {"TQ2_0", 256, 66, false},
+    [CF_TYPE_MXFP4] = {"MXFP4", 32, 17, false},
 };
 
 const cf_type_traits *cf_type_get(uint32_t t)

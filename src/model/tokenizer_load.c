@@ -212,7 +212,7 @@ static void detect_special(cf_tokenizer *t)
     detect(t, &t->ids.fim_sep, sep);
 
     static const char *const eog[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>",
-                                      "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>", NULL};
+                                      "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>", "</s>", NULL};
     for (cf_token i = 0; i < t->n_vocab; i++)
         if (text_is(t, i, eog))
             t->attr[i] |= TOK_ATTR_EOG | CF_TOKEN_ATTR_CONTROL;
