@@ -108,18 +108,21 @@ static uint64_t *alloc_shares(int n_work, int n_threads)
     return alloc_bytes((size_t)n_work * (size_t)n_threads * CF_SHARE_STRIDE * sizeof(uint64_t));
 }
 
-static int rope_table(cf_ctx *c)
+static int rope_tables(cf_ctx *c)
 {
     const cf_hparams *hp = &c->m->hp;
     if (hp->rope_style == CF_ROPE_NONE)
         return 0;
     const size_t half = (size_t)hp->n_rot / 2, n = (size_t)c->kv.n_ctx * half;
-    c->rope_cos = alloc_floats(n);
-    c->rope_sin = alloc_floats(n);
-    if (!c->rope_cos || !c->rope_sin)
-        return -1;
-    for (int p = 0; p < c->kv.n_ctx; p++)
-        cf_rope_angles(hp, (float)p, c->rope_cos + (size_t)p * half, c->rope_sin + (size_t)p * half);
+    for (int t = 0; t < (hp->rope_base_swa > 0 ? 2 : 1); t++) {
+        c->rope_cos[t] = alloc_floats(n);
+        c->rope_sin[t] = alloc_floats(n);
+        if (!c->rope_cos[t] || !c->rope_sin[t])
+            return -1;
+        for (int p = 0; p < c->kv.n_ctx; p++)
+            cf_rope_angles(hp, t, (float)p, c->rope_cos[t] + (size_t)p * half,
+                           c->rope_sin[t] + (size_t)p * half);
+    }
     return 0;
 }
 
@@ -131,9 +134,9 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     int n_batch = p && p->n_batch > 0 ? p->n_batch : 512;
     if (n_ctx > (1 << 20))
         return cf_fail(err, "context size %d is too large", n_ctx);
-    if (hp->arch == CF_ARCH_GPT2 && n_ctx > hp->n_ctx_train)
-        return cf_fail(err, "gpt2 has learned positions for %d tokens; -c %d is larger",
-                       hp->n_ctx_train, n_ctx);
+    if (hp->rope_style == CF_ROPE_NONE && n_ctx > hp->n_ctx_train)
+        return cf_fail(err, "%s has learned positions for %d tokens; -c %d is larger",
+                       cf_arch_name(hp->arch), hp->n_ctx_train, n_ctx);
     if (n_batch > n_ctx)
         n_batch = n_ctx;
     cf_ctx *c = calloc(1, sizeof *c);
@@ -162,7 +165,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->work = calloc((size_t)c->n_work, sizeof *c->work);
     c->shares = alloc_shares(c->n_work, c->n_threads);
     bool ok = c->x && c->tmp && c->qkv && c->ff && c->part && c->work && c->shares &&
-              rope_table(c) == 0;
+              rope_tables(c) == 0;
     for (int i = 0; ok && i < c->n_xq; i++)
         ok = (c->xq[i] = alloc_bytes(B * c->xq_stride)) != NULL;
     ok = ok && (c->tb = alloc_tbufs(c, c->n_threads)) != NULL;
@@ -186,8 +189,10 @@ void cf_ctx_free(cf_ctx *c)
     free(c->part);
     free(c->work);
     free(c->shares);
-    free(c->rope_cos);
-    free(c->rope_sin);
+    for (int t = 0; t < 2; t++) {
+        free(c->rope_cos[t]);
+        free(c->rope_sin[t]);
+    }
     for (int i = 0; i < 3; i++)
         free(c->xq[i]);
     free_tbufs(c->tb, c->n_threads);

@@ -100,24 +100,46 @@ static void round_row(const thr *T, cf_weight const ws[3], const float *src, int
             cf_quantize_row(cf_vec_dot_type(ws[i]->type), src, act(T, i, r), ws[i]->ne[0]);
 }
 
-/* The pending matmul output (c->tmp, plus a bias) joins the residual,
- * which is normalised and rounded for the next group of weights. */
-static void norm_phase(thr *T, int first, int n, bool add_tmp, cf_weight bias, cf_weight nw,
-                       cf_weight nb, cf_weight const ws[3])
+/* The output of the block before (c->tmp, when `out` is given) joins the
+ * residual: plus its bias, normalised by its post-norm and scaled, as the
+ * recipe says.  Then the residual, normalised by the next block's pre-norm
+ * when it has one, is rounded for that block's group of weights. */
+typedef struct block_out {
+    cf_weight bias, post_norm;
+} block_out;
+
+static void norm_phase(thr *T, int first, int n, const block_out *out, cf_weight nw, cf_weight nb,
+                       cf_weight const ws[3])
 {
     const pass *P = T->P;
-    const int E = P->hp->n_embd;
+    const cf_hparams *hp = P->hp;
+    const int E = hp->n_embd;
+    float *row = T->b->row;
     int r0, r1;
     my_rows(T, first, n, &r0, &r1);
     for (int r = r0; r < r1; r++) {
         float *x = resid(T, r);
-        if (add_tmp)
-            P->vec->add(x, x, P->c->tmp + (size_t)r * E, bias ? bias->data : NULL, E);
-        if (P->hp->arch == CF_ARCH_GPT2)
-            cf_layernorm(T->b->row, x, nw->data, nb->data, E, P->hp->norm_eps);
-        else
-            P->vec->rmsnorm(T->b->row, x, nw->data, E, P->hp->norm_eps);
-        round_row(T, ws, T->b->row, r);
+        if (out) {
+            const float *a = P->c->tmp + (size_t)r * E;
+            if (out->post_norm) {
+                P->vec->rmsnorm(row, a, out->post_norm->data, E, hp->norm_eps);
+                a = row;
+            }
+            if (hp->residual_scale != 1.0f) {
+                for (int i = 0; i < E; i++)
+                    row[i] = a[i] * hp->residual_scale;
+                a = row;
+            }
+            P->vec->add(x, x, a, out->bias ? out->bias->data : NULL, E);
+        }
+        const float *h = x;
+        if (nw && hp->norm == CF_NORM_LAYER)
+            cf_layernorm(row, x, nw->data, nb->data, E, hp->norm_eps);
+        else if (nw)
+            P->vec->rmsnorm(row, x, nw->data, E, hp->norm_eps);
+        if (nw)
+            h = row;
+        round_row(T, ws, h, r);
     }
     rows_done(T);
 }
@@ -149,6 +171,9 @@ static void embed(thr *T)
         if (m->pos_embd)
             P->vec->add(x, x, (const float *)m->pos_embd->data + (size_t)(P->pos0 + r) * E, NULL,
                         (int)E);
+        if (P->hp->embd_scale != 1.0f)
+            for (size_t i = 0; i < E; i++)
+                x[i] *= P->hp->embd_scale;
     }
     /* no barrier: the first norm_phase takes the same rows */
 }
@@ -264,8 +289,9 @@ static void matmul_phase(thr *T, cf_weight w, const uint8_t *x, int n, float *y,
 
 /* ---- attention block ------------------------------------------------------- */
 
-/* Bias, RoPE and the cache store of head h of part `which` (0 Q, 1 K, 2 V)
- * for token t, whose values sit in the qkv row. */
+/* Bias, per-head norm, RoPE, q's scale and the cache store of head h of
+ * part `which` (0 Q, 1 K, 2 V) for token t, whose values sit in the qkv
+ * row. */
 static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h, int t)
 {
     const pass *P = T->P;
@@ -282,11 +308,17 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
     if (bias)
         P->vec->add(v, v, bias, NULL, hd);
     const int pos = P->pos0 + t;
-    if (which < 2 && hp->rope_style != CF_ROPE_NONE) {
+    if (which < 2 && hp->qk_norm == CF_QK_NORM_HEAD)
+        P->vec->rmsnorm(v, v, (which == 0 ? L->q_norm : L->k_norm)->data, hd, hp->norm_eps);
+    if (which < 2 && L->rope) {
         const size_t half = (size_t)hp->n_rot / 2;
-        cf_rope_apply(hp->rope_style, hp->n_rot, v, c->rope_cos + (size_t)pos * half,
-                      c->rope_sin + (size_t)pos * half);
+        const int tab = cf_rope_table(hp, L);
+        cf_rope_apply(hp->rope_style, hp->n_rot, v, c->rope_cos[tab] + (size_t)pos * half,
+                      c->rope_sin[tab] + (size_t)pos * half);
     }
+    if (which == 0 && hp->q_scale != 1.0f)
+        for (int i = 0; i < hd; i++)
+            v[i] *= hp->q_scale;
     if (which == 1)
         cf_kv_put_k(&c->kv, l, h, pos, v);
     else if (which == 2)
@@ -294,7 +326,8 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
 }
 
 /* Q, K and V rows in units of whole heads (whole 16-row panels too), each
- * finished by the thread that computed it. */
+ * finished by the thread that computed it; a norm over the whole q or k
+ * projection makes each of them one unit. */
 static void qkv_phase(thr *T, const cf_layer *L, int l)
 {
     const pass *P = T->P;
@@ -305,6 +338,9 @@ static void qkv_phase(thr *T, const cf_layer *L, int l)
     int per = (all + 2 * T->nth - 1) / (2 * T->nth); /* heads per unit: two units per thread */
     while ((per * hd) % 16)
         per++;
+    const bool full_norm = hp->qk_norm == CF_QK_NORM_FULL;
+    if (full_norm)
+        per = hp->n_head;
     const int count[3] = {hp->n_head, hp->n_head_kv, hp->n_head_kv};
     const int units[3] = {(count[0] + per - 1) / per, (count[1] + per - 1) / per,
                           (count[2] + per - 1) / per};
@@ -319,16 +355,23 @@ static void qkv_phase(thr *T, const cf_layer *L, int l)
         const int64_t row0 = (L->wqkv ? base[which] : 0) + (int64_t)h0 * hd;
         mm(w, row0, (int64_t)(h1 - h0) * hd, act(T, L->wqkv ? 0 : cf_xq_index(ws, which), 0),
            c->xq_stride, P->n, c->qkv + base[which] + (int64_t)h0 * hd, c->qkv_stride);
+        if (full_norm && which < 2)
+            for (int t = 0; t < P->n; t++) {
+                float *v = c->qkv + (size_t)t * c->qkv_stride + base[which];
+                P->vec->rmsnorm(v, v, (which == 0 ? L->q_norm : L->k_norm)->data, count[which] * hd,
+                                hp->norm_eps);
+            }
         for (int t = 0; t < P->n; t++)
             for (int h = h0; h < h1; h++)
                 finish_head(T, L, l, which, h, t);
     }
 }
 
-/* Cache positions [first, last] a query at pos attends to, in chunks. */
-static void attn_span(const cf_hparams *hp, int pos, int *first, int *c0, int *c1)
+/* Cache positions [first, last] a query at pos attends to, in chunks: a
+ * sliding layer masks keys n_swa or more positions back, as llama.cpp. */
+static void attn_span(const cf_hparams *hp, const cf_layer *L, int pos, int *first, int *c0, int *c1)
 {
-    *first = hp->n_swa > 0 && pos - hp->n_swa + 1 > 0 ? pos - hp->n_swa + 1 : 0;
+    *first = L->swa && pos - hp->n_swa + 1 > 0 ? pos - hp->n_swa + 1 : 0;
     *c0 = *first / CF_ATTN_CHUNK;
     *c1 = pos / CF_ATTN_CHUNK;
 }
@@ -342,13 +385,13 @@ static void attn_unit(const thr *T, int l, int t, int g, int c, void *part, size
     const cf_hparams *hp = P->hp;
     const int hd = hp->head_dim, G = hp->n_head / hp->n_head_kv, pos = P->pos0 + t;
     int first, c0, c1;
-    attn_span(hp, pos, &first, &c0, &c1);
+    attn_span(hp, &P->m->layers[l], pos, &first, &c0, &c1);
     const int lo = c * CF_ATTN_CHUNK > first ? c * CF_ATTN_CHUNK : first;
     const int hi = (c + 1) * CF_ATTN_CHUNK < pos + 1 ? (c + 1) * CF_ATTN_CHUNK : pos + 1;
     const float *q = ctx->qkv + (size_t)t * ctx->qkv_stride + (size_t)g * G * hd;
     P->vec->attn_chunk(G, hd, q, (size_t)hd, cf_kv_kblock(&ctx->kv, l, g, lo / CF_KV_BLOCK),
                        lo % CF_KV_BLOCK, cf_kv_v(&ctx->kv, l, g, lo), ctx->kv.type == CF_KV_F16,
-                       hi - lo, 1.0f / sqrtf((float)hd), T->b->scores, part, part_stride);
+                       hi - lo, hp->kq_scale, T->b->scores, part, part_stride);
 }
 
 /* One token: units are (KV head, chunk) so that long contexts split over
@@ -361,7 +404,7 @@ static void attention_one(thr *T, int l)
     const int hd = hp->head_dim, G = hp->n_head / hp->n_head_kv, phase = T->phase++;
     const size_t pb = c->part_bytes, head_stride = (size_t)c->max_chunks * pb;
     int first, c0, c1;
-    attn_span(hp, P->pos0, &first, &c0, &c1);
+    attn_span(hp, &P->m->layers[l], P->pos0, &first, &c0, &c1);
     const int nc = c1 - c0 + 1;
     for (int u; (u = grab(T, phase)) < hp->n_head_kv * nc;) {
         const int g = u / nc, ci = u % nc;
@@ -387,7 +430,7 @@ static void attention_batch(thr *T, int l)
     for (int u; (u = grab(T, phase)) < P->n;) {
         const int t = P->n - 1 - u;
         int first, c0, c1;
-        attn_span(hp, P->pos0 + t, &first, &c0, &c1);
+        attn_span(hp, &P->m->layers[l], P->pos0 + t, &first, &c0, &c1);
         for (int g = 0; g < hp->n_head_kv; g++) {
             for (int ci = 0; ci <= c1 - c0; ci++)
                 attn_unit(T, l, t, g, c0 + ci, (char *)T->b->part + (size_t)ci * pb, head_stride);
@@ -403,14 +446,14 @@ static void attention_batch(thr *T, int l)
 /* ---- feed-forward block ---------------------------------------------------- */
 
 /* gate and up rows in chunks; each thread turns its chunk into
- * silu(gate) * up (gpt2: gelu(up + b)) in c->ff. */
+ * act(gate) * up (gpt2: gelu(up + b)) in c->ff. */
 static void ffn_phase(thr *T, const cf_layer *L)
 {
     const pass *P = T->P;
     cf_ctx *c = P->c;
     const int64_t F = P->hp->n_ff;
     const int n = P->n, phase = T->phase++;
-    const bool phi3 = P->hp->arch == CF_ARCH_PHI3, gpt2 = P->hp->arch == CF_ARCH_GPT2;
+    const bool gpt2 = P->hp->ffn == CF_FFN_GELU, fused = !gpt2 && !L->w_gate;
     cf_weight qkv[3], ws[3];
     cf_layer_groups(L, qkv, ws);
     const size_t rb = cf_row_bytes(ws[0]->type, ws[0]->ne[0]) * (gpt2 ? 1 : 2);
@@ -429,10 +472,16 @@ static void ffn_phase(thr *T, const cf_layer *L)
             continue;
         }
         mm(ws[0], a, nr, act(T, 0, 0), c->xq_stride, n, g, (size_t)F);
-        mm(phi3 ? L->w_up : ws[1], phi3 ? F + a : a, nr, act(T, phi3 ? 0 : cf_xq_index(ws, 1), 0),
+        mm(fused ? L->w_up : ws[1], fused ? F + a : a, nr, act(T, fused ? 0 : cf_xq_index(ws, 1), 0),
            c->xq_stride, n, up, (size_t)nr);
-        for (int t = 0; t < n; t++)
-            P->vec->silu_mul(g + (size_t)t * F, up + (size_t)t * nr, (int)nr);
+        for (int t = 0; t < n; t++) {
+            float *gt = g + (size_t)t * F, *ut = up + (size_t)t * nr;
+            if (P->hp->ffn == CF_FFN_GEGLU)
+                for (int64_t i = 0; i < nr; i++)
+                    gt[i] = cf_gelu(gt[i]) * ut[i];
+            else
+                P->vec->silu_mul(gt, ut, (int)nr);
+        }
     }
 }
 
@@ -447,8 +496,10 @@ static void layer(thr *T, int l)
     cf_weight qkv[3], ff[3];
     cf_layer_groups(L, qkv, ff);
 
-    norm_phase(T, 0, n, l > 0, l > 0 ? P->m->layers[l - 1].b_down : NULL, L->attn_norm,
-               L->attn_norm_b, qkv);
+    const cf_layer *prev = l > 0 ? &P->m->layers[l - 1] : NULL;
+    const block_out ffn_out = {prev ? prev->b_down : NULL, prev ? prev->post_ffn_norm : NULL};
+    const block_out attn_out = {L->bo, L->post_attn_norm};
+    norm_phase(T, 0, n, prev ? &ffn_out : NULL, L->attn_norm, L->attn_norm_b, qkv);
     qkv_phase(T, L, l);
     sync_all(T);
     if (P->one) {
@@ -460,7 +511,7 @@ static void layer(thr *T, int l)
     }
     matmul_phase(T, L->wo, act(T, 0, 0), n, c->tmp, (size_t)E);
     sync_all(T);
-    norm_phase(T, 0, n, true, L->bo, L->ffn_norm, L->ffn_norm_b, ff);
+    norm_phase(T, 0, n, &attn_out, L->ffn_norm, L->ffn_norm_b, ff);
     ffn_phase(T, L);
     sync_all(T);
     round_phase(T, L->w_down, c->ff, (size_t)P->hp->n_ff);
@@ -475,10 +526,20 @@ static void output(thr *T)
     const pass *P = T->P;
     const cf_model *m = P->m;
     const int first = P->all_logits ? 0 : P->n - 1, rows = P->n - first;
+    const cf_layer *last = &m->layers[P->hp->n_layer - 1];
+    const block_out ffn_out = {last->b_down, last->post_ffn_norm};
     cf_weight ws[3] = {m->output, NULL, NULL};
-    norm_phase(T, first, rows, true, m->layers[P->hp->n_layer - 1].b_down, m->out_norm,
-               m->out_norm_b, ws);
+    norm_phase(T, first, rows, &ffn_out, m->out_norm, m->out_norm_b, ws);
     matmul_phase(T, m->output, act(T, 0, first), rows, P->logits, (size_t)P->hp->n_vocab);
+    if (P->hp->logit_scale != 1.0f) {
+        const int V = P->hp->n_vocab;
+        int v0, v1;
+        sync_all(T);
+        split(V, T->ith, T->nth, &v0, &v1);
+        for (int r = 0; r < rows; r++)
+            for (int v = v0; v < v1; v++)
+                P->logits[(size_t)r * V + v] *= P->hp->logit_scale;
+    }
 }
 
 static void run_batch(const pass *P)

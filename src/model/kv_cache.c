@@ -113,19 +113,23 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
         return 0;
     /* Rotating a key by -delta angles moves it from position p to p - delta:
      * RoPE at p is a rotation by p * theta_i, and rotations compose. */
-    float cos_t[512], sin_t[512], row[1024];
-    cf_rope_angles(hp, (float)-delta, cos_t, sin_t);
+    float cos_t[2][512], sin_t[2][512], row[1024];
+    for (int t = 0; t < 2; t++)
+        cf_rope_angles(hp, t, (float)-delta, cos_t[t], sin_t[t]);
     const size_t row_bytes = (size_t)kv->head_dim * kv->elem;
-    for (int l = 0; l < kv->n_layer; l++)
+    for (int l = 0; l < kv->n_layer; l++) {
+        const cf_layer *L = &c->m->layers[l];
+        const int t = cf_rope_table(hp, L);
         for (int h = 0; h < kv->n_head_kv; h++) {
             memmove(cf_kv_v(kv, l, h, p0), cf_kv_v(kv, l, h, p1), (size_t)moved * row_bytes);
             for (int p = p0; p < p0 + moved; p++) {
                 cf_kv_get_k(kv, l, h, p + delta, row);
-                if (hp->rope_style != CF_ROPE_NONE)
-                    cf_rope_apply(hp->rope_style, hp->n_rot, row, cos_t, sin_t);
+                if (L->rope)
+                    cf_rope_apply(hp->rope_style, hp->n_rot, row, cos_t[t], sin_t[t]);
                 cf_kv_put_k(kv, l, h, p, row);
             }
         }
+    }
     kv->n_past -= delta;
     return 0;
 }

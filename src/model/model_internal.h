@@ -8,14 +8,20 @@
 
 typedef const cf_gguf_tensor *cf_weight;
 
+/* A layer's tensors (absent ones NULL) and its part of the recipe. */
 typedef struct cf_layer {
-    cf_weight attn_norm, attn_norm_b;
+    cf_weight attn_norm, attn_norm_b; /* pre-norms; NULL: the block reads x itself (olmo2) */
     cf_weight wq, wk, wv, wqkv; /* wqkv: fused Q|K|V rows (phi3, gpt2) */
     cf_weight bq, bk, bv, bqkv;
+    cf_weight q_norm, k_norm; /* hp->qk_norm says over what */
     cf_weight wo, bo;
+    cf_weight post_attn_norm; /* norms of a block's output before the residual add */
     cf_weight ffn_norm, ffn_norm_b;
     cf_weight w_gate, w_up, w_down; /* phi3: w_up holds gate|up rows, w_gate NULL */
     cf_weight b_up, b_down;
+    cf_weight post_ffn_norm;
+    bool swa;  /* attends to the last hp->n_swa positions only */
+    bool rope; /* false: no positions at all (smollm3's NoPE layers) */
 } cf_layer;
 
 struct cf_model {
@@ -77,8 +83,9 @@ struct cf_ctx {
     void *part;
     int max_chunks;
     size_t part_bytes;
-    /* RoPE's cos and sin of every position: n_ctx x n_rot/2 */
-    float *rope_cos, *rope_sin;
+    /* RoPE's cos and sin of every position: n_ctx x n_rot/2, for the main
+     * base and (when the sliding layers have their own) theirs */
+    float *rope_cos[2], *rope_sin[2];
     /* work counters of one pass, one per dynamically shared phase, and
      * each thread's share of a phase's rows (n_work x n_threads words,
      * CF_SHARE_STRIDE apart so that shares never share a cache line) */
@@ -102,8 +109,12 @@ void cf_layernorm(float *y, const float *x, const float *w, const float *b, int 
 float cf_gelu(float x);
 
 /* ---- rope (rope.c) --------------------------------------------------------- */
-/* cos/sin of each rotated pair at position pos (n_rot/2 values each). */
-void cf_rope_angles(const cf_hparams *hp, float pos, float *cos_out, float *sin_out);
+/* Which angles a layer rotates by: 0 the model's, 1 the sliding layers' own
+ * base (gemma3). */
+int cf_rope_table(const cf_hparams *hp, const cf_layer *L);
+/* cos/sin of each rotated pair of a table at position pos (n_rot/2 values
+ * each). */
+void cf_rope_angles(const cf_hparams *hp, int table, float pos, float *cos_out, float *sin_out);
 /* Rotate the first n_rot dims of one head vector. */
 void cf_rope_apply(cf_rope_style style, int n_rot, float *v, const float *cos_t, const float *sin_t);
 

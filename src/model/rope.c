@@ -1,19 +1,27 @@
 /* Rotary position embeddings.  Angles follow ggml: theta_i is built by
  * repeated float multiplication by base^(-2/n_rot), divided by the optional
- * per-pair frequency factor, then scaled linearly. */
+ * per-pair frequency factor, then scaled linearly.  Sliding layers with a
+ * base of their own (gemma3) are not scaled, as in llama.cpp. */
 #include <math.h>
 
 #include "model_internal.h"
 
-void cf_rope_angles(const cf_hparams *hp, float pos, float *cos_out, float *sin_out)
+int cf_rope_table(const cf_hparams *hp, const cf_layer *L)
 {
-    const float theta_scale = powf(hp->rope_base, -2.0f / (float)hp->n_rot);
+    return L->swa && hp->rope_base_swa > 0 ? 1 : 0;
+}
+
+void cf_rope_angles(const cf_hparams *hp, int table, float pos, float *cos_out, float *sin_out)
+{
+    const float base = table ? hp->rope_base_swa : hp->rope_base;
+    const float freq_scale = table ? 1.0f : hp->rope_freq_scale;
+    const float theta_scale = powf(base, -2.0f / (float)hp->n_rot);
     float theta_base = pos;
     for (int i = 0; i < hp->n_rot / 2; i++) {
         float theta = theta_base;
         if (hp->rope_freqs)
             theta /= hp->rope_freqs[i];
-        theta *= hp->rope_freq_scale;
+        theta *= freq_scale;
         cos_out[i] = cosf(theta);
         sin_out[i] = sinf(theta);
         theta_base *= theta_scale;
