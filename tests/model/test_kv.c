@@ -265,5 +265,11 @@ int main(void)
     test_cache_ops("models/quant-F32.gguf", CF_KV_F16, 0.01);
     test_cache_ops("models/qwen2-shape.Q8_0.gguf", CF_KV_F32, 1e-4);
     test_cache_ops("models/phi3.Q8_0.gguf", CF_KV_F32, 1e-4);
+    /* gemma3 slides (window 8) on layers 0-4 with a RoPE base of their own:
+     * truncating back 150 positions is exact because its caches are kept
+     * whole, and the shift re-rotates by the sliding layers' angles */
+    test_cache_ops("models/gemma3.Q8_0.gguf", CF_KV_F32, 1e-4);
+    test_cache_ops("models/smollm3.Q8_0.gguf", CF_KV_F32, 1e-4);
+    test_cache_ops("models/olmo2.Q8_0.gguf", CF_KV_F32, 1e-4);
     return test_summary("test_kv");
 }
