@@ -139,6 +139,8 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
                        cf_arch_name(hp->arch), hp->n_ctx_train, n_ctx);
     if (n_batch > n_ctx)
         n_batch = n_ctx;
+    if (hp->ffn != CF_FFN_SWIGLU)
+        cf_gelu_init();
     cf_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return cf_fail(err, "out of memory");

@@ -105,7 +105,9 @@ int cf_xq_index(cf_weight const ws[3], int i);
 
 /* ---- ops (ops.c) ---------------------------------------------------------- */
 void cf_layernorm(float *y, const float *x, const float *w, const float *b, int n, float eps);
-/* GELU (tanh form) as llama.cpp computes it: through F16 in and out. */
+/* GELU (tanh form) as llama.cpp computes it: through F16 in and out, from a
+ * table that cf_gelu_init fills once (any thread may call it, any time). */
+void cf_gelu_init(void);
 float cf_gelu(float x);
 
 /* ---- rope (rope.c) --------------------------------------------------------- */
