@@ -592,6 +592,12 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
         run_batch(&P);
         c->kv.n_past += nb;
         done += nb;
+        /* the last row tells: NaN anywhere upstream reaches every logit */
+        if (P.logits && !cf_all_finite(P.logits + (size_t)(P.all_logits ? nb - 1 : 0) * (size_t)hp->n_vocab,
+                                       hp->n_vocab)) {
+            c->kv.n_past -= done;
+            return cf_model_blame_nonfinite(c->m, err);
+        }
     }
     return 0;
 }

@@ -110,6 +110,12 @@ void cf_layernorm(float *y, const float *x, const float *w, const float *b, int 
 void cf_gelu_init(void);
 float cf_gelu(float x);
 
+/* ---- non-finite values (finite.c) ------------------------------------------ */
+bool cf_all_finite(const float *x, int64_t n);
+/* The model error naming the first tensor with a NaN or Inf (or saying the
+ * weights are finite); always returns -1. */
+int cf_model_blame_nonfinite(const cf_model *m, cf_err *err);
+
 /* ---- rope (rope.c) --------------------------------------------------------- */
 /* Which angles a layer rotates by: 0 the model's, 1 the sliding layers' own
  * base (gemma3). */
