@@ -24,6 +24,7 @@ typedef enum cf_arch {
     CF_ARCH_SMOLLM3,
     CF_ARCH_OLMO2,
     CF_ARCH_GRANITE,
+    CF_ARCH_QWEN3MOE,
     CF_ARCH_COUNT
 } cf_arch;
 
@@ -43,6 +44,11 @@ typedef enum cf_ffn_kind {
     CF_FFN_GEGLU,  /* down(gelu(gate x) * up x): gemma */
     CF_FFN_GELU,   /* down(gelu(up x + b)): gpt2 */
 } cf_ffn_kind;
+
+typedef enum cf_moe_gating {
+    CF_MOE_SOFTMAX,        /* softmax over all experts, then the top k (mixtral, qwen3moe) */
+    CF_MOE_SOFTMAX_WEIGHT, /* the top k logits, then a softmax over them (gpt-oss) */
+} cf_moe_gating;
 
 typedef enum cf_qk_norm {
     CF_QK_NORM_NONE,
@@ -78,6 +84,10 @@ typedef struct cf_hparams {
     float q_scale;        /* q is multiplied by it after RoPE */
     float kq_scale;       /* scores = q.k * kq_scale */
     float logit_scale;    /* logits are multiplied by it */
+    /* mixture of experts (n_expert 0: a dense FFN) */
+    int n_expert, n_expert_used, n_ff_exp;
+    cf_moe_gating moe_gating;
+    bool moe_norm_w; /* the kept weights are divided by their sum */
 } cf_hparams;
 
 typedef struct cf_model cf_model;

@@ -12,7 +12,7 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_PHI3] = &cf_arch_phi3,       [CF_ARCH_GPT2] = &cf_arch_gpt2,
     [CF_ARCH_QWEN3] = &cf_arch_qwen3,     [CF_ARCH_GEMMA3] = &cf_arch_gemma3,
     [CF_ARCH_SMOLLM3] = &cf_arch_smollm3, [CF_ARCH_OLMO2] = &cf_arch_olmo2,
-    [CF_ARCH_GRANITE] = &cf_arch_granite,
+    [CF_ARCH_GRANITE] = &cf_arch_granite, [CF_ARCH_QWEN3MOE] = &cf_arch_qwen3moe,
 };
 
 const char *cf_arch_name(cf_arch a)
@@ -61,6 +61,20 @@ int cf_ld_int(cf_loader *ld, const char *suffix, int def)
         return def;
     }
     if (v == 0 || v > (1u << 30)) {
+        ld->failed = true;
+        cf_fail(ld->err, "metadata %s = %llu is out of range", k, (unsigned long long)v);
+        return 0;
+    }
+    return (int)v;
+}
+
+int cf_ld_count(cf_loader *ld, const char *suffix)
+{
+    char k[128];
+    uint64_t v;
+    if (ld->failed || !cf_gguf_get_u64(ld->g, akey(ld, suffix, k, sizeof k), &v))
+        return 0;
+    if (v > (1u << 30)) {
         ld->failed = true;
         cf_fail(ld->err, "metadata %s = %llu is out of range", k, (unsigned long long)v);
         return 0;
@@ -142,6 +156,11 @@ void cf_ld_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bo
 void cf_ld_swiglu(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm)
 {
     const int64_t E = hp->n_embd, F = hp->n_ff;
+    if (F == 0 && !ld->failed) {
+        ld->failed = true;
+        cf_fail(ld->err, "metadata %s.feed_forward_length is missing", ld->arch);
+        return;
+    }
     if (norm)
         L->ffn_norm = cf_ld_layer(ld, l, "ffn_norm.weight", E, 1, true);
     L->w_gate = cf_ld_layer(ld, l, "ffn_gate.weight", E, F, true);
@@ -156,6 +175,37 @@ void cf_ld_qk_norm(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     const int64_t k = full ? (int64_t)hp->n_head_kv * hp->head_dim : hp->head_dim;
     L->q_norm = cf_ld_layer(ld, l, "attn_q_norm.weight", q, 1, true);
     L->k_norm = cf_ld_layer(ld, l, "attn_k_norm.weight", k, 1, true);
+}
+
+void cf_ld_moe_hparams(cf_loader *ld, cf_hparams *hp)
+{
+    hp->n_expert = cf_ld_count(ld, "expert_count");
+    if (hp->n_expert == 0)
+        return;
+    hp->n_expert_used = cf_ld_int(ld, "expert_used_count", -1);
+    hp->n_ff_exp = cf_ld_int(ld, "expert_feed_forward_length", hp->n_ff > 0 ? hp->n_ff : -1);
+    if (!ld->failed && (hp->n_expert > CF_MAX_EXPERTS || hp->n_expert_used > hp->n_expert)) {
+        ld->failed = true;
+        cf_fail(ld->err, "%d of %d experts per token is out of range (at most %d experts)",
+                hp->n_expert_used, hp->n_expert, CF_MAX_EXPERTS);
+    }
+}
+
+void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm)
+{
+    const int64_t E = hp->n_embd, F = hp->n_ff_exp, X = hp->n_expert;
+    if (norm)
+        L->ffn_norm = cf_ld_layer(ld, l, "ffn_norm.weight", E, 1, true);
+    L->moe_router = cf_ld_layer(ld, l, "ffn_gate_inp.weight", E, X, true);
+    L->moe_gate = cf_ld_layer(ld, l, "ffn_gate_exps.weight", E, F * X, true);
+    L->moe_up = cf_ld_layer(ld, l, "ffn_up_exps.weight", E, F * X, true);
+    L->moe_down = cf_ld_layer(ld, l, "ffn_down_exps.weight", F, E * X, true);
+    /* the experts read one gathered input: gate and up must round it alike */
+    if (!ld->failed && cf_vec_dot_type(L->moe_gate->type) != cf_vec_dot_type(L->moe_up->type)) {
+        ld->failed = true;
+        cf_fail(ld->err, "blk.%d: expert gate (%s) and up (%s) matrices of different kinds are not supported",
+                l, cf_type_name(L->moe_gate->type), cf_type_name(L->moe_up->type));
+    }
 }
 
 /* ---- hyper-parameters ------------------------------------------------------ */
@@ -178,7 +228,7 @@ static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
     hp->n_ctx_train = cf_ld_int(&r, "context_length", -1);
     hp->n_embd = cf_ld_int(&r, "embedding_length", -1);
     hp->n_layer = cf_ld_int(&r, "block_count", -1);
-    hp->n_ff = cf_ld_int(&r, "feed_forward_length", -1);
+    hp->n_ff = cf_ld_int(&r, "feed_forward_length", 0); /* MoE files may have only the experts' */
     hp->n_head = cf_ld_int(&r, "attention.head_count", -1);
     if (r.failed)
         return -1;
@@ -342,12 +392,17 @@ static uint64_t matrix_bytes(cf_weight t)
 
 uint64_t cf_model_bytes_per_token(const cf_model *m)
 {
-    uint64_t sum = matrix_bytes(m->output) + cf_row_bytes(m->tok_embd->type, m->hp.n_embd);
-    for (int l = 0; l < m->hp.n_layer; l++) {
+    const cf_hparams *hp = &m->hp;
+    uint64_t sum = matrix_bytes(m->output) + cf_row_bytes(m->tok_embd->type, hp->n_embd);
+    for (int l = 0; l < hp->n_layer; l++) {
         const cf_layer *L = &m->layers[l];
         sum += matrix_bytes(L->wq) + matrix_bytes(L->wk) + matrix_bytes(L->wv) +
                matrix_bytes(L->wqkv) + matrix_bytes(L->wo) + matrix_bytes(L->w_gate) +
-               matrix_bytes(L->w_up) + matrix_bytes(L->w_down);
+               matrix_bytes(L->w_up) + matrix_bytes(L->w_down) + matrix_bytes(L->moe_router);
+        /* a token reads k of the n experts */
+        if (L->moe_router)
+            sum += (matrix_bytes(L->moe_gate) + matrix_bytes(L->moe_up) + matrix_bytes(L->moe_down)) /
+                   (uint64_t)hp->n_expert * (uint64_t)hp->n_expert_used;
     }
     return sum;
 }

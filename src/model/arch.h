@@ -18,6 +18,8 @@ typedef struct cf_loader {
 
 /* A positive integer key; def < 0 means required. */
 int cf_ld_int(cf_loader *ld, const char *suffix, int def);
+/* A count that may be 0 (absent: 0). */
+int cf_ld_count(cf_loader *ld, const char *suffix);
 /* A positive float key, def when absent. */
 float cf_ld_float(cf_loader *ld, const char *suffix, float def);
 /* A string key; false when absent. */
@@ -34,6 +36,12 @@ void cf_ld_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bo
 void cf_ld_swiglu(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm);
 /* attn_q_norm / attn_k_norm of hp->qk_norm's width */
 void cf_ld_qk_norm(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L);
+/* expert_count, expert_used_count and the experts' FFN width (the key
+ * expert_feed_forward_length, else feed_forward_length) */
+void cf_ld_moe_hparams(cf_loader *ld, cf_hparams *hp);
+/* ffn_norm (when norm), the router ffn_gate_inp and the experts'
+ * ffn_{gate,up,down}_exps */
+void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm);
 
 typedef struct cf_arch_desc {
     const char *name;   /* general.architecture */
@@ -46,6 +54,6 @@ typedef struct cf_arch_desc {
 } cf_arch_desc;
 
 extern const cf_arch_desc cf_arch_llama, cf_arch_qwen2, cf_arch_phi3, cf_arch_gpt2, cf_arch_qwen3,
-    cf_arch_gemma3, cf_arch_smollm3, cf_arch_olmo2, cf_arch_granite;
+    cf_arch_gemma3, cf_arch_smollm3, cf_arch_olmo2, cf_arch_granite, cf_arch_qwen3moe;
 
 #endif

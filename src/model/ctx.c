@@ -36,6 +36,12 @@ void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3])
     qkv[0] = L->wqkv ? L->wqkv : L->wq;
     qkv[1] = L->wqkv ? NULL : L->wk;
     qkv[2] = L->wqkv ? NULL : L->wv;
+    if (L->moe_router) {
+        ff[0] = L->moe_router;
+        ff[1] = L->moe_gate;
+        ff[2] = L->moe_up;
+        return;
+    }
     /* phi3's gate rows live in w_up; gpt2 has no gate */
     ff[0] = L->w_gate ? L->w_gate : L->w_up;
     ff[1] = L->w_gate ? L->w_up : NULL;
@@ -49,7 +55,7 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
     int nb = 1;
     for (int l = 0; l < m->hp.n_layer; l++) {
         const cf_layer *L = &m->layers[l];
-        cf_weight g[2][3], single[] = {L->wo, L->w_down};
+        cf_weight g[2][3], single[] = {L->wo, L->w_down, L->moe_down};
         cf_layer_groups(L, g[0], g[1]);
         for (int k = 0; k < 2; k++)
             for (int i = 0; i < 3; i++) {
@@ -58,7 +64,7 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
                 mx = act_bytes(g[k][i]) > mx ? act_bytes(g[k][i]) : mx;
                 nb = cf_xq_index(g[k], i) + 1 > nb ? cf_xq_index(g[k], i) + 1 : nb;
             }
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 3; i++)
             mx = act_bytes(single[i]) > mx ? act_bytes(single[i]) : mx;
     }
     *stride = (mx + 63) & ~(size_t)63;
@@ -106,6 +112,26 @@ static cf_tbuf *alloc_tbufs(const cf_ctx *c, int n)
 static uint64_t *alloc_shares(int n_work, int n_threads)
 {
     return alloc_bytes((size_t)n_work * (size_t)n_threads * CF_SHARE_STRIDE * sizeof(uint64_t));
+}
+
+static bool alloc_moe(cf_ctx *c, size_t B)
+{
+    const cf_hparams *hp = &c->m->hp;
+    if (!hp->n_expert)
+        return true;
+    const size_t X = (size_t)hp->n_expert, pairs = B * (size_t)hp->n_expert_used;
+    c->moe_logits = alloc_floats(B * X);
+    c->moe_sel = alloc_bytes(pairs * sizeof(int32_t));
+    c->moe_w = alloc_floats(pairs);
+    c->moe_off = alloc_bytes((X + 1) * sizeof(int32_t));
+    c->moe_used = alloc_bytes(X * sizeof(int32_t));
+    c->moe_slot = alloc_bytes(pairs * sizeof(int32_t));
+    c->moe_x = alloc_bytes(pairs * c->xq_stride);
+    c->moe_ff = alloc_floats(pairs * (size_t)hp->n_ff_exp);
+    c->moe_xd = alloc_bytes(pairs * c->xq_stride);
+    c->moe_out = alloc_floats(pairs * (size_t)hp->n_embd);
+    return c->moe_logits && c->moe_sel && c->moe_w && c->moe_off && c->moe_used && c->moe_slot &&
+           c->moe_x && c->moe_ff && c->moe_xd && c->moe_out;
 }
 
 static int rope_tables(cf_ctx *c)
@@ -158,7 +184,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->tile_cap = B * 64 > F ? B * 64 : F;
     c->max_chunks = (n_ctx + CF_ATTN_CHUNK - 1) / CF_ATTN_CHUNK;
     c->part_bytes = cf_attn_part_bytes(hp->head_dim);
-    c->n_work = 5 * hp->n_layer + 1;
+    c->n_work = 6 * hp->n_layer + 1;
     c->x = alloc_floats(B * E);
     c->tmp = alloc_floats(B * E);
     c->qkv = alloc_floats(B * c->qkv_stride);
@@ -170,6 +196,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
               rope_tables(c) == 0;
     for (int i = 0; ok && i < c->n_xq; i++)
         ok = (c->xq[i] = alloc_bytes(B * c->xq_stride)) != NULL;
+    ok = ok && alloc_moe(c, B);
     ok = ok && (c->tb = alloc_tbufs(c, c->n_threads)) != NULL;
     if (!ok) {
         cf_ctx_free(c);
@@ -188,6 +215,16 @@ void cf_ctx_free(cf_ctx *c)
     free(c->tmp);
     free(c->qkv);
     free(c->ff);
+    free(c->moe_logits);
+    free(c->moe_sel);
+    free(c->moe_w);
+    free(c->moe_off);
+    free(c->moe_used);
+    free(c->moe_slot);
+    free(c->moe_x);
+    free(c->moe_ff);
+    free(c->moe_xd);
+    free(c->moe_out);
     free(c->part);
     free(c->work);
     free(c->shares);

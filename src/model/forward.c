@@ -485,6 +485,138 @@ static void ffn_phase(thr *T, const cf_layer *L)
     }
 }
 
+/* ---- mixture of experts ---------------------------------------------------- */
+
+/* Route every token (the router's logits are in c->moe_logits) and group
+ * the (token, expert) pairs by expert, tokens in increasing order within
+ * an expert; a batch's inputs are gathered into pair rows so that each
+ * expert runs one matmul over its tokens.  One thread plans: it is a few
+ * hundred comparisons per token. */
+static void moe_plan(thr *T, cf_weight const ff[3])
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int n = P->n, X = hp->n_expert, k = hp->n_expert_used;
+    if (T->ith == 0) {
+        memset(c->moe_off, 0, (size_t)(X + 1) * sizeof *c->moe_off);
+        for (int t = 0; t < n; t++) {
+            cf_moe_route(hp, c->moe_logits + (size_t)t * X, c->moe_sel + (size_t)t * k,
+                         c->moe_w + (size_t)t * k);
+            for (int j = 0; j < k; j++)
+                c->moe_off[c->moe_sel[t * k + j] + 1]++;
+        }
+        c->moe_n_used = c->moe_max_pairs = 0;
+        for (int e = 0; e < X; e++) {
+            const int cnt = c->moe_off[e + 1];
+            if (cnt)
+                c->moe_used[c->moe_n_used++] = e;
+            c->moe_max_pairs = cnt > c->moe_max_pairs ? cnt : c->moe_max_pairs;
+            c->moe_off[e + 1] += c->moe_off[e];
+        }
+        int32_t next[CF_MAX_EXPERTS];
+        memcpy(next, c->moe_off, (size_t)X * sizeof *next);
+        const uint8_t *xin = c->xq[cf_xq_index(ff, 1)];
+        for (int t = 0; t < n; t++)
+            for (int j = 0; j < k; j++) {
+                const int p = next[c->moe_sel[t * k + j]]++;
+                c->moe_slot[t * k + j] = p;
+                if (!P->one)
+                    memcpy(c->moe_x + (size_t)p * c->xq_stride, xin + (size_t)t * c->xq_stride,
+                           c->xq_stride);
+            }
+    }
+    sync_all(T);
+}
+
+/* The experts' input rows: a batch's gathered pairs, or a single token's
+ * own rounded row. */
+static const uint8_t *moe_input(const thr *T, cf_weight const ff[3], int e)
+{
+    const cf_ctx *c = T->P->c;
+    return T->P->one ? act(T, cf_xq_index(ff, 1), 0) : c->moe_x + (size_t)c->moe_off[e] * c->xq_stride;
+}
+
+/* The used experts' rows (`width` each) are shared out as one stack; the
+ * part of stacked rows [v, end) inside one expert: *e, its first row *r,
+ * and the count. */
+static int64_t expert_span(const cf_ctx *c, int64_t width, int64_t v, int64_t end, int *e, int64_t *r)
+{
+    *e = c->moe_used[v / width];
+    *r = v % width;
+    return width - *r < end - v ? width - *r : end - v;
+}
+
+/* act(gate) * up of every pair, in row pieces of the used experts. */
+static void moe_up_phase(thr *T, const cf_layer *L, cf_weight const ff[3])
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const int64_t F = P->hp->n_ff_exp;
+    const int phase = T->phase++;
+    const size_t rb = 2 * cf_row_bytes(L->moe_gate->type, L->moe_gate->ne[0]);
+    const int64_t cap = (int64_t)(c->tile_cap / (size_t)c->moe_max_pairs) & ~(int64_t)15;
+    const int64_t piece = piece_rows(rb, cap); /* tile_cap >= 64 rows of a batch */
+    int64_t v0, nv;
+    while ((nv = grab_rows(T, phase, (int64_t)c->moe_n_used * F, piece, &v0)) > 0)
+        for (int64_t v = v0, r, cnt; v < v0 + nv; v += cnt) {
+            int e;
+            cnt = expert_span(c, F, v, v0 + nv, &e, &r);
+            const int p0 = c->moe_off[e], np = c->moe_off[e + 1] - p0;
+            const uint8_t *x = moe_input(T, ff, e);
+            float *g = c->moe_ff + (size_t)p0 * F + r, *up = T->b->tile;
+            mm(L->moe_gate, e * F + r, cnt, x, c->xq_stride, np, g, (size_t)F);
+            mm(L->moe_up, e * F + r, cnt, x, c->xq_stride, np, up, (size_t)cnt);
+            for (int i = 0; i < np; i++)
+                P->vec->silu_mul(g + (size_t)i * F, up + (size_t)i * cnt, (int)cnt);
+        }
+}
+
+/* The pairs' down projections, then each token's weighted sum of its
+ * experts' outputs (best first, as llama.cpp adds them) into c->tmp. */
+static void moe_down_phase(thr *T, const cf_layer *L)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int64_t F = hp->n_ff_exp, E = hp->n_embd;
+    const int k = hp->n_expert_used, pairs = P->n * k;
+    int p0, p1;
+    split(pairs, T->ith, T->nth, &p0, &p1);
+    for (int p = p0; p < p1; p++)
+        cf_quantize_row(cf_vec_dot_type(L->moe_down->type), c->moe_ff + (size_t)p * F,
+                        c->moe_xd + (size_t)p * c->xq_stride, F);
+    sync_all(T);
+
+    const int phase = T->phase++;
+    const int64_t piece = piece_rows(cf_row_bytes(L->moe_down->type, F), 0);
+    int64_t v0, nv;
+    while ((nv = grab_rows(T, phase, (int64_t)c->moe_n_used * E, piece, &v0)) > 0)
+        for (int64_t v = v0, r, cnt; v < v0 + nv; v += cnt) {
+            int e;
+            cnt = expert_span(c, E, v, v0 + nv, &e, &r);
+            const int q0 = c->moe_off[e], nq = c->moe_off[e + 1] - q0;
+            mm(L->moe_down, e * E + r, cnt, c->moe_xd + (size_t)q0 * c->xq_stride, c->xq_stride, nq,
+               c->moe_out + (size_t)q0 * E + r, (size_t)E);
+        }
+    sync_all(T);
+
+    int i0, i1;
+    split((int)E, T->ith, T->nth, &i0, &i1);
+    for (int t = 0; t < P->n; t++) {
+        float *y = c->tmp + (size_t)t * E;
+        for (int j = 0; j < k; j++) {
+            const float w = c->moe_w[t * k + j];
+            const float *o = c->moe_out + (size_t)c->moe_slot[t * k + j] * E;
+            for (int i = i0; i < i1; i++) {
+                const float wo = o[i] * w;
+                y[i] = j ? y[i] + wo : wo;
+            }
+        }
+    }
+    sync_all(T);
+}
+
 /* ---- the pass -------------------------------------------------------------- */
 
 static void layer(thr *T, int l)
@@ -512,6 +644,15 @@ static void layer(thr *T, int l)
     matmul_phase(T, L->wo, act(T, 0, 0), n, c->tmp, (size_t)E);
     sync_all(T);
     norm_phase(T, 0, n, &attn_out, L->ffn_norm, L->ffn_norm_b, ff);
+    if (L->moe_router) {
+        matmul_phase(T, L->moe_router, act(T, 0, 0), n, c->moe_logits, (size_t)P->hp->n_expert);
+        sync_all(T);
+        moe_plan(T, ff);
+        moe_up_phase(T, L, ff);
+        sync_all(T);
+        moe_down_phase(T, L);
+        return;
+    }
     ffn_phase(T, L);
     sync_all(T);
     round_phase(T, L->w_down, c->ff, (size_t)P->hp->n_ff);

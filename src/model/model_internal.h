@@ -8,6 +8,9 @@
 
 typedef const cf_gguf_tensor *cf_weight;
 
+/* The most experts a MoE layer may have (Qwen3-235B has 128, DeepSeek 256). */
+#define CF_MAX_EXPERTS 512
+
 /* A layer's tensors (absent ones NULL) and its part of the recipe. */
 typedef struct cf_layer {
     cf_weight attn_norm, attn_norm_b; /* pre-norms; NULL: the block reads x itself (olmo2) */
@@ -20,6 +23,10 @@ typedef struct cf_layer {
     cf_weight w_gate, w_up, w_down; /* phi3: w_up holds gate|up rows, w_gate NULL */
     cf_weight b_up, b_down;
     cf_weight post_ffn_norm;
+    /* mixture of experts: the router and the experts' stacked matrices
+     * (expert e is the e-th slab of rows) */
+    cf_weight moe_router, moe_router_b;
+    cf_weight moe_gate, moe_up, moe_down;
     bool swa;  /* attends to the last hp->n_swa positions only */
     bool rope; /* false: no positions at all (smollm3's NoPE layers) */
 } cf_layer;
@@ -86,6 +93,19 @@ struct cf_ctx {
     /* RoPE's cos and sin of every position: n_ctx x n_rot/2, for the main
      * base and (when the sliding layers have their own) theirs */
     float *rope_cos[2], *rope_sin[2];
+    /* mixture of experts: a batch's n * k (token, expert) pairs grouped by
+     * expert, pairs [moe_off[e], moe_off[e + 1]) going to expert e */
+    float *moe_logits; /* n x n_expert router outputs */
+    int32_t *moe_sel;  /* n x k chosen experts, best first */
+    float *moe_w;      /* n x k their weights */
+    int32_t *moe_off;  /* n_expert + 1 */
+    int32_t *moe_used; /* the experts with pairs, in increasing order */
+    int moe_n_used, moe_max_pairs;
+    int32_t *moe_slot; /* n x k: the pair of each choice */
+    uint8_t *moe_x;    /* pair rows: the experts' input, gathered (batches) */
+    float *moe_ff;     /* pair rows: act(gate) * up, n_ff_exp wide */
+    uint8_t *moe_xd;   /* pair rows: moe_ff rounded for the down matrices */
+    float *moe_out;    /* pair rows: the experts' outputs */
     /* work counters of one pass, one per dynamically shared phase, and
      * each thread's share of a phase's rows (n_work x n_threads words,
      * CF_SHARE_STRIDE apart so that shares never share a cache line) */
@@ -109,6 +129,12 @@ void cf_layernorm(float *y, const float *x, const float *w, const float *b, int 
  * table that cf_gelu_init fills once (any thread may call it, any time). */
 void cf_gelu_init(void);
 float cf_gelu(float x);
+
+/* ---- mixture-of-experts routing (moe.c) ------------------------------------ */
+/* The experts a token uses and their weights, from the router's logits
+ * (n_expert of them), as llama.cpp's build_moe_ffn computes them: sel[0..k)
+ * in decreasing order of preference, w[0..k). */
+void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float *w);
 
 /* ---- non-finite values (finite.c) ------------------------------------------ */
 bool cf_all_finite(const float *x, int64_t n);
