@@ -25,6 +25,7 @@ typedef enum cf_arch {
     CF_ARCH_OLMO2,
     CF_ARCH_GRANITE,
     CF_ARCH_QWEN3MOE,
+    CF_ARCH_GPT_OSS,
     CF_ARCH_COUNT
 } cf_arch;
 
@@ -43,6 +44,7 @@ typedef enum cf_ffn_kind {
     CF_FFN_SWIGLU, /* down(silu(gate x) * up x); phi3 fuses gate|up in up */
     CF_FFN_GEGLU,  /* down(gelu(gate x) * up x): gemma */
     CF_FFN_GELU,   /* down(gelu(up x + b)): gpt2 */
+    CF_FFN_SWIGLU_OAI, /* gpt-oss's experts: SwiGLU with clamps and up + 1 */
 } cf_ffn_kind;
 
 typedef enum cf_moe_gating {
@@ -71,6 +73,11 @@ typedef struct cf_hparams {
     cf_rope_style rope_style;
     float rope_base;
     float rope_freq_scale;   /* linear scaling: positions are multiplied by it */
+    /* YaRN (rope_yarn_orig_ctx > 0): dims below the correction range keep
+     * the unscaled angle, those above are interpolated, a ramp between;
+     * cos and sin are multiplied by attn_factor * (1 + 0.1 ln(1/scale)) */
+    int rope_yarn_orig_ctx;
+    float rope_yarn_beta_fast, rope_yarn_beta_slow, rope_yarn_attn_factor;
     const float *rope_freqs; /* per-pair divisors of theta (llama3 scaling), or NULL */
     float rope_base_swa;     /* sliding layers' base when it differs, else 0 */
     int n_swa;               /* sliding attention window (of the layers that slide), 0 = none */

@@ -13,6 +13,7 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_QWEN3] = &cf_arch_qwen3,     [CF_ARCH_GEMMA3] = &cf_arch_gemma3,
     [CF_ARCH_SMOLLM3] = &cf_arch_smollm3, [CF_ARCH_OLMO2] = &cf_arch_olmo2,
     [CF_ARCH_GRANITE] = &cf_arch_granite, [CF_ARCH_QWEN3MOE] = &cf_arch_qwen3moe,
+    [CF_ARCH_GPT_OSS] = &cf_arch_gpt_oss,
 };
 
 const char *cf_arch_name(cf_arch a)
@@ -249,10 +250,16 @@ static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
         if (scaling.len == 6 && !memcmp(scaling.ptr, "linear", 6)) {
             float factor = cf_ld_float(&r, "rope.scaling.factor", 1.0f);
             hp->rope_freq_scale = 1.0f / factor;
+        } else if (scaling.len == 4 && !memcmp(scaling.ptr, "yarn", 4)) {
+            hp->rope_freq_scale = 1.0f / cf_ld_float(&r, "rope.scaling.factor", 1.0f);
+            hp->rope_yarn_orig_ctx = cf_ld_int(&r, "rope.scaling.original_context_length", hp->n_ctx_train);
+            hp->rope_yarn_beta_fast = cf_ld_float(&r, "rope.scaling.yarn_beta_fast", 32.0f);
+            hp->rope_yarn_beta_slow = cf_ld_float(&r, "rope.scaling.yarn_beta_slow", 1.0f);
+            hp->rope_yarn_attn_factor = cf_ld_float(&r, "rope.scaling.yarn_attn_factor", 1.0f);
         } else if (!(scaling.len == 4 && !memcmp(scaling.ptr, "none", 4)) &&
                    !(scaling.len == 6 && !memcmp(scaling.ptr, "llama3", 6))) {
             /* llama3 scaling comes as the rope_freqs.weight tensor */
-            return cf_fail(err, "rope scaling '%.*s' is not supported (confab does linear and llama3)",
+            return cf_fail(err, "rope scaling '%.*s' is not supported (confab does linear, yarn and llama3)",
                            (int)scaling.len, scaling.ptr);
         }
     }

@@ -146,7 +146,7 @@ static int rope_tables(cf_ctx *c)
         if (!c->rope_cos[t] || !c->rope_sin[t])
             return -1;
         for (int p = 0; p < c->kv.n_ctx; p++)
-            cf_rope_angles(hp, t, (float)p, c->rope_cos[t] + (size_t)p * half,
+            cf_rope_angles(hp, t, (float)p, true, c->rope_cos[t] + (size_t)p * half,
                            c->rope_sin[t] + (size_t)p * half);
     }
     return 0;

@@ -394,6 +394,13 @@ static void attn_unit(const thr *T, int l, int t, int g, int c, void *part, size
                        hi - lo, hp->kq_scale, T->b->scores, part, part_stride);
 }
 
+/* Query head h's sink score in layer l, -INFINITY without sinks. */
+static float sink(const thr *T, int l, int h)
+{
+    cf_weight s = T->P->m->layers[l].attn_sinks;
+    return s ? ((const float *)s->data)[h] : -INFINITY;
+}
+
 /* One token: units are (KV head, chunk) so that long contexts split over
  * threads; then every thread merges all heads into its own row. */
 static void attention_one(thr *T, int l)
@@ -413,7 +420,7 @@ static void attention_one(thr *T, int l)
     }
     sync_all(T);
     for (int h = 0; h < hp->n_head; h++)
-        P->vec->attn_merge(hd, (char *)c->part + (size_t)h * head_stride, pb, nc,
+        P->vec->attn_merge(hd, (char *)c->part + (size_t)h * head_stride, pb, nc, sink(T, l, h),
                            T->b->row + (size_t)h * hd);
 }
 
@@ -436,6 +443,7 @@ static void attention_batch(thr *T, int l)
                 attn_unit(T, l, t, g, c0 + ci, (char *)T->b->part + (size_t)ci * pb, head_stride);
             for (int j = 0; j < G; j++)
                 P->vec->attn_merge(hd, (char *)T->b->part + (size_t)j * head_stride, pb, c1 - c0 + 1,
+                                   sink(T, l, g * G + j),
                                    T->b->row + (size_t)(g * G + j) * hd);
         }
         round_row(T, wo, T->b->row, t);
@@ -567,8 +575,17 @@ static void moe_up_phase(thr *T, const cf_layer *L, cf_weight const ff[3])
             float *g = c->moe_ff + (size_t)p0 * F + r, *up = T->b->tile;
             mm(L->moe_gate, e * F + r, cnt, x, c->xq_stride, np, g, (size_t)F);
             mm(L->moe_up, e * F + r, cnt, x, c->xq_stride, np, up, (size_t)cnt);
-            for (int i = 0; i < np; i++)
-                P->vec->silu_mul(g + (size_t)i * F, up + (size_t)i * cnt, (int)cnt);
+            for (int i = 0; i < np; i++) {
+                float *gi = g + (size_t)i * F, *ui = up + (size_t)i * cnt;
+                if (L->moe_gate_b) {
+                    P->vec->add(gi, gi, (const float *)L->moe_gate_b->data + e * F + r, NULL, (int)cnt);
+                    P->vec->add(ui, ui, (const float *)L->moe_up_b->data + e * F + r, NULL, (int)cnt);
+                }
+                if (P->hp->ffn == CF_FFN_SWIGLU_OAI)
+                    cf_swiglu_oai(gi, ui, (int)cnt);
+                else
+                    P->vec->silu_mul(gi, ui, (int)cnt);
+            }
         }
 }
 
@@ -596,8 +613,12 @@ static void moe_down_phase(thr *T, const cf_layer *L)
             int e;
             cnt = expert_span(c, E, v, v0 + nv, &e, &r);
             const int q0 = c->moe_off[e], nq = c->moe_off[e + 1] - q0;
-            mm(L->moe_down, e * E + r, cnt, c->moe_xd + (size_t)q0 * c->xq_stride, c->xq_stride, nq,
-               c->moe_out + (size_t)q0 * E + r, (size_t)E);
+            float *o = c->moe_out + (size_t)q0 * E + r;
+            mm(L->moe_down, e * E + r, cnt, c->moe_xd + (size_t)q0 * c->xq_stride, c->xq_stride, nq, o,
+               (size_t)E);
+            for (int q = 0; L->moe_down_b && q < nq; q++)
+                P->vec->add(o + (size_t)q * E, o + (size_t)q * E,
+                            (const float *)L->moe_down_b->data + e * E + r, NULL, (int)cnt);
         }
     sync_all(T);
 
@@ -647,6 +668,11 @@ static void layer(thr *T, int l)
     if (L->moe_router) {
         matmul_phase(T, L->moe_router, act(T, 0, 0), n, c->moe_logits, (size_t)P->hp->n_expert);
         sync_all(T);
+        if (L->moe_router_b && T->ith == 0)
+            for (int t = 0; t < n; t++)
+                P->vec->add(c->moe_logits + (size_t)t * P->hp->n_expert,
+                            c->moe_logits + (size_t)t * P->hp->n_expert, L->moe_router_b->data, NULL,
+                            P->hp->n_expert);
         moe_plan(T, ff);
         moe_up_phase(T, L, ff);
         sync_all(T);

@@ -114,8 +114,8 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
     /* Rotating a key by -delta angles moves it from position p to p - delta:
      * RoPE at p is a rotation by p * theta_i, and rotations compose. */
     float cos_t[2][512], sin_t[2][512], row[1024];
-    for (int t = 0; t < 2; t++)
-        cf_rope_angles(hp, t, (float)-delta, cos_t[t], sin_t[t]);
+    for (int t = 0; t < (hp->rope_base_swa > 0 ? 2 : 1); t++)
+        cf_rope_angles(hp, t, (float)-delta, false, cos_t[t], sin_t[t]);
     const size_t row_bytes = (size_t)kv->head_dim * kv->elem;
     for (int l = 0; l < kv->n_layer; l++) {
         const cf_layer *L = &c->m->layers[l];

@@ -27,6 +27,8 @@ typedef struct cf_layer {
      * (expert e is the e-th slab of rows) */
     cf_weight moe_router, moe_router_b;
     cf_weight moe_gate, moe_up, moe_down;
+    cf_weight moe_gate_b, moe_up_b, moe_down_b; /* one row of biases per expert */
+    cf_weight attn_sinks; /* one score per query head (gpt-oss) */
     bool swa;  /* attends to the last hp->n_swa positions only */
     bool rope; /* false: no positions at all (smollm3's NoPE layers) */
 } cf_layer;
@@ -129,6 +131,9 @@ void cf_layernorm(float *y, const float *x, const float *w, const float *b, int 
  * table that cf_gelu_init fills once (any thread may call it, any time). */
 void cf_gelu_init(void);
 float cf_gelu(float x);
+/* gpt-oss's clamped SwiGLU, as ggml's swiglu_oai: with x = min(g, 7) and
+ * y = clamp(u, -7, 7), g = x * sigmoid(1.702 x) * (y + 1). */
+void cf_swiglu_oai(float *g, const float *u, int n);
 
 /* ---- mixture-of-experts routing (moe.c) ------------------------------------ */
 /* The experts a token uses and their weights, from the router's logits
@@ -147,8 +152,10 @@ int cf_model_blame_nonfinite(const cf_model *m, cf_err *err);
  * base (gemma3). */
 int cf_rope_table(const cf_hparams *hp, const cf_layer *L);
 /* cos/sin of each rotated pair of a table at position pos (n_rot/2 values
- * each). */
-void cf_rope_angles(const cf_hparams *hp, int table, float pos, float *cos_out, float *sin_out);
+ * each); magnitude: times YaRN's magnitude correction (false: a pure
+ * rotation, for moving cached keys). */
+void cf_rope_angles(const cf_hparams *hp, int table, float pos, bool magnitude, float *cos_out,
+                    float *sin_out);
 /* Rotate the first n_rot dims of one head vector. */
 void cf_rope_apply(cf_rope_style style, int n_rot, float *v, const float *cos_t, const float *sin_t);
 

@@ -22,6 +22,16 @@ void cf_layernorm(float *y, const float *x, const float *w, const float *b, int 
         y[i] = (y[i] * scale) * w[i] + b[i];
 }
 
+void cf_swiglu_oai(float *g, const float *u, int n)
+{
+    const float alpha = 1.702f, limit = 7.0f;
+    for (int i = 0; i < n; i++) {
+        const float x = g[i] < limit ? g[i] : limit;
+        const float y = u[i] < -limit ? -limit : u[i] > limit ? limit : u[i];
+        g[i] = x / (1.0f + expf(alpha * -x)) * (y + 1.0f);
+    }
+}
+
 /* GELU of every F16 value, as ggml tabulates it: the forward pass looks
  * values up instead of calling tanhf (gemma3 runs it on every FFN row). */
 static float gelu_table[1 << 16];
