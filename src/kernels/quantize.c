@@ -15,7 +15,12 @@ cf_type cf_vec_dot_type(cf_type t)
     case CF_TYPE_Q3_K:
     case CF_TYPE_Q4_K:
     case CF_TYPE_Q5_K:
-    case CF_TYPE_Q6_K: return CF_TYPE_Q8_K;
+    case CF_TYPE_Q6_K:
+    case CF_TYPE_IQ2_XXS:
+    case CF_TYPE_IQ2_XS:
+    case CF_TYPE_IQ2_S:
+    case CF_TYPE_IQ1_S:
+    case CF_TYPE_IQ1_M: return CF_TYPE_Q8_K;
     case CF_TYPE_F16: return CF_TYPE_F16;
     case CF_TYPE_BF16: return CF_TYPE_BF16;
     default: return CF_TYPE_F32;
