@@ -48,6 +48,7 @@ int cf_quantize_row(cf_type t, const float *src, void *dst, int64_t k)
     case CF_TYPE_Q4_K: cf_quantize_q4_K(src, dst, k); return 0;
     case CF_TYPE_Q5_K: cf_quantize_q5_K(src, dst, k); return 0;
     case CF_TYPE_Q6_K: cf_quantize_q6_K(src, dst, k); return 0;
+    case CF_TYPE_IQ2_S: return cf_quantize_iq2_s(src, dst, k);
     default: return -1;
     }
 }

@@ -256,6 +256,68 @@ static void test_fixture(cf_type t, const cf_gguf *master)
     cf_gguf_close(g);
 }
 
+/* ---- IQ2_S's quantizer ------------------------------------------------------ */
+
+/* RMS of deq(q) - ref over RMS of ref, nrow rows of k */
+static double rel_err(const void *q, const float *ref, int64_t k, int64_t nrow)
+{
+    const size_t rb = cf_row_bytes(CF_TYPE_IQ2_S, k);
+    float *row = malloc(k * sizeof *row);
+    double e = 0, s = 0;
+    for (int64_t r = 0; r < nrow; r++) {
+        cf_dequantize_row(CF_TYPE_IQ2_S, (const char *)q + r * rb, row, k);
+        for (int64_t j = 0; j < k; j++) {
+            e += (row[j] - (double)ref[r * k + j]) * (row[j] - (double)ref[r * k + j]);
+            s += (double)ref[r * k + j] * ref[r * k + j];
+        }
+    }
+    free(row);
+    return s > 0 ? sqrt(e / s) : sqrt(e);
+}
+
+/* On the master's weights confab's IQ2_S is about as accurate as llama.cpp's
+ * (which had an importance matrix); quantizing llama.cpp's dequantized rows
+ * again gives nearly the same values. */
+static void test_iq2_s_quantizer(const cf_gguf *master)
+{
+    cf_err err;
+    cf_gguf *g;
+    if (cf_gguf_open(shared_path("models/quant-IQ2_S.gguf"), &g, &err) < 0) {
+        CHECKF(0, "%s", err.msg);
+        return;
+    }
+    double worst_ratio = 0, worst_again = 0;
+    for (int64_t i = 0; i < cf_gguf_n_tensors(g); i++) {
+        const cf_gguf_tensor *te = cf_gguf_tensor_at(g, i);
+        const cf_gguf_tensor *m = cf_gguf_find_tensor(master, te->name);
+        if (te->type != CF_TYPE_IQ2_S || !m)
+            continue;
+        const int64_t k = te->ne[0], nrow = te->ne[1];
+        const size_t rb = cf_row_bytes(CF_TYPE_IQ2_S, k);
+        char *mine = malloc(rb * nrow);
+        float *deq = malloc(k * nrow * sizeof *deq);
+        for (int64_t r = 0; r < nrow; r++)
+            CHECK(cf_quantize_row(CF_TYPE_IQ2_S, (const float *)m->data + r * k, mine + r * rb, k) == 0);
+        const double e_llama = rel_err(te->data, m->data, k, nrow), e_mine = rel_err(mine, m->data, k, nrow);
+        for (int64_t r = 0; r < nrow; r++)
+            cf_dequantize_row(CF_TYPE_IQ2_S, (const char *)te->data + r * rb, deq + r * k, k);
+        for (int64_t r = 0; r < nrow; r++)
+            cf_quantize_row(CF_TYPE_IQ2_S, deq + r * k, mine + r * rb, k);
+        const double again = rel_err(mine, deq, k, nrow);
+        if (e_mine / e_llama > worst_ratio)
+            worst_ratio = e_mine / e_llama;
+        if (again > worst_again)
+            worst_again = again;
+        free(mine);
+        free(deq);
+    }
+    fprintf(stderr, "  IQ2_S quantizer: error <= %.3f x llama.cpp's; its dequantized rows again: rms rel err <= %.4f\n",
+            worst_ratio, worst_again);
+    CHECKF(worst_ratio <= 1.10, "IQ2_S: confab's error %.3f x llama.cpp's", worst_ratio);
+    CHECKF(worst_again <= 0.08, "IQ2_S: requantized error %.4f", worst_again);
+    cf_gguf_close(g);
+}
+
 int main(void)
 {
     kt_seed(12);
@@ -274,6 +336,7 @@ int main(void)
         } else {
             for (int i = 0; i < N_TYPES; i++)
                 test_fixture(types[i], master);
+            test_iq2_s_quantizer(master);
             cf_gguf_close(master);
         }
     }
