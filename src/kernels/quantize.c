@@ -27,6 +27,11 @@ cf_type cf_vec_dot_type(cf_type t)
     }
 }
 
+bool cf_type_needs_imatrix(cf_type t)
+{
+    return t == CF_TYPE_IQ2_XXS || t == CF_TYPE_IQ2_XS || t == CF_TYPE_IQ1_S || t == CF_TYPE_IQ1_M;
+}
+
 int cf_quantize_row(cf_type t, const float *src, void *dst, int64_t k)
 {
     const cf_type_traits *tt = cf_type_get((uint32_t)t);
