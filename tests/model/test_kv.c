@@ -249,9 +249,9 @@ static void test_load_errors(void)
     write_tiny(path, "mamba", CF_TYPE_F32);
     CHECK(cf_model_load(path, NULL, &m, &err) != 0 && strstr(err.msg, "'mamba' is not supported") &&
           strstr(err.msg, "qwen2"));
-    write_tiny(path, "llama", CF_TYPE_IQ2_XXS);
+    write_tiny(path, "llama", CF_TYPE_TQ1_0);
     CHECK(cf_model_load(path, NULL, &m, &err) != 0 && strstr(err.msg, "blk.0.attn_q.weight") &&
-          strstr(err.msg, "IQ2_XXS"));
+          strstr(err.msg, "TQ1_0"));
     unlink(path);
 }
 
