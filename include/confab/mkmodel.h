@@ -41,7 +41,11 @@ int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err);
  * for the others every matrix has that type, except that the output matrix
  * (token_embd when tied) becomes Q6_K (Q8_0 stays Q8_0) and a row length
  * that is not a multiple of the block size falls back (Q4_K -> Q5_0,
- * Q6_K -> Q8_0, output -> Q8_0), as llama-quantize does. */
+ * Q6_K -> Q8_0, output -> Q8_0), as llama-quantize does.  IQ2_M's matrices
+ * are IQ2_S (the tensor type; llama-quantize's IQ2_S file type is IQ2_XS),
+ * in llama.cpp's mixture with IQ3_S, Q4_K and Q5_K, or all IQ2_S with
+ * --pure.  IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M files need an importance
+ * matrix (cf_type_needs_imatrix): cf_mk_plan refuses them. */
 typedef enum cf_mk_ftype {
     CF_MK_F32,
     CF_MK_F16,
@@ -53,6 +57,12 @@ typedef enum cf_mk_ftype {
     CF_MK_Q5_1,
     CF_MK_Q6_K,
     CF_MK_Q4_K_M,
+    CF_MK_IQ2_M,
+    CF_MK_IQ2_XXS,
+    CF_MK_IQ2_XS,
+    CF_MK_IQ2_S,
+    CF_MK_IQ1_S,
+    CF_MK_IQ1_M,
     CF_MK_FTYPE_COUNT
 } cf_mk_ftype;
 
@@ -73,8 +83,11 @@ typedef struct cf_mk_tensor {
 } cf_mk_tensor;
 
 /* The tensors of a file of shape s and type ft with an n_vocab vocabulary,
- * in file order.  *out is malloc'ed; the caller frees it. */
-int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, int n_vocab, cf_mk_tensor **out, int *n,
+ * in file order; pure: every matrix of ft's type (llama-quantize --pure),
+ * only the fallbacks of row lengths apply.  Fails with one line when a
+ * tensor's type is one confab cannot write.  *out is malloc'ed; the caller
+ * frees it. */
+int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, int n_vocab, cf_mk_tensor **out, int *n,
                cf_err *err);
 
 /* The f32 values of one row of a planned tensor (ne[0] floats). */
@@ -83,6 +96,7 @@ void cf_mk_row(uint64_t seed, const cf_mk_tensor *t, int64_t row, float *dst);
 typedef struct cf_mk_params {
     cf_mk_shape shape;
     cf_mk_ftype ftype;
+    bool pure; /* llama-quantize --pure: see cf_mk_plan */
     const char *vocab_path; /* a GGUF whose tokenizer.* keys are copied */
     const char *out_path;
     uint64_t seed;

@@ -588,6 +588,16 @@ static void sb_q4_K_wide(const void *w, const void *x, int64_t i, __m512i *isum,
     *msum = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)b->bsums), m16);
 }
 
+/* 16 int16 scales of groups of 16 -> 128-bit lane L holds those of groups
+ * L, L+4, L+8, L+12, so that vpshufb (k6_pick[s]) can pick group 4s + L
+ * for lane L of the step s over elements 64s to 64s + 63 */
+static inline __m512i scales16_by_step(__m256i sc16y)
+{
+    const __m512i spread = _mm512_set_epi16(15, 11, 7, 3, 15, 11, 7, 3, 14, 10, 6, 2, 14, 10, 6, 2,
+                                            13, 9, 5, 1, 13, 9, 5, 1, 12, 8, 4, 0, 12, 8, 4, 0);
+    return _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(sc16y));
+}
+
 /* Q6_K: 64 elements (four groups of 16) per step. */
 static inline __attribute__((always_inline)) void sb_q6_K_core(const block_q6_K *a, const int8_t *xqs,
                                                                const int16_t *bsums, __m512i *isum, __m256i *msum)
@@ -595,11 +605,7 @@ static inline __attribute__((always_inline)) void sb_q6_K_core(const block_q6_K 
     const __m512i m15 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
     __m128i sc8 = _mm_loadu_si128((const __m128i *)a->scales);
     __m256i sc16y = _mm256_cvtepi8_epi16(sc8);
-    /* 128-bit lane L holds the int16 scales of groups L, L+4, L+8, L+12, so
-     * that vpshufb can pick group 4s + L for lane L of step s */
-    const __m512i spread = _mm512_set_epi16(15, 11, 7, 3, 15, 11, 7, 3, 14, 10, 6, 2, 14, 10, 6, 2,
-                                            13, 9, 5, 1, 13, 9, 5, 1, 12, 8, 4, 0, 12, 8, 4, 0);
-    __m512i sc16 = _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(sc16y));
+    __m512i sc16 = scales16_by_step(sc16y);
     __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)bsums), sc16y);
     __m512i acc = _mm512_setzero_si512();
     for (int h = 0; h < 2; h++) {
@@ -840,6 +846,8 @@ static void dot_rows_q6_K_512(int64_t k, const void *w, size_t w_stride, int64_t
     dotK_rows_512(k, w, w_stride, rows, p, y, sb_q6_K_prep, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
 }
 
+#include "dot_iq12_512.inc"
+
 void cf_fill_avx512(cf_kernel_table *t, int vnni)
 {
     if (!vnni)
@@ -869,6 +877,7 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
     t->prep[CF_TYPE_Q6_K] = prep_q6_K_512;
     t->dot_rows[CF_TYPE_Q6_K] = dot_rows_q6_K_512;
+    fill_iq12_512(t);
     cf_fill_gemm_avx512(t);
 }
 #else

@@ -18,6 +18,11 @@
  *   Q4_1, Q5_1            a = fma(isum, dw*dx, a); a = fma(m, s, a)
  *   Q2_K, Q4_K, Q5_K      a = fma(isum, d*dx, a); a = fma(msum, -(dmin*dx), a)
  *   Q3_K, Q6_K            a = fma(isum, d*dx, a)   (offsets inside isum)
+ *   IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M
+ *                         a = fma(isum, d*dx*0.125f, a)  (ggml's 1/8 and
+ *                         IQ1's shifts +-1/8 folded: isum sums (2s+1) *
+ *                         grid * sign * q, or (2s+1) * (8 grid +- 1) * q;
+ *                         IQ1_M's d comes from its scale words)
  *   F32, F16, BF16        a = fma(w, x, a)
  * (isum: the integer sum of the unit, group scales applied; msum: the mins
  * times Q8_K's bsums.)  The 16 accumulators, initially +0, are then summed

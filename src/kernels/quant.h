@@ -33,4 +33,7 @@ void cf_quantize_q4_K(const float *x, void *dst, int64_t k);
 void cf_quantize_q5_K(const float *x, void *dst, int64_t k);
 void cf_quantize_q6_K(const float *x, void *dst, int64_t k);
 
+/* 0, or -1 when its grid search cannot be built (out of memory) */
+int cf_quantize_iq2_s(const float *x, void *dst, int64_t k);
+
 #endif

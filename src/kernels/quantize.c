@@ -15,11 +15,21 @@ cf_type cf_vec_dot_type(cf_type t)
     case CF_TYPE_Q3_K:
     case CF_TYPE_Q4_K:
     case CF_TYPE_Q5_K:
-    case CF_TYPE_Q6_K: return CF_TYPE_Q8_K;
+    case CF_TYPE_Q6_K:
+    case CF_TYPE_IQ2_XXS:
+    case CF_TYPE_IQ2_XS:
+    case CF_TYPE_IQ2_S:
+    case CF_TYPE_IQ1_S:
+    case CF_TYPE_IQ1_M: return CF_TYPE_Q8_K;
     case CF_TYPE_F16: return CF_TYPE_F16;
     case CF_TYPE_BF16: return CF_TYPE_BF16;
     default: return CF_TYPE_F32;
     }
+}
+
+bool cf_type_needs_imatrix(cf_type t)
+{
+    return t == CF_TYPE_IQ2_XXS || t == CF_TYPE_IQ2_XS || t == CF_TYPE_IQ1_S || t == CF_TYPE_IQ1_M;
 }
 
 int cf_quantize_row(cf_type t, const float *src, void *dst, int64_t k)
@@ -43,6 +53,7 @@ int cf_quantize_row(cf_type t, const float *src, void *dst, int64_t k)
     case CF_TYPE_Q4_K: cf_quantize_q4_K(src, dst, k); return 0;
     case CF_TYPE_Q5_K: cf_quantize_q5_K(src, dst, k); return 0;
     case CF_TYPE_Q6_K: cf_quantize_q6_K(src, dst, k); return 0;
+    case CF_TYPE_IQ2_S: return cf_quantize_iq2_s(src, dst, k);
     default: return -1;
     }
 }

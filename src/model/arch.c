@@ -103,6 +103,21 @@ bool cf_ld_str(cf_loader *ld, const char *suffix, cf_str *out)
     return !ld->failed && cf_gguf_get_str(ld->g, akey(ld, suffix, k, sizeof k), out);
 }
 
+/* The names of the types confab computes, in ggml's order. */
+static const char *computable_types(void)
+{
+    static char list[256];
+    if (!list[0]) {
+        size_t n = 0;
+        for (uint32_t t = 0; t < CF_TYPE_COUNT && n < sizeof list; t++) {
+            const cf_type_traits *tt = cf_type_get(t);
+            if (tt && tt->computable)
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? " " : "", tt->name);
+        }
+    }
+    return list;
+}
+
 /* Matrices must be of a type confab computes; vectors F32. */
 cf_weight cf_ld_tensor(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1, bool required)
 {
@@ -127,9 +142,8 @@ cf_weight cf_ld_tensor(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1
     bool vector = ne1 == 1;
     if (vector ? t->type != CF_TYPE_F32 : !tt->computable) {
         ld->failed = true;
-        cf_fail(ld->err, "tensor '%s' has type %s, which confab cannot compute%s", name, tt->name,
-                vector ? " (vectors must be F32)"
-                       : " (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K)");
+        cf_fail(ld->err, "tensor '%s' has type %s, which confab cannot compute (%s%s)", name, tt->name,
+                vector ? "vectors must be F32" : "supported: ", vector ? "" : computable_types());
         return NULL;
     }
     return t;

@@ -1,6 +1,6 @@
 /* mkmodel's tensor plan: which tensors a shape has, in file order, and the
- * type llama-quantize (b4748, llama_tensor_get_type without --pure) would
- * give each for a file type. */
+ * type llama-quantize (b4748, llama_tensor_get_type; IQ2_M as of 2026)
+ * would give each for a file type, with or without --pure. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +18,9 @@ static const struct {
     [CF_MK_Q4_0] = {"Q4_0", CF_TYPE_Q4_0},   [CF_MK_Q4_1] = {"Q4_1", CF_TYPE_Q4_1},
     [CF_MK_Q5_0] = {"Q5_0", CF_TYPE_Q5_0},   [CF_MK_Q5_1] = {"Q5_1", CF_TYPE_Q5_1},
     [CF_MK_Q6_K] = {"Q6_K", CF_TYPE_Q6_K},   [CF_MK_Q4_K_M] = {"Q4_K_M", CF_TYPE_Q4_K},
+    [CF_MK_IQ2_M] = {"IQ2_M", CF_TYPE_IQ2_S}, [CF_MK_IQ2_XXS] = {"IQ2_XXS", CF_TYPE_IQ2_XXS},
+    [CF_MK_IQ2_XS] = {"IQ2_XS", CF_TYPE_IQ2_XS}, [CF_MK_IQ2_S] = {"IQ2_S", CF_TYPE_IQ2_XS},
+    [CF_MK_IQ1_S] = {"IQ1_S", CF_TYPE_IQ1_S}, [CF_MK_IQ1_M] = {"IQ1_M", CF_TYPE_IQ1_M},
 };
 
 int cf_mk_ftype_parse(const char *name)
@@ -35,7 +38,7 @@ const char *cf_mk_ftype_name(cf_mk_ftype ft)
 
 const char *cf_mk_ftype_list(void)
 {
-    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M";
+    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M, IQ2_M";
 }
 
 typedef enum kind {
@@ -65,21 +68,44 @@ static cf_type fall_back(cf_type t, int64_t ne0)
     case CF_TYPE_Q4_K: t = CF_TYPE_Q5_0; break;
     case CF_TYPE_Q5_K: t = CF_TYPE_Q5_1; break;
     case CF_TYPE_Q6_K: t = CF_TYPE_Q8_0; break;
+    case CF_TYPE_IQ2_XXS:
+    case CF_TYPE_IQ2_XS:
+    case CF_TYPE_IQ2_S:
+    case CF_TYPE_IQ1_S:
+    case CF_TYPE_IQ1_M:
+    case CF_TYPE_IQ3_S: t = CF_TYPE_IQ4_NL; break;
     default: break;
     }
     return ne0 % cf_type_get(t)->blck_size == 0 ? t : CF_TYPE_F16;
 }
 
-static cf_type recipe(cf_mk_ftype ft, kind k, int layer, int n_layer, int64_t ne0, bool tied)
+/* llama.cpp's IQ2_M mixture of IQ2_S matrices (n_gqa: heads per KV head) */
+static cf_type iq2_m(kind k, int layer, int n_layer, int n_gqa, int64_t ne0, bool tied)
+{
+    if (k == OUTPUT || (tied && k == EMBD))
+        return ne0 % 256 ? CF_TYPE_Q8_0 : CF_TYPE_Q5_K;
+    if (k == ATTN_V)
+        return n_gqa >= 4 ? CF_TYPE_Q4_K : CF_TYPE_IQ3_S;
+    if (k == EMBD || (k == FFN_DOWN && layer < n_layer / 8))
+        return CF_TYPE_IQ3_S;
+    return CF_TYPE_IQ2_S;
+}
+
+static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, int layer, int64_t ne0)
 {
     if (k == NORM || k == BIAS)
         return CF_TYPE_F32;
     cf_type t = ftypes[ft].base;
+    const bool tied = s->tied;
     if (t == CF_TYPE_F32 || t == CF_TYPE_F16 || t == CF_TYPE_BF16)
         return t;
-    if (k == OUTPUT || (tied && k == EMBD))
+    if (pure)
+        return fall_back(t, ne0);
+    if (ft == CF_MK_IQ2_M)
+        t = iq2_m(k, layer, s->n_layer, s->n_head / (s->n_head_kv ? s->n_head_kv : s->n_head), ne0, tied);
+    else if (k == OUTPUT || (tied && k == EMBD))
         t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : CF_TYPE_Q6_K;
-    else if (ft == CF_MK_Q4_K_M && (k == ATTN_V || k == FFN_DOWN) && use_more_bits(layer, n_layer))
+    else if (ft == CF_MK_Q4_K_M && (k == ATTN_V || k == FFN_DOWN) && use_more_bits(layer, s->n_layer))
         t = CF_TYPE_Q6_K;
     return fall_back(t, ne0);
 }
@@ -87,6 +113,7 @@ static cf_type recipe(cf_mk_ftype ft, kind k, int layer, int n_layer, int64_t ne
 typedef struct planner {
     const cf_mk_shape *s;
     cf_mk_ftype ft;
+    bool pure;
     cf_mk_tensor *t;
     int n;
 } planner;
@@ -102,12 +129,29 @@ static void add(planner *p, kind k, int layer, const char *what, int64_t ne0, in
     t->n_dims = ne1 > 1 ? 2 : 1;
     t->ne[0] = ne0;
     t->ne[1] = ne1;
-    t->type = recipe(p->ft, k, layer, p->s->n_layer, ne0, p->s->tied);
+    t->type = recipe(p->s, p->ft, p->pure, k, layer, ne0);
     t->init_mean = k == NORM ? 1.0f : 0.0f;
     t->init_std = k == NORM || k == BIAS ? 0.1f : 1.0f / sqrtf((float)ne0);
 }
 
-int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, int n_vocab, cf_mk_tensor **out, int *n,
+/* One line on the first tensor whose type confab cannot write. */
+static int check_writable(const cf_mk_tensor *t, int n, cf_mk_ftype ft, cf_err *err)
+{
+    float zero[256] = {0};
+    unsigned char block[1024];
+    for (int i = 0; i < n; i++) {
+        const cf_type ty = t[i].type;
+        if (cf_type_needs_imatrix(ty))
+            return cf_fail(err, "%s needs an importance matrix (%s tensors), which confab does not compute",
+                           cf_mk_ftype_name(ft), cf_type_name(ty));
+        if (cf_quantize_row(ty, zero, block, cf_type_get(ty)->blck_size) != 0)
+            return cf_fail(err, "%s puts %s in %s, which confab cannot quantize%s", cf_mk_ftype_name(ft),
+                           t[i].name, cf_type_name(ty), ft == CF_MK_IQ2_M ? " (--pure: IQ2_S throughout)" : "");
+    }
+    return 0;
+}
+
+int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, int n_vocab, cf_mk_tensor **out, int *n,
                cf_err *err)
 {
     *out = NULL;
@@ -121,7 +165,7 @@ int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, int n_vocab, cf_mk_tensor *
     const int64_t E = s->n_embd, F = s->n_ff, hd = s->n_embd / s->n_head;
     const int64_t KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
     const bool bias = s->arch == CF_ARCH_QWEN2;
-    planner p = {s, ft, calloc((size_t)s->n_layer * 13 + 3, sizeof *p.t), 0};
+    planner p = {s, ft, pure, calloc((size_t)s->n_layer * 13 + 3, sizeof *p.t), 0};
     if (!p.t)
         return cf_fail(err, "out of memory");
     add(&p, EMBD, -1, "token_embd.weight", E, n_vocab);
@@ -145,6 +189,10 @@ int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, int n_vocab, cf_mk_tensor *
     add(&p, NORM, -1, "output_norm.weight", E, 1);
     if (!s->tied)
         add(&p, OUTPUT, -1, "output.weight", E, n_vocab);
+    if (check_writable(p.t, p.n, ft, err) != 0) {
+        free(p.t);
+        return -1;
+    }
     *out = p.t;
     *n = p.n;
     return 0;

@@ -39,7 +39,7 @@ static inline void kt_fill_gauss(float *x, int64_t n, float sigma)
 static const cf_type kt_weight_types[] = {
     CF_TYPE_F32,  CF_TYPE_F16,  CF_TYPE_BF16, CF_TYPE_Q8_0, CF_TYPE_Q4_0,
     CF_TYPE_Q4_1, CF_TYPE_Q5_0, CF_TYPE_Q5_1, CF_TYPE_Q2_K, CF_TYPE_Q3_K,
-    CF_TYPE_Q4_K, CF_TYPE_Q5_K, CF_TYPE_Q6_K,
+    CF_TYPE_Q4_K, CF_TYPE_Q5_K, CF_TYPE_Q6_K, CF_TYPE_IQ2_S,
 };
 #define KT_N_WEIGHT_TYPES (int)(sizeof kt_weight_types / sizeof kt_weight_types[0])
 
@@ -76,6 +76,7 @@ static inline double kt_err_bound(cf_type t)
     case CF_TYPE_Q4_K: return 0.094;
     case CF_TYPE_Q5_K: return 0.048;
     case CF_TYPE_Q6_K: return 0.0275;
+    case CF_TYPE_IQ2_S: return 0.35;
     default: return 0;
     }
 }
