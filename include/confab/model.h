@@ -26,6 +26,7 @@ typedef enum cf_arch {
     CF_ARCH_GRANITE,
     CF_ARCH_QWEN3MOE,
     CF_ARCH_GPT_OSS,
+    CF_ARCH_LFM2,
     CF_ARCH_COUNT
 } cf_arch;
 
@@ -91,6 +92,8 @@ typedef struct cf_hparams {
     float q_scale;        /* q is multiplied by it after RoPE */
     float kq_scale;       /* scores = q.k * kq_scale */
     float logit_scale;    /* logits are multiplied by it */
+    /* recurrent layers: short convolutions over this many tokens (lfm2) */
+    int conv_kernel;
     /* mixture of experts (n_expert 0: a dense FFN) */
     int n_expert, n_expert_used, n_ff_exp;
     cf_moe_gating moe_gating;

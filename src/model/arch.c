@@ -13,7 +13,7 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_QWEN3] = &cf_arch_qwen3,     [CF_ARCH_GEMMA3] = &cf_arch_gemma3,
     [CF_ARCH_SMOLLM3] = &cf_arch_smollm3, [CF_ARCH_OLMO2] = &cf_arch_olmo2,
     [CF_ARCH_GRANITE] = &cf_arch_granite, [CF_ARCH_QWEN3MOE] = &cf_arch_qwen3moe,
-    [CF_ARCH_GPT_OSS] = &cf_arch_gpt_oss,
+    [CF_ARCH_GPT_OSS] = &cf_arch_gpt_oss, [CF_ARCH_LFM2] = &cf_arch_lfm2,
 };
 
 const char *cf_arch_name(cf_arch a)
@@ -79,6 +79,29 @@ int cf_ld_count(cf_loader *ld, const char *suffix)
         ld->failed = true;
         cf_fail(ld->err, "metadata %s = %llu is out of range", k, (unsigned long long)v);
         return 0;
+    }
+    return (int)v;
+}
+
+int cf_ld_per_layer(cf_loader *ld, const char *suffix, int n_layer, int l, int def)
+{
+    char k[128];
+    const cf_gguf_kv *kv = ld->failed ? NULL : cf_gguf_find_kv(ld->g, akey(ld, suffix, k, sizeof k));
+    if (!kv)
+        return def;
+    const bool array = kv->type == CF_GGUF_ARRAY;
+    const cf_gguf_vtype t = array ? kv->elem : kv->type;
+    const bool integer = t < CF_GGUF_FLOAT32 || t == CF_GGUF_UINT64 || t == CF_GGUF_INT64;
+    if (!integer || (array && kv->n != (uint64_t)n_layer)) {
+        ld->failed = true;
+        cf_fail(ld->err, "metadata %s must be an integer or one per layer (%d)", k, n_layer);
+        return def;
+    }
+    const int64_t v = cf_gguf_kv_int(kv, array ? (uint64_t)l : 0);
+    if (v < 0 || v > (1 << 30)) {
+        ld->failed = true;
+        cf_fail(ld->err, "metadata %s = %lld is out of range", k, (long long)v);
+        return def;
     }
     return (int)v;
 }
@@ -247,7 +270,14 @@ static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
     hp->n_head = cf_ld_int(&r, "attention.head_count", -1);
     if (r.failed)
         return -1;
-    hp->n_head_kv = cf_ld_int(&r, "attention.head_count_kv", hp->n_head);
+    /* one count, or one per layer (0: a layer without attention) */
+    hp->n_head_kv = 0;
+    for (int l = 0; l < hp->n_layer; l++) {
+        const int kv = cf_ld_per_layer(&r, "attention.head_count_kv", hp->n_layer, l, hp->n_head);
+        hp->n_head_kv = kv > hp->n_head_kv ? kv : hp->n_head_kv;
+    }
+    if (hp->n_head_kv == 0)
+        hp->n_head_kv = hp->n_head;
     hp->head_dim = cf_ld_int(&r, "attention.key_length", hp->n_embd / hp->n_head);
     hp->n_rot = cf_ld_int(&r, "rope.dimension_count", hp->head_dim);
     hp->norm_eps = cf_ld_float(&r, "attention.layer_norm_rms_epsilon", 1e-5f);
@@ -310,7 +340,8 @@ static int bind_tensors(cf_model *m, cf_err *err)
     m->tok_embd = cf_ld_tensor(&ld, "token_embd.weight", E, V, true);
     if (hp->rope_style == CF_ROPE_NONE)
         m->pos_embd = cf_ld_tensor(&ld, "position_embd.weight", E, hp->n_ctx_train, true);
-    m->out_norm = cf_ld_tensor(&ld, "output_norm.weight", E, 1, true);
+    const char *out_norm = archs[hp->arch]->output_norm;
+    m->out_norm = cf_ld_tensor(&ld, out_norm ? out_norm : "output_norm.weight", E, 1, true);
     if (layernorm)
         m->out_norm_b = cf_ld_tensor(&ld, "output_norm.bias", E, 1, true);
     m->output = cf_ld_tensor(&ld, "output.weight", E, V, false);

@@ -20,6 +20,9 @@ typedef struct cf_loader {
 int cf_ld_int(cf_loader *ld, const char *suffix, int def);
 /* A count that may be 0 (absent: 0). */
 int cf_ld_count(cf_loader *ld, const char *suffix);
+/* Layer l's value of a key that is one integer or one per layer (an
+ * array of n_layer); def when absent. */
+int cf_ld_per_layer(cf_loader *ld, const char *suffix, int n_layer, int l, int def);
 /* A positive float key, def when absent. */
 float cf_ld_float(cf_loader *ld, const char *suffix, float def);
 /* A string key; false when absent. */
@@ -51,10 +54,12 @@ typedef struct cf_arch_desc {
     void (*hparams)(cf_loader *ld, cf_hparams *hp);
     /* Layer l's tensors and recipe (L->rope is true, L->swa false). */
     void (*layer)(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L);
+    /* the final norm's tensor when it is not output_norm.weight */
+    const char *output_norm;
 } cf_arch_desc;
 
 extern const cf_arch_desc cf_arch_llama, cf_arch_qwen2, cf_arch_phi3, cf_arch_gpt2, cf_arch_qwen3,
     cf_arch_gemma3, cf_arch_smollm3, cf_arch_olmo2, cf_arch_granite, cf_arch_qwen3moe,
-    cf_arch_gpt_oss;
+    cf_arch_gpt_oss, cf_arch_lfm2;
 
 #endif

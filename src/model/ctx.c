@@ -33,7 +33,7 @@ int cf_xq_index(cf_weight const ws[3], int i)
 
 void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3])
 {
-    qkv[0] = L->wqkv ? L->wqkv : L->wq;
+    qkv[0] = L->conv_in ? L->conv_in : L->wqkv ? L->wqkv : L->wq;
     qkv[1] = L->wqkv ? NULL : L->wk;
     qkv[2] = L->wqkv ? NULL : L->wv;
     if (L->moe_router) {
@@ -55,7 +55,7 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
     int nb = 1;
     for (int l = 0; l < m->hp.n_layer; l++) {
         const cf_layer *L = &m->layers[l];
-        cf_weight g[2][3], single[] = {L->wo, L->w_down, L->moe_down};
+        cf_weight g[2][3], single[] = {L->wo, L->w_down, L->moe_down, L->conv_out};
         cf_layer_groups(L, g[0], g[1]);
         for (int k = 0; k < 2; k++)
             for (int i = 0; i < 3; i++) {
@@ -64,7 +64,7 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
                 mx = act_bytes(g[k][i]) > mx ? act_bytes(g[k][i]) : mx;
                 nb = cf_xq_index(g[k], i) + 1 > nb ? cf_xq_index(g[k], i) + 1 : nb;
             }
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 4; i++)
             mx = act_bytes(single[i]) > mx ? act_bytes(single[i]) : mx;
     }
     *stride = (mx + 63) & ~(size_t)63;
@@ -180,6 +180,8 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     const size_t B = (size_t)n_batch, E = (size_t)hp->n_embd, F = (size_t)hp->n_ff;
     const size_t Q = (size_t)hp->n_head * hp->head_dim, KV = (size_t)hp->n_head_kv * hp->head_dim;
     c->qkv_stride = Q + 2 * KV;
+    if (hp->conv_kernel && 3 * E > c->qkv_stride) /* lfm2's B, C and X */
+        c->qkv_stride = 3 * E;
     act_needs(m, &c->xq_stride, &c->n_xq);
     c->tile_cap = B * 64 > F ? B * 64 : F;
     c->max_chunks = (n_ctx + CF_ATTN_CHUNK - 1) / CF_ATTN_CHUNK;
@@ -188,7 +190,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->x = alloc_floats(B * E);
     c->tmp = alloc_floats(B * E);
     c->qkv = alloc_floats(B * c->qkv_stride);
-    c->ff = alloc_floats(B * F);
+    c->ff = alloc_floats(B * (F > E ? F : E)); /* E: a short convolution's output */
     c->part = alloc_bytes((size_t)hp->n_head * (size_t)c->max_chunks * c->part_bytes);
     c->work = calloc((size_t)c->n_work, sizeof *c->work);
     c->shares = alloc_shares(c->n_work, c->n_threads);
@@ -196,7 +198,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
               rope_tables(c) == 0;
     for (int i = 0; ok && i < c->n_xq; i++)
         ok = (c->xq[i] = alloc_bytes(B * c->xq_stride)) != NULL;
-    ok = ok && alloc_moe(c, B);
+    ok = ok && alloc_moe(c, B) && cf_rs_init(c) == 0;
     ok = ok && (c->tb = alloc_tbufs(c, c->n_threads)) != NULL;
     if (!ok) {
         cf_ctx_free(c);
@@ -211,6 +213,7 @@ void cf_ctx_free(cf_ctx *c)
     if (!c)
         return;
     cf_kv_free(&c->kv);
+    cf_rs_free(c);
     free(c->x);
     free(c->tmp);
     free(c->qkv);

@@ -493,6 +493,46 @@ static void ffn_phase(thr *T, const cf_layer *L)
     }
 }
 
+/* ---- short convolution ----------------------------------------------------- */
+
+/* lfm2's mixer: [B | C | X] = in_proj h; u = B * X; c[t] = sum_k w[k] u[t -
+ * K + 1 + k] over the last K inputs (the layer's state holds the K - 1
+ * before this batch); out_proj (C * c).  Time runs in order within each
+ * channel, so threads take channels. */
+static void conv_phase(thr *T, const cf_layer *L, int l)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const int E = P->hp->n_embd, K = P->hp->conv_kernel, n = P->n;
+    matmul_phase(T, L->conv_in, act(T, 0, 0), n, c->qkv, c->qkv_stride);
+    sync_all(T);
+    float *state = c->rs + c->rs_off[l]; /* K - 1 rows of E, oldest first */
+    const float *w = L->conv_w->data;
+    int i0, i1;
+    split(E, T->ith, T->nth, &i0, &i1);
+    for (int ch = i0; ch < i1; ch++) {
+        float win[16]; /* the last K inputs of this channel */
+        for (int k = 0; k < K - 1; k++)
+            win[k] = state[(size_t)k * E + ch];
+        for (int t = 0; t < n; t++) {
+            const float *row = c->qkv + (size_t)t * c->qkv_stride;
+            win[K - 1] = row[ch] * row[2 * E + ch];
+            float sum = 0.0f;
+            for (int k = 0; k < K; k++)
+                sum += win[k] * w[(size_t)ch * K + k];
+            c->ff[(size_t)t * E + ch] = row[E + ch] * sum;
+            for (int k = 0; k < K - 1; k++)
+                win[k] = win[k + 1];
+        }
+        for (int k = 0; k < K - 1; k++)
+            state[(size_t)k * E + ch] = win[k];
+    }
+    sync_all(T);
+    round_phase(T, L->conv_out, c->ff, (size_t)E);
+    matmul_phase(T, L->conv_out, act(T, 0, 0), n, c->tmp, (size_t)E);
+    sync_all(T);
+}
+
 /* ---- mixture of experts ---------------------------------------------------- */
 
 /* Route every token (the router's logits are in c->moe_logits) and group
@@ -640,19 +680,11 @@ static void moe_down_phase(thr *T, const cf_layer *L)
 
 /* ---- the pass -------------------------------------------------------------- */
 
-static void layer(thr *T, int l)
+/* The attention block, from the rounded normalised input to the output
+ * projection's result in c->tmp. */
+static void attention_block(thr *T, const cf_layer *L, int l)
 {
     const pass *P = T->P;
-    cf_ctx *c = P->c;
-    const cf_layer *L = &P->m->layers[l];
-    const int n = P->n, E = P->hp->n_embd;
-    cf_weight qkv[3], ff[3];
-    cf_layer_groups(L, qkv, ff);
-
-    const cf_layer *prev = l > 0 ? &P->m->layers[l - 1] : NULL;
-    const block_out ffn_out = {prev ? prev->b_down : NULL, prev ? prev->post_ffn_norm : NULL};
-    const block_out attn_out = {L->bo, L->post_attn_norm};
-    norm_phase(T, 0, n, prev ? &ffn_out : NULL, L->attn_norm, L->attn_norm_b, qkv);
     qkv_phase(T, L, l);
     sync_all(T);
     if (P->one) {
@@ -662,28 +694,60 @@ static void layer(thr *T, int l)
     } else {
         attention_batch(T, l);
     }
-    matmul_phase(T, L->wo, act(T, 0, 0), n, c->tmp, (size_t)E);
+    matmul_phase(T, L->wo, act(T, 0, 0), P->n, P->c->tmp, (size_t)P->hp->n_embd);
     sync_all(T);
-    norm_phase(T, 0, n, &attn_out, L->ffn_norm, L->ffn_norm_b, ff);
-    if (L->moe_router) {
-        matmul_phase(T, L->moe_router, act(T, 0, 0), n, c->moe_logits, (size_t)P->hp->n_expert);
-        sync_all(T);
-        if (L->moe_router_b && T->ith == 0)
-            for (int t = 0; t < n; t++)
-                P->vec->add(c->moe_logits + (size_t)t * P->hp->n_expert,
-                            c->moe_logits + (size_t)t * P->hp->n_expert, L->moe_router_b->data, NULL,
-                            P->hp->n_expert);
-        moe_plan(T, ff);
-        moe_up_phase(T, L, ff);
-        sync_all(T);
-        moe_down_phase(T, L);
-        return;
-    }
+}
+
+/* The mixture of experts, from the rounded normalised input to c->tmp. */
+static void moe_block(thr *T, const cf_layer *L, cf_weight const ff[3])
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const int X = P->hp->n_expert;
+    matmul_phase(T, L->moe_router, act(T, 0, 0), P->n, c->moe_logits, (size_t)X);
+    sync_all(T);
+    if (L->moe_router_b && T->ith == 0) /* moe_plan runs on thread 0 too */
+        for (int t = 0; t < P->n; t++)
+            P->vec->add(c->moe_logits + (size_t)t * X, c->moe_logits + (size_t)t * X,
+                        L->moe_router_b->data, NULL, X);
+    moe_plan(T, ff);
+    moe_up_phase(T, L, ff);
+    sync_all(T);
+    moe_down_phase(T, L);
+}
+
+/* The dense FFN, from the rounded normalised input to c->tmp. */
+static void ffn_block(thr *T, const cf_layer *L)
+{
+    const pass *P = T->P;
     ffn_phase(T, L);
     sync_all(T);
-    round_phase(T, L->w_down, c->ff, (size_t)P->hp->n_ff);
-    matmul_phase(T, L->w_down, act(T, 0, 0), n, c->tmp, (size_t)E);
+    round_phase(T, L->w_down, P->c->ff, (size_t)P->hp->n_ff);
+    matmul_phase(T, L->w_down, act(T, 0, 0), P->n, P->c->tmp, (size_t)P->hp->n_embd);
     sync_all(T);
+}
+
+static void layer(thr *T, int l)
+{
+    const pass *P = T->P;
+    const cf_layer *L = &P->m->layers[l];
+    const int n = P->n;
+    cf_weight qkv[3], ff[3];
+    cf_layer_groups(L, qkv, ff);
+
+    const cf_layer *prev = l > 0 ? &P->m->layers[l - 1] : NULL;
+    const block_out ffn_out = {prev ? prev->b_down : NULL, prev ? prev->post_ffn_norm : NULL};
+    const block_out attn_out = {L->bo, L->post_attn_norm};
+    norm_phase(T, 0, n, prev ? &ffn_out : NULL, L->attn_norm, L->attn_norm_b, qkv);
+    if (L->conv_in)
+        conv_phase(T, L, l);
+    else
+        attention_block(T, L, l);
+    norm_phase(T, 0, n, &attn_out, L->ffn_norm, L->ffn_norm_b, ff);
+    if (L->moe_router)
+        moe_block(T, L, ff);
+    else
+        ffn_block(T, L);
 }
 
 /* Final residual, norm and output projection for the rows that want
@@ -739,6 +803,14 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
         if (tokens[i] < 0 || tokens[i] >= hp->n_vocab)
             return cf_fail(err, "token id %d is outside the vocabulary (0..%d)", tokens[i],
                            hp->n_vocab - 1);
+    const int start = c->kv.n_past;
+    if (cf_rs_active(c)) {
+        /* a multi-token decode is a chat's turn boundary: the state before
+         * it and after it are where undo and the next turn go back to */
+        memmove(c->tokens + start, tokens, (size_t)n * sizeof *tokens);
+        if (n > 1)
+            cf_rs_checkpoint(c);
+    }
     for (int done = 0; done < n;) {
         const int nb = n - done < c->n_batch ? n - done : c->n_batch;
         const bool last_chunk = done + nb == n;
@@ -763,8 +835,12 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
         if (P.logits && !cf_all_finite(P.logits + (size_t)(P.all_logits ? nb - 1 : 0) * (size_t)hp->n_vocab,
                                        hp->n_vocab)) {
             c->kv.n_past -= done;
+            if (cf_rs_active(c))
+                cf_rs_rewind(c, start, NULL);
             return cf_model_blame_nonfinite(c->m, err);
         }
     }
+    if (cf_rs_active(c) && n > 1)
+        cf_rs_checkpoint(c);
     return 0;
 }

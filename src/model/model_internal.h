@@ -8,6 +8,9 @@
 
 typedef const cf_gguf_tensor *cf_weight;
 
+/* Checkpoints of a recurrent state a context keeps (the newest). */
+#define CF_MAX_CKPT 8
+
 /* The most experts a MoE layer may have (Qwen3-235B has 128, DeepSeek 256). */
 #define CF_MAX_EXPERTS 512
 
@@ -29,6 +32,9 @@ typedef struct cf_layer {
     cf_weight moe_gate, moe_up, moe_down;
     cf_weight moe_gate_b, moe_up_b, moe_down_b; /* one row of biases per expert */
     cf_weight attn_sinks; /* one score per query head (gpt-oss) */
+    /* a gated short convolution in place of attention (lfm2): in_proj
+     * gives B, C and X; out_proj reads C * conv(B * X) */
+    cf_weight conv_in, conv_w, conv_out;
     bool swa;  /* attends to the last hp->n_swa positions only */
     bool rope; /* false: no positions at all (smollm3's NoPE layers) */
 } cf_layer;
@@ -108,6 +114,19 @@ struct cf_ctx {
     float *moe_ff;     /* pair rows: act(gate) * up, n_ff_exp wide */
     uint8_t *moe_xd;   /* pair rows: moe_ff rounded for the down matrices */
     float *moe_out;    /* pair rows: the experts' outputs */
+    /* recurrent layers: their state after the last cached position (rs,
+     * rs_floats in all, layer l's at rs_off[l]), the tokens of the cached
+     * positions (to re-evaluate from a checkpoint), and checkpoints of the
+     * state at earlier positions, oldest first */
+    float *rs;
+    size_t rs_floats;
+    size_t *rs_off;
+    int32_t *tokens;
+    struct cf_ckpt {
+        int pos;
+        float *state;
+    } ckpt[CF_MAX_CKPT];
+    int n_ckpt;
     /* work counters of one pass, one per dynamically shared phase, and
      * each thread's share of a phase's rows (n_work x n_threads words,
      * CF_SHARE_STRIDE apart so that shares never share a cache line) */
@@ -140,6 +159,18 @@ void cf_swiglu_oai(float *g, const float *u, int n);
  * (n_expert of them), as llama.cpp's build_moe_ffn computes them: sel[0..k)
  * in decreasing order of preference, w[0..k). */
 void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float *w);
+
+/* ---- recurrent state (recurrent.c) ----------------------------------------- */
+/* Size and allocate the state of the model's recurrent layers (none: no-op). */
+int cf_rs_init(cf_ctx *c);
+void cf_rs_free(cf_ctx *c);
+/* Whether the model has recurrent layers. */
+bool cf_rs_active(const cf_ctx *c);
+/* Keep the state at the current position as a checkpoint. */
+void cf_rs_checkpoint(cf_ctx *c);
+/* Go back to n_keep positions: the newest checkpoint at or before it (or
+ * the empty state), then the recorded tokens from there again. */
+int cf_rs_rewind(cf_ctx *c, int n_keep, cf_err *err);
 
 /* ---- non-finite values (finite.c) ------------------------------------------ */
 bool cf_all_finite(const float *x, int64_t n);

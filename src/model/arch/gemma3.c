@@ -33,4 +33,4 @@ static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     L->swa = hp->n_swa > 0 && l % SWA_PERIOD < SWA_PERIOD - 1;
 }
 
-const cf_arch_desc cf_arch_gemma3 = {"gemma3", "Gemma 3", hparams, layer};
+const cf_arch_desc cf_arch_gemma3 = {"gemma3", "Gemma 3", hparams, layer, NULL};

@@ -27,4 +27,4 @@ static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     L->b_down = cf_ld_layer(ld, l, "ffn_down.bias", E, 1, true);
 }
 
-const cf_arch_desc cf_arch_gpt2 = {"gpt2", "GPT-2", hparams, layer};
+const cf_arch_desc cf_arch_gpt2 = {"gpt2", "GPT-2", hparams, layer, NULL};

@@ -37,4 +37,4 @@ static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     L->swa = hp->n_swa > 0 && l % 2 == 0;
 }
 
-const cf_arch_desc cf_arch_gpt_oss = {"gpt-oss", "gpt-oss", hparams, layer};
+const cf_arch_desc cf_arch_gpt_oss = {"gpt-oss", "gpt-oss", hparams, layer, NULL};

@@ -20,4 +20,4 @@ static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
 }
 
 const cf_arch_desc cf_arch_llama = {"llama", "Llama 2/3, Mistral, Mixtral, SmolLM, TinyLlama", hparams,
-                                    layer};
+                                    layer, NULL};

@@ -19,4 +19,4 @@ static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     L->post_ffn_norm = cf_ld_layer(ld, l, "post_ffw_norm.weight", hp->n_embd, 1, true);
 }
 
-const cf_arch_desc cf_arch_olmo2 = {"olmo2", "OLMo 2", hparams, layer};
+const cf_arch_desc cf_arch_olmo2 = {"olmo2", "OLMo 2", hparams, layer, NULL};

@@ -21,4 +21,4 @@ static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     L->swa = hp->n_swa > 0;
 }
 
-const cf_arch_desc cf_arch_phi3 = {"phi3", "Phi-3", hparams, layer};
+const cf_arch_desc cf_arch_phi3 = {"phi3", "Phi-3", hparams, layer, NULL};

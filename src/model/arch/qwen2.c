@@ -17,4 +17,4 @@ static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     cf_ld_swiglu(ld, hp, l, L, true);
 }
 
-const cf_arch_desc cf_arch_qwen2 = {"qwen2", "Qwen2, Qwen2.5", hparams, layer};
+const cf_arch_desc cf_arch_qwen2 = {"qwen2", "Qwen2, Qwen2.5", hparams, layer, NULL};

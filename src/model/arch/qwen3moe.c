@@ -23,4 +23,4 @@ static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     cf_ld_moe(ld, hp, l, L, true);
 }
 
-const cf_arch_desc cf_arch_qwen3moe = {"qwen3moe", "Qwen3 MoE", hparams, layer};
+const cf_arch_desc cf_arch_qwen3moe = {"qwen3moe", "Qwen3 MoE", hparams, layer, NULL};

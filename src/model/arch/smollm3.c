@@ -17,4 +17,4 @@ static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     L->rope = (l + 1) % NO_ROPE_EVERY != 0;
 }
 
-const cf_arch_desc cf_arch_smollm3 = {"smollm3", "SmolLM3", hparams, layer};
+const cf_arch_desc cf_arch_smollm3 = {"smollm3", "SmolLM3", hparams, layer, NULL};
