@@ -41,7 +41,11 @@ int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err);
  * for the others every matrix has that type, except that the output matrix
  * (token_embd when tied) becomes Q6_K (Q8_0 stays Q8_0) and a row length
  * that is not a multiple of the block size falls back (Q4_K -> Q5_0,
- * Q6_K -> Q8_0, output -> Q8_0), as llama-quantize does. */
+ * Q6_K -> Q8_0, output -> Q8_0), as llama-quantize does.  IQ4_NL, IQ4_XS,
+ * MXFP4 and TQ2_0 are pure (llama-quantize --pure): the output matrix too
+ * has the type, and only the fallbacks apply (IQ4_XS -> IQ4_NL,
+ * TQ2_0 -> Q4_0).  MXFP4 files say general.file_type 38 (MOSTLY_MXFP4_MOE,
+ * llama.cpp's only MXFP4 file type). */
 typedef enum cf_mk_ftype {
     CF_MK_F32,
     CF_MK_F16,
@@ -53,6 +57,10 @@ typedef enum cf_mk_ftype {
     CF_MK_Q5_1,
     CF_MK_Q6_K,
     CF_MK_Q4_K_M,
+    CF_MK_IQ4_NL,
+    CF_MK_IQ4_XS,
+    CF_MK_MXFP4,
+    CF_MK_TQ2_0,
     CF_MK_FTYPE_COUNT
 } cf_mk_ftype;
 

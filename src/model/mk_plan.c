@@ -1,6 +1,6 @@
 /* mkmodel's tensor plan: which tensors a shape has, in file order, and the
- * type llama-quantize (b4748, llama_tensor_get_type without --pure) would
- * give each for a file type. */
+ * type llama-quantize (b4748, llama_tensor_get_type without --pure; with it
+ * for the pure types) would give each for a file type. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,12 +12,17 @@
 static const struct {
     const char *name;
     cf_type base; /* the type of most matrices */
+    bool pure;    /* of every matrix */
 } ftypes[CF_MK_FTYPE_COUNT] = {
     [CF_MK_F32] = {"F32", CF_TYPE_F32},      [CF_MK_F16] = {"F16", CF_TYPE_F16},
     [CF_MK_BF16] = {"BF16", CF_TYPE_BF16},   [CF_MK_Q8_0] = {"Q8_0", CF_TYPE_Q8_0},
     [CF_MK_Q4_0] = {"Q4_0", CF_TYPE_Q4_0},   [CF_MK_Q4_1] = {"Q4_1", CF_TYPE_Q4_1},
     [CF_MK_Q5_0] = {"Q5_0", CF_TYPE_Q5_0},   [CF_MK_Q5_1] = {"Q5_1", CF_TYPE_Q5_1},
     [CF_MK_Q6_K] = {"Q6_K", CF_TYPE_Q6_K},   [CF_MK_Q4_K_M] = {"Q4_K_M", CF_TYPE_Q4_K},
+    [CF_MK_IQ4_NL] = {"IQ4_NL", CF_TYPE_IQ4_NL, true},
+    [CF_MK_IQ4_XS] = {"IQ4_XS", CF_TYPE_IQ4_XS, true},
+    [CF_MK_MXFP4] = {"MXFP4", CF_TYPE_MXFP4, true},
+    [CF_MK_TQ2_0] = {"TQ2_0", CF_TYPE_TQ2_0, true},
 };
 
 int cf_mk_ftype_parse(const char *name)
@@ -35,7 +40,7 @@ const char *cf_mk_ftype_name(cf_mk_ftype ft)
 
 const char *cf_mk_ftype_list(void)
 {
-    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M";
+    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M, IQ4_NL, IQ4_XS, MXFP4, TQ2_0";
 }
 
 typedef enum kind {
@@ -65,6 +70,8 @@ static cf_type fall_back(cf_type t, int64_t ne0)
     case CF_TYPE_Q4_K: t = CF_TYPE_Q5_0; break;
     case CF_TYPE_Q5_K: t = CF_TYPE_Q5_1; break;
     case CF_TYPE_Q6_K: t = CF_TYPE_Q8_0; break;
+    case CF_TYPE_IQ4_XS: t = CF_TYPE_IQ4_NL; break;
+    case CF_TYPE_TQ2_0: t = CF_TYPE_Q4_0; break;
     default: break;
     }
     return ne0 % cf_type_get(t)->blck_size == 0 ? t : CF_TYPE_F16;
@@ -77,6 +84,8 @@ static cf_type recipe(cf_mk_ftype ft, kind k, int layer, int n_layer, int64_t ne
     cf_type t = ftypes[ft].base;
     if (t == CF_TYPE_F32 || t == CF_TYPE_F16 || t == CF_TYPE_BF16)
         return t;
+    if (ftypes[ft].pure)
+        return fall_back(t, ne0);
     if (k == OUTPUT || (tied && k == EMBD))
         t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : CF_TYPE_Q6_K;
     else if (ft == CF_MK_Q4_K_M && (k == ATTN_V || k == FFN_DOWN) && use_more_bits(layer, n_layer))
