@@ -2,6 +2,7 @@
  *   - the formats through cf_dequantize_row on hand-made blocks: the two
  *     codebooks (IQ4_NL's by its checksums, MXFP4's derived from E2M1),
  *     E8M0 scales down to the subnormals, IQ4_XS's 6-bit group scales;
+ *   - MXFP4's dots with those scales on every ISA;
  *   - on llama.cpp's fixtures (models/quant-<TYPE>.gguf): every row's dot
  *     on every ISA gives the scalar bits and the dequantized product, and
  *     the matrix multiply gives the dots' bits;
@@ -89,6 +90,48 @@ static void test_iq4_xs_scales(void)
             CHECKF(0, "IQ4_XS element %d: %g, group scale %d", e, y[e], ls[e / 32] - 32);
             break;
         }
+}
+
+/* MXFP4 rows whose blocks all have scale exponent e, down to the
+ * subnormal scales: the SIMD kernels build 2^(e - 128) from the bits
+ * themselves (16 blocks at once and the short last group), and must give
+ * the scalar dot's bits; with normal scales, the dequantized product. */
+static void test_mxfp4_scales(void)
+{
+    static const int es[] = {0, 1, 2, 3, 60, 127, 128, 131, 200};
+    enum { NB = 17, K = NB * 32 };
+    uint8_t w[NB * 17], x[NB * 34];
+    float xf[K], wd[K], xd[K];
+    kt_seed(5);
+    kt_fill_gauss(xf, K, 1.0f);
+    cf_quantize_row(CF_TYPE_Q8_0, xf, x, K);
+    cf_dequantize_row(CF_TYPE_Q8_0, x, xd, K);
+    for (size_t i = 0; i < sizeof es / sizeof es[0]; i++) {
+        for (int b = 0; b < NB; b++) {
+            w[17 * b] = (uint8_t)es[i];
+            for (int j = 1; j < 17; j++)
+                w[17 * b + j] = (uint8_t)kt_next();
+        }
+        cf_dequantize_row(CF_TYPE_MXFP4, w, wd, K);
+        double ref = 0, mag = 0;
+        for (int j = 0; j < K; j++) {
+            ref += (double)wd[j] * xd[j];
+            mag += fabs((double)wd[j] * xd[j]);
+        }
+        for (int64_t k = K - 32; k <= K; k += 32) { /* 16 blocks, then 17 */
+            cf_isa_set(CF_ISA_SCALAR);
+            float want = cf_vec_dot(CF_TYPE_MXFP4, k, w, x);
+            if (k == K && es[i] >= 60)
+                CHECKF(fabs(want - ref) <= 1e-5 * mag, "MXFP4 e = %d: %.9g vs %.9g", es[i], want, ref);
+            for (int isa = CF_ISA_AVX2; isa <= CF_ISA_AVX512; isa++) {
+                if ((int)cf_isa_set((cf_isa)isa) != isa)
+                    continue;
+                float got = cf_vec_dot(CF_TYPE_MXFP4, k, w, x);
+                CHECKF(!memcmp(&got, &want, sizeof got), "MXFP4 e = %d k = %lld %s: %.9g vs scalar %.9g", es[i],
+                       (long long)k, cf_isa_name((cf_isa)isa), got, want);
+            }
+        }
+    }
 }
 
 static const char *fixtures[] = {"IQ4_NL", "IQ4_XS", "MXFP4", "TQ2_0"};
@@ -214,6 +257,7 @@ int main(void)
 {
     test_codebooks();
     test_iq4_xs_scales();
+    test_mxfp4_scales();
     if (shared_dir())
         test_fixtures();
     return test_summary("kernels_iq4");
