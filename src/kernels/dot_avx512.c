@@ -240,7 +240,8 @@ static inline int t32_off(enum t32 t)
     return t == T_Q8_0 || t == T_IQ4_NL || t == T_MXFP4 ? 128 : t == T_Q4_0 ? 8 : t == T_Q5_0 ? 16 : 0;
 }
 
-/* The F16 d of 16 blocks of the type's weights (xs = 0) or activations. */
+/* The scales of 16 blocks of the type's weights (xs = 0) or activations:
+ * their F16 d, or MXFP4's E8M0 exponents. */
 static inline __m512 d16_t32(const uint8_t *blocks, int n, enum t32 t, int xs)
 {
     const size_t sz = xs ? t32_xsz(t) : t32_wsz(t);
