@@ -45,7 +45,11 @@ int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err);
  * are IQ2_S (the tensor type; llama-quantize's IQ2_S file type is IQ2_XS),
  * in llama.cpp's mixture with IQ3_S, Q4_K and Q5_K, or all IQ2_S with
  * --pure.  IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M files need an importance
- * matrix (cf_type_needs_imatrix): cf_mk_plan refuses them. */
+ * matrix (cf_type_needs_imatrix): cf_mk_plan refuses them.  IQ4_NL, IQ4_XS,
+ * MXFP4 and TQ2_0 are always pure (llama-quantize --pure): the output
+ * matrix too has the type, and only the fallbacks apply (IQ4_XS -> IQ4_NL,
+ * TQ2_0 -> Q4_0).  MXFP4 files say general.file_type 38 (MOSTLY_MXFP4_MOE,
+ * llama.cpp's only MXFP4 file type). */
 typedef enum cf_mk_ftype {
     CF_MK_F32,
     CF_MK_F16,
@@ -63,6 +67,10 @@ typedef enum cf_mk_ftype {
     CF_MK_IQ2_S,
     CF_MK_IQ1_S,
     CF_MK_IQ1_M,
+    CF_MK_IQ4_NL,
+    CF_MK_IQ4_XS,
+    CF_MK_MXFP4,
+    CF_MK_TQ2_0,
     CF_MK_FTYPE_COUNT
 } cf_mk_ftype;
 

@@ -107,6 +107,35 @@ typedef struct CF_PACKED {
     int16_t bsums[QK_K / 16];
 } block_q8_K;
 
+/* x = d * kvalues_iq4nl[q], q: 4 bits, nibbles as Q4_0. */
+typedef struct CF_PACKED {
+    uint16_t d;
+    uint8_t qs[QK32 / 2];
+} block_iq4_nl;
+
+/* 8 groups of 32, each as IQ4_NL with d * (ls - 32), ls: 6 bits, the low 4
+ * in scales_l (group j's in nibble j % 2 of byte j / 2), the high 2 at bit
+ * 2j of scales_h; qs[16*j .. 16*j+15] are group j's nibbles. */
+typedef struct CF_PACKED {
+    uint16_t d;
+    uint16_t scales_h;
+    uint8_t scales_l[QK_K / 64];
+    uint8_t qs[QK_K / 2];
+} block_iq4_xs;
+
+/* x = 2^(e - 128) * kvalues_mxfp4[q] (e: E8M0, the codebook twice E2M1),
+ * nibbles as Q4_0. */
+typedef struct CF_PACKED {
+    uint8_t e;
+    uint8_t qs[QK32 / 2];
+} block_mxfp4;
+
+/* Ternary: x = d * (q - 1), q: 2 bits laid out as Q2_K's. */
+typedef struct CF_PACKED {
+    uint8_t qs[QK_K / 4];
+    uint16_t d;
+} block_tq2_0;
+
 _Static_assert(sizeof(block_q4_0) == 18, "q4_0");
 _Static_assert(sizeof(block_q4_1) == 20, "q4_1");
 _Static_assert(sizeof(block_q5_0) == 22, "q5_0");
@@ -119,6 +148,10 @@ _Static_assert(sizeof(block_q4_K) == 144, "q4_K");
 _Static_assert(sizeof(block_q5_K) == 176, "q5_K");
 _Static_assert(sizeof(block_q6_K) == 210, "q6_K");
 _Static_assert(sizeof(block_q8_K) == 292, "q8_K");
+_Static_assert(sizeof(block_iq4_nl) == 18, "iq4_nl");
+_Static_assert(sizeof(block_iq4_xs) == 136, "iq4_xs");
+_Static_assert(sizeof(block_mxfp4) == 17, "mxfp4");
+_Static_assert(sizeof(block_tq2_0) == 66, "tq2_0");
 
 /* The 6-bit scale and min of group j (0..7) of a Q4_K/Q5_K block. */
 static inline void k4_scale_min(int j, const uint8_t *s, int *sc, int *m)

@@ -266,6 +266,7 @@ static float dot_q6_K(int64_t k, const void *w, const void *x)
 }
 
 #include "dot_iq12_scalar.inc"
+#include "dot_iq4_scalar.inc"
 
 void cf_fill_scalar(cf_kernel_table *t)
 {
@@ -283,4 +284,5 @@ void cf_fill_scalar(cf_kernel_table *t)
     t->dot[CF_TYPE_Q5_K] = dot_q5_K;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K;
     fill_iq12_scalar(t);
+    fill_scalar_iq4(t);
 }

@@ -18,6 +18,14 @@ static inline float cf_signed_absmax(const float *x, int n)
     return v;
 }
 
+/* 32 quants of 4 bits into 16 bytes: element j in the low nibble of qs[j],
+ * element j + 16 in the high one. */
+static inline void cf_pack_nibbles(const uint8_t *q, uint8_t *qs)
+{
+    for (int j = 0; j < 16; j++)
+        qs[j] = (uint8_t)((q[j] & 0xF) | ((q[j + 16] & 0xF) << 4));
+}
+
 void cf_quantize_q8_0(const float *x, void *dst, int64_t k);
 void cf_quantize_q8_1(const float *x, void *dst, int64_t k);
 void cf_quantize_q8_K(const float *x, void *dst, int64_t k);
@@ -35,5 +43,9 @@ void cf_quantize_q6_K(const float *x, void *dst, int64_t k);
 
 /* 0, or -1 when its grid search cannot be built (out of memory) */
 int cf_quantize_iq2_s(const float *x, void *dst, int64_t k);
+void cf_quantize_iq4_nl(const float *x, void *dst, int64_t k);
+void cf_quantize_iq4_xs(const float *x, void *dst, int64_t k);
+void cf_quantize_mxfp4(const float *x, void *dst, int64_t k);
+void cf_quantize_tq2_0(const float *x, void *dst, int64_t k);
 
 #endif

@@ -8,7 +8,9 @@ cf_type cf_vec_dot_type(cf_type t)
     switch (t) {
     case CF_TYPE_Q4_0:
     case CF_TYPE_Q5_0:
-    case CF_TYPE_Q8_0: return CF_TYPE_Q8_0;
+    case CF_TYPE_Q8_0:
+    case CF_TYPE_IQ4_NL:
+    case CF_TYPE_MXFP4: return CF_TYPE_Q8_0;
     case CF_TYPE_Q4_1:
     case CF_TYPE_Q5_1: return CF_TYPE_Q8_1;
     case CF_TYPE_Q2_K:
@@ -21,6 +23,8 @@ cf_type cf_vec_dot_type(cf_type t)
     case CF_TYPE_IQ2_S:
     case CF_TYPE_IQ1_S:
     case CF_TYPE_IQ1_M: return CF_TYPE_Q8_K;
+    case CF_TYPE_IQ4_XS:
+    case CF_TYPE_TQ2_0: return CF_TYPE_Q8_K;
     case CF_TYPE_F16: return CF_TYPE_F16;
     case CF_TYPE_BF16: return CF_TYPE_BF16;
     default: return CF_TYPE_F32;
@@ -54,6 +58,10 @@ int cf_quantize_row(cf_type t, const float *src, void *dst, int64_t k)
     case CF_TYPE_Q5_K: cf_quantize_q5_K(src, dst, k); return 0;
     case CF_TYPE_Q6_K: cf_quantize_q6_K(src, dst, k); return 0;
     case CF_TYPE_IQ2_S: return cf_quantize_iq2_s(src, dst, k);
+    case CF_TYPE_IQ4_NL: cf_quantize_iq4_nl(src, dst, k); return 0;
+    case CF_TYPE_IQ4_XS: cf_quantize_iq4_xs(src, dst, k); return 0;
+    case CF_TYPE_MXFP4: cf_quantize_mxfp4(src, dst, k); return 0;
+    case CF_TYPE_TQ2_0: cf_quantize_tq2_0(src, dst, k); return 0;
     default: return -1;
     }
 }

@@ -25,10 +25,10 @@ static const cf_type_traits type_table[CF_TYPE_COUNT] = {
     [CF_TYPE_IQ2_XS] = {"IQ2_XS", 256, 74, true},
     [CF_TYPE_IQ3_XXS] = {"IQ3_XXS", 256, 98, false},
     [CF_TYPE_IQ1_S] = {"IQ1_S", 256, 50, true},
-    [CF_TYPE_IQ4_NL] = {"IQ4_NL", 32, 18, false},
+    [CF_TYPE_IQ4_NL] = {"IQ4_NL", 32, 18, true},
     [CF_TYPE_IQ3_S] = {"IQ3_S", 256, 110, false},
     [CF_TYPE_IQ2_S] = {"IQ2_S", 256, 82, true},
-    [CF_TYPE_IQ4_XS] = {"IQ4_XS", 256, 136, false},
+    [CF_TYPE_IQ4_XS] = {"IQ4_XS", 256, 136, true},
     [CF_TYPE_I8] = {"I8", 1, 1, false},
     [CF_TYPE_I16] = {"I16", 1, 2, false},
     [CF_TYPE_I32] = {"I32", 1, 4, false},
@@ -37,8 +37,8 @@ static const cf_type_traits type_table[CF_TYPE_COUNT] = {
     [CF_TYPE_IQ1_M] = {"IQ1_M", 256, 56, true},
     [CF_TYPE_BF16] = {"BF16", 1, 2, true},
     [CF_TYPE_TQ1_0] = {"TQ1_0", 256, 54, false},
-    [CF_TYPE_TQ2_0] = {"TQ2_0", 256, 66, false},
-    [CF_TYPE_MXFP4] = {"MXFP4", 32, 17, false},
+    [CF_TYPE_TQ2_0] = {"TQ2_0", 256, 66, true},
+    [CF_TYPE_MXFP4] = {"MXFP4", 32, 17, true},
 };
 
 const cf_type_traits *cf_type_get(uint32_t t)

@@ -1,6 +1,7 @@
 /* mkmodel's tensor plan: which tensors a shape has, in file order, and the
  * type llama-quantize (b4748, llama_tensor_get_type; IQ2_M as of 2026)
- * would give each for a file type, with or without --pure. */
+ * would give each for a file type, with or without --pure (the IQ4, MXFP4
+ * and TQ2_0 types are always pure). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 static const struct {
     const char *name;
     cf_type base; /* the type of most matrices */
+    bool pure;    /* of every matrix */
 } ftypes[CF_MK_FTYPE_COUNT] = {
     [CF_MK_F32] = {"F32", CF_TYPE_F32},      [CF_MK_F16] = {"F16", CF_TYPE_F16},
     [CF_MK_BF16] = {"BF16", CF_TYPE_BF16},   [CF_MK_Q8_0] = {"Q8_0", CF_TYPE_Q8_0},
@@ -21,6 +23,10 @@ static const struct {
     [CF_MK_IQ2_M] = {"IQ2_M", CF_TYPE_IQ2_S}, [CF_MK_IQ2_XXS] = {"IQ2_XXS", CF_TYPE_IQ2_XXS},
     [CF_MK_IQ2_XS] = {"IQ2_XS", CF_TYPE_IQ2_XS}, [CF_MK_IQ2_S] = {"IQ2_S", CF_TYPE_IQ2_XS},
     [CF_MK_IQ1_S] = {"IQ1_S", CF_TYPE_IQ1_S}, [CF_MK_IQ1_M] = {"IQ1_M", CF_TYPE_IQ1_M},
+    [CF_MK_IQ4_NL] = {"IQ4_NL", CF_TYPE_IQ4_NL, true},
+    [CF_MK_IQ4_XS] = {"IQ4_XS", CF_TYPE_IQ4_XS, true},
+    [CF_MK_MXFP4] = {"MXFP4", CF_TYPE_MXFP4, true},
+    [CF_MK_TQ2_0] = {"TQ2_0", CF_TYPE_TQ2_0, true},
 };
 
 int cf_mk_ftype_parse(const char *name)
@@ -38,7 +44,8 @@ const char *cf_mk_ftype_name(cf_mk_ftype ft)
 
 const char *cf_mk_ftype_list(void)
 {
-    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M, IQ2_M";
+    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M, IQ2_M, IQ4_NL, IQ4_XS, MXFP4, "
+           "TQ2_0";
 }
 
 typedef enum kind {
@@ -74,6 +81,8 @@ static cf_type fall_back(cf_type t, int64_t ne0)
     case CF_TYPE_IQ1_S:
     case CF_TYPE_IQ1_M:
     case CF_TYPE_IQ3_S: t = CF_TYPE_IQ4_NL; break;
+    case CF_TYPE_IQ4_XS: t = CF_TYPE_IQ4_NL; break;
+    case CF_TYPE_TQ2_0: t = CF_TYPE_Q4_0; break;
     default: break;
     }
     return ne0 % cf_type_get(t)->blck_size == 0 ? t : CF_TYPE_F16;
@@ -99,7 +108,7 @@ static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, i
     const bool tied = s->tied;
     if (t == CF_TYPE_F32 || t == CF_TYPE_F16 || t == CF_TYPE_BF16)
         return t;
-    if (pure)
+    if (pure || ftypes[ft].pure)
         return fall_back(t, ne0);
     if (ft == CF_MK_IQ2_M)
         t = iq2_m(k, layer, s->n_layer, s->n_head / (s->n_head_kv ? s->n_head_kv : s->n_head), ne0, tied);

@@ -1,6 +1,7 @@
 /* mkmodel: the type recipe, the files it writes and their contents.
  *   - the Q4_K_M recipe gives quant-Q4_K_M.gguf's (a real llama-quantize
- *     output) type for every tensor of its shape;
+ *     output) type for every tensor of its shape, and the pure types those
+ *     of quant-IQ4_NL/IQ4_XS/MXFP4/TQ2_0.gguf (llama-quantize --pure);
  *   - the built-in shapes plan the types llama-quantize gives them
  *     (fallbacks for 576- and 896-wide rows, tied output);
  *   - every file type writes a file (small custom shapes, llama and qwen2)
@@ -24,18 +25,18 @@ static const cf_mk_tensor *find(const cf_mk_tensor *t, int n, const char *name)
     return NULL;
 }
 
-static void test_recipe_matches_llama_quantize(void)
+static void test_recipe_matches_llama_quantize(const char *file, cf_mk_ftype ft)
 {
     cf_gguf *g;
     cf_err err;
-    if (cf_gguf_open(shared_path("models/quant-Q4_K_M.gguf"), &g, &err) != 0) {
+    if (cf_gguf_open(shared_path(file), &g, &err) != 0) {
         CHECKF(0, "%s", err.msg);
         return;
     }
     cf_mk_shape s = {"fixture", CF_ARCH_LLAMA, 256, 2, 8, 2, 768, 2048, 10000.0f, 1e-5f, false};
     cf_mk_tensor *plan;
     int n;
-    CHECKF(cf_mk_plan(&s, CF_MK_Q4_K_M, false, 512, &plan, &n, &err) == 0, "%s", err.msg);
+    CHECKF(cf_mk_plan(&s, ft, false, 512, &plan, &n, &err) == 0, "%s", err.msg);
     CHECKF(n == cf_gguf_n_tensors(g), "%d planned, %lld in the file", n,
            (long long)cf_gguf_n_tensors(g));
     for (int64_t i = 0; i < cf_gguf_n_tensors(g); i++) {
@@ -44,7 +45,7 @@ static void test_recipe_matches_llama_quantize(void)
         CHECKF(p != NULL, "%s is not planned", t->name);
         if (p)
             CHECKF(p->type == t->type && p->ne[0] == t->ne[0] && p->ne[1] == t->ne[1],
-                   "%s: planned %s %lldx%lld, llama-quantize wrote %s %lldx%lld", t->name,
+                   "%s %s: planned %s %lldx%lld, llama-quantize wrote %s %lldx%lld", file, t->name,
                    cf_type_name(p->type), (long long)p->ne[0], (long long)p->ne[1],
                    cf_type_name(t->type), (long long)t->ne[0], (long long)t->ne[1]);
     }
@@ -98,6 +99,16 @@ static void test_builtin_shapes(void)
         {"qwen2.5-0.5b", CF_MK_Q4_K_M, "blk.0.attn_q.bias", CF_TYPE_F32},
         {"qwen2.5-0.5b", CF_MK_Q4_K_M, "blk.1.ffn_gate.weight", CF_TYPE_Q5_0},
         {"qwen2.5-0.5b", CF_MK_Q4_K_M, "blk.1.ffn_down.weight", CF_TYPE_Q6_K},
+        /* the pure types: no Q6_K output; 576 and 896 fall back from 256-blocks */
+        {"llama-1b", CF_MK_IQ4_XS, "token_embd.weight", CF_TYPE_IQ4_XS},
+        {"llama-1b", CF_MK_TQ2_0, "blk.3.ffn_down.weight", CF_TYPE_TQ2_0},
+        {"llama-1b", CF_MK_MXFP4, "token_embd.weight", CF_TYPE_MXFP4},
+        {"smollm2-135m", CF_MK_IQ4_NL, "token_embd.weight", CF_TYPE_IQ4_NL},
+        {"smollm2-135m", CF_MK_IQ4_XS, "blk.0.attn_q.weight", CF_TYPE_IQ4_NL},
+        {"smollm2-135m", CF_MK_IQ4_XS, "blk.0.ffn_down.weight", CF_TYPE_IQ4_XS}, /* ne0 1536 */
+        {"smollm2-135m", CF_MK_TQ2_0, "token_embd.weight", CF_TYPE_Q4_0},
+        {"qwen2.5-0.5b", CF_MK_MXFP4, "blk.0.attn_k.bias", CF_TYPE_F32},
+        {"qwen2.5-0.5b", CF_MK_TQ2_0, "blk.0.ffn_down.weight", CF_TYPE_TQ2_0}, /* ne0 4864 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cf_type got = planned(cases[i].shape, cases[i].ft, cases[i].tensor);
@@ -121,6 +132,10 @@ static double max_rel_err(cf_type t)
     case CF_TYPE_Q5_1: return 0.06;
     case CF_TYPE_Q4_K: return 0.1;
     case CF_TYPE_IQ2_S: return 0.35;
+    case CF_TYPE_IQ4_NL:
+    case CF_TYPE_IQ4_XS: return 0.1;
+    case CF_TYPE_MXFP4: return 0.16;
+    case CF_TYPE_TQ2_0: return 1.0; /* ternary at max|x|: nearly all round to 0, never worse */
     default: return 0.13; /* Q4_0, Q4_1 */
     }
 }
@@ -320,13 +335,18 @@ static void test_dims_errors(void)
     CHECK(cf_mk_shape_apply_dims(&s, "heads=4", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
     CHECK(cf_mk_shape_named("no-such-model", &s) != 0);
     CHECK(cf_mk_ftype_parse("q4_k_m") == CF_MK_Q4_K_M && cf_mk_ftype_parse("Q3_K") < 0);
+    CHECK(cf_mk_ftype_parse("iq4_xs") == CF_MK_IQ4_XS && cf_mk_ftype_parse("mxfp4") == CF_MK_MXFP4);
 }
 
 int main(void)
 {
     if (!shared_dir())
         return TEST_SKIP;
-    test_recipe_matches_llama_quantize();
+    test_recipe_matches_llama_quantize("models/quant-Q4_K_M.gguf", CF_MK_Q4_K_M);
+    test_recipe_matches_llama_quantize("models/quant-IQ4_NL.gguf", CF_MK_IQ4_NL);
+    test_recipe_matches_llama_quantize("models/quant-IQ4_XS.gguf", CF_MK_IQ4_XS);
+    test_recipe_matches_llama_quantize("models/quant-MXFP4.gguf", CF_MK_MXFP4);
+    test_recipe_matches_llama_quantize("models/quant-TQ2_0.gguf", CF_MK_TQ2_0);
     test_builtin_shapes();
     test_every_type();
     test_iq_types();
