@@ -14,6 +14,7 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_SMOLLM3] = &cf_arch_smollm3, [CF_ARCH_OLMO2] = &cf_arch_olmo2,
     [CF_ARCH_GRANITE] = &cf_arch_granite, [CF_ARCH_QWEN3MOE] = &cf_arch_qwen3moe,
     [CF_ARCH_GPT_OSS] = &cf_arch_gpt_oss, [CF_ARCH_LFM2] = &cf_arch_lfm2,
+    [CF_ARCH_QWEN35] = &cf_arch_qwen35,   [CF_ARCH_QWEN35MOE] = &cf_arch_qwen35moe,
 };
 
 const char *cf_arch_name(cf_arch a)
