@@ -134,6 +134,10 @@ const char *cf_model_name(const cf_model *m);
  * embedding row): the numerator of the memory-bandwidth roofline. */
 uint64_t cf_model_bytes_per_token(const cf_model *m);
 uint64_t cf_model_n_params(const cf_model *m);
+/* Whether some layers carry a recurrent state (lfm2, qwen35): going back in
+ * the cache then evaluates tokens again from a checkpoint, and a context
+ * shift evaluates the kept tokens again instead of moving them. */
+bool cf_model_recurrent(const cf_model *m);
 
 /* ---- contexts ----------------------------------------------------------- */
 typedef enum cf_kv_type {

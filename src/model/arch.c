@@ -460,6 +460,14 @@ uint64_t cf_model_bytes_per_token(const cf_model *m)
     return sum;
 }
 
+bool cf_model_recurrent(const cf_model *m)
+{
+    for (int l = 0; l < m->hp.n_layer; l++)
+        if (m->layers[l].conv_in || m->layers[l].dn_qkv)
+            return true;
+    return false;
+}
+
 uint64_t cf_model_n_params(const cf_model *m)
 {
     uint64_t n = 0;
