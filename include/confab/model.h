@@ -29,6 +29,7 @@ typedef enum cf_arch {
     CF_ARCH_LFM2,
     CF_ARCH_QWEN35,
     CF_ARCH_QWEN35MOE,
+    CF_ARCH_GEMMA4,
     CF_ARCH_COUNT
 } cf_arch;
 
@@ -83,6 +84,7 @@ typedef struct cf_hparams {
     float rope_yarn_beta_fast, rope_yarn_beta_slow, rope_yarn_attn_factor;
     const float *rope_freqs; /* per-pair divisors of theta (llama3 scaling), or NULL */
     float rope_base_swa;     /* sliding layers' base when it differs, else 0 */
+    int n_rot_swa;           /* the sliding layers' rotated dims (gemma4), else n_rot */
     int n_swa;               /* sliding attention window (of the layers that slide), 0 = none */
     bool tied_output;
     /* the recipe */
@@ -94,6 +96,8 @@ typedef struct cf_hparams {
     float q_scale;        /* q is multiplied by it after RoPE */
     float kq_scale;       /* scores = q.k * kq_scale */
     float logit_scale;    /* logits are multiplied by it */
+    float logit_softcap;  /* 0, or logits become cap * tanh(logits / cap) */
+    int ple_dim;          /* per-layer embeddings of this size per layer (gemma4), 0 for none */
     /* recurrent layers: short convolutions over this many tokens (lfm2,
      * and the gated delta nets' input) */
     int conv_kernel;

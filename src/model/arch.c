@@ -15,6 +15,7 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_GRANITE] = &cf_arch_granite, [CF_ARCH_QWEN3MOE] = &cf_arch_qwen3moe,
     [CF_ARCH_GPT_OSS] = &cf_arch_gpt_oss, [CF_ARCH_LFM2] = &cf_arch_lfm2,
     [CF_ARCH_QWEN35] = &cf_arch_qwen35,   [CF_ARCH_QWEN35MOE] = &cf_arch_qwen35moe,
+    [CF_ARCH_GEMMA4] = &cf_arch_gemma4,
 };
 
 const char *cf_arch_name(cf_arch a)
@@ -92,7 +93,7 @@ int cf_ld_per_layer(cf_loader *ld, const char *suffix, int n_layer, int l, int d
         return def;
     const bool array = kv->type == CF_GGUF_ARRAY;
     const cf_gguf_vtype t = array ? kv->elem : kv->type;
-    const bool integer = t < CF_GGUF_FLOAT32 || t == CF_GGUF_UINT64 || t == CF_GGUF_INT64;
+    const bool integer = t < CF_GGUF_FLOAT32 || t == CF_GGUF_BOOL || t == CF_GGUF_UINT64 || t == CF_GGUF_INT64;
     if (!integer || (array && kv->n != (uint64_t)n_layer)) {
         ld->failed = true;
         cf_fail(ld->err, "metadata %s must be an integer or one per layer (%d)", k, n_layer);
@@ -286,6 +287,7 @@ static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
         hp->n_head_kv = hp->n_head;
     hp->head_dim = cf_ld_int(&r, "attention.key_length", hp->n_embd / hp->n_head);
     hp->n_rot = cf_ld_int(&r, "rope.dimension_count", hp->head_dim);
+    hp->n_rot_swa = hp->n_rot;
     hp->norm_eps = cf_ld_float(&r, "attention.layer_norm_rms_epsilon", 1e-5f);
     hp->rope_base = cf_ld_float(&r, "rope.freq_base", 10000.0f);
     hp->rope_freq_scale = 1.0f;
@@ -351,6 +353,12 @@ static int bind_tensors(cf_model *m, cf_err *err)
     if (layernorm)
         m->out_norm_b = cf_ld_tensor(&ld, "output_norm.bias", E, 1, true);
     m->output = cf_ld_tensor(&ld, "output.weight", E, V, false);
+    if (hp->ple_dim) {
+        const int64_t PL = (int64_t)hp->ple_dim * hp->n_layer;
+        m->ple_embd = cf_ld_tensor(&ld, "per_layer_token_embd.weight", PL, V, true);
+        m->ple_model_proj = cf_ld_tensor(&ld, "per_layer_model_proj.weight", E, PL, true);
+        m->ple_model_norm = cf_ld_tensor(&ld, "per_layer_proj_norm.weight", hp->ple_dim, 1, true);
+    }
     hp->tied_output = !m->output && !ld.failed;
     if (hp->tied_output)
         m->output = m->tok_embd;
@@ -377,6 +385,9 @@ static int bind_tensors(cf_model *m, cf_err *err)
         return -1;
 
     cf_weight rf = cf_ld_tensor(&ld, "rope_freqs.weight", hp->n_rot / 2, 1, false);
+    if (!ld.failed && hp->ple_dim && m->ple_model_proj->type != CF_TYPE_F32)
+        return cf_fail(err, "per_layer_model_proj.weight of type %s is not supported (F32 only)",
+                       cf_type_name(m->ple_model_proj->type));
     if (ld.failed)
         return -1;
     if (rf) {

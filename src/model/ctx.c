@@ -51,11 +51,13 @@ void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3])
 /* The largest rounded row and how many xq buffers the model's groups need. */
 static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
 {
-    size_t mx = act_bytes(m->output);
+    size_t mx = act_bytes(m->output) > act_bytes(m->ple_model_proj) ? act_bytes(m->output)
+                                                                      : act_bytes(m->ple_model_proj);
     int nb = 1;
     for (int l = 0; l < m->hp.n_layer; l++) {
         const cf_layer *L = &m->layers[l];
-        cf_weight g[2][3], single[] = {L->wo, L->w_down, L->moe_down, L->conv_out, L->dn_out, L->sh_down};
+        cf_weight g[2][3], single[] = {L->wo,     L->w_down,  L->moe_down, L->conv_out,
+                                       L->dn_out, L->sh_down, L->ple_gate, L->ple_proj};
         cf_layer_groups(L, g[0], g[1]);
         for (int k = 0; k < 2; k++)
             for (int i = 0; i < 3; i++) {
@@ -64,7 +66,7 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
                 mx = act_bytes(g[k][i]) > mx ? act_bytes(g[k][i]) : mx;
                 nb = cf_xq_index(g[k], i) + 1 > nb ? cf_xq_index(g[k], i) + 1 : nb;
             }
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 8; i++)
             mx = act_bytes(single[i]) > mx ? act_bytes(single[i]) : mx;
     }
     *stride = (mx + 63) & ~(size_t)63;
@@ -142,8 +144,8 @@ static int rope_tables(cf_ctx *c)
     const cf_hparams *hp = &c->m->hp;
     if (hp->rope_style == CF_ROPE_NONE)
         return 0;
-    const size_t half = (size_t)hp->n_rot / 2, n = (size_t)c->kv.n_ctx * half;
     for (int t = 0; t < (hp->rope_base_swa > 0 ? 2 : 1); t++) {
+        const size_t half = (size_t)(t ? hp->n_rot_swa : hp->n_rot) / 2, n = (size_t)c->kv.n_ctx * half;
         c->rope_cos[t] = alloc_floats(n);
         c->rope_sin[t] = alloc_floats(n);
         if (!c->rope_cos[t] || !c->rope_sin[t])
@@ -191,18 +193,22 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
         c->qkv_stride = dn_conv;
     act_needs(m, &c->xq_stride, &c->n_xq);
     c->tile_cap = B * 64 > F ? B * 64 : F;
+    const size_t ple_row = (size_t)hp->n_layer * (size_t)hp->ple_dim; /* a token's per-layer embeddings */
+    c->tile_cap = ple_row > c->tile_cap ? ple_row : c->tile_cap;
     c->max_chunks = (n_ctx + CF_ATTN_CHUNK - 1) / CF_ATTN_CHUNK;
     c->part_bytes = cf_attn_part_bytes(hp->head_dim);
     /* shared phases per layer: at most 3 to mix tokens (Q K V, attention,
      * wo) and 5 for the FFN (a MoE's router, up, down, and a shared
      * expert's up and down); 1 for the logits */
-    c->n_work = 8 * hp->n_layer + 1;
+    c->n_work = 10 * hp->n_layer + 2; /* + 2 per layer and 1 for gemma4's per-layer embeddings */
     c->x = alloc_floats(B * E);
     c->tmp = alloc_floats(B * E);
     c->qkv = alloc_floats(B * c->qkv_stride);
     /* the FFN's rows, or a short convolution's or a delta net's outputs */
     const size_t ff_w = F > E ? F : E;
     c->ff = alloc_floats(B * (ff_w > dn_inner ? ff_w : dn_inner));
+    if (hp->ple_dim)
+        c->ple = alloc_floats(B * (size_t)hp->n_layer * (size_t)hp->ple_dim);
     if (dn_inner) {
         c->dn_z = alloc_floats(B * dn_inner);
         c->dn_beta = alloc_floats(B * (size_t)hp->ssm_v_heads);
@@ -212,7 +218,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->work = calloc((size_t)c->n_work, sizeof *c->work);
     c->shares = alloc_shares(c->n_work, c->n_threads);
     bool ok = c->x && c->tmp && c->qkv && c->ff && c->part && c->work && c->shares &&
-              (!dn_inner || (c->dn_z && c->dn_beta && c->dn_alpha)) &&
+              (!dn_inner || (c->dn_z && c->dn_beta && c->dn_alpha)) && (!hp->ple_dim || c->ple) &&
               rope_tables(c) == 0;
     for (int i = 0; ok && i < c->n_xq; i++)
         ok = (c->xq[i] = alloc_bytes(B * c->xq_stride)) != NULL;
@@ -232,6 +238,7 @@ void cf_ctx_free(cf_ctx *c)
         return;
     cf_kv_free(&c->kv);
     cf_rs_free(c);
+    free(c->ple);
     free(c->dn_z);
     free(c->dn_beta);
     free(c->dn_alpha);

@@ -106,6 +106,7 @@ static void round_row(const thr *T, cf_weight const ws[3], const float *src, int
  * when it has one, is rounded for that block's group of weights. */
 typedef struct block_out {
     cf_weight bias, post_norm;
+    cf_weight scale; /* of the whole residual after the add (gemma4) */
 } block_out;
 
 static void norm_phase(thr *T, int first, int n, const block_out *out, cf_weight nw, cf_weight nb,
@@ -131,6 +132,11 @@ static void norm_phase(thr *T, int first, int n, const block_out *out, cf_weight
                 a = row;
             }
             P->vec->add(x, x, a, out->bias ? out->bias->data : NULL, E);
+            if (out->scale) {
+                const float s = *(const float *)out->scale->data;
+                for (int i = 0; i < E; i++)
+                    x[i] *= s;
+            }
         }
         const float *h = x;
         if (nw && hp->norm == CF_NORM_LAYER)
@@ -289,6 +295,17 @@ static void matmul_phase(thr *T, cf_weight w, const uint8_t *x, int n, float *y,
 
 /* ---- attention block ------------------------------------------------------- */
 
+/* x / rms(x), as ggml_rms_norm (the sum in double) */
+static void rms_unweighted(float *x, int n, float eps)
+{
+    double sum = 0.0;
+    for (int i = 0; i < n; i++)
+        sum += (double)(x[i] * x[i]);
+    const float scale = 1.0f / sqrtf((float)(sum / n) + eps);
+    for (int i = 0; i < n; i++)
+        x[i] *= scale;
+}
+
 /* Floats of a query head in a qkv row: its query, then (q_gate) its
  * output gate. */
 static int q_width(const cf_hparams *hp, const cf_layer *L)
@@ -315,6 +332,8 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
     if (bias)
         P->vec->add(v, v, bias, NULL, hd);
     const int pos = P->pos0 + t;
+    if (which == 2 && L->v_norm)
+        rms_unweighted(v, hd, hp->norm_eps);
     if (which < 2 && hp->qk_norm == CF_QK_NORM_HEAD)
         P->vec->rmsnorm(v, v, (which == 0 ? L->q_norm : L->k_norm)->data, hd, hp->norm_eps);
     if (which < 2 && L->rope) {
@@ -941,6 +960,78 @@ static void ffn_block(thr *T, const cf_layer *L)
     sync_all(T);
 }
 
+/* What a layer leaves in c->tmp for the residual: its FFN's output, or
+ * after per-layer embeddings their output. */
+static block_out layer_out(const cf_layer *L)
+{
+    if (L->ple_gate)
+        return (block_out){NULL, L->ple_norm, L->out_scale};
+    return (block_out){L->b_down, L->post_ffn_norm, L->out_scale};
+}
+
+/* gemma4's per-layer inputs of every token (c->ple, n_layer x ple each):
+ * (ple_embd[token] sqrt(ple) + rms(ple_model_proj x / sqrt(n_embd))) /
+ * sqrt(2), x the scaled input embedding. */
+static void ple_inputs(thr *T)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const cf_model *m = P->m;
+    const int n = P->n, E = P->hp->n_embd, D = P->hp->ple_dim, NL = P->hp->n_layer;
+    cf_weight w[3] = {m->ple_model_proj, NULL, NULL};
+    int r0, r1;
+    my_rows(T, 0, n, &r0, &r1);
+    for (int r = r0; r < r1; r++)
+        round_row(T, w, resid(T, r), r);
+    rows_done(T);
+    matmul_phase(T, m->ple_model_proj, act(T, 0, 0), n, c->ple, (size_t)NL * D);
+    sync_all(T);
+    const size_t row = cf_row_bytes(m->ple_embd->type, (int64_t)NL * D);
+    const float in_scale = 1.0f / sqrtf((float)E), emb_scale = sqrtf((float)D), mix = 1.0f / sqrtf(2.0f);
+    float *a = T->b->tile; /* one token's embedding rows, n_layer x ple */
+    int u0, u1;
+    split(n, T->ith, T->nth, &u0, &u1);
+    for (int t = u0; t < u1; t++) {
+        cf_dequantize_row(m->ple_embd->type, (const uint8_t *)m->ple_embd->data + (size_t)P->tokens[t] * row,
+                          a, (int64_t)NL * D);
+        for (int il = 0; il < NL; il++) {
+            float *b = c->ple + ((size_t)t * NL + il) * D;
+            for (int i = 0; i < D; i++)
+                b[i] *= in_scale;
+            P->vec->rmsnorm(b, b, m->ple_model_norm->data, D, P->hp->norm_eps);
+            for (int i = 0; i < D; i++)
+                b[i] = (a[il * D + i] * emb_scale + b[i]) * mix;
+        }
+    }
+    sync_all(T);
+}
+
+/* gemma4's per-layer embedding step after the FFN: the residual (the FFN
+ * output added) goes through ple_gate, GELU, times the token's input of
+ * this layer, and ple_proj, into c->tmp. */
+static void ple_block(thr *T, const cf_layer *L, int l)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const int n = P->n, D = P->hp->ple_dim;
+    const block_out ffn_out = {L->b_down, L->post_ffn_norm, NULL};
+    cf_weight gate[3] = {L->ple_gate, NULL, NULL}, proj[3] = {L->ple_proj, NULL, NULL};
+    norm_phase(T, 0, n, &ffn_out, NULL, NULL, gate);
+    matmul_phase(T, L->ple_gate, act(T, 0, 0), n, c->ff, (size_t)D);
+    sync_all(T);
+    int r0, r1;
+    my_rows(T, 0, n, &r0, &r1);
+    for (int t = r0; t < r1; t++) {
+        const float *g = c->ff + (size_t)t * D, *pl = c->ple + ((size_t)t * P->hp->n_layer + l) * D;
+        for (int i = 0; i < D; i++)
+            T->b->row[i] = cf_gelu(g[i]) * pl[i];
+        round_row(T, proj, T->b->row, t);
+    }
+    rows_done(T);
+    matmul_phase(T, L->ple_proj, act(T, 0, 0), n, c->tmp, (size_t)P->hp->n_embd);
+    sync_all(T);
+}
+
 static void layer(thr *T, int l)
 {
     const pass *P = T->P;
@@ -949,10 +1040,9 @@ static void layer(thr *T, int l)
     cf_weight qkv[3], ff[3];
     cf_layer_groups(L, qkv, ff);
 
-    const cf_layer *prev = l > 0 ? &P->m->layers[l - 1] : NULL;
-    const block_out ffn_out = {prev ? prev->b_down : NULL, prev ? prev->post_ffn_norm : NULL};
-    const block_out attn_out = {L->bo, L->post_attn_norm};
-    norm_phase(T, 0, n, prev ? &ffn_out : NULL, L->attn_norm, L->attn_norm_b, qkv);
+    const block_out prev_out = l > 0 ? layer_out(&P->m->layers[l - 1]) : (block_out){0};
+    const block_out attn_out = {L->bo, L->post_attn_norm, NULL};
+    norm_phase(T, 0, n, l > 0 ? &prev_out : NULL, L->attn_norm, L->attn_norm_b, qkv);
     if (L->conv_in)
         conv_phase(T, L, l);
     else if (L->dn_qkv)
@@ -964,6 +1054,8 @@ static void layer(thr *T, int l)
         moe_block(T, L, ff);
     else
         ffn_block(T, L);
+    if (L->ple_gate)
+        ple_block(T, L, l);
 }
 
 /* Final residual, norm and output projection for the rows that want
@@ -973,19 +1065,23 @@ static void output(thr *T)
     const pass *P = T->P;
     const cf_model *m = P->m;
     const int first = P->all_logits ? 0 : P->n - 1, rows = P->n - first;
-    const cf_layer *last = &m->layers[P->hp->n_layer - 1];
-    const block_out ffn_out = {last->b_down, last->post_ffn_norm};
+    const block_out last_out = layer_out(&m->layers[P->hp->n_layer - 1]);
     cf_weight ws[3] = {m->output, NULL, NULL};
-    norm_phase(T, first, rows, &ffn_out, m->out_norm, m->out_norm_b, ws);
+    norm_phase(T, first, rows, &last_out, m->out_norm, m->out_norm_b, ws);
     matmul_phase(T, m->output, act(T, 0, first), rows, P->logits, (size_t)P->hp->n_vocab);
-    if (P->hp->logit_scale != 1.0f) {
+    const float scale = P->hp->logit_scale, cap = P->hp->logit_softcap;
+    if (scale != 1.0f || cap > 0) {
         const int V = P->hp->n_vocab;
         int v0, v1;
         sync_all(T);
         split(V, T->ith, T->nth, &v0, &v1);
         for (int r = 0; r < rows; r++)
-            for (int v = v0; v < v1; v++)
-                P->logits[(size_t)r * V + v] *= P->hp->logit_scale;
+            for (int v = v0; v < v1; v++) {
+                float *y = &P->logits[(size_t)r * V + v];
+                *y *= scale;
+                if (cap > 0)
+                    *y = tanhf(*y * (1.0f / cap)) * cap;
+            }
     }
 }
 
@@ -999,6 +1095,8 @@ static void run_batch(const pass *P)
         thr T = {P, NULL, omp_get_thread_num(), omp_get_num_threads(), 0};
         T.b = &P->c->tb[T.ith];
         embed(&T);
+        if (P->hp->ple_dim)
+            ple_inputs(&T);
         for (int l = 0; l < P->hp->n_layer; l++)
             layer(&T, l);
         if (P->logits)

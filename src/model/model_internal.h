@@ -42,6 +42,10 @@ typedef struct cf_layer {
     cf_weight dn_qkv, dn_z, dn_beta, dn_alpha, dn_conv, dn_dt_bias, dn_a, dn_norm, dn_out;
     /* the shared expert beside the routed ones (qwen35moe), gated per token */
     cf_weight sh_gate, sh_up, sh_down, sh_inp;
+    /* gemma4: after the FFN, x += post_norm(proj (gelu(ple_gate x) * the
+     * token's embedding for this layer)); then x *= out_scale (1 value) */
+    cf_weight ple_gate, ple_proj, ple_norm, out_scale;
+    bool v_norm; /* V is RMS-normalised per head, without a weight (gemma4) */
     /* the layer's attention geometry (hp's values unless the family says
      * otherwise); kv_src: the layer whose cache it reads (its own unless it
      * shares an earlier layer's, gemma4) */
@@ -55,6 +59,9 @@ struct cf_model {
     cf_hparams hp;
     char *name;
     cf_weight tok_embd, pos_embd, out_norm, out_norm_b, output;
+    /* gemma4's per-layer embeddings: token rows and the projection of the
+     * input embedding, ple_dim per layer, and its norm */
+    cf_weight ple_embd, ple_model_proj, ple_model_norm;
     cf_layer *layers;
     float *rope_freqs; /* owned copy of rope_freqs.weight, or NULL */
 };
@@ -126,6 +133,8 @@ struct cf_ctx {
     float *moe_ff;     /* pair rows: act(gate) * up, n_ff_exp wide */
     uint8_t *moe_xd;   /* pair rows: moe_ff rounded for the down matrices */
     float *moe_out;    /* pair rows: the experts' outputs */
+    /* gemma4: each token's per-layer inputs, n_layer x ple_dim */
+    float *ple;
     /* gated delta nets: a batch's z gates, and beta and alpha per value head */
     float *dn_z, *dn_beta, *dn_alpha;
     /* recurrent layers: their state after the last cached position (rs,

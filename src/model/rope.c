@@ -25,7 +25,8 @@ void cf_rope_angles(const cf_hparams *hp, int table, float pos, bool magnitude, 
 {
     const float base = table ? hp->rope_base_swa : hp->rope_base;
     const float freq_scale = table ? 1.0f : hp->rope_freq_scale;
-    const float theta_scale = powf(base, -2.0f / (float)hp->n_rot);
+    const int n_rot = table ? hp->n_rot_swa : hp->n_rot;
+    const float theta_scale = powf(base, -2.0f / (float)n_rot);
     const bool yarn = !table && hp->rope_yarn_orig_ctx > 0;
     float lo = 0, hi = 0, mscale = 1.0f;
     if (yarn) {
@@ -35,9 +36,9 @@ void cf_rope_angles(const cf_hparams *hp, int table, float pos, bool magnitude, 
             mscale = hp->rope_yarn_attn_factor * (1.0f + 0.1f * logf(1.0f / freq_scale));
     }
     float theta_base = pos;
-    for (int i = 0; i < hp->n_rot / 2; i++) {
+    for (int i = 0; i < n_rot / 2; i++) {
         float theta = theta_base;
-        if (hp->rope_freqs)
+        if (hp->rope_freqs && !table)
             theta /= hp->rope_freqs[i];
         const float extrap = theta;
         theta *= freq_scale;

@@ -41,14 +41,15 @@ static void fresh(cf_ctx *c, const int32_t *ids, int n, float *lg)
 }
 
 /* max |diff| of layer 0's K and V between two caches over n positions */
-static void layer0_diff(const cf_ctx *a, const cf_ctx *b, int n, double *dk, double *dv)
+/* hd: layer 0's head size when it differs from the model's largest */
+static void layer0_diff(const cf_ctx *a, const cf_ctx *b, int n, int hd, double *dk, double *dv)
 {
     const cf_hparams *hp = cf_model_hparams(cf_ctx_model(a));
     uint64_t bytes = cf_ctx_kv_bytes(a, n);
     uint8_t *x = malloc(bytes), *y = malloc(bytes);
     cf_err err;
     CHECK(cf_ctx_kv_save(a, n, x, bytes, &err) == 0 && cf_ctx_kv_save(b, n, y, bytes, &err) == 0);
-    const size_t half = (size_t)hp->n_head_kv * (size_t)n * (size_t)hp->head_dim; /* elements of K */
+    const size_t half = (size_t)hp->n_head_kv * (size_t)n * (size_t)(hd ? hd : hp->head_dim); /* of K */
     *dk = *dv = 0;
     for (size_t i = 0; i < 2 * half; i++) {
         float u, v;
@@ -70,7 +71,7 @@ static void layer0_diff(const cf_ctx *a, const cf_ctx *b, int n, double *dk, dou
     free(y);
 }
 
-static void test_cache_ops(const char *model_rel, cf_kv_type kv_type, double shift_tol)
+static void test_cache_ops(const char *model_rel, cf_kv_type kv_type, double shift_tol, int layer0_hd)
 {
     cf_model *m;
     cf_err err;
@@ -104,7 +105,7 @@ static void test_cache_ops(const char *model_rel, cf_kv_type kv_type, double shi
     CHECK(cf_ctx_kv_discard(c, A, A + B, &err) == 0 && cf_ctx_n_past(c) == A + C);
     fresh(d, kept, A + C, NULL);
     double dk, dv;
-    layer0_diff(c, d, A + C, &dk, &dv);
+    layer0_diff(c, d, A + C, layer0_hd, &dk, &dv);
     CHECKF(dk <= shift_tol && dv == 0, "%s: layer-0 cache after a shift differs from a fresh "
            "prefill: K %.3g V %.3g", model_rel, dk, dv);
     fprintf(stderr, "%s kv %s: shifted layer-0 keys vs fresh prefill: max |diff| %.3g\n", model_rel,
@@ -294,15 +295,18 @@ int main(void)
     if (!shared_dir())
         return test_summary("test_kv");
     test_shift_one_layer();
-    test_cache_ops("models/quant-F32.gguf", CF_KV_F32, 1e-4);
-    test_cache_ops("models/quant-F32.gguf", CF_KV_F16, 0.01);
-    test_cache_ops("models/qwen2-shape.Q8_0.gguf", CF_KV_F32, 1e-4);
-    test_cache_ops("models/phi3.Q8_0.gguf", CF_KV_F32, 1e-4);
+    test_cache_ops("models/quant-F32.gguf", CF_KV_F32, 1e-4, 0);
+    test_cache_ops("models/quant-F32.gguf", CF_KV_F16, 0.01, 0);
+    test_cache_ops("models/qwen2-shape.Q8_0.gguf", CF_KV_F32, 1e-4, 0);
+    test_cache_ops("models/phi3.Q8_0.gguf", CF_KV_F32, 1e-4, 0);
     /* gemma3 slides (window 8) on layers 0-4 with a RoPE base of their own:
      * truncating back 150 positions is exact because its caches are kept
      * whole, and the shift re-rotates by the sliding layers' angles */
-    test_cache_ops("models/gemma3.Q8_0.gguf", CF_KV_F32, 1e-4);
-    test_cache_ops("models/smollm3.Q8_0.gguf", CF_KV_F32, 1e-4);
-    test_cache_ops("models/olmo2.Q8_0.gguf", CF_KV_F32, 1e-4);
+    test_cache_ops("models/gemma3.Q8_0.gguf", CF_KV_F32, 1e-4, 0);
+    test_cache_ops("models/smollm3.Q8_0.gguf", CF_KV_F32, 1e-4, 0);
+    test_cache_ops("models/olmo2.Q8_0.gguf", CF_KV_F32, 1e-4, 0);
+    /* gemma4: sliding and global layers of different head sizes and RoPE
+     * dims, the last three reading earlier layers' caches */
+    test_cache_ops("models/gemma4.F32.gguf", CF_KV_F32, 1e-4, 32);
     return test_summary("test_kv");
 }
