@@ -1,6 +1,7 @@
 /* Reference dequantization: each block's values exactly as ggml defines
  * them (x = d*q [+/- min]), in float. */
 #include "blocks.h"
+#include "iq3.h"
 
 static void deq_q4_0(const block_q4_0 *b, float *y, int64_t nb)
 {
@@ -175,6 +176,8 @@ int cf_dequantize_row(cf_type t, const void *src, float *dst, int64_t k)
     case CF_TYPE_Q5_K: deq_k4(src, sizeof(block_q5_K), 1, dst, nb); return 0;
     case CF_TYPE_Q6_K: deq_q6_K(src, dst, nb); return 0;
     case CF_TYPE_Q8_K: deq_q8_K(src, dst, nb); return 0;
+    case CF_TYPE_IQ3_XXS: cf_dequantize_iq3_xxs(src, dst, nb); return 0;
+    case CF_TYPE_IQ3_S: cf_dequantize_iq3_s(src, dst, nb); return 0;
     default: return -1;
     }
 }

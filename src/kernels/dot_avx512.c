@@ -840,6 +840,8 @@ static void dot_rows_q6_K_512(int64_t k, const void *w, size_t w_stride, int64_t
     dotK_rows_512(k, w, w_stride, rows, p, y, sb_q6_K_prep, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
 }
 
+#include "dot_iq3_avx512.inc"
+
 void cf_fill_avx512(cf_kernel_table *t, int vnni)
 {
     if (!vnni)
@@ -869,6 +871,8 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
     t->prep[CF_TYPE_Q6_K] = prep_q6_K_512;
     t->dot_rows[CF_TYPE_Q6_K] = dot_rows_q6_K_512;
+    t->dot[CF_TYPE_IQ3_XXS] = dot_iq3_xxs_512;
+    t->dot[CF_TYPE_IQ3_S] = dot_iq3_s_512;
     cf_fill_gemm_avx512(t);
 }
 #else

@@ -18,10 +18,14 @@
  *   Q4_1, Q5_1            a = fma(isum, dw*dx, a); a = fma(m, s, a)
  *   Q2_K, Q4_K, Q5_K      a = fma(isum, d*dx, a); a = fma(msum, -(dmin*dx), a)
  *   Q3_K, Q6_K            a = fma(isum, d*dx, a)   (offsets inside isum)
+ *   IQ3_S, IQ3_XXS        a = fma(isum, d*dx, a)   (IQ3_XXS: the result / 4)
  *   F32, F16, BF16        a = fma(w, x, a)
- * (isum: the integer sum of the unit, group scales applied; msum: the mins
- * times Q8_K's bsums.)  The 16 accumulators, initially +0, are then summed
- * pairwise at distance 8, 4, 2, 1: r[j] = a[j] + a[j+8], and so on. */
+ * (isum: the integer sum of the unit, group scales applied, for the
+ * i-quants their 2s + 1 times the sums of signed grid values times x;
+ * msum: the mins times Q8_K's bsums.)  The 16 accumulators, initially +0,
+ * are then summed pairwise at distance 8, 4, 2, 1: r[j] = a[j] + a[j+8],
+ * and so on; IQ3_XXS's scale d * (2s + 1) / 4 leaves a final exact
+ * r * 0.25. */
 #define CF_CANON_LANES 16
 
 /* dot(w, x) over k elements, w of the table's weight type, x already in

@@ -18,6 +18,11 @@ static inline float cf_signed_absmax(const float *x, int n)
     return v;
 }
 
+/* rintf: half to even, as ggml's nearest_int */
+static inline int nearest(float v) { return (int)rintf(v); }
+
+static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
 void cf_quantize_q8_0(const float *x, void *dst, int64_t k);
 void cf_quantize_q8_1(const float *x, void *dst, int64_t k);
 void cf_quantize_q8_K(const float *x, void *dst, int64_t k);
@@ -32,5 +37,11 @@ void cf_quantize_q3_K(const float *x, void *dst, int64_t k);
 void cf_quantize_q4_K(const float *x, void *dst, int64_t k);
 void cf_quantize_q5_K(const float *x, void *dst, int64_t k);
 void cf_quantize_q6_K(const float *x, void *dst, int64_t k);
+
+/* These build their grid searches at first use: -1 when out of memory.
+ * imatrix: llama-imatrix's importance of each of the k columns, or NULL
+ * (cf_quantize_row's choice, llama-quantize's without --imatrix). */
+int cf_quantize_iq3_xxs(const float *x, void *dst, int64_t k, const float *imatrix);
+int cf_quantize_iq3_s(const float *x, void *dst, int64_t k, const float *imatrix);
 
 #endif

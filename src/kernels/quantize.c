@@ -15,7 +15,9 @@ cf_type cf_vec_dot_type(cf_type t)
     case CF_TYPE_Q3_K:
     case CF_TYPE_Q4_K:
     case CF_TYPE_Q5_K:
-    case CF_TYPE_Q6_K: return CF_TYPE_Q8_K;
+    case CF_TYPE_Q6_K:
+    case CF_TYPE_IQ3_XXS:
+    case CF_TYPE_IQ3_S: return CF_TYPE_Q8_K;
     case CF_TYPE_F16: return CF_TYPE_F16;
     case CF_TYPE_BF16: return CF_TYPE_BF16;
     default: return CF_TYPE_F32;
@@ -43,6 +45,8 @@ int cf_quantize_row(cf_type t, const float *src, void *dst, int64_t k)
     case CF_TYPE_Q4_K: cf_quantize_q4_K(src, dst, k); return 0;
     case CF_TYPE_Q5_K: cf_quantize_q5_K(src, dst, k); return 0;
     case CF_TYPE_Q6_K: cf_quantize_q6_K(src, dst, k); return 0;
+    case CF_TYPE_IQ3_XXS: return cf_quantize_iq3_xxs(src, dst, k, NULL);
+    case CF_TYPE_IQ3_S: return cf_quantize_iq3_s(src, dst, k, NULL);
     default: return -1;
     }
 }

@@ -181,7 +181,7 @@ static cf_weight bind(binder *b, const char *name, int64_t ne0, int64_t ne1, boo
         b->failed = true;
         cf_fail(b->err, "tensor '%s' has type %s, which confab cannot compute%s", name, tt->name,
                 vector ? " (vectors must be F32)"
-                       : " (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K)");
+                       : " (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K IQ3_XXS IQ3_S)");
         return NULL;
     }
     return t;
