@@ -871,8 +871,7 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
     t->prep[CF_TYPE_Q6_K] = prep_q6_K_512;
     t->dot_rows[CF_TYPE_Q6_K] = dot_rows_q6_K_512;
-    t->dot[CF_TYPE_IQ3_XXS] = dot_iq3_xxs_512;
-    t->dot[CF_TYPE_IQ3_S] = dot_iq3_s_512;
+    fill_iq3_512(t);
     cf_fill_gemm_avx512(t);
 }
 #else
