@@ -37,11 +37,18 @@ int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err);
 /* Check a shape is complete and consistent. */
 int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err);
 
-/* File types, as llama-quantize names them.  Q4_K_M is llama.cpp's mixture;
- * for the others every matrix has that type, except that the output matrix
- * (token_embd when tied) becomes Q6_K (Q8_0 stays Q8_0) and a row length
- * that is not a multiple of the block size falls back (Q4_K -> Q5_0,
- * Q6_K -> Q8_0, output -> Q8_0), as llama-quantize does. */
+/* File types, as llama-quantize names them.  Q4_K_M, IQ3_M and IQ3_XS are
+ * llama.cpp's mixtures (IQ3_M: IQ3_S with Q4_K for attn_v, attn_output and
+ * the first eighth of ffn_down; IQ3_XS: IQ3_S with IQ3_XXS for attn_q,
+ * attn_k and the middle layers' ffn_gate/ffn_up, Q4_K for attn_v when
+ * n_head >= 4 n_head_kv); IQ3_XXS and IQ3_S are pure, every matrix of that
+ * type (llama-quantize --pure: its own IQ3_XXS mixture needs IQ2_S).  For
+ * the others every matrix has that type, except that the output matrix
+ * (token_embd when tied) becomes Q6_K (Q8_0 stays Q8_0; the mixtures do
+ * the same) and a row length that is not a multiple of the block size
+ * falls back (Q4_K -> Q5_0, Q6_K -> Q8_0, IQ3_* -> IQ4_NL, output ->
+ * Q8_0), as llama-quantize does.  A plan that needs a type confab cannot
+ * compute yet fails, naming it. */
 typedef enum cf_mk_ftype {
     CF_MK_F32,
     CF_MK_F16,
@@ -53,6 +60,10 @@ typedef enum cf_mk_ftype {
     CF_MK_Q5_1,
     CF_MK_Q6_K,
     CF_MK_Q4_K_M,
+    CF_MK_IQ3_XXS,
+    CF_MK_IQ3_S,
+    CF_MK_IQ3_M,
+    CF_MK_IQ3_XS,
     CF_MK_FTYPE_COUNT
 } cf_mk_ftype;
 

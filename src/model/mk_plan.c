@@ -1,6 +1,7 @@
 /* mkmodel's tensor plan: which tensors a shape has, in file order, and the
- * type llama-quantize (b4748, llama_tensor_get_type without --pure) would
- * give each for a file type. */
+ * type llama-quantize (b4748, llama_tensor_get_type without --pure; the
+ * IQ3 file types as its src/llama-quant.cpp of 2026, without an importance
+ * matrix) would give each for a file type. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,12 +13,17 @@
 static const struct {
     const char *name;
     cf_type base; /* the type of most matrices */
+    bool pure;    /* every matrix, as llama-quantize --pure */
 } ftypes[CF_MK_FTYPE_COUNT] = {
     [CF_MK_F32] = {"F32", CF_TYPE_F32},      [CF_MK_F16] = {"F16", CF_TYPE_F16},
     [CF_MK_BF16] = {"BF16", CF_TYPE_BF16},   [CF_MK_Q8_0] = {"Q8_0", CF_TYPE_Q8_0},
     [CF_MK_Q4_0] = {"Q4_0", CF_TYPE_Q4_0},   [CF_MK_Q4_1] = {"Q4_1", CF_TYPE_Q4_1},
     [CF_MK_Q5_0] = {"Q5_0", CF_TYPE_Q5_0},   [CF_MK_Q5_1] = {"Q5_1", CF_TYPE_Q5_1},
     [CF_MK_Q6_K] = {"Q6_K", CF_TYPE_Q6_K},   [CF_MK_Q4_K_M] = {"Q4_K_M", CF_TYPE_Q4_K},
+    [CF_MK_IQ3_XXS] = {"IQ3_XXS", CF_TYPE_IQ3_XXS, true},
+    [CF_MK_IQ3_S] = {"IQ3_S", CF_TYPE_IQ3_S, true},
+    [CF_MK_IQ3_M] = {"IQ3_M", CF_TYPE_IQ3_S},
+    [CF_MK_IQ3_XS] = {"IQ3_XS", CF_TYPE_IQ3_S},
 };
 
 int cf_mk_ftype_parse(const char *name)
@@ -35,15 +41,19 @@ const char *cf_mk_ftype_name(cf_mk_ftype ft)
 
 const char *cf_mk_ftype_list(void)
 {
-    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M";
+    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M, IQ3_XXS, IQ3_S, IQ3_M, IQ3_XS";
 }
 
 typedef enum kind {
     EMBD,
     OUTPUT,
+    ATTN_Q,
+    ATTN_K,
     ATTN_V,
+    ATTN_OUT,
+    FFN_GATE,
+    FFN_UP,
     FFN_DOWN,
-    OTHER_MATRIX,
     NORM,
     BIAS,
 } kind;
@@ -62,6 +72,8 @@ static cf_type fall_back(cf_type t, int64_t ne0)
     if (ne0 % cf_type_get(t)->blck_size == 0)
         return t;
     switch (t) {
+    case CF_TYPE_IQ3_XXS:
+    case CF_TYPE_IQ3_S: t = CF_TYPE_IQ4_NL; break;
     case CF_TYPE_Q4_K: t = CF_TYPE_Q5_0; break;
     case CF_TYPE_Q5_K: t = CF_TYPE_Q5_1; break;
     case CF_TYPE_Q6_K: t = CF_TYPE_Q8_0; break;
@@ -70,17 +82,54 @@ static cf_type fall_back(cf_type t, int64_t ne0)
     return ne0 % cf_type_get(t)->blck_size == 0 ? t : CF_TYPE_F16;
 }
 
-static cf_type recipe(cf_mk_ftype ft, kind k, int layer, int n_layer, int64_t ne0, bool tied)
+/* The IQ3 mixtures' choices for a llama-shaped model (no experts), one
+ * per row; a type this build cannot compute yet still has its row, and
+ * cf_mk_plan says so. */
+typedef enum when { ALL, FIRST_EIGHTH, MIDDLE, GQA4 } when;
+static const struct {
+    cf_mk_ftype ft;
+    kind k;
+    when w;
+    cf_type t;
+} mixture[] = {
+    {CF_MK_IQ3_M, ATTN_V, ALL, CF_TYPE_Q4_K},
+    {CF_MK_IQ3_M, ATTN_OUT, ALL, CF_TYPE_Q4_K},
+    {CF_MK_IQ3_M, FFN_DOWN, FIRST_EIGHTH, CF_TYPE_Q4_K},
+    {CF_MK_IQ3_XS, ATTN_V, GQA4, CF_TYPE_Q4_K},
+    {CF_MK_IQ3_XS, ATTN_Q, ALL, CF_TYPE_IQ3_XXS},
+    {CF_MK_IQ3_XS, ATTN_K, ALL, CF_TYPE_IQ3_XXS},
+    {CF_MK_IQ3_XS, FFN_GATE, MIDDLE, CF_TYPE_IQ3_XXS},
+    {CF_MK_IQ3_XS, FFN_UP, MIDDLE, CF_TYPE_IQ3_XXS},
+};
+
+static cf_type mixed(cf_mk_ftype ft, kind k, int layer, const cf_mk_shape *s, cf_type t)
+{
+    const int n = s->n_layer, gqa = s->n_head / (s->n_head_kv ? s->n_head_kv : s->n_head);
+    for (size_t i = 0; i < sizeof mixture / sizeof mixture[0]; i++) {
+        when w = mixture[i].w;
+        bool applies = w == ALL || (w == FIRST_EIGHTH && layer < n / 8) ||
+                       (w == MIDDLE && layer >= n / 8 && layer < 7 * n / 8) || (w == GQA4 && gqa >= 4);
+        if (mixture[i].ft == ft && mixture[i].k == k && applies)
+            return mixture[i].t;
+    }
+    return t;
+}
+
+static cf_type recipe(cf_mk_ftype ft, kind k, int layer, const cf_mk_shape *s, int64_t ne0)
 {
     if (k == NORM || k == BIAS)
         return CF_TYPE_F32;
     cf_type t = ftypes[ft].base;
     if (t == CF_TYPE_F32 || t == CF_TYPE_F16 || t == CF_TYPE_BF16)
         return t;
-    if (k == OUTPUT || (tied && k == EMBD))
+    if (ftypes[ft].pure)
+        return fall_back(t, ne0);
+    if (k == OUTPUT || (s->tied && k == EMBD))
         t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : CF_TYPE_Q6_K;
-    else if (ft == CF_MK_Q4_K_M && (k == ATTN_V || k == FFN_DOWN) && use_more_bits(layer, n_layer))
+    else if (ft == CF_MK_Q4_K_M && (k == ATTN_V || k == FFN_DOWN) && use_more_bits(layer, s->n_layer))
         t = CF_TYPE_Q6_K;
+    else
+        t = mixed(ft, k, layer, s, t);
     return fall_back(t, ne0);
 }
 
@@ -102,7 +151,7 @@ static void add(planner *p, kind k, int layer, const char *what, int64_t ne0, in
     t->n_dims = ne1 > 1 ? 2 : 1;
     t->ne[0] = ne0;
     t->ne[1] = ne1;
-    t->type = recipe(p->ft, k, layer, p->s->n_layer, ne0, p->s->tied);
+    t->type = recipe(p->ft, k, layer, p->s, ne0);
     t->init_mean = k == NORM ? 1.0f : 0.0f;
     t->init_std = k == NORM || k == BIAS ? 0.1f : 1.0f / sqrtf((float)ne0);
 }
@@ -127,24 +176,31 @@ int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, int n_vocab, cf_mk_tensor *
     add(&p, EMBD, -1, "token_embd.weight", E, n_vocab);
     for (int l = 0; l < s->n_layer; l++) {
         add(&p, NORM, l, "attn_norm.weight", E, 1);
-        add(&p, OTHER_MATRIX, l, "attn_q.weight", E, E);
+        add(&p, ATTN_Q, l, "attn_q.weight", E, E);
         if (bias)
             add(&p, BIAS, l, "attn_q.bias", E, 1);
-        add(&p, OTHER_MATRIX, l, "attn_k.weight", E, KV);
+        add(&p, ATTN_K, l, "attn_k.weight", E, KV);
         if (bias)
             add(&p, BIAS, l, "attn_k.bias", KV, 1);
         add(&p, ATTN_V, l, "attn_v.weight", E, KV);
         if (bias)
             add(&p, BIAS, l, "attn_v.bias", KV, 1);
-        add(&p, OTHER_MATRIX, l, "attn_output.weight", E, E);
+        add(&p, ATTN_OUT, l, "attn_output.weight", E, E);
         add(&p, NORM, l, "ffn_norm.weight", E, 1);
-        add(&p, OTHER_MATRIX, l, "ffn_gate.weight", E, F);
-        add(&p, OTHER_MATRIX, l, "ffn_up.weight", E, F);
+        add(&p, FFN_GATE, l, "ffn_gate.weight", E, F);
+        add(&p, FFN_UP, l, "ffn_up.weight", E, F);
         add(&p, FFN_DOWN, l, "ffn_down.weight", F, E);
     }
     add(&p, NORM, -1, "output_norm.weight", E, 1);
     if (!s->tied)
         add(&p, OUTPUT, -1, "output.weight", E, n_vocab);
+    for (int i = 0; i < p.n; i++)
+        if (!cf_type_get(p.t[i].type)->computable) {
+            cf_fail(err, "%s: %s (rows of %lld) would be %s, which confab cannot compute yet", ftypes[ft].name,
+                    p.t[i].name, (long long)p.t[i].ne[0], cf_type_name(p.t[i].type));
+            free(p.t);
+            return -1;
+        }
     *out = p.t;
     *n = p.n;
     return 0;

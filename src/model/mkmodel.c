@@ -90,6 +90,7 @@ static uint32_t llama_ftype(cf_mk_ftype ft)
         [CF_MK_F32] = 0,  [CF_MK_F16] = 1,  [CF_MK_BF16] = 32, [CF_MK_Q8_0] = 7,
         [CF_MK_Q4_0] = 2, [CF_MK_Q4_1] = 3, [CF_MK_Q5_0] = 8,  [CF_MK_Q5_1] = 9,
         [CF_MK_Q6_K] = 18, [CF_MK_Q4_K_M] = 15,
+        [CF_MK_IQ3_XXS] = 23, [CF_MK_IQ3_S] = 26, [CF_MK_IQ3_M] = 27, [CF_MK_IQ3_XS] = 22,
     };
     return ids[ft];
 }

@@ -1,6 +1,9 @@
 /* mkmodel: the type recipe, the files it writes and their contents.
- *   - the Q4_K_M recipe gives quant-Q4_K_M.gguf's (a real llama-quantize
- *     output) type for every tensor of its shape;
+ *   - the Q4_K_M, IQ3_S and IQ3_XXS recipes give quant-Q4_K_M.gguf's,
+ *     quant-IQ3_S.gguf's and quant-IQ3_XXS.gguf's (llama-quantize outputs,
+ *     the IQ3 ones --pure) type for every tensor of their shape;
+ *   - the IQ3_M and IQ3_XS mixtures choose as llama-quantize does, and a
+ *     plan that needs a type confab cannot compute yet fails naming it;
  *   - the built-in shapes plan the types llama-quantize gives them
  *     (fallbacks for 576- and 896-wide rows, tied output);
  *   - every file type writes a file (small custom shapes, llama and qwen2)
@@ -24,18 +27,22 @@ static const cf_mk_tensor *find(const cf_mk_tensor *t, int n, const char *name)
     return NULL;
 }
 
-static void test_recipe_matches_llama_quantize(void)
+static void test_recipe_matches_llama_quantize(const char *file, cf_mk_ftype ft)
 {
     cf_gguf *g;
     cf_err err;
-    if (cf_gguf_open(shared_path("models/quant-Q4_K_M.gguf"), &g, &err) != 0) {
+    if (cf_gguf_open(shared_path(file), &g, &err) != 0) {
         CHECKF(0, "%s", err.msg);
         return;
     }
     cf_mk_shape s = {"fixture", CF_ARCH_LLAMA, 256, 2, 8, 2, 768, 2048, 10000.0f, 1e-5f, false};
     cf_mk_tensor *plan;
     int n;
-    CHECKF(cf_mk_plan(&s, CF_MK_Q4_K_M, 512, &plan, &n, &err) == 0, "%s", err.msg);
+    if (cf_mk_plan(&s, ft, 512, &plan, &n, &err) != 0) {
+        CHECKF(0, "%s: %s", file, err.msg);
+        cf_gguf_close(g);
+        return;
+    }
     CHECKF(n == cf_gguf_n_tensors(g), "%d planned, %lld in the file", n,
            (long long)cf_gguf_n_tensors(g));
     for (int64_t i = 0; i < cf_gguf_n_tensors(g); i++) {
@@ -98,6 +105,28 @@ static void test_builtin_shapes(void)
         {"qwen2.5-0.5b", CF_MK_Q4_K_M, "blk.0.attn_q.bias", CF_TYPE_F32},
         {"qwen2.5-0.5b", CF_MK_Q4_K_M, "blk.1.ffn_gate.weight", CF_TYPE_Q5_0},
         {"qwen2.5-0.5b", CF_MK_Q4_K_M, "blk.1.ffn_down.weight", CF_TYPE_Q6_K},
+        /* llama-1b: 16 layers, n_head = 4 n_head_kv, tied */
+        {"llama-1b", CF_MK_IQ3_M, "token_embd.weight", CF_TYPE_Q6_K},
+        {"llama-1b", CF_MK_IQ3_M, "blk.0.attn_q.weight", CF_TYPE_IQ3_S},
+        {"llama-1b", CF_MK_IQ3_M, "blk.9.attn_v.weight", CF_TYPE_Q4_K},
+        {"llama-1b", CF_MK_IQ3_M, "blk.5.attn_output.weight", CF_TYPE_Q4_K},
+        {"llama-1b", CF_MK_IQ3_M, "blk.1.ffn_down.weight", CF_TYPE_Q4_K},
+        {"llama-1b", CF_MK_IQ3_M, "blk.2.ffn_down.weight", CF_TYPE_IQ3_S},
+        {"llama-1b", CF_MK_IQ3_M, "blk.2.ffn_up.weight", CF_TYPE_IQ3_S},
+        {"llama-1b", CF_MK_IQ3_XS, "token_embd.weight", CF_TYPE_Q6_K},
+        {"llama-1b", CF_MK_IQ3_XS, "blk.3.attn_q.weight", CF_TYPE_IQ3_XXS},
+        {"llama-1b", CF_MK_IQ3_XS, "blk.3.attn_k.weight", CF_TYPE_IQ3_XXS},
+        {"llama-1b", CF_MK_IQ3_XS, "blk.0.attn_v.weight", CF_TYPE_Q4_K},
+        {"llama-1b", CF_MK_IQ3_XS, "blk.0.attn_output.weight", CF_TYPE_IQ3_S},
+        {"llama-1b", CF_MK_IQ3_XS, "blk.1.ffn_gate.weight", CF_TYPE_IQ3_S},
+        {"llama-1b", CF_MK_IQ3_XS, "blk.2.ffn_up.weight", CF_TYPE_IQ3_XXS},
+        {"llama-1b", CF_MK_IQ3_XS, "blk.13.ffn_gate.weight", CF_TYPE_IQ3_XXS},
+        {"llama-1b", CF_MK_IQ3_XS, "blk.14.ffn_up.weight", CF_TYPE_IQ3_S},
+        {"llama-1b", CF_MK_IQ3_XS, "blk.7.ffn_down.weight", CF_TYPE_IQ3_S},
+        {"llama-1b", CF_MK_IQ3_S, "token_embd.weight", CF_TYPE_IQ3_S},
+        {"llama-1b", CF_MK_IQ3_S, "blk.0.attn_v.weight", CF_TYPE_IQ3_S},
+        {"llama-1b", CF_MK_IQ3_XXS, "token_embd.weight", CF_TYPE_IQ3_XXS},
+        {"llama-1b", CF_MK_IQ3_XXS, "blk.15.ffn_down.weight", CF_TYPE_IQ3_XXS},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cf_type got = planned(cases[i].shape, cases[i].ft, cases[i].tensor);
@@ -106,6 +135,19 @@ static void test_builtin_shapes(void)
                cf_type_name(cases[i].want));
     }
     CHECK(planned("llama-1b", CF_MK_Q8_0, "output.weight") == CF_TYPE_COUNT); /* tied */
+    /* 576-wide rows are not whole IQ3 blocks: IQ4_NL, once confab has it */
+    if (cf_type_get(CF_TYPE_IQ4_NL)->computable) {
+        CHECK(planned("smollm2-135m", CF_MK_IQ3_M, "blk.0.attn_q.weight") == CF_TYPE_IQ4_NL);
+    } else {
+        cf_mk_shape s;
+        cf_mk_tensor *plan;
+        int n;
+        cf_err err;
+        CHECK(cf_mk_shape_named("smollm2-135m", &s) == 0);
+        CHECKF(cf_mk_plan(&s, CF_MK_IQ3_M, 512, &plan, &n, &err) != 0 && strstr(err.msg, "IQ4_NL") &&
+                   strstr(err.msg, "cannot compute yet"),
+               "%s", err.msg);
+    }
 }
 
 /* relative RMS error a type's quantization may leave on N(0,1) data */
@@ -120,6 +162,8 @@ static double max_rel_err(cf_type t)
     case CF_TYPE_Q5_0:
     case CF_TYPE_Q5_1: return 0.06;
     case CF_TYPE_Q4_K: return 0.1;
+    case CF_TYPE_IQ3_S: return 0.22;
+    case CF_TYPE_IQ3_XXS: return 0.28;
     default: return 0.13; /* Q4_0, Q4_1 */
     }
 }
@@ -219,7 +263,9 @@ static void test_every_type(void)
             CHECKF(cf_mk_shape_apply_dims(&p.shape, dims, &err) == 0, "%s", err.msg);
             p.out_path = tmp_path(cf_mk_ftype_name(p.ftype));
             if (cf_mkmodel(&p, &err) != 0) {
-                CHECKF(0, "%s: %s", cf_mk_ftype_name(p.ftype), err.msg);
+                /* the IQ3 types' fallback for 288-wide rows, until it is in */
+                bool pending = strstr(err.msg, "IQ4_NL") && !cf_type_get(CF_TYPE_IQ4_NL)->computable;
+                CHECKF(pending, "%s: %s", cf_mk_ftype_name(p.ftype), err.msg);
                 continue;
             }
             check_contents(p.out_path, &p, 512);
@@ -290,7 +336,9 @@ int main(void)
 {
     if (!shared_dir())
         return TEST_SKIP;
-    test_recipe_matches_llama_quantize();
+    test_recipe_matches_llama_quantize("models/quant-Q4_K_M.gguf", CF_MK_Q4_K_M);
+    test_recipe_matches_llama_quantize("models/quant-IQ3_S.gguf", CF_MK_IQ3_S);
+    test_recipe_matches_llama_quantize("models/quant-IQ3_XXS.gguf", CF_MK_IQ3_XXS);
     test_builtin_shapes();
     test_every_type();
     test_threads_and_seed();
