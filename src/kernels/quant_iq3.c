@@ -1,14 +1,14 @@
 /* Reference quantizers of IQ3_XXS and IQ3_S, in the manner of llama.cpp's
  * quantize_row_iq3_xxs_impl / quantize_row_iq3_s_impl: without an
- * importance matrix each weight counts as x^2, with one (imatrix, as
- * llama-imatrix writes it) as imatrix * sqrt(sigma^2 + x^2), sigma^2 twice
- * the super-block's mean square.  Per group of 32: the
- * signs are split off, a search over scales rounds the magnitudes to the
- * grid (iq_search.h) and keeps the scale of least weighted error, off-grid
- * rounding is redone with that scale, and the group scales are quantized
- * against one super-block scale at the end.  The one departure: a group
- * of zeros in an IQ3_S block keeps its own place (ggml then writes the
- * next group's quants and signs over it). */
+ * importance matrix each weight counts as x^2; with one (as llama-imatrix
+ * writes it; the tests give llama-quantize's to get its bytes) as
+ * imatrix * sqrt(sigma^2 + x^2), sigma^2 twice the super-block's mean
+ * square.  Per group of 32: the signs are split off, a search over scales
+ * rounds the magnitudes to the grid (iq_search.h) and keeps the scale of
+ * least weighted error, off-grid rounding is redone with that scale, and
+ * the group scales are quantized against one super-block scale at the
+ * end.  The one departure: a group of zeros in an IQ3_S block keeps its
+ * own place (ggml then writes the next group's quants and signs over it). */
 #include <pthread.h>
 
 #include "iq3.h"
@@ -155,9 +155,10 @@ static void block_xxs(const float *x, const float *qw, block_iq3_xxs *y)
                     s |= 1u << i;
             }
             if (__builtin_popcount(s) & 1) {
+                const float *w8 = w + 8 * j, *x8 = xb + 8 * j;
                 int imin = 0;
                 for (int i = 1; i < 8; i++)
-                    if (w[8 * j + i] * xb[8 * j + i] * xb[8 * j + i] < w[8 * j + imin] * xb[8 * j + imin] * xb[8 * j + imin])
+                    if (w8[i] * x8[i] * x8[i] < w8[imin] * x8[imin] * x8[imin])
                         imin = i;
                 xval[8 * j + imin] = -xval[8 * j + imin];
                 s ^= 1u << imin;
