@@ -93,11 +93,14 @@ cf_isa cf_isa_set(cf_isa isa);
 /* ---- (de)quantization ----------------------------------------------------- */
 /* Reference dequantization of k elements (k a multiple of the block size).
  * Supports F32 F16 BF16 Q8_0 Q8_1 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K..Q6_K Q8_K
- * IQ3_XXS IQ3_S; returns -1 for any other type or a bad k. */
+ * IQ2_XXS IQ2_XS IQ2_S IQ1_S IQ1_M IQ3_XXS IQ3_S IQ4_NL IQ4_XS MXFP4 TQ2_0;
+ * returns -1 for any other type or a bad k. */
 int cf_dequantize_row(cf_type t, const void *src, float *dst, int64_t k);
 /* Reference quantization f32 -> t (for mkmodel and tests): F32 F16 BF16
- * Q8_0 Q8_1 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K IQ3_XXS IQ3_S;
- * -1 otherwise (or when the i-quants' first-use tables cannot be had).
+ * Q8_0 Q8_1 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K IQ2_S IQ3_XXS
+ * IQ3_S IQ4_NL IQ4_XS MXFP4 TQ2_0; -1 otherwise (and for the types of
+ * cf_type_needs_imatrix, or when the i-quants' first-use grid searches
+ * cannot be had).
  * The weight types follow llama-quantize's reference algorithms (no
  * importance matrix): tests/kernels/test_models.c checks the result is as
  * accurate as llama.cpp's on its own fixtures (IQ3_*: within 25 %, as
@@ -112,12 +115,16 @@ int cf_dequantize_row(cf_type t, const void *src, float *dst, int64_t k);
  * rounds them away from zero: a tie is rare and either is within the
  * format's error.) */
 int cf_quantize_row(cf_type t, const float *src, void *dst, int64_t k);
+/* Whether llama-quantize refuses t without an importance matrix (IQ2_XXS,
+ * IQ2_XS, IQ1_S, IQ1_M), which confab does not compute: cf_quantize_row
+ * cannot write them. */
+bool cf_type_needs_imatrix(cf_type t);
 
 /* ---- dot products and matrix multiply ------------------------------------ */
 /* The format activations are rounded to before multiplying with a weight of
- * type t, as llama.cpp does: Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1,
- * Q8_K for the K-quants and IQ3_XXS/IQ3_S, F16 for F16, BF16 for BF16, F32
- * for F32. */
+ * type t, as llama.cpp does: Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4, Q8_1 for
+ * Q4_1/Q5_1, Q8_K for the K-quants, the 256-element i-quants (IQ4_XS,
+ * IQ3/IQ2/IQ1) and TQ2_0, F16 for F16, BF16 for BF16, F32 for F32. */
 cf_type cf_vec_dot_type(cf_type t);
 
 /* dot(w, x) where w is a row of type t and x a row already converted with

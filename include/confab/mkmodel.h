@@ -37,18 +37,25 @@ int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err);
 /* Check a shape is complete and consistent. */
 int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err);
 
-/* File types, as llama-quantize names them.  Q4_K_M, IQ3_M and IQ3_XS are
- * llama.cpp's mixtures (IQ3_M: IQ3_S with Q4_K for attn_v, attn_output and
- * the first eighth of ffn_down; IQ3_XS: IQ3_S with IQ3_XXS for attn_q,
- * attn_k and the middle layers' ffn_gate/ffn_up, Q4_K for attn_v when
- * n_head >= 4 n_head_kv); IQ3_XXS and IQ3_S are pure, every matrix of that
- * type (llama-quantize --pure: its own IQ3_XXS mixture needs IQ2_S).  For
- * the others every matrix has that type, except that the output matrix
- * (token_embd when tied) becomes Q6_K (Q8_0 stays Q8_0; the mixtures do
- * the same) and a row length that is not a multiple of the block size
- * falls back (Q4_K -> Q5_0, Q6_K -> Q8_0, IQ3_* -> IQ4_NL, output ->
- * Q8_0), as llama-quantize does.  A plan that needs a type confab cannot
- * compute yet fails, naming it. */
+/* File types, as llama-quantize names them.  Q4_K_M, IQ2_M, IQ3_M and
+ * IQ3_XS are llama.cpp's mixtures (IQ2_M: IQ2_S matrices, the tensor type
+ * (llama-quantize's IQ2_S file type is IQ2_XS), with IQ3_S for an untied
+ * token_embd, attn_v and the first eighth of ffn_down, Q4_K for attn_v
+ * when n_head >= 4 n_head_kv and a Q5_K output matrix; IQ3_M: IQ3_S with
+ * Q4_K for attn_v, attn_output and the first eighth of ffn_down; IQ3_XS:
+ * IQ3_S with IQ3_XXS for attn_q, attn_k and the middle layers'
+ * ffn_gate/ffn_up, Q4_K for attn_v when n_head >= 4 n_head_kv).  For the
+ * others every matrix has that type, except that the output matrix
+ * (token_embd when tied) becomes Q6_K (Q8_0 stays Q8_0; the IQ3 mixtures
+ * do the same).  A row length that is not a multiple of the block size
+ * falls back (Q4_K -> Q5_0, Q6_K -> Q8_0, the IQ1/IQ2/IQ3 types and
+ * IQ4_XS -> IQ4_NL, TQ2_0 -> Q4_0, output -> Q8_0), as llama-quantize
+ * does.  IQ3_XXS, IQ3_S, IQ4_NL, IQ4_XS, MXFP4 and TQ2_0 are always pure
+ * (llama-quantize --pure): the output matrix too has the type, and only
+ * the fallbacks apply.  IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M files need
+ * an importance matrix (cf_type_needs_imatrix): cf_mk_plan refuses them.
+ * MXFP4 files say general.file_type 38 (MOSTLY_MXFP4_MOE, llama.cpp's only
+ * MXFP4 file type). */
 typedef enum cf_mk_ftype {
     CF_MK_F32,
     CF_MK_F16,
@@ -60,10 +67,20 @@ typedef enum cf_mk_ftype {
     CF_MK_Q5_1,
     CF_MK_Q6_K,
     CF_MK_Q4_K_M,
+    CF_MK_IQ2_M,
+    CF_MK_IQ2_XXS,
+    CF_MK_IQ2_XS,
+    CF_MK_IQ2_S,
+    CF_MK_IQ1_S,
+    CF_MK_IQ1_M,
     CF_MK_IQ3_XXS,
     CF_MK_IQ3_S,
     CF_MK_IQ3_M,
     CF_MK_IQ3_XS,
+    CF_MK_IQ4_NL,
+    CF_MK_IQ4_XS,
+    CF_MK_MXFP4,
+    CF_MK_TQ2_0,
     CF_MK_FTYPE_COUNT
 } cf_mk_ftype;
 
@@ -84,8 +101,11 @@ typedef struct cf_mk_tensor {
 } cf_mk_tensor;
 
 /* The tensors of a file of shape s and type ft with an n_vocab vocabulary,
- * in file order.  *out is malloc'ed; the caller frees it. */
-int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, int n_vocab, cf_mk_tensor **out, int *n,
+ * in file order; pure: every matrix of ft's type (llama-quantize --pure),
+ * only the fallbacks of row lengths apply.  Fails with one line when a
+ * tensor's type is one confab cannot write.  *out is malloc'ed; the caller
+ * frees it. */
+int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, int n_vocab, cf_mk_tensor **out, int *n,
                cf_err *err);
 
 /* The f32 values of one row of a planned tensor (ne[0] floats). */
@@ -94,6 +114,7 @@ void cf_mk_row(uint64_t seed, const cf_mk_tensor *t, int64_t row, float *dst);
 typedef struct cf_mk_params {
     cf_mk_shape shape;
     cf_mk_ftype ftype;
+    bool pure; /* llama-quantize --pure: see cf_mk_plan */
     const char *vocab_path; /* a GGUF whose tokenizer.* keys are copied */
     const char *out_path;
     uint64_t seed;

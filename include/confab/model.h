@@ -1,8 +1,10 @@
 /* model: a transformer read from a GGUF (or llama2.c) file, and contexts
  * that evaluate tokens through it with a KV cache.
  *
- * Architectures: llama (Llama 2/3, Mistral, SmolLM, TinyLlama, llama2.c),
- * qwen2, phi3, gpt2.  Weights are used straight from the file mapping. */
+ * Architectures: cf_arch_supported() lists them; each family is a file in
+ * src/model/arch/ that reads its hyper-parameters and binds its tensors,
+ * leaving the recipe (the fields below) that the one forward pass follows.
+ * Weights are used straight from the file mapping. */
 #ifndef CONFAB_MODEL_H
 #define CONFAB_MODEL_H
 
@@ -17,6 +19,15 @@ typedef enum cf_arch {
     CF_ARCH_QWEN2,
     CF_ARCH_PHI3,
     CF_ARCH_GPT2,
+    CF_ARCH_QWEN3,
+    CF_ARCH_GEMMA3,
+    CF_ARCH_SMOLLM3,
+    CF_ARCH_OLMO2,
+    CF_ARCH_GRANITE,
+    CF_ARCH_QWEN3MOE,
+    CF_ARCH_GPT_OSS,
+    CF_ARCH_LFM2,
+    CF_ARCH_COUNT
 } cf_arch;
 
 typedef enum cf_rope_style {
@@ -24,6 +35,29 @@ typedef enum cf_rope_style {
     CF_ROPE_NORMAL, /* rotates pairs (2i, 2i+1): llama */
     CF_ROPE_NEOX,   /* rotates (i, i + n_rot/2): qwen2, phi3 */
 } cf_rope_style;
+
+typedef enum cf_norm_kind {
+    CF_NORM_RMS,   /* x / rms(x) * w */
+    CF_NORM_LAYER, /* (x - mean) / sd * w + b: gpt2 */
+} cf_norm_kind;
+
+typedef enum cf_ffn_kind {
+    CF_FFN_SWIGLU, /* down(silu(gate x) * up x); phi3 fuses gate|up in up */
+    CF_FFN_GEGLU,  /* down(gelu(gate x) * up x): gemma */
+    CF_FFN_GELU,   /* down(gelu(up x + b)): gpt2 */
+    CF_FFN_SWIGLU_OAI, /* gpt-oss's experts: SwiGLU with clamps and up + 1 */
+} cf_ffn_kind;
+
+typedef enum cf_moe_gating {
+    CF_MOE_SOFTMAX,        /* softmax over all experts, then the top k (mixtral, qwen3moe) */
+    CF_MOE_SOFTMAX_WEIGHT, /* the top k logits, then a softmax over them (gpt-oss) */
+} cf_moe_gating;
+
+typedef enum cf_qk_norm {
+    CF_QK_NORM_NONE,
+    CF_QK_NORM_HEAD, /* RMS norm of each head of q and k (qwen3, gemma3) */
+    CF_QK_NORM_FULL, /* RMS norm of the whole q and k projections (olmo2) */
+} cf_qk_norm;
 
 typedef struct cf_hparams {
     cf_arch arch;
@@ -40,9 +74,30 @@ typedef struct cf_hparams {
     cf_rope_style rope_style;
     float rope_base;
     float rope_freq_scale;   /* linear scaling: positions are multiplied by it */
+    /* YaRN (rope_yarn_orig_ctx > 0): dims below the correction range keep
+     * the unscaled angle, those above are interpolated, a ramp between;
+     * cos and sin are multiplied by attn_factor * (1 + 0.1 ln(1/scale)) */
+    int rope_yarn_orig_ctx;
+    float rope_yarn_beta_fast, rope_yarn_beta_slow, rope_yarn_attn_factor;
     const float *rope_freqs; /* per-pair divisors of theta (llama3 scaling), or NULL */
-    int n_swa;               /* sliding attention window, 0 = none */
+    float rope_base_swa;     /* sliding layers' base when it differs, else 0 */
+    int n_swa;               /* sliding attention window (of the layers that slide), 0 = none */
     bool tied_output;
+    /* the recipe */
+    cf_norm_kind norm;
+    cf_ffn_kind ffn;
+    cf_qk_norm qk_norm;
+    float embd_scale;     /* the input embedding is multiplied by it */
+    float residual_scale; /* each block's output is multiplied by it before the residual add */
+    float q_scale;        /* q is multiplied by it after RoPE */
+    float kq_scale;       /* scores = q.k * kq_scale */
+    float logit_scale;    /* logits are multiplied by it */
+    /* recurrent layers: short convolutions over this many tokens (lfm2) */
+    int conv_kernel;
+    /* mixture of experts (n_expert 0: a dense FFN) */
+    int n_expert, n_expert_used, n_ff_exp;
+    cf_moe_gating moe_gating;
+    bool moe_norm_w; /* the kept weights are divided by their sum */
 } cf_hparams;
 
 typedef struct cf_model cf_model;

@@ -264,8 +264,9 @@ int jv_iterate(jr *r, const jnode *at, jv v, jlist *out)
     case JV_GEN: /* what is left, and then nothing */
         if (jgen_check(r, v) < 0)
             return -1;
-        out->items = v.u.gen->items.items + v.u.gen->pos;
         out->n = v.u.gen->items.n - v.u.gen->pos;
+        /* an empty generator may have no array at all: no offset on NULL */
+        out->items = out->n ? v.u.gen->items.items + v.u.gen->pos : NULL;
         v.u.gen->pos = v.u.gen->items.n;
         return jcharge(r, at, out->n);
     case JV_STR: {

@@ -247,7 +247,8 @@ static const char *show(cf_session *s, size_t upto, bool flush)
         r->out = o;
         r->out_cap = need;
     }
-    size_t k = cf_utf8_stream_feed(&r->utf8, r->text + r->shown, n, r->out);
+    /* a reply with no text yet has no buffer: no offset on NULL */
+    size_t k = cf_utf8_stream_feed(&r->utf8, n ? r->text + r->shown : "", n, r->out);
     if (flush)
         k += cf_utf8_stream_flush(&r->utf8, r->out + k);
     r->out[k] = '\0';

@@ -128,6 +128,35 @@ typedef struct CF_PACKED {
     uint8_t scales[QK_K / 64];
 } block_iq3_s;
 
+/* x = d * kvalues_iq4nl[q], q: 4 bits, nibbles as Q4_0. */
+typedef struct CF_PACKED {
+    uint16_t d;
+    uint8_t qs[QK32 / 2];
+} block_iq4_nl;
+
+/* 8 groups of 32, each as IQ4_NL with d * (ls - 32), ls: 6 bits, the low 4
+ * in scales_l (group j's in nibble j % 2 of byte j / 2), the high 2 at bit
+ * 2j of scales_h; qs[16*j .. 16*j+15] are group j's nibbles. */
+typedef struct CF_PACKED {
+    uint16_t d;
+    uint16_t scales_h;
+    uint8_t scales_l[QK_K / 64];
+    uint8_t qs[QK_K / 2];
+} block_iq4_xs;
+
+/* x = 2^(e - 128) * kvalues_mxfp4[q] (e: E8M0, the codebook twice E2M1),
+ * nibbles as Q4_0. */
+typedef struct CF_PACKED {
+    uint8_t e;
+    uint8_t qs[QK32 / 2];
+} block_mxfp4;
+
+/* Ternary: x = d * (q - 1), q: 2 bits laid out as Q2_K's. */
+typedef struct CF_PACKED {
+    uint8_t qs[QK_K / 4];
+    uint16_t d;
+} block_tq2_0;
+
 _Static_assert(sizeof(block_q4_0) == 18, "q4_0");
 _Static_assert(sizeof(block_q4_1) == 20, "q4_1");
 _Static_assert(sizeof(block_q5_0) == 22, "q5_0");
@@ -142,6 +171,10 @@ _Static_assert(sizeof(block_q6_K) == 210, "q6_K");
 _Static_assert(sizeof(block_q8_K) == 292, "q8_K");
 _Static_assert(sizeof(block_iq3_xxs) == 98, "iq3_xxs");
 _Static_assert(sizeof(block_iq3_s) == 110, "iq3_s");
+_Static_assert(sizeof(block_iq4_nl) == 18, "iq4_nl");
+_Static_assert(sizeof(block_iq4_xs) == 136, "iq4_xs");
+_Static_assert(sizeof(block_mxfp4) == 17, "mxfp4");
+_Static_assert(sizeof(block_tq2_0) == 66, "tq2_0");
 
 /* The 6-bit scale and min of group j (0..7) of a Q4_K/Q5_K block. */
 static inline void k4_scale_min(int j, const uint8_t *s, int *sc, int *m)
@@ -170,5 +203,59 @@ static inline const int16_t *q8k_bsums(const block_q8_K *b)
 }
 
 static inline float ldh(uint16_t h) { return cf_f16_to_f32(h); }
+
+/* ---- i-quants with 2- and 1-bit grids (IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S,
+ * IQ1_M): each group of 8 weights is one entry of a grid (grids_iq12.h),
+ * 8 groups of 32 per super-block. */
+
+/* x = d * (0.5 + s) / 4 * grid * sign; per 32: 4 grid indices (bytes 0..3
+ * of its 8 bytes), then 4 x 7 sign bits (cf_iq_signs) and the 4-bit s. */
+typedef struct CF_PACKED {
+    uint16_t d;
+    uint16_t qs[QK_K / 8];
+} block_iq2_xxs;
+
+/* qs[g]: 9-bit grid index, 7 sign bits; scales[ib]: s of the first 16
+ * (low nibble) and the last 16 of 32. */
+typedef struct CF_PACKED {
+    uint16_t d;
+    uint16_t qs[QK_K / 8];
+    uint8_t scales[QK_K / 32];
+} block_iq2_xs;
+
+/* qs[0..31]: low 8 bits of the 10-bit grid indices, qh[ib] their high 2
+ * bits (group l at bit 2l); qs[32..63]: one byte of 8 plain signs per
+ * group; scales as IQ2_XS. */
+typedef struct CF_PACKED {
+    uint16_t d;
+    uint8_t qs[QK_K / 4];
+    uint8_t qh[QK_K / 32];
+    uint8_t scales[QK_K / 32];
+} block_iq2_s;
+
+/* x = d * (2s + 1) * (grid +- 1/8), grid in {-1, 0, 1}; qh[ib]: the high
+ * 3 bits of the 4 11-bit indices (group l at bit 3l), s at bits 12..14,
+ * the sign of the shift at bit 15. */
+typedef struct CF_PACKED {
+    uint16_t d;
+    uint8_t qs[QK_K / 8];
+    uint16_t qh[QK_K / 32];
+} block_iq1_s;
+
+/* As IQ1_S with a scale s (3 bits) per 16 and a shift sign per 8: qh[2ib
+ * + h] holds the high index bits of groups 2h (bits 0..2) and 2h+1 (4..6),
+ * their shift signs at bits 3 and 7.  No d field: its 16 bits are the top
+ * nibbles of the four 16-bit scale words (iq1m_d). */
+typedef struct CF_PACKED {
+    uint8_t qs[QK_K / 8];
+    uint8_t qh[QK_K / 16];
+    uint8_t scales[QK_K / 32];
+} block_iq1_m;
+
+_Static_assert(sizeof(block_iq2_xxs) == 66, "iq2_xxs");
+_Static_assert(sizeof(block_iq2_xs) == 74, "iq2_xs");
+_Static_assert(sizeof(block_iq2_s) == 82, "iq2_s");
+_Static_assert(sizeof(block_iq1_s) == 50, "iq1_s");
+_Static_assert(sizeof(block_iq1_m) == 56, "iq1_m");
 
 #endif

@@ -1,7 +1,9 @@
 /* Reference dequantization: each block's values exactly as ggml defines
  * them (x = d*q [+/- min]), in float. */
 #include "blocks.h"
+#include "iq12.h"
 #include "iq3.h"
+#include "iq4.h"
 
 static void deq_q4_0(const block_q4_0 *b, float *y, int64_t nb)
 {
@@ -176,8 +178,17 @@ int cf_dequantize_row(cf_type t, const void *src, float *dst, int64_t k)
     case CF_TYPE_Q5_K: deq_k4(src, sizeof(block_q5_K), 1, dst, nb); return 0;
     case CF_TYPE_Q6_K: deq_q6_K(src, dst, nb); return 0;
     case CF_TYPE_Q8_K: deq_q8_K(src, dst, nb); return 0;
+    case CF_TYPE_IQ2_XXS: cf_deq_iq2_xxs(src, dst, nb); return 0;
+    case CF_TYPE_IQ2_XS: cf_deq_iq2_xs(src, dst, nb); return 0;
     case CF_TYPE_IQ3_XXS: cf_dequantize_iq3_xxs(src, dst, nb); return 0;
     case CF_TYPE_IQ3_S: cf_dequantize_iq3_s(src, dst, nb); return 0;
+    case CF_TYPE_IQ2_S: cf_deq_iq2_s(src, dst, nb); return 0;
+    case CF_TYPE_IQ1_S: cf_deq_iq1_s(src, dst, nb); return 0;
+    case CF_TYPE_IQ1_M: cf_deq_iq1_m(src, dst, nb); return 0;
+    case CF_TYPE_IQ4_NL: cf_dequantize_iq4_nl(src, dst, nb); return 0;
+    case CF_TYPE_IQ4_XS: cf_dequantize_iq4_xs(src, dst, nb); return 0;
+    case CF_TYPE_MXFP4: cf_dequantize_mxfp4(src, dst, nb); return 0;
+    case CF_TYPE_TQ2_0: cf_dequantize_tq2_0(src, dst, nb); return 0;
     default: return -1;
     }
 }

@@ -8,6 +8,7 @@
 #pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 #define CF_VNNI 1
 #include "dot_simd.inc"
+#include "iq4.h"
 
 static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbusd_epi32(acc, u, s); }
 
@@ -86,6 +87,39 @@ static inline __m512 d16(const void *blocks, size_t size, int n)
     return _mm512_cvtph_ps(h);
 }
 
+/* MXFP4's scales 2^(e - 128) of n (<= 16) blocks (0 beyond n), from their
+ * E8M0 bytes (cf_e8m0_half).  The e of block j is byte 17j: each 64-byte
+ * quarter of 16 blocks holds four, e(4c + L) at byte 4c + L of 128-bit
+ * lane L of quarter c, so masked loads of the quarters merge them into one
+ * vector, and a byte shuffle and a dword permute put them in order. */
+static inline __m512 e8m0_16(const void *blocks, int n)
+{
+    __m512i e;
+    if (n == 16) {
+        const uint8_t *p = blocks;
+        __m512i v = _mm512_setzero_si512();
+        for (int c = 0; c < 4; c++)
+            v = _mm512_mask_loadu_epi8(v, (__mmask64)0x0008000400020001ull << (4 * c), p + 64 * c);
+        /* dword c of lane L <- byte 4c + L: e(4c + L) at dword 4L + c */
+        const __m512i spread = _mm512_broadcast_i32x4(_mm_setr_epi8(0, -1, -1, -1, 4, -1, -1, -1, 8, -1, -1, -1,
+                                                                    12, -1, -1, -1));
+        const __m512i lane = _mm512_set_epi64(0x0303030303030303, 0x0303030303030303, 0x0202020202020202,
+                                              0x0202020202020202, 0x0101010101010101, 0x0101010101010101, 0, 0);
+        v = _mm512_shuffle_epi8(v, _mm512_or_si512(spread, lane));
+        e = _mm512_permutexvar_epi32(_mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), v);
+    } else {
+        __m128i b = _mm_setzero_si128();
+        for (int j = 0; j < n; j++)
+            b = _mm_mask_set1_epi8(b, (__mmask16)(1u << j), (char)((const block_mxfp4 *)blocks)[j].e);
+        e = _mm512_cvtepu8_epi32(b);
+    }
+    __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+    __m512i subnormal = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+    __m512 d = _mm512_castsi512_ps(_mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2)), normal,
+                                                           subnormal));
+    return _mm512_maskz_mov_ps((__mmask16)((1u << n) - 1), d);
+}
+
 /* The F16 d of 16 whole blocks picked out of full vector loads with word
  * permutes (cheaper than 16 scalar moves).  A permute picks from two
  * vectors, 64 words: 8 Q4_0 blocks (18 bytes) or 4 Q8_0 blocks (34 bytes)
@@ -150,17 +184,26 @@ static inline __m512i fifth_pair(const uint8_t *h0, const uint8_t *h1)
  * unsigned quants q of a pair times its activations x with vpdpbusd, then
  * the block sums in order.  The offset types (x = d * (q - off)) subtract
  * off * sum x per block, which depends on the activations only; Q8_0 is
- * one of them, its signed quants made unsigned by adding 128.  Q4_1 and
- * Q5_1 add their m * s term instead (Q8_1 activations). */
-enum t32 { T_Q8_0, T_Q4_0, T_Q5_0, T_Q4_1, T_Q5_1 };
+ * one of them, its signed quants made unsigned by adding 128, and so are
+ * IQ4_NL and MXFP4, whose nibbles look up their codebook plus 128.  Q4_1
+ * and Q5_1 add their m * s term instead (Q8_1 activations). */
+enum t32 { T_Q8_0, T_Q4_0, T_Q5_0, T_Q4_1, T_Q5_1, T_IQ4_NL, T_MXFP4 };
 
 static inline size_t t32_wsz(enum t32 t)
 {
     return t == T_Q8_0 ? sizeof(block_q8_0) : t == T_Q4_0 ? sizeof(block_q4_0) : t == T_Q5_0 ? sizeof(block_q5_0)
-         : t == T_Q4_1 ? sizeof(block_q4_1) : sizeof(block_q5_1);
+         : t == T_Q4_1 ? sizeof(block_q4_1) : t == T_Q5_1 ? sizeof(block_q5_1)
+         : t == T_IQ4_NL ? sizeof(block_iq4_nl) : sizeof(block_mxfp4);
 }
 
 static inline size_t t32_xsz(enum t32 t) { return t == T_Q4_1 || t == T_Q5_1 ? sizeof(block_q8_1) : sizeof(block_q8_0); }
+
+/* the codebook plus 128 of IQ4_NL / MXFP4, in every 128-bit lane */
+static inline __m512i nl4_table512(enum t32 t)
+{
+    __m128i kv = _mm_loadu_si128((const __m128i *)(t == T_IQ4_NL ? cf_kvalues_iq4nl : cf_kvalues_mxfp4));
+    return _mm512_broadcast_i32x4(_mm_xor_si128(kv, _mm_set1_epi8((char)0x80)));
+}
 
 /* the unsigned quants of weight block w0 and (two) the next one */
 static inline __m512i w_pair(const uint8_t *w0, int two, enum t32 t)
@@ -174,6 +217,8 @@ static inline __m512i w_pair(const uint8_t *w0, int two, enum t32 t)
     __m512i q = nib_pair(w0 + qs, two ? w0 + wsz + qs : NULL);
     if (t == T_Q5_0 || t == T_Q5_1)
         q = _mm512_or_si512(q, fifth_pair(w0 + qs - 4, two ? w0 + wsz + qs - 4 : NULL));
+    if (t == T_IQ4_NL || t == T_MXFP4)
+        q = _mm512_shuffle_epi8(nl4_table512(t), q);
     return q;
 }
 
@@ -190,12 +235,18 @@ static inline __m512i sums_of_pairs(const __m512i z[8], enum t32 t)
     return t == T_Q8_0 ? block_sums16(z) : block_sums16_x(z);
 }
 
-static inline int t32_off(enum t32 t) { return t == T_Q8_0 ? 128 : t == T_Q4_0 ? 8 : t == T_Q5_0 ? 16 : 0; }
+static inline int t32_off(enum t32 t)
+{
+    return t == T_Q8_0 || t == T_IQ4_NL || t == T_MXFP4 ? 128 : t == T_Q4_0 ? 8 : t == T_Q5_0 ? 16 : 0;
+}
 
-/* The F16 d of 16 blocks of the type's weights (xs = 0) or activations. */
+/* The scales of 16 blocks of the type's weights (xs = 0) or activations:
+ * their F16 d, or MXFP4's E8M0 exponents. */
 static inline __m512 d16_t32(const uint8_t *blocks, int n, enum t32 t, int xs)
 {
     const size_t sz = xs ? t32_xsz(t) : t32_wsz(t);
+    if (!xs && t == T_MXFP4)
+        return e8m0_16(blocks, n);
     if (n == 16 && sz == sizeof(block_q8_0))
         return d16_q8_0(blocks);
     if (n == 16 && sz == sizeof(block_q4_0))
@@ -217,6 +268,19 @@ static inline __m512i q4_0_quad(const uint8_t *w)
     /* a masked load: the quad may end its tensor's mapping */
     return _mm512_permutex2var_epi16(_mm512_loadu_si512(w), pick, _mm512_maskz_loadu_epi8(0xFF, w + 64));
 }
+
+/* MXFP4's quants of blocks 4q..4q+3 (w: block 4q; 17 bytes each, the
+ * quants at 1..16), one block per 128-bit lane as q4_0_quad's */
+static inline __m512i mxfp4_quad(const uint8_t *w)
+{
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(w + 1)));
+    for (int b = 1; b < 4; b++)
+        v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(w + b * sizeof(block_mxfp4) + 1)), b);
+    return v;
+}
+
+/* the types whose whole groups go four blocks at a time */
+static inline int t32_quad(enum t32 t) { return t == T_Q4_0 || t == T_IQ4_NL || t == T_MXFP4; }
 
 /* activations of blocks 4q..4q+3 (x: block 4q), elements from e to e + 15 */
 static inline __m512i x_quad(const uint8_t *x, int e)
@@ -252,7 +316,7 @@ static inline __attribute__((always_inline)) void grp32_prep(const uint8_t *xg, 
     const size_t xsz = t32_xsz(t);
     const int off = t32_off(t);
     __m512i xo[8];
-    if (t == T_Q4_0 && n == 16) {
+    if (t32_quad(t) && n == 16) {
         for (int q = 0; q < 4; q++) {
             g->xq[2 * q] = x_quad(xg + 4 * q * xsz, 0);
             g->xq[2 * q + 1] = x_quad(xg + 4 * q * xsz, 16);
@@ -297,12 +361,18 @@ static inline __attribute__((always_inline)) __m512 grp32_row(__m512 acc, const 
                                                               enum t32 t)
 {
     __m512i z[8], sums;
-    if (t == T_Q4_0) {
+    if (t32_quad(t)) {
         const __m512i m4 = _mm512_set1_epi8(0xF);
         for (int q = 0; q < 4; q++) {
-            __m512i nib = q4_0_quad(wg + 4 * q * sizeof(block_q4_0));
-            z[q] = dp(dp(_mm512_setzero_si512(), _mm512_and_si512(nib, m4), g->xq[2 * q]),
-                      _mm512_and_si512(_mm512_srli_epi16(nib, 4), m4), g->xq[2 * q + 1]);
+            /* IQ4_NL's blocks are laid out as Q4_0's */
+            __m512i nib = t == T_MXFP4 ? mxfp4_quad(wg + 4 * q * sizeof(block_mxfp4))
+                                       : q4_0_quad(wg + 4 * q * sizeof(block_q4_0));
+            __m512i lo = _mm512_and_si512(nib, m4), hi = _mm512_and_si512(_mm512_srli_epi16(nib, 4), m4);
+            if (t != T_Q4_0) {
+                lo = _mm512_shuffle_epi8(nl4_table512(t), lo);
+                hi = _mm512_shuffle_epi8(nl4_table512(t), hi);
+            }
+            z[q] = dp(dp(_mm512_setzero_si512(), lo, g->xq[2 * q]), hi, g->xq[2 * q + 1]);
         }
         sums = quad_block_sums(z);
     } else {
@@ -339,7 +409,7 @@ static inline __attribute__((always_inline)) void grp32_last_np(__m512 *acc, con
             const uint8_t *wr = wl + (r0 + j) * w_stride;
             __m512i isum = _mm512_sub_epi32(_mm512_permutexvar_epi32(_mm512_add_epi32(lanes, _mm512_set1_epi32(2 * np * j)), sums),
                                             g->bias);
-            __m512 s = _mm512_mul_ps(d16(wr, wsz, n), g->dx);
+            __m512 s = _mm512_mul_ps(d16_t32(wr, n, t, 0), g->dx);
             acc[r0 + j] = grp32_min(_mm512_mask3_fmadd_ps(_mm512_cvtepi32_ps(isum), s, acc[r0 + j], mask), wr, n, g, t);
         }
     }
@@ -427,6 +497,8 @@ DOT32(q4_0, T_Q4_0)
 DOT32(q5_0, T_Q5_0)
 DOT32(q4_1, T_Q4_1)
 DOT32(q5_1, T_Q5_1)
+DOT32(iq4_nl, T_IQ4_NL)
+DOT32(mxfp4, T_MXFP4)
 #undef DOT32
 
 /* ---- K-quants: 512-bit super-block sums, canonical float part of dotK -- */
@@ -588,6 +660,16 @@ static void sb_q4_K_wide(const void *w, const void *x, int64_t i, __m512i *isum,
     *msum = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)b->bsums), m16);
 }
 
+/* 16 int16 scales of groups of 16 -> 128-bit lane L holds those of groups
+ * L, L+4, L+8, L+12, so that vpshufb (k6_pick[s]) can pick group 4s + L
+ * for lane L of the step s over elements 64s to 64s + 63 */
+static inline __m512i scales16_by_step(__m256i sc16y)
+{
+    const __m512i spread = _mm512_set_epi16(15, 11, 7, 3, 15, 11, 7, 3, 14, 10, 6, 2, 14, 10, 6, 2,
+                                            13, 9, 5, 1, 13, 9, 5, 1, 12, 8, 4, 0, 12, 8, 4, 0);
+    return _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(sc16y));
+}
+
 /* Q6_K: 64 elements (four groups of 16) per step. */
 static inline __attribute__((always_inline)) void sb_q6_K_core(const block_q6_K *a, const int8_t *xqs,
                                                                const int16_t *bsums, __m512i *isum, __m256i *msum)
@@ -595,11 +677,7 @@ static inline __attribute__((always_inline)) void sb_q6_K_core(const block_q6_K 
     const __m512i m15 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
     __m128i sc8 = _mm_loadu_si128((const __m128i *)a->scales);
     __m256i sc16y = _mm256_cvtepi8_epi16(sc8);
-    /* 128-bit lane L holds the int16 scales of groups L, L+4, L+8, L+12, so
-     * that vpshufb can pick group 4s + L for lane L of step s */
-    const __m512i spread = _mm512_set_epi16(15, 11, 7, 3, 15, 11, 7, 3, 14, 10, 6, 2, 14, 10, 6, 2,
-                                            13, 9, 5, 1, 13, 9, 5, 1, 12, 8, 4, 0, 12, 8, 4, 0);
-    __m512i sc16 = _mm512_permutexvar_epi16(spread, _mm512_castsi256_si512(sc16y));
+    __m512i sc16 = scales16_by_step(sc16y);
     __m256i off = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)bsums), sc16y);
     __m512i acc = _mm512_setzero_si512();
     for (int h = 0; h < 2; h++) {
@@ -840,7 +918,9 @@ static void dot_rows_q6_K_512(int64_t k, const void *w, size_t w_stride, int64_t
     dotK_rows_512(k, w, w_stride, rows, p, y, sb_q6_K_prep, sizeof(block_q6_K), offsetof(block_q6_K, d), 0);
 }
 
+#include "dot_iq12_512.inc"
 #include "dot_iq3_avx512.inc"
+#include "dot_iq4_512.inc"
 
 void cf_fill_avx512(cf_kernel_table *t, int vnni)
 {
@@ -871,7 +951,9 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
     t->prep[CF_TYPE_Q6_K] = prep_q6_K_512;
     t->dot_rows[CF_TYPE_Q6_K] = dot_rows_q6_K_512;
+    fill_iq12_512(t);
     fill_iq3_512(t);
+    fill_avx512_iq4(t);
     cf_fill_gemm_avx512(t);
 }
 #else

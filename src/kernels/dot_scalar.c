@@ -265,7 +265,9 @@ static float dot_q6_K(int64_t k, const void *w, const void *x)
     return canon_sum(&c);
 }
 
+#include "dot_iq12_scalar.inc"
 #include "dot_iq3_scalar.inc"
+#include "dot_iq4_scalar.inc"
 
 void cf_fill_scalar(cf_kernel_table *t)
 {
@@ -282,6 +284,8 @@ void cf_fill_scalar(cf_kernel_table *t)
     t->dot[CF_TYPE_Q4_K] = dot_q4_K;
     t->dot[CF_TYPE_Q5_K] = dot_q5_K;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K;
+    fill_iq12_scalar(t);
     t->dot[CF_TYPE_IQ3_XXS] = dot_iq3_xxs;
     t->dot[CF_TYPE_IQ3_S] = dot_iq3_s;
+    fill_scalar_iq4(t);
 }

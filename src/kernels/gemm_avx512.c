@@ -255,13 +255,15 @@ static void unpack_q3_K(const void *row, int64_t k0, int kc, rowbuf *o)
     }
 }
 
+#include "gemm_iq4.inc"
+
 typedef void (*unpack_fn)(const void *row, int64_t k0, int kc, rowbuf *o);
 
 typedef struct {
     unpack_fn unpack;
     enum act act;
     int group;  /* K-quants: elements per group scale, 32 or 16 */
-    int offset; /* Q8_0 activations: the quants' bias; Q3_K/Q6_K: 4/32 */
+    int offset; /* Q8_0 activations: the quants' bias; Q3_K/Q6_K: 4/32, IQ4_XS 128, TQ2_0 1 */
     int mins;   /* K-quants with dmin * mins */
 } gemm_type;
 
@@ -277,6 +279,10 @@ static const gemm_type *gemm_type_of(cf_type t)
     static const gemm_type q4_K = {unpack_q4_K, ACT_Q8_K, 32, 0, 1};
     static const gemm_type q5_K = {unpack_q5_K, ACT_Q8_K, 32, 0, 1};
     static const gemm_type q6_K = {unpack_q6_K, ACT_Q8_K, 16, 32, 0};
+    static const gemm_type iq4_nl = {unpack_iq4_nl, ACT_Q8_0, 32, 128, 0};
+    static const gemm_type mxfp4 = {unpack_mxfp4, ACT_Q8_0, 32, 128, 0};
+    static const gemm_type iq4_xs = {unpack_iq4_xs, ACT_Q8_K, 32, 128, 0};
+    static const gemm_type tq2_0 = {unpack_tq2_0, ACT_Q8_K, 32, 1, 0};
     switch (t) {
     case CF_TYPE_Q8_0: return &q8_0;
     case CF_TYPE_Q4_0: return &q4_0;
@@ -288,6 +294,10 @@ static const gemm_type *gemm_type_of(cf_type t)
     case CF_TYPE_Q4_K: return &q4_K;
     case CF_TYPE_Q5_K: return &q5_K;
     case CF_TYPE_Q6_K: return &q6_K;
+    case CF_TYPE_IQ4_NL: return &iq4_nl;
+    case CF_TYPE_MXFP4: return &mxfp4;
+    case CF_TYPE_IQ4_XS: return &iq4_xs;
+    case CF_TYPE_TQ2_0: return &tq2_0;
     default: return NULL;
     }
 }
@@ -539,8 +549,10 @@ static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, i
             kernel_q8_0(p, xs, sd, nb, ACT_Q8_0, n, out);                                          \
         else if (gt->act == ACT_Q8_1)                                                              \
             kernel_q8_0(p, xs, sd, nb, ACT_Q8_1, n, out);                                          \
-        else if (gt->group == 32)                                                                  \
+        else if (gt->group == 32 && gt->mins)                                                      \
             kernel_q8_K(p, xs, nsb, 32, 0, 1, n, out);                                             \
+        else if (gt->group == 32)                                                                  \
+            kernel_q8_K(p, xs, nsb, 32, gt->offset, 0, n, out);                                    \
         else if (gt->mins)                                                                         \
             kernel_q8_K(p, xs, nsb, 16, 0, 1, n, out);                                             \
         else                                                                                       \
@@ -678,7 +690,8 @@ void cf_fill_gemm_avx512(cf_kernel_table *t)
 {
     static const cf_type types[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_Q5_0, CF_TYPE_Q4_1, CF_TYPE_Q5_1,
                                     CF_TYPE_Q2_K, CF_TYPE_Q3_K, CF_TYPE_Q4_K, CF_TYPE_Q5_K, CF_TYPE_Q6_K,
-                                    CF_TYPE_F32,  CF_TYPE_F16,  CF_TYPE_BF16};
+                                    CF_TYPE_F32,  CF_TYPE_F16,  CF_TYPE_BF16, CF_TYPE_IQ4_NL, CF_TYPE_MXFP4,
+                                    CF_TYPE_IQ4_XS, CF_TYPE_TQ2_0};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         t->gemm[types[i]] = gemm;
 }

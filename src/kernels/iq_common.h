@@ -12,4 +12,15 @@ static inline uint8_t cf_iq_signs(unsigned i7)
     return (uint8_t)(i7 | (unsigned)(__builtin_popcount(i7) & 1) << 7);
 }
 
+/* cf_iq_signs of four codes at once: byte l of b holds code l (7 bits);
+ * byte l of the result is its 8-bit mask.  The parity folds stay inside
+ * each byte's bit 0. */
+static inline uint32_t cf_iq_signs4(uint32_t b)
+{
+    uint32_t p = b ^ b >> 4;
+    p ^= p >> 2;
+    p ^= p >> 1;
+    return b | (p & 0x01010101u) << 7;
+}
+
 #endif

@@ -9,20 +9,30 @@
  * rounded to float before rintf sees it, as in the
  * vector code in llama.cpp does (there is no addition to fuse it with). */
 #include <math.h>
+#include <string.h>
 
 #include "blocks.h"
 #include "quant.h"
 
-static float amax32(const float *x)
+/* The largest |x| of a block, or NaN when an element is not finite (a
+ * comparison skips NaN, so x * 0, which is NaN for NaN and Inf alone,
+ * carries it): such a block is stored with scale NaN and zero quants,
+ * which keeps the float-to-int conversions defined and the NaN flowing
+ * on to the logits, where the forward pass reports it. */
+static float amax_n(const float *x, int n)
 {
-    /* a comparison rather than fmaxf, which is a libm call here; both
-     * skip NaN */
-    float m = 0.0f;
-    for (int j = 0; j < QK32; j++) {
+    float m = 0.0f, nonfinite = 0.0f;
+    for (int j = 0; j < n; j++) {
         const float a = fabsf(x[j]);
         m = a > m ? a : m;
+        nonfinite += x[j] * 0.0f;
     }
-    return m;
+    return m + nonfinite;
+}
+
+static float amax32(const float *x)
+{
+    return amax_n(x, QK32);
 }
 
 void cf_quantize_q8_0(const float *x, void *dst, int64_t k)
@@ -31,6 +41,10 @@ void cf_quantize_q8_0(const float *x, void *dst, int64_t k)
     for (int64_t i = 0; i < k / QK32; i++, x += QK32) {
         float amax = amax32(x);
         y[i].d = cf_f32_to_f16(amax / 127.0f);
+        if (isnan(amax)) {
+            memset(y[i].qs, 0, sizeof y[i].qs);
+            continue;
+        }
         float id = amax != 0.0f ? 127.0f / amax : 0.0f;
         for (int j = 0; j < QK32; j++) {
             y[i].qs[j] = (int8_t)rintf(x[j] * id);
@@ -45,6 +59,11 @@ void cf_quantize_q8_1(const float *x, void *dst, int64_t k)
         float amax = amax32(x);
         float d = amax / 127.0f;
         y[i].d = cf_f32_to_f16(d);
+        if (isnan(amax)) {
+            memset(y[i].qs, 0, sizeof y[i].qs);
+            y[i].s = y[i].d;
+            continue;
+        }
         float id = amax != 0.0f ? 127.0f / amax : 0.0f;
         int sum = 0;
         for (int j = 0; j < QK32; j++) {
@@ -67,8 +86,9 @@ void cf_quantize_q8_K(const float *x, void *dst, int64_t k)
                 vmax = x[j];
             }
         }
-        if (amax == 0.0f) {
+        if (amax == 0.0f || isnan(amax_n(x, QK_K))) {
             memset(&y[i], 0, sizeof y[i]);
+            y[i].d = amax == 0.0f ? 0.0f : NAN;
             continue;
         }
         float iscale = -127.0f / vmax;

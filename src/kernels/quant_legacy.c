@@ -46,12 +46,6 @@ static uint32_t asym_block(const float *x, int levels, uint8_t *q)
     return cf_f32_to_f16(d) | (uint32_t)cf_f32_to_f16(lo) << 16;
 }
 
-static void pack_nibbles(const uint8_t *q, uint8_t *qs)
-{
-    for (int j = 0; j < 16; j++)
-        qs[j] = (uint8_t)((q[j] & 0xF) | ((q[j + 16] & 0xF) << 4));
-}
-
 static void pack_fifth_bits(const uint8_t *q, uint8_t qh[4])
 {
     uint32_t h = 0;
@@ -66,7 +60,7 @@ void cf_quantize_q4_0(const float *x, void *dst, int64_t k)
     uint8_t q[QK32];
     for (int64_t i = 0; i < k / QK32; i++, x += QK32) {
         y[i].d = sym_block(x, 16, q);
-        pack_nibbles(q, y[i].qs);
+        cf_pack_nibbles(q, y[i].qs);
     }
 }
 
@@ -78,7 +72,7 @@ void cf_quantize_q4_1(const float *x, void *dst, int64_t k)
         uint32_t dm = asym_block(x, 16, q);
         y[i].d = (uint16_t)dm;
         y[i].m = (uint16_t)(dm >> 16);
-        pack_nibbles(q, y[i].qs);
+        cf_pack_nibbles(q, y[i].qs);
     }
 }
 
@@ -88,7 +82,7 @@ void cf_quantize_q5_0(const float *x, void *dst, int64_t k)
     uint8_t q[QK32];
     for (int64_t i = 0; i < k / QK32; i++, x += QK32) {
         y[i].d = sym_block(x, 32, q);
-        pack_nibbles(q, y[i].qs);
+        cf_pack_nibbles(q, y[i].qs);
         pack_fifth_bits(q, y[i].qh);
     }
 }
@@ -101,7 +95,7 @@ void cf_quantize_q5_1(const float *x, void *dst, int64_t k)
         uint32_t dm = asym_block(x, 32, q);
         y[i].d = (uint16_t)dm;
         y[i].m = (uint16_t)(dm >> 16);
-        pack_nibbles(q, y[i].qs);
+        cf_pack_nibbles(q, y[i].qs);
         pack_fifth_bits(q, y[i].qh);
     }
 }

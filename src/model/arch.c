@@ -5,81 +5,248 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_internal.h"
+#include "arch.h"
 
-static const char *arch_names[] = {
-    [CF_ARCH_LLAMA] = "llama",
-    [CF_ARCH_QWEN2] = "qwen2",
-    [CF_ARCH_PHI3] = "phi3",
-    [CF_ARCH_GPT2] = "gpt2",
+static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
+    [CF_ARCH_LLAMA] = &cf_arch_llama,     [CF_ARCH_QWEN2] = &cf_arch_qwen2,
+    [CF_ARCH_PHI3] = &cf_arch_phi3,       [CF_ARCH_GPT2] = &cf_arch_gpt2,
+    [CF_ARCH_QWEN3] = &cf_arch_qwen3,     [CF_ARCH_GEMMA3] = &cf_arch_gemma3,
+    [CF_ARCH_SMOLLM3] = &cf_arch_smollm3, [CF_ARCH_OLMO2] = &cf_arch_olmo2,
+    [CF_ARCH_GRANITE] = &cf_arch_granite, [CF_ARCH_QWEN3MOE] = &cf_arch_qwen3moe,
+    [CF_ARCH_GPT_OSS] = &cf_arch_gpt_oss, [CF_ARCH_LFM2] = &cf_arch_lfm2,
 };
 
 const char *cf_arch_name(cf_arch a)
 {
-    return arch_names[a];
+    return (unsigned)a < CF_ARCH_COUNT ? archs[a]->name : "?";
 }
 
 const char *cf_arch_supported(void)
 {
-    return "llama (Llama 2/3, Mistral, SmolLM, TinyLlama), qwen2, phi3, gpt2";
+    static char list[512];
+    if (!list[0]) {
+        size_t n = 0;
+        for (int a = 0; a < CF_ARCH_COUNT && n < sizeof list; a++)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s (%s)", a ? ", " : "",
+                                  archs[a]->name, archs[a]->models);
+    }
+    return list;
 }
 
-/* ---- hyper-parameters ------------------------------------------------------ */
+/* ---- the loader ------------------------------------------------------------ */
 
-typedef struct keyreader {
-    const cf_gguf *g;
-    const char *arch;
-    cf_err *err;
-    bool failed;
-} keyreader;
-
-static const char *akey(const keyreader *r, const char *suffix, char *buf, size_t n)
+static const char *akey(const cf_loader *ld, const char *suffix, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s.%s", r->arch, suffix);
+    snprintf(buf, n, "%s.%s", ld->arch, suffix);
     return buf;
 }
 
-/* arch.<suffix> as a positive int; def < 0 means required. */
-static int get_int(keyreader *r, const char *suffix, int def)
+int cf_ld_int(cf_loader *ld, const char *suffix, int def)
 {
     char k[128];
     uint64_t v;
-    akey(r, suffix, k, sizeof k);
-    if (!cf_gguf_get_u64(r->g, k, &v)) {
-        if (cf_gguf_find_kv(r->g, k)) {
-            r->failed = true;
-            cf_fail(r->err, "metadata %s has an unusable type (expected a non-negative integer)", k);
+    if (ld->failed)
+        return def > 0 ? def : 0;
+    akey(ld, suffix, k, sizeof k);
+    if (!cf_gguf_get_u64(ld->g, k, &v)) {
+        if (cf_gguf_find_kv(ld->g, k)) {
+            ld->failed = true;
+            cf_fail(ld->err, "metadata %s has an unusable type (expected a non-negative integer)", k);
             return 0;
         }
         if (def < 0) {
-            r->failed = true;
-            cf_fail(r->err, "metadata %s is missing", k);
+            ld->failed = true;
+            cf_fail(ld->err, "metadata %s is missing", k);
             return 0;
         }
         return def;
     }
     if (v == 0 || v > (1u << 30)) {
-        r->failed = true;
-        cf_fail(r->err, "metadata %s = %llu is out of range", k, (unsigned long long)v);
+        ld->failed = true;
+        cf_fail(ld->err, "metadata %s = %llu is out of range", k, (unsigned long long)v);
         return 0;
     }
     return (int)v;
 }
 
-static float get_float(keyreader *r, const char *suffix, float def)
+int cf_ld_count(cf_loader *ld, const char *suffix)
+{
+    char k[128];
+    uint64_t v;
+    if (ld->failed || !cf_gguf_get_u64(ld->g, akey(ld, suffix, k, sizeof k), &v))
+        return 0;
+    if (v > (1u << 30)) {
+        ld->failed = true;
+        cf_fail(ld->err, "metadata %s = %llu is out of range", k, (unsigned long long)v);
+        return 0;
+    }
+    return (int)v;
+}
+
+int cf_ld_per_layer(cf_loader *ld, const char *suffix, int n_layer, int l, int def)
+{
+    char k[128];
+    const cf_gguf_kv *kv = ld->failed ? NULL : cf_gguf_find_kv(ld->g, akey(ld, suffix, k, sizeof k));
+    if (!kv)
+        return def;
+    const bool array = kv->type == CF_GGUF_ARRAY;
+    const cf_gguf_vtype t = array ? kv->elem : kv->type;
+    const bool integer = t < CF_GGUF_FLOAT32 || t == CF_GGUF_UINT64 || t == CF_GGUF_INT64;
+    if (!integer || (array && kv->n != (uint64_t)n_layer)) {
+        ld->failed = true;
+        cf_fail(ld->err, "metadata %s must be an integer or one per layer (%d)", k, n_layer);
+        return def;
+    }
+    const int64_t v = cf_gguf_kv_int(kv, array ? (uint64_t)l : 0);
+    if (v < 0 || v > (1 << 30)) {
+        ld->failed = true;
+        cf_fail(ld->err, "metadata %s = %lld is out of range", k, (long long)v);
+        return def;
+    }
+    return (int)v;
+}
+
+float cf_ld_float(cf_loader *ld, const char *suffix, float def)
 {
     char k[128];
     double v;
-    akey(r, suffix, k, sizeof k);
-    if (!cf_gguf_get_f64(r->g, k, &v))
+    if (ld->failed || !cf_gguf_get_f64(ld->g, akey(ld, suffix, k, sizeof k), &v))
         return def;
     if (!isfinite(v) || v <= 0) {
-        r->failed = true;
-        cf_fail(r->err, "metadata %s = %g is out of range", k, v);
+        ld->failed = true;
+        cf_fail(ld->err, "metadata %s = %g is out of range", k, v);
         return def;
     }
     return (float)v;
 }
+
+bool cf_ld_str(cf_loader *ld, const char *suffix, cf_str *out)
+{
+    char k[128];
+    return !ld->failed && cf_gguf_get_str(ld->g, akey(ld, suffix, k, sizeof k), out);
+}
+
+/* The names of the types confab computes, in ggml's order. */
+static const char *computable_types(void)
+{
+    static char list[256];
+    if (!list[0]) {
+        size_t n = 0;
+        for (uint32_t t = 0; t < CF_TYPE_COUNT && n < sizeof list; t++) {
+            const cf_type_traits *tt = cf_type_get(t);
+            if (tt && tt->computable)
+                n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? " " : "", tt->name);
+        }
+    }
+    return list;
+}
+
+/* Matrices must be of a type confab computes; vectors F32. */
+cf_weight cf_ld_tensor(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1, bool required)
+{
+    if (ld->failed)
+        return NULL;
+    cf_weight t = cf_gguf_find_tensor(ld->g, name);
+    if (!t) {
+        if (required) {
+            ld->failed = true;
+            cf_fail(ld->err, "tensor '%s' is missing", name);
+        }
+        return NULL;
+    }
+    int64_t nel_hi = t->ne[1] * t->ne[2] * t->ne[3];
+    if (t->ne[0] != ne0 || nel_hi != ne1) {
+        ld->failed = true;
+        cf_fail(ld->err, "tensor '%s' has shape %lld x %lld, expected %lld x %lld", name,
+                (long long)t->ne[0], (long long)nel_hi, (long long)ne0, (long long)ne1);
+        return NULL;
+    }
+    const cf_type_traits *tt = cf_type_get(t->type);
+    bool vector = ne1 == 1;
+    if (vector ? t->type != CF_TYPE_F32 : !tt->computable) {
+        ld->failed = true;
+        cf_fail(ld->err, "tensor '%s' has type %s, which confab cannot compute (%s%s)", name, tt->name,
+                vector ? "vectors must be F32" : "supported: ", vector ? "" : computable_types());
+        return NULL;
+    }
+    return t;
+}
+
+cf_weight cf_ld_layer(cf_loader *ld, int l, const char *what, int64_t ne0, int64_t ne1, bool required)
+{
+    char name[96];
+    snprintf(name, sizeof name, "blk.%d.%s", l, what);
+    return cf_ld_tensor(ld, name, ne0, ne1, required);
+}
+
+void cf_ld_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm)
+{
+    const int64_t E = hp->n_embd, Q = (int64_t)hp->n_head * hp->head_dim,
+                  KV = (int64_t)hp->n_head_kv * hp->head_dim;
+    if (norm)
+        L->attn_norm = cf_ld_layer(ld, l, "attn_norm.weight", E, 1, true);
+    L->wq = cf_ld_layer(ld, l, "attn_q.weight", E, Q, true);
+    L->wk = cf_ld_layer(ld, l, "attn_k.weight", E, KV, true);
+    L->wv = cf_ld_layer(ld, l, "attn_v.weight", E, KV, true);
+    L->wo = cf_ld_layer(ld, l, "attn_output.weight", Q, E, true);
+}
+
+void cf_ld_swiglu(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm)
+{
+    const int64_t E = hp->n_embd, F = hp->n_ff;
+    if (F == 0 && !ld->failed) {
+        ld->failed = true;
+        cf_fail(ld->err, "metadata %s.feed_forward_length is missing", ld->arch);
+        return;
+    }
+    if (norm)
+        L->ffn_norm = cf_ld_layer(ld, l, "ffn_norm.weight", E, 1, true);
+    L->w_gate = cf_ld_layer(ld, l, "ffn_gate.weight", E, F, true);
+    L->w_up = cf_ld_layer(ld, l, "ffn_up.weight", E, F, true);
+    L->w_down = cf_ld_layer(ld, l, "ffn_down.weight", F, E, true);
+}
+
+void cf_ld_qk_norm(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
+{
+    const bool full = hp->qk_norm == CF_QK_NORM_FULL;
+    const int64_t q = full ? (int64_t)hp->n_head * hp->head_dim : hp->head_dim;
+    const int64_t k = full ? (int64_t)hp->n_head_kv * hp->head_dim : hp->head_dim;
+    L->q_norm = cf_ld_layer(ld, l, "attn_q_norm.weight", q, 1, true);
+    L->k_norm = cf_ld_layer(ld, l, "attn_k_norm.weight", k, 1, true);
+}
+
+void cf_ld_moe_hparams(cf_loader *ld, cf_hparams *hp)
+{
+    hp->n_expert = cf_ld_count(ld, "expert_count");
+    if (hp->n_expert == 0)
+        return;
+    hp->n_expert_used = cf_ld_int(ld, "expert_used_count", -1);
+    hp->n_ff_exp = cf_ld_int(ld, "expert_feed_forward_length", hp->n_ff > 0 ? hp->n_ff : -1);
+    if (!ld->failed && (hp->n_expert > CF_MAX_EXPERTS || hp->n_expert_used > hp->n_expert)) {
+        ld->failed = true;
+        cf_fail(ld->err, "%d of %d experts per token is out of range (at most %d experts)",
+                hp->n_expert_used, hp->n_expert, CF_MAX_EXPERTS);
+    }
+}
+
+void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm)
+{
+    const int64_t E = hp->n_embd, F = hp->n_ff_exp, X = hp->n_expert;
+    if (norm)
+        L->ffn_norm = cf_ld_layer(ld, l, "ffn_norm.weight", E, 1, true);
+    L->moe_router = cf_ld_layer(ld, l, "ffn_gate_inp.weight", E, X, true);
+    L->moe_gate = cf_ld_layer(ld, l, "ffn_gate_exps.weight", E, F * X, true);
+    L->moe_up = cf_ld_layer(ld, l, "ffn_up_exps.weight", E, F * X, true);
+    L->moe_down = cf_ld_layer(ld, l, "ffn_down_exps.weight", F, E * X, true);
+    /* the experts read one gathered input: gate and up must round it alike */
+    if (!ld->failed && cf_vec_dot_type(L->moe_gate->type) != cf_vec_dot_type(L->moe_up->type)) {
+        ld->failed = true;
+        cf_fail(ld->err, "blk.%d: expert gate (%s) and up (%s) matrices of different kinds are not supported",
+                l, cf_type_name(L->moe_gate->type), cf_type_name(L->moe_up->type));
+    }
+}
+
+/* ---- hyper-parameters ------------------------------------------------------ */
 
 static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
 {
@@ -87,51 +254,60 @@ static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
     if (!cf_gguf_get_str(g, "general.architecture", &arch))
         return cf_fail(err, "metadata general.architecture is missing: not a model file");
     int found = -1;
-    for (int a = 0; a < (int)(sizeof arch_names / sizeof arch_names[0]); a++)
-        if (arch.len == strlen(arch_names[a]) && !memcmp(arch.ptr, arch_names[a], arch.len))
+    for (int a = 0; a < CF_ARCH_COUNT; a++)
+        if (arch.len == strlen(archs[a]->name) && !memcmp(arch.ptr, archs[a]->name, arch.len))
             found = a;
     if (found < 0)
         return cf_fail(err, "architecture '%.*s' is not supported; confab runs %s", (int)arch.len,
                        arch.ptr, cf_arch_supported());
     memset(hp, 0, sizeof *hp);
     hp->arch = (cf_arch)found;
-    keyreader r = {g, arch_names[found], err, false};
-    hp->n_ctx_train = get_int(&r, "context_length", -1);
-    hp->n_embd = get_int(&r, "embedding_length", -1);
-    hp->n_layer = get_int(&r, "block_count", -1);
-    hp->n_ff = get_int(&r, "feed_forward_length", -1);
-    hp->n_head = get_int(&r, "attention.head_count", -1);
+    cf_loader r = {g, archs[found]->name, err, false};
+    hp->n_ctx_train = cf_ld_int(&r, "context_length", -1);
+    hp->n_embd = cf_ld_int(&r, "embedding_length", -1);
+    hp->n_layer = cf_ld_int(&r, "block_count", -1);
+    hp->n_ff = cf_ld_int(&r, "feed_forward_length", 0); /* MoE files may have only the experts' */
+    hp->n_head = cf_ld_int(&r, "attention.head_count", -1);
     if (r.failed)
         return -1;
-    hp->n_head_kv = get_int(&r, "attention.head_count_kv", hp->n_head);
-    hp->head_dim = get_int(&r, "attention.key_length", hp->n_embd / hp->n_head);
-    hp->n_rot = get_int(&r, "rope.dimension_count", hp->head_dim);
-    if (hp->arch == CF_ARCH_GPT2)
-        hp->norm_eps = get_float(&r, "attention.layer_norm_epsilon", 1e-5f);
-    else
-        hp->norm_eps = get_float(&r, "attention.layer_norm_rms_epsilon", 1e-5f);
-    hp->rope_base = get_float(&r, "rope.freq_base", 10000.0f);
+    /* one count, or one per layer (0: a layer without attention) */
+    hp->n_head_kv = 0;
+    for (int l = 0; l < hp->n_layer; l++) {
+        const int kv = cf_ld_per_layer(&r, "attention.head_count_kv", hp->n_layer, l, hp->n_head);
+        hp->n_head_kv = kv > hp->n_head_kv ? kv : hp->n_head_kv;
+    }
+    if (hp->n_head_kv == 0)
+        hp->n_head_kv = hp->n_head;
+    hp->head_dim = cf_ld_int(&r, "attention.key_length", hp->n_embd / hp->n_head);
+    hp->n_rot = cf_ld_int(&r, "rope.dimension_count", hp->head_dim);
+    hp->norm_eps = cf_ld_float(&r, "attention.layer_norm_rms_epsilon", 1e-5f);
+    hp->rope_base = cf_ld_float(&r, "rope.freq_base", 10000.0f);
     hp->rope_freq_scale = 1.0f;
-    hp->n_swa = hp->arch == CF_ARCH_PHI3 ? get_int(&r, "attention.sliding_window", 0) : 0;
-    if (r.failed)
-        return -1;
-    hp->rope_style = hp->arch == CF_ARCH_GPT2   ? CF_ROPE_NONE
-                     : hp->arch == CF_ARCH_LLAMA ? CF_ROPE_NORMAL
-                                                 : CF_ROPE_NEOX;
+    hp->rope_style = CF_ROPE_NORMAL;
+    hp->norm = CF_NORM_RMS;
+    hp->ffn = CF_FFN_SWIGLU;
+    hp->embd_scale = hp->residual_scale = hp->q_scale = hp->logit_scale = 1.0f;
+    hp->kq_scale = 1.0f / sqrtf((float)hp->head_dim);
 
-    char k[128];
     cf_str scaling;
-    if (cf_gguf_get_str(g, akey(&r, "rope.scaling.type", k, sizeof k), &scaling)) {
+    if (cf_ld_str(&r, "rope.scaling.type", &scaling)) {
         if (scaling.len == 6 && !memcmp(scaling.ptr, "linear", 6)) {
-            float factor = get_float(&r, "rope.scaling.factor", 1.0f);
+            float factor = cf_ld_float(&r, "rope.scaling.factor", 1.0f);
             hp->rope_freq_scale = 1.0f / factor;
+        } else if (scaling.len == 4 && !memcmp(scaling.ptr, "yarn", 4)) {
+            hp->rope_freq_scale = 1.0f / cf_ld_float(&r, "rope.scaling.factor", 1.0f);
+            hp->rope_yarn_orig_ctx = cf_ld_int(&r, "rope.scaling.original_context_length", hp->n_ctx_train);
+            hp->rope_yarn_beta_fast = cf_ld_float(&r, "rope.scaling.yarn_beta_fast", 32.0f);
+            hp->rope_yarn_beta_slow = cf_ld_float(&r, "rope.scaling.yarn_beta_slow", 1.0f);
+            hp->rope_yarn_attn_factor = cf_ld_float(&r, "rope.scaling.yarn_attn_factor", 1.0f);
         } else if (!(scaling.len == 4 && !memcmp(scaling.ptr, "none", 4)) &&
                    !(scaling.len == 6 && !memcmp(scaling.ptr, "llama3", 6))) {
             /* llama3 scaling comes as the rope_freqs.weight tensor */
-            return cf_fail(err, "rope scaling '%.*s' is not supported (confab does linear and llama3)",
+            return cf_fail(err, "rope scaling '%.*s' is not supported (confab does linear, yarn and llama3)",
                            (int)scaling.len, scaling.ptr);
         }
     }
+    archs[found]->hparams(&r, hp);
     if (r.failed)
         return -1;
 
@@ -148,119 +324,46 @@ static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
 
 /* ---- tensors --------------------------------------------------------------- */
 
-typedef struct binder {
-    const cf_gguf *g;
-    cf_err *err;
-    bool failed;
-} binder;
-
-/* Find a tensor of shape ne0 x ne1 (ne1 = 1 for vectors); optional ones may
- * be absent.  Matrices must be of a type confab computes; vectors F32. */
-static cf_weight bind(binder *b, const char *name, int64_t ne0, int64_t ne1, bool required)
-{
-    if (b->failed)
-        return NULL;
-    cf_weight t = cf_gguf_find_tensor(b->g, name);
-    if (!t) {
-        if (required) {
-            b->failed = true;
-            cf_fail(b->err, "tensor '%s' is missing", name);
-        }
-        return NULL;
-    }
-    int64_t nel_hi = t->ne[1] * t->ne[2] * t->ne[3];
-    if (t->ne[0] != ne0 || nel_hi != ne1) {
-        b->failed = true;
-        cf_fail(b->err, "tensor '%s' has shape %lld x %lld, expected %lld x %lld", name,
-                (long long)t->ne[0], (long long)nel_hi, (long long)ne0, (long long)ne1);
-        return NULL;
-    }
-    const cf_type_traits *tt = cf_type_get(t->type);
-    bool vector = ne1 == 1;
-    if (vector ? t->type != CF_TYPE_F32 : !tt->computable) {
-        b->failed = true;
-        cf_fail(b->err, "tensor '%s' has type %s, which confab cannot compute%s", name, tt->name,
-                vector ? " (vectors must be F32)"
-                       : " (supported: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K IQ3_XXS IQ3_S)");
-        return NULL;
-    }
-    return t;
-}
-
-static cf_weight bind_l(binder *b, int l, const char *what, int64_t ne0, int64_t ne1, bool required)
-{
-    char name[96];
-    snprintf(name, sizeof name, "blk.%d.%s", l, what);
-    return bind(b, name, ne0, ne1, required);
-}
-
 static int bind_tensors(cf_model *m, cf_err *err)
 {
     cf_hparams *hp = &m->hp;
-    binder b = {m->g, err, false};
+    cf_loader ld = {m->g, archs[hp->arch]->name, err, false};
     const cf_gguf_tensor *emb = cf_gguf_find_tensor(m->g, "token_embd.weight");
     if (!emb)
         return cf_fail(err, "tensor 'token_embd.weight' is missing");
     if (emb->ne[1] <= 0 || emb->ne[1] > (1 << 24))
         return cf_fail(err, "token_embd.weight has an implausible vocabulary of %lld", (long long)emb->ne[1]);
     hp->n_vocab = (int)emb->ne[1];
-    int64_t E = hp->n_embd, V = hp->n_vocab, F = hp->n_ff;
-    int64_t Q = (int64_t)hp->n_head * hp->head_dim, KV = (int64_t)hp->n_head_kv * hp->head_dim;
-    bool gpt2 = hp->arch == CF_ARCH_GPT2;
+    const int64_t E = hp->n_embd, V = hp->n_vocab;
+    const bool layernorm = hp->norm == CF_NORM_LAYER;
 
-    m->tok_embd = bind(&b, "token_embd.weight", E, V, true);
-    if (gpt2)
-        m->pos_embd = bind(&b, "position_embd.weight", E, hp->n_ctx_train, true);
-    m->out_norm = bind(&b, "output_norm.weight", E, 1, true);
-    if (gpt2)
-        m->out_norm_b = bind(&b, "output_norm.bias", E, 1, true);
-    m->output = bind(&b, "output.weight", E, V, false);
-    hp->tied_output = !m->output && !b.failed;
+    m->tok_embd = cf_ld_tensor(&ld, "token_embd.weight", E, V, true);
+    if (hp->rope_style == CF_ROPE_NONE)
+        m->pos_embd = cf_ld_tensor(&ld, "position_embd.weight", E, hp->n_ctx_train, true);
+    const char *out_norm = archs[hp->arch]->output_norm;
+    m->out_norm = cf_ld_tensor(&ld, out_norm ? out_norm : "output_norm.weight", E, 1, true);
+    if (layernorm)
+        m->out_norm_b = cf_ld_tensor(&ld, "output_norm.bias", E, 1, true);
+    m->output = cf_ld_tensor(&ld, "output.weight", E, V, false);
+    hp->tied_output = !m->output && !ld.failed;
     if (hp->tied_output)
         m->output = m->tok_embd;
 
     m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
     if (!m->layers)
         return cf_fail(err, "out of memory");
-    for (int l = 0; l < hp->n_layer && !b.failed; l++) {
-        cf_layer *L = &m->layers[l];
-        L->attn_norm = bind_l(&b, l, "attn_norm.weight", E, 1, true);
-        L->ffn_norm = bind_l(&b, l, "ffn_norm.weight", E, 1, true);
-        L->wo = bind_l(&b, l, "attn_output.weight", Q, E, true);
-        L->w_down = bind_l(&b, l, "ffn_down.weight", F, E, true);
-        switch (hp->arch) {
-        case CF_ARCH_LLAMA:
-        case CF_ARCH_QWEN2:
-            L->wq = bind_l(&b, l, "attn_q.weight", E, Q, true);
-            L->wk = bind_l(&b, l, "attn_k.weight", E, KV, true);
-            L->wv = bind_l(&b, l, "attn_v.weight", E, KV, true);
-            L->w_gate = bind_l(&b, l, "ffn_gate.weight", E, F, true);
-            L->w_up = bind_l(&b, l, "ffn_up.weight", E, F, true);
-            L->bq = bind_l(&b, l, "attn_q.bias", Q, 1, hp->arch == CF_ARCH_QWEN2);
-            L->bk = bind_l(&b, l, "attn_k.bias", KV, 1, hp->arch == CF_ARCH_QWEN2);
-            L->bv = bind_l(&b, l, "attn_v.bias", KV, 1, hp->arch == CF_ARCH_QWEN2);
-            break;
-        case CF_ARCH_PHI3:
-            L->wqkv = bind_l(&b, l, "attn_qkv.weight", E, Q + 2 * KV, true);
-            L->w_up = bind_l(&b, l, "ffn_up.weight", E, 2 * F, true);
-            break;
-        case CF_ARCH_GPT2:
-            L->attn_norm_b = bind_l(&b, l, "attn_norm.bias", E, 1, true);
-            L->ffn_norm_b = bind_l(&b, l, "ffn_norm.bias", E, 1, true);
-            L->wqkv = bind_l(&b, l, "attn_qkv.weight", E, Q + 2 * KV, true);
-            L->bqkv = bind_l(&b, l, "attn_qkv.bias", Q + 2 * KV, 1, true);
-            L->bo = bind_l(&b, l, "attn_output.bias", E, 1, true);
-            L->w_up = bind_l(&b, l, "ffn_up.weight", E, F, true);
-            L->b_up = bind_l(&b, l, "ffn_up.bias", F, 1, true);
-            L->b_down = bind_l(&b, l, "ffn_down.bias", E, 1, true);
-            break;
-        }
+    for (int l = 0; l < hp->n_layer && !ld.failed; l++) {
+        m->layers[l].rope = hp->rope_style != CF_ROPE_NONE;
+        archs[hp->arch]->layer(&ld, hp, l, &m->layers[l]);
+        const cf_layer *L = &m->layers[l];
+        if (!ld.failed && L->bo && L->post_attn_norm)
+            return cf_fail(err, "blk.%d: an output bias and a post-norm together are not supported", l);
     }
-    if (b.failed)
+    if (ld.failed)
         return -1;
 
-    cf_weight rf = bind(&b, "rope_freqs.weight", hp->n_rot / 2, 1, false);
-    if (b.failed)
+    cf_weight rf = cf_ld_tensor(&ld, "rope_freqs.weight", hp->n_rot / 2, 1, false);
+    if (ld.failed)
         return -1;
     if (rf) {
         m->rope_freqs = malloc((size_t)hp->n_rot / 2 * sizeof(float));
@@ -341,12 +444,17 @@ static uint64_t matrix_bytes(cf_weight t)
 
 uint64_t cf_model_bytes_per_token(const cf_model *m)
 {
-    uint64_t sum = matrix_bytes(m->output) + cf_row_bytes(m->tok_embd->type, m->hp.n_embd);
-    for (int l = 0; l < m->hp.n_layer; l++) {
+    const cf_hparams *hp = &m->hp;
+    uint64_t sum = matrix_bytes(m->output) + cf_row_bytes(m->tok_embd->type, hp->n_embd);
+    for (int l = 0; l < hp->n_layer; l++) {
         const cf_layer *L = &m->layers[l];
         sum += matrix_bytes(L->wq) + matrix_bytes(L->wk) + matrix_bytes(L->wv) +
                matrix_bytes(L->wqkv) + matrix_bytes(L->wo) + matrix_bytes(L->w_gate) +
-               matrix_bytes(L->w_up) + matrix_bytes(L->w_down);
+               matrix_bytes(L->w_up) + matrix_bytes(L->w_down) + matrix_bytes(L->moe_router);
+        /* a token reads k of the n experts */
+        if (L->moe_router)
+            sum += (matrix_bytes(L->moe_gate) + matrix_bytes(L->moe_up) + matrix_bytes(L->moe_down)) /
+                   (uint64_t)hp->n_expert * (uint64_t)hp->n_expert_used;
     }
     return sum;
 }

@@ -33,9 +33,15 @@ int cf_xq_index(cf_weight const ws[3], int i)
 
 void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3])
 {
-    qkv[0] = L->wqkv ? L->wqkv : L->wq;
+    qkv[0] = L->conv_in ? L->conv_in : L->wqkv ? L->wqkv : L->wq;
     qkv[1] = L->wqkv ? NULL : L->wk;
     qkv[2] = L->wqkv ? NULL : L->wv;
+    if (L->moe_router) {
+        ff[0] = L->moe_router;
+        ff[1] = L->moe_gate;
+        ff[2] = L->moe_up;
+        return;
+    }
     /* phi3's gate rows live in w_up; gpt2 has no gate */
     ff[0] = L->w_gate ? L->w_gate : L->w_up;
     ff[1] = L->w_gate ? L->w_up : NULL;
@@ -49,7 +55,7 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
     int nb = 1;
     for (int l = 0; l < m->hp.n_layer; l++) {
         const cf_layer *L = &m->layers[l];
-        cf_weight g[2][3], single[] = {L->wo, L->w_down};
+        cf_weight g[2][3], single[] = {L->wo, L->w_down, L->moe_down, L->conv_out};
         cf_layer_groups(L, g[0], g[1]);
         for (int k = 0; k < 2; k++)
             for (int i = 0; i < 3; i++) {
@@ -58,7 +64,7 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
                 mx = act_bytes(g[k][i]) > mx ? act_bytes(g[k][i]) : mx;
                 nb = cf_xq_index(g[k], i) + 1 > nb ? cf_xq_index(g[k], i) + 1 : nb;
             }
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 4; i++)
             mx = act_bytes(single[i]) > mx ? act_bytes(single[i]) : mx;
     }
     *stride = (mx + 63) & ~(size_t)63;
@@ -108,18 +114,41 @@ static uint64_t *alloc_shares(int n_work, int n_threads)
     return alloc_bytes((size_t)n_work * (size_t)n_threads * CF_SHARE_STRIDE * sizeof(uint64_t));
 }
 
-static int rope_table(cf_ctx *c)
+static bool alloc_moe(cf_ctx *c, size_t B)
+{
+    const cf_hparams *hp = &c->m->hp;
+    if (!hp->n_expert)
+        return true;
+    const size_t X = (size_t)hp->n_expert, pairs = B * (size_t)hp->n_expert_used;
+    c->moe_logits = alloc_floats(B * X);
+    c->moe_sel = alloc_bytes(pairs * sizeof(int32_t));
+    c->moe_w = alloc_floats(pairs);
+    c->moe_off = alloc_bytes((X + 1) * sizeof(int32_t));
+    c->moe_used = alloc_bytes(X * sizeof(int32_t));
+    c->moe_slot = alloc_bytes(pairs * sizeof(int32_t));
+    c->moe_x = alloc_bytes(pairs * c->xq_stride);
+    c->moe_ff = alloc_floats(pairs * (size_t)hp->n_ff_exp);
+    c->moe_xd = alloc_bytes(pairs * c->xq_stride);
+    c->moe_out = alloc_floats(pairs * (size_t)hp->n_embd);
+    return c->moe_logits && c->moe_sel && c->moe_w && c->moe_off && c->moe_used && c->moe_slot &&
+           c->moe_x && c->moe_ff && c->moe_xd && c->moe_out;
+}
+
+static int rope_tables(cf_ctx *c)
 {
     const cf_hparams *hp = &c->m->hp;
     if (hp->rope_style == CF_ROPE_NONE)
         return 0;
     const size_t half = (size_t)hp->n_rot / 2, n = (size_t)c->kv.n_ctx * half;
-    c->rope_cos = alloc_floats(n);
-    c->rope_sin = alloc_floats(n);
-    if (!c->rope_cos || !c->rope_sin)
-        return -1;
-    for (int p = 0; p < c->kv.n_ctx; p++)
-        cf_rope_angles(hp, (float)p, c->rope_cos + (size_t)p * half, c->rope_sin + (size_t)p * half);
+    for (int t = 0; t < (hp->rope_base_swa > 0 ? 2 : 1); t++) {
+        c->rope_cos[t] = alloc_floats(n);
+        c->rope_sin[t] = alloc_floats(n);
+        if (!c->rope_cos[t] || !c->rope_sin[t])
+            return -1;
+        for (int p = 0; p < c->kv.n_ctx; p++)
+            cf_rope_angles(hp, t, (float)p, true, c->rope_cos[t] + (size_t)p * half,
+                           c->rope_sin[t] + (size_t)p * half);
+    }
     return 0;
 }
 
@@ -131,11 +160,13 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     int n_batch = p && p->n_batch > 0 ? p->n_batch : 512;
     if (n_ctx > (1 << 20))
         return cf_fail(err, "context size %d is too large", n_ctx);
-    if (hp->arch == CF_ARCH_GPT2 && n_ctx > hp->n_ctx_train)
-        return cf_fail(err, "gpt2 has learned positions for %d tokens; -c %d is larger",
-                       hp->n_ctx_train, n_ctx);
+    if (hp->rope_style == CF_ROPE_NONE && n_ctx > hp->n_ctx_train)
+        return cf_fail(err, "%s has learned positions for %d tokens; -c %d is larger",
+                       cf_arch_name(hp->arch), hp->n_ctx_train, n_ctx);
     if (n_batch > n_ctx)
         n_batch = n_ctx;
+    if (hp->ffn != CF_FFN_SWIGLU)
+        cf_gelu_init();
     cf_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return cf_fail(err, "out of memory");
@@ -149,22 +180,25 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     const size_t B = (size_t)n_batch, E = (size_t)hp->n_embd, F = (size_t)hp->n_ff;
     const size_t Q = (size_t)hp->n_head * hp->head_dim, KV = (size_t)hp->n_head_kv * hp->head_dim;
     c->qkv_stride = Q + 2 * KV;
+    if (hp->conv_kernel && 3 * E > c->qkv_stride) /* lfm2's B, C and X */
+        c->qkv_stride = 3 * E;
     act_needs(m, &c->xq_stride, &c->n_xq);
     c->tile_cap = B * 64 > F ? B * 64 : F;
     c->max_chunks = (n_ctx + CF_ATTN_CHUNK - 1) / CF_ATTN_CHUNK;
     c->part_bytes = cf_attn_part_bytes(hp->head_dim);
-    c->n_work = 5 * hp->n_layer + 1;
+    c->n_work = 6 * hp->n_layer + 1;
     c->x = alloc_floats(B * E);
     c->tmp = alloc_floats(B * E);
     c->qkv = alloc_floats(B * c->qkv_stride);
-    c->ff = alloc_floats(B * F);
+    c->ff = alloc_floats(B * (F > E ? F : E)); /* E: a short convolution's output */
     c->part = alloc_bytes((size_t)hp->n_head * (size_t)c->max_chunks * c->part_bytes);
     c->work = calloc((size_t)c->n_work, sizeof *c->work);
     c->shares = alloc_shares(c->n_work, c->n_threads);
     bool ok = c->x && c->tmp && c->qkv && c->ff && c->part && c->work && c->shares &&
-              rope_table(c) == 0;
+              rope_tables(c) == 0;
     for (int i = 0; ok && i < c->n_xq; i++)
         ok = (c->xq[i] = alloc_bytes(B * c->xq_stride)) != NULL;
+    ok = ok && alloc_moe(c, B) && cf_rs_init(c) == 0;
     ok = ok && (c->tb = alloc_tbufs(c, c->n_threads)) != NULL;
     if (!ok) {
         cf_ctx_free(c);
@@ -179,15 +213,28 @@ void cf_ctx_free(cf_ctx *c)
     if (!c)
         return;
     cf_kv_free(&c->kv);
+    cf_rs_free(c);
     free(c->x);
     free(c->tmp);
     free(c->qkv);
     free(c->ff);
+    free(c->moe_logits);
+    free(c->moe_sel);
+    free(c->moe_w);
+    free(c->moe_off);
+    free(c->moe_used);
+    free(c->moe_slot);
+    free(c->moe_x);
+    free(c->moe_ff);
+    free(c->moe_xd);
+    free(c->moe_out);
     free(c->part);
     free(c->work);
     free(c->shares);
-    free(c->rope_cos);
-    free(c->rope_sin);
+    for (int t = 0; t < 2; t++) {
+        free(c->rope_cos[t]);
+        free(c->rope_sin[t]);
+    }
     for (int i = 0; i < 3; i++)
         free(c->xq[i]);
     free_tbufs(c->tb, c->n_threads);

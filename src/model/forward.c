@@ -100,24 +100,46 @@ static void round_row(const thr *T, cf_weight const ws[3], const float *src, int
             cf_quantize_row(cf_vec_dot_type(ws[i]->type), src, act(T, i, r), ws[i]->ne[0]);
 }
 
-/* The pending matmul output (c->tmp, plus a bias) joins the residual,
- * which is normalised and rounded for the next group of weights. */
-static void norm_phase(thr *T, int first, int n, bool add_tmp, cf_weight bias, cf_weight nw,
-                       cf_weight nb, cf_weight const ws[3])
+/* The output of the block before (c->tmp, when `out` is given) joins the
+ * residual: plus its bias, normalised by its post-norm and scaled, as the
+ * recipe says.  Then the residual, normalised by the next block's pre-norm
+ * when it has one, is rounded for that block's group of weights. */
+typedef struct block_out {
+    cf_weight bias, post_norm;
+} block_out;
+
+static void norm_phase(thr *T, int first, int n, const block_out *out, cf_weight nw, cf_weight nb,
+                       cf_weight const ws[3])
 {
     const pass *P = T->P;
-    const int E = P->hp->n_embd;
+    const cf_hparams *hp = P->hp;
+    const int E = hp->n_embd;
+    float *row = T->b->row;
     int r0, r1;
     my_rows(T, first, n, &r0, &r1);
     for (int r = r0; r < r1; r++) {
         float *x = resid(T, r);
-        if (add_tmp)
-            P->vec->add(x, x, P->c->tmp + (size_t)r * E, bias ? bias->data : NULL, E);
-        if (P->hp->arch == CF_ARCH_GPT2)
-            cf_layernorm(T->b->row, x, nw->data, nb->data, E, P->hp->norm_eps);
-        else
-            P->vec->rmsnorm(T->b->row, x, nw->data, E, P->hp->norm_eps);
-        round_row(T, ws, T->b->row, r);
+        if (out) {
+            const float *a = P->c->tmp + (size_t)r * E;
+            if (out->post_norm) {
+                P->vec->rmsnorm(row, a, out->post_norm->data, E, hp->norm_eps);
+                a = row;
+            }
+            if (hp->residual_scale != 1.0f) {
+                for (int i = 0; i < E; i++)
+                    row[i] = a[i] * hp->residual_scale;
+                a = row;
+            }
+            P->vec->add(x, x, a, out->bias ? out->bias->data : NULL, E);
+        }
+        const float *h = x;
+        if (nw && hp->norm == CF_NORM_LAYER)
+            cf_layernorm(row, x, nw->data, nb->data, E, hp->norm_eps);
+        else if (nw)
+            P->vec->rmsnorm(row, x, nw->data, E, hp->norm_eps);
+        if (nw)
+            h = row;
+        round_row(T, ws, h, r);
     }
     rows_done(T);
 }
@@ -149,6 +171,9 @@ static void embed(thr *T)
         if (m->pos_embd)
             P->vec->add(x, x, (const float *)m->pos_embd->data + (size_t)(P->pos0 + r) * E, NULL,
                         (int)E);
+        if (P->hp->embd_scale != 1.0f)
+            for (size_t i = 0; i < E; i++)
+                x[i] *= P->hp->embd_scale;
     }
     /* no barrier: the first norm_phase takes the same rows */
 }
@@ -264,8 +289,9 @@ static void matmul_phase(thr *T, cf_weight w, const uint8_t *x, int n, float *y,
 
 /* ---- attention block ------------------------------------------------------- */
 
-/* Bias, RoPE and the cache store of head h of part `which` (0 Q, 1 K, 2 V)
- * for token t, whose values sit in the qkv row. */
+/* Bias, per-head norm, RoPE, q's scale and the cache store of head h of
+ * part `which` (0 Q, 1 K, 2 V) for token t, whose values sit in the qkv
+ * row. */
 static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h, int t)
 {
     const pass *P = T->P;
@@ -282,11 +308,17 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
     if (bias)
         P->vec->add(v, v, bias, NULL, hd);
     const int pos = P->pos0 + t;
-    if (which < 2 && hp->rope_style != CF_ROPE_NONE) {
+    if (which < 2 && hp->qk_norm == CF_QK_NORM_HEAD)
+        P->vec->rmsnorm(v, v, (which == 0 ? L->q_norm : L->k_norm)->data, hd, hp->norm_eps);
+    if (which < 2 && L->rope) {
         const size_t half = (size_t)hp->n_rot / 2;
-        cf_rope_apply(hp->rope_style, hp->n_rot, v, c->rope_cos + (size_t)pos * half,
-                      c->rope_sin + (size_t)pos * half);
+        const int tab = cf_rope_table(hp, L);
+        cf_rope_apply(hp->rope_style, hp->n_rot, v, c->rope_cos[tab] + (size_t)pos * half,
+                      c->rope_sin[tab] + (size_t)pos * half);
     }
+    if (which == 0 && hp->q_scale != 1.0f)
+        for (int i = 0; i < hd; i++)
+            v[i] *= hp->q_scale;
     if (which == 1)
         cf_kv_put_k(&c->kv, l, h, pos, v);
     else if (which == 2)
@@ -294,7 +326,8 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
 }
 
 /* Q, K and V rows in units of whole heads (whole 16-row panels too), each
- * finished by the thread that computed it. */
+ * finished by the thread that computed it; a norm over the whole q or k
+ * projection makes each of them one unit. */
 static void qkv_phase(thr *T, const cf_layer *L, int l)
 {
     const pass *P = T->P;
@@ -305,6 +338,9 @@ static void qkv_phase(thr *T, const cf_layer *L, int l)
     int per = (all + 2 * T->nth - 1) / (2 * T->nth); /* heads per unit: two units per thread */
     while ((per * hd) % 16)
         per++;
+    const bool full_norm = hp->qk_norm == CF_QK_NORM_FULL;
+    if (full_norm)
+        per = hp->n_head;
     const int count[3] = {hp->n_head, hp->n_head_kv, hp->n_head_kv};
     const int units[3] = {(count[0] + per - 1) / per, (count[1] + per - 1) / per,
                           (count[2] + per - 1) / per};
@@ -319,16 +355,23 @@ static void qkv_phase(thr *T, const cf_layer *L, int l)
         const int64_t row0 = (L->wqkv ? base[which] : 0) + (int64_t)h0 * hd;
         mm(w, row0, (int64_t)(h1 - h0) * hd, act(T, L->wqkv ? 0 : cf_xq_index(ws, which), 0),
            c->xq_stride, P->n, c->qkv + base[which] + (int64_t)h0 * hd, c->qkv_stride);
+        if (full_norm && which < 2)
+            for (int t = 0; t < P->n; t++) {
+                float *v = c->qkv + (size_t)t * c->qkv_stride + base[which];
+                P->vec->rmsnorm(v, v, (which == 0 ? L->q_norm : L->k_norm)->data, count[which] * hd,
+                                hp->norm_eps);
+            }
         for (int t = 0; t < P->n; t++)
             for (int h = h0; h < h1; h++)
                 finish_head(T, L, l, which, h, t);
     }
 }
 
-/* Cache positions [first, last] a query at pos attends to, in chunks. */
-static void attn_span(const cf_hparams *hp, int pos, int *first, int *c0, int *c1)
+/* Cache positions [first, last] a query at pos attends to, in chunks: a
+ * sliding layer masks keys n_swa or more positions back, as llama.cpp. */
+static void attn_span(const cf_hparams *hp, const cf_layer *L, int pos, int *first, int *c0, int *c1)
 {
-    *first = hp->n_swa > 0 && pos - hp->n_swa + 1 > 0 ? pos - hp->n_swa + 1 : 0;
+    *first = L->swa && pos - hp->n_swa + 1 > 0 ? pos - hp->n_swa + 1 : 0;
     *c0 = *first / CF_ATTN_CHUNK;
     *c1 = pos / CF_ATTN_CHUNK;
 }
@@ -342,13 +385,20 @@ static void attn_unit(const thr *T, int l, int t, int g, int c, void *part, size
     const cf_hparams *hp = P->hp;
     const int hd = hp->head_dim, G = hp->n_head / hp->n_head_kv, pos = P->pos0 + t;
     int first, c0, c1;
-    attn_span(hp, pos, &first, &c0, &c1);
+    attn_span(hp, &P->m->layers[l], pos, &first, &c0, &c1);
     const int lo = c * CF_ATTN_CHUNK > first ? c * CF_ATTN_CHUNK : first;
     const int hi = (c + 1) * CF_ATTN_CHUNK < pos + 1 ? (c + 1) * CF_ATTN_CHUNK : pos + 1;
     const float *q = ctx->qkv + (size_t)t * ctx->qkv_stride + (size_t)g * G * hd;
     P->vec->attn_chunk(G, hd, q, (size_t)hd, cf_kv_kblock(&ctx->kv, l, g, lo / CF_KV_BLOCK),
                        lo % CF_KV_BLOCK, cf_kv_v(&ctx->kv, l, g, lo), ctx->kv.type == CF_KV_F16,
-                       hi - lo, 1.0f / sqrtf((float)hd), T->b->scores, part, part_stride);
+                       hi - lo, hp->kq_scale, T->b->scores, part, part_stride);
+}
+
+/* Query head h's sink score in layer l, -INFINITY without sinks. */
+static float sink(const thr *T, int l, int h)
+{
+    cf_weight s = T->P->m->layers[l].attn_sinks;
+    return s ? ((const float *)s->data)[h] : -INFINITY;
 }
 
 /* One token: units are (KV head, chunk) so that long contexts split over
@@ -361,7 +411,7 @@ static void attention_one(thr *T, int l)
     const int hd = hp->head_dim, G = hp->n_head / hp->n_head_kv, phase = T->phase++;
     const size_t pb = c->part_bytes, head_stride = (size_t)c->max_chunks * pb;
     int first, c0, c1;
-    attn_span(hp, P->pos0, &first, &c0, &c1);
+    attn_span(hp, &P->m->layers[l], P->pos0, &first, &c0, &c1);
     const int nc = c1 - c0 + 1;
     for (int u; (u = grab(T, phase)) < hp->n_head_kv * nc;) {
         const int g = u / nc, ci = u % nc;
@@ -370,7 +420,7 @@ static void attention_one(thr *T, int l)
     }
     sync_all(T);
     for (int h = 0; h < hp->n_head; h++)
-        P->vec->attn_merge(hd, (char *)c->part + (size_t)h * head_stride, pb, nc,
+        P->vec->attn_merge(hd, (char *)c->part + (size_t)h * head_stride, pb, nc, sink(T, l, h),
                            T->b->row + (size_t)h * hd);
 }
 
@@ -387,12 +437,13 @@ static void attention_batch(thr *T, int l)
     for (int u; (u = grab(T, phase)) < P->n;) {
         const int t = P->n - 1 - u;
         int first, c0, c1;
-        attn_span(hp, P->pos0 + t, &first, &c0, &c1);
+        attn_span(hp, &P->m->layers[l], P->pos0 + t, &first, &c0, &c1);
         for (int g = 0; g < hp->n_head_kv; g++) {
             for (int ci = 0; ci <= c1 - c0; ci++)
                 attn_unit(T, l, t, g, c0 + ci, (char *)T->b->part + (size_t)ci * pb, head_stride);
             for (int j = 0; j < G; j++)
                 P->vec->attn_merge(hd, (char *)T->b->part + (size_t)j * head_stride, pb, c1 - c0 + 1,
+                                   sink(T, l, g * G + j),
                                    T->b->row + (size_t)(g * G + j) * hd);
         }
         round_row(T, wo, T->b->row, t);
@@ -403,14 +454,14 @@ static void attention_batch(thr *T, int l)
 /* ---- feed-forward block ---------------------------------------------------- */
 
 /* gate and up rows in chunks; each thread turns its chunk into
- * silu(gate) * up (gpt2: gelu(up + b)) in c->ff. */
+ * act(gate) * up (gpt2: gelu(up + b)) in c->ff. */
 static void ffn_phase(thr *T, const cf_layer *L)
 {
     const pass *P = T->P;
     cf_ctx *c = P->c;
     const int64_t F = P->hp->n_ff;
     const int n = P->n, phase = T->phase++;
-    const bool phi3 = P->hp->arch == CF_ARCH_PHI3, gpt2 = P->hp->arch == CF_ARCH_GPT2;
+    const bool gpt2 = P->hp->ffn == CF_FFN_GELU, fused = !gpt2 && !L->w_gate;
     cf_weight qkv[3], ws[3];
     cf_layer_groups(L, qkv, ws);
     const size_t rb = cf_row_bytes(ws[0]->type, ws[0]->ne[0]) * (gpt2 ? 1 : 2);
@@ -429,26 +480,211 @@ static void ffn_phase(thr *T, const cf_layer *L)
             continue;
         }
         mm(ws[0], a, nr, act(T, 0, 0), c->xq_stride, n, g, (size_t)F);
-        mm(phi3 ? L->w_up : ws[1], phi3 ? F + a : a, nr, act(T, phi3 ? 0 : cf_xq_index(ws, 1), 0),
+        mm(fused ? L->w_up : ws[1], fused ? F + a : a, nr, act(T, fused ? 0 : cf_xq_index(ws, 1), 0),
            c->xq_stride, n, up, (size_t)nr);
-        for (int t = 0; t < n; t++)
-            P->vec->silu_mul(g + (size_t)t * F, up + (size_t)t * nr, (int)nr);
+        for (int t = 0; t < n; t++) {
+            float *gt = g + (size_t)t * F, *ut = up + (size_t)t * nr;
+            if (P->hp->ffn == CF_FFN_GEGLU)
+                for (int64_t i = 0; i < nr; i++)
+                    gt[i] = cf_gelu(gt[i]) * ut[i];
+            else
+                P->vec->silu_mul(gt, ut, (int)nr);
+        }
     }
+}
+
+/* ---- short convolution ----------------------------------------------------- */
+
+/* lfm2's mixer: [B | C | X] = in_proj h; u = B * X; c[t] = sum_k w[k] u[t -
+ * K + 1 + k] over the last K inputs (the layer's state holds the K - 1
+ * before this batch); out_proj (C * c).  Time runs in order within each
+ * channel, so threads take channels. */
+static void conv_phase(thr *T, const cf_layer *L, int l)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const int E = P->hp->n_embd, K = P->hp->conv_kernel, n = P->n;
+    matmul_phase(T, L->conv_in, act(T, 0, 0), n, c->qkv, c->qkv_stride);
+    sync_all(T);
+    float *state = c->rs + c->rs_off[l]; /* K - 1 rows of E, oldest first */
+    const float *w = L->conv_w->data;
+    int i0, i1;
+    split(E, T->ith, T->nth, &i0, &i1);
+    for (int ch = i0; ch < i1; ch++) {
+        float win[16]; /* the last K inputs of this channel */
+        for (int k = 0; k < K - 1; k++)
+            win[k] = state[(size_t)k * E + ch];
+        for (int t = 0; t < n; t++) {
+            const float *row = c->qkv + (size_t)t * c->qkv_stride;
+            win[K - 1] = row[ch] * row[2 * E + ch];
+            float sum = 0.0f;
+            for (int k = 0; k < K; k++)
+                sum += win[k] * w[(size_t)ch * K + k];
+            c->ff[(size_t)t * E + ch] = row[E + ch] * sum;
+            for (int k = 0; k < K - 1; k++)
+                win[k] = win[k + 1];
+        }
+        for (int k = 0; k < K - 1; k++)
+            state[(size_t)k * E + ch] = win[k];
+    }
+    sync_all(T);
+    round_phase(T, L->conv_out, c->ff, (size_t)E);
+    matmul_phase(T, L->conv_out, act(T, 0, 0), n, c->tmp, (size_t)E);
+    sync_all(T);
+}
+
+/* ---- mixture of experts ---------------------------------------------------- */
+
+/* Route every token (the router's logits are in c->moe_logits) and group
+ * the (token, expert) pairs by expert, tokens in increasing order within
+ * an expert; a batch's inputs are gathered into pair rows so that each
+ * expert runs one matmul over its tokens.  One thread plans: it is a few
+ * hundred comparisons per token. */
+static void moe_plan(thr *T, cf_weight const ff[3])
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int n = P->n, X = hp->n_expert, k = hp->n_expert_used;
+    if (T->ith == 0) {
+        memset(c->moe_off, 0, (size_t)(X + 1) * sizeof *c->moe_off);
+        for (int t = 0; t < n; t++) {
+            cf_moe_route(hp, c->moe_logits + (size_t)t * X, c->moe_sel + (size_t)t * k,
+                         c->moe_w + (size_t)t * k);
+            for (int j = 0; j < k; j++)
+                c->moe_off[c->moe_sel[t * k + j] + 1]++;
+        }
+        c->moe_n_used = c->moe_max_pairs = 0;
+        for (int e = 0; e < X; e++) {
+            const int cnt = c->moe_off[e + 1];
+            if (cnt)
+                c->moe_used[c->moe_n_used++] = e;
+            c->moe_max_pairs = cnt > c->moe_max_pairs ? cnt : c->moe_max_pairs;
+            c->moe_off[e + 1] += c->moe_off[e];
+        }
+        int32_t next[CF_MAX_EXPERTS];
+        memcpy(next, c->moe_off, (size_t)X * sizeof *next);
+        const uint8_t *xin = c->xq[cf_xq_index(ff, 1)];
+        for (int t = 0; t < n; t++)
+            for (int j = 0; j < k; j++) {
+                const int p = next[c->moe_sel[t * k + j]]++;
+                c->moe_slot[t * k + j] = p;
+                if (!P->one)
+                    memcpy(c->moe_x + (size_t)p * c->xq_stride, xin + (size_t)t * c->xq_stride,
+                           c->xq_stride);
+            }
+    }
+    sync_all(T);
+}
+
+/* The experts' input rows: a batch's gathered pairs, or a single token's
+ * own rounded row. */
+static const uint8_t *moe_input(const thr *T, cf_weight const ff[3], int e)
+{
+    const cf_ctx *c = T->P->c;
+    return T->P->one ? act(T, cf_xq_index(ff, 1), 0) : c->moe_x + (size_t)c->moe_off[e] * c->xq_stride;
+}
+
+/* The used experts' rows (`width` each) are shared out as one stack; the
+ * part of stacked rows [v, end) inside one expert: *e, its first row *r,
+ * and the count. */
+static int64_t expert_span(const cf_ctx *c, int64_t width, int64_t v, int64_t end, int *e, int64_t *r)
+{
+    *e = c->moe_used[v / width];
+    *r = v % width;
+    return width - *r < end - v ? width - *r : end - v;
+}
+
+/* act(gate) * up of every pair, in row pieces of the used experts. */
+static void moe_up_phase(thr *T, const cf_layer *L, cf_weight const ff[3])
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const int64_t F = P->hp->n_ff_exp;
+    const int phase = T->phase++;
+    const size_t rb = 2 * cf_row_bytes(L->moe_gate->type, L->moe_gate->ne[0]);
+    const int64_t cap = (int64_t)(c->tile_cap / (size_t)c->moe_max_pairs) & ~(int64_t)15;
+    const int64_t piece = piece_rows(rb, cap); /* tile_cap >= 64 rows of a batch */
+    int64_t v0, nv;
+    while ((nv = grab_rows(T, phase, (int64_t)c->moe_n_used * F, piece, &v0)) > 0)
+        for (int64_t v = v0, r, cnt; v < v0 + nv; v += cnt) {
+            int e;
+            cnt = expert_span(c, F, v, v0 + nv, &e, &r);
+            const int p0 = c->moe_off[e], np = c->moe_off[e + 1] - p0;
+            const uint8_t *x = moe_input(T, ff, e);
+            float *g = c->moe_ff + (size_t)p0 * F + r, *up = T->b->tile;
+            mm(L->moe_gate, e * F + r, cnt, x, c->xq_stride, np, g, (size_t)F);
+            mm(L->moe_up, e * F + r, cnt, x, c->xq_stride, np, up, (size_t)cnt);
+            for (int i = 0; i < np; i++) {
+                float *gi = g + (size_t)i * F, *ui = up + (size_t)i * cnt;
+                if (L->moe_gate_b) {
+                    P->vec->add(gi, gi, (const float *)L->moe_gate_b->data + e * F + r, NULL, (int)cnt);
+                    P->vec->add(ui, ui, (const float *)L->moe_up_b->data + e * F + r, NULL, (int)cnt);
+                }
+                if (P->hp->ffn == CF_FFN_SWIGLU_OAI)
+                    cf_swiglu_oai(gi, ui, (int)cnt);
+                else
+                    P->vec->silu_mul(gi, ui, (int)cnt);
+            }
+        }
+}
+
+/* The pairs' down projections, then each token's weighted sum of its
+ * experts' outputs (best first, as llama.cpp adds them) into c->tmp. */
+static void moe_down_phase(thr *T, const cf_layer *L)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int64_t F = hp->n_ff_exp, E = hp->n_embd;
+    const int k = hp->n_expert_used, pairs = P->n * k;
+    int p0, p1;
+    split(pairs, T->ith, T->nth, &p0, &p1);
+    for (int p = p0; p < p1; p++)
+        cf_quantize_row(cf_vec_dot_type(L->moe_down->type), c->moe_ff + (size_t)p * F,
+                        c->moe_xd + (size_t)p * c->xq_stride, F);
+    sync_all(T);
+
+    const int phase = T->phase++;
+    const int64_t piece = piece_rows(cf_row_bytes(L->moe_down->type, F), 0);
+    int64_t v0, nv;
+    while ((nv = grab_rows(T, phase, (int64_t)c->moe_n_used * E, piece, &v0)) > 0)
+        for (int64_t v = v0, r, cnt; v < v0 + nv; v += cnt) {
+            int e;
+            cnt = expert_span(c, E, v, v0 + nv, &e, &r);
+            const int q0 = c->moe_off[e], nq = c->moe_off[e + 1] - q0;
+            float *o = c->moe_out + (size_t)q0 * E + r;
+            mm(L->moe_down, e * E + r, cnt, c->moe_xd + (size_t)q0 * c->xq_stride, c->xq_stride, nq, o,
+               (size_t)E);
+            for (int q = 0; L->moe_down_b && q < nq; q++)
+                P->vec->add(o + (size_t)q * E, o + (size_t)q * E,
+                            (const float *)L->moe_down_b->data + e * E + r, NULL, (int)cnt);
+        }
+    sync_all(T);
+
+    int i0, i1;
+    split((int)E, T->ith, T->nth, &i0, &i1);
+    for (int t = 0; t < P->n; t++) {
+        float *y = c->tmp + (size_t)t * E;
+        for (int j = 0; j < k; j++) {
+            const float w = c->moe_w[t * k + j];
+            const float *o = c->moe_out + (size_t)c->moe_slot[t * k + j] * E;
+            for (int i = i0; i < i1; i++) {
+                const float wo = o[i] * w;
+                y[i] = j ? y[i] + wo : wo;
+            }
+        }
+    }
+    sync_all(T);
 }
 
 /* ---- the pass -------------------------------------------------------------- */
 
-static void layer(thr *T, int l)
+/* The attention block, from the rounded normalised input to the output
+ * projection's result in c->tmp. */
+static void attention_block(thr *T, const cf_layer *L, int l)
 {
     const pass *P = T->P;
-    cf_ctx *c = P->c;
-    const cf_layer *L = &P->m->layers[l];
-    const int n = P->n, E = P->hp->n_embd;
-    cf_weight qkv[3], ff[3];
-    cf_layer_groups(L, qkv, ff);
-
-    norm_phase(T, 0, n, l > 0, l > 0 ? P->m->layers[l - 1].b_down : NULL, L->attn_norm,
-               L->attn_norm_b, qkv);
     qkv_phase(T, L, l);
     sync_all(T);
     if (P->one) {
@@ -458,14 +694,60 @@ static void layer(thr *T, int l)
     } else {
         attention_batch(T, l);
     }
-    matmul_phase(T, L->wo, act(T, 0, 0), n, c->tmp, (size_t)E);
+    matmul_phase(T, L->wo, act(T, 0, 0), P->n, P->c->tmp, (size_t)P->hp->n_embd);
     sync_all(T);
-    norm_phase(T, 0, n, true, L->bo, L->ffn_norm, L->ffn_norm_b, ff);
+}
+
+/* The mixture of experts, from the rounded normalised input to c->tmp. */
+static void moe_block(thr *T, const cf_layer *L, cf_weight const ff[3])
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const int X = P->hp->n_expert;
+    matmul_phase(T, L->moe_router, act(T, 0, 0), P->n, c->moe_logits, (size_t)X);
+    sync_all(T);
+    if (L->moe_router_b && T->ith == 0) /* moe_plan runs on thread 0 too */
+        for (int t = 0; t < P->n; t++)
+            P->vec->add(c->moe_logits + (size_t)t * X, c->moe_logits + (size_t)t * X,
+                        L->moe_router_b->data, NULL, X);
+    moe_plan(T, ff);
+    moe_up_phase(T, L, ff);
+    sync_all(T);
+    moe_down_phase(T, L);
+}
+
+/* The dense FFN, from the rounded normalised input to c->tmp. */
+static void ffn_block(thr *T, const cf_layer *L)
+{
+    const pass *P = T->P;
     ffn_phase(T, L);
     sync_all(T);
-    round_phase(T, L->w_down, c->ff, (size_t)P->hp->n_ff);
-    matmul_phase(T, L->w_down, act(T, 0, 0), n, c->tmp, (size_t)E);
+    round_phase(T, L->w_down, P->c->ff, (size_t)P->hp->n_ff);
+    matmul_phase(T, L->w_down, act(T, 0, 0), P->n, P->c->tmp, (size_t)P->hp->n_embd);
     sync_all(T);
+}
+
+static void layer(thr *T, int l)
+{
+    const pass *P = T->P;
+    const cf_layer *L = &P->m->layers[l];
+    const int n = P->n;
+    cf_weight qkv[3], ff[3];
+    cf_layer_groups(L, qkv, ff);
+
+    const cf_layer *prev = l > 0 ? &P->m->layers[l - 1] : NULL;
+    const block_out ffn_out = {prev ? prev->b_down : NULL, prev ? prev->post_ffn_norm : NULL};
+    const block_out attn_out = {L->bo, L->post_attn_norm};
+    norm_phase(T, 0, n, prev ? &ffn_out : NULL, L->attn_norm, L->attn_norm_b, qkv);
+    if (L->conv_in)
+        conv_phase(T, L, l);
+    else
+        attention_block(T, L, l);
+    norm_phase(T, 0, n, &attn_out, L->ffn_norm, L->ffn_norm_b, ff);
+    if (L->moe_router)
+        moe_block(T, L, ff);
+    else
+        ffn_block(T, L);
 }
 
 /* Final residual, norm and output projection for the rows that want
@@ -475,10 +757,20 @@ static void output(thr *T)
     const pass *P = T->P;
     const cf_model *m = P->m;
     const int first = P->all_logits ? 0 : P->n - 1, rows = P->n - first;
+    const cf_layer *last = &m->layers[P->hp->n_layer - 1];
+    const block_out ffn_out = {last->b_down, last->post_ffn_norm};
     cf_weight ws[3] = {m->output, NULL, NULL};
-    norm_phase(T, first, rows, true, m->layers[P->hp->n_layer - 1].b_down, m->out_norm,
-               m->out_norm_b, ws);
+    norm_phase(T, first, rows, &ffn_out, m->out_norm, m->out_norm_b, ws);
     matmul_phase(T, m->output, act(T, 0, first), rows, P->logits, (size_t)P->hp->n_vocab);
+    if (P->hp->logit_scale != 1.0f) {
+        const int V = P->hp->n_vocab;
+        int v0, v1;
+        sync_all(T);
+        split(V, T->ith, T->nth, &v0, &v1);
+        for (int r = 0; r < rows; r++)
+            for (int v = v0; v < v1; v++)
+                P->logits[(size_t)r * V + v] *= P->hp->logit_scale;
+    }
 }
 
 static void run_batch(const pass *P)
@@ -511,6 +803,14 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
         if (tokens[i] < 0 || tokens[i] >= hp->n_vocab)
             return cf_fail(err, "token id %d is outside the vocabulary (0..%d)", tokens[i],
                            hp->n_vocab - 1);
+    const int start = c->kv.n_past;
+    if (cf_rs_active(c)) {
+        /* a multi-token decode is a chat's turn boundary: the state before
+         * it and after it are where undo and the next turn go back to */
+        memmove(c->tokens + start, tokens, (size_t)n * sizeof *tokens);
+        if (n > 1)
+            cf_rs_checkpoint(c);
+    }
     for (int done = 0; done < n;) {
         const int nb = n - done < c->n_batch ? n - done : c->n_batch;
         const bool last_chunk = done + nb == n;
@@ -531,6 +831,16 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
         run_batch(&P);
         c->kv.n_past += nb;
         done += nb;
+        /* the last row tells: NaN anywhere upstream reaches every logit */
+        if (P.logits && !cf_all_finite(P.logits + (size_t)(P.all_logits ? nb - 1 : 0) * (size_t)hp->n_vocab,
+                                       hp->n_vocab)) {
+            c->kv.n_past -= done;
+            if (cf_rs_active(c))
+                cf_rs_rewind(c, start, NULL);
+            return cf_model_blame_nonfinite(c->m, err);
+        }
     }
+    if (cf_rs_active(c) && n > 1)
+        cf_rs_checkpoint(c);
     return 0;
 }

@@ -98,8 +98,26 @@ int cf_ctx_kv_truncate(cf_ctx *c, int n_keep, cf_err *err)
 {
     if (n_keep < 0 || n_keep > c->kv.n_past)
         return cf_fail(err, "cannot keep %d positions: the cache holds %d", n_keep, c->kv.n_past);
+    if (cf_rs_active(c) && n_keep < c->kv.n_past)
+        return cf_rs_rewind(c, n_keep, err);
     c->kv.n_past = n_keep;
     return 0;
+}
+
+/* A recurrent state cannot move: the kept tokens are evaluated again at
+ * their new positions, after going back to p0. */
+static int discard_recurrent(cf_ctx *c, int p0, int p1, cf_err *err)
+{
+    const int moved = c->kv.n_past - p1;
+    int32_t *keep = malloc(((size_t)moved + 1) * sizeof *keep);
+    if (!keep)
+        return cf_fail(err, "out of memory");
+    memcpy(keep, c->tokens + p1, (size_t)moved * sizeof *keep);
+    int rc = cf_rs_rewind(c, p0, err);
+    if (rc == 0 && moved > 0)
+        rc = cf_ctx_decode(c, keep, moved, NULL, false, err);
+    free(keep);
+    return rc;
 }
 
 int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
@@ -111,21 +129,27 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
     const int delta = p1 - p0, moved = kv->n_past - p1;
     if (delta == 0)
         return 0;
+    if (cf_rs_active(c))
+        return discard_recurrent(c, p0, p1, err);
     /* Rotating a key by -delta angles moves it from position p to p - delta:
      * RoPE at p is a rotation by p * theta_i, and rotations compose. */
-    float cos_t[512], sin_t[512], row[1024];
-    cf_rope_angles(hp, (float)-delta, cos_t, sin_t);
+    float cos_t[2][512], sin_t[2][512], row[1024];
+    for (int t = 0; t < (hp->rope_base_swa > 0 ? 2 : 1); t++)
+        cf_rope_angles(hp, t, (float)-delta, false, cos_t[t], sin_t[t]);
     const size_t row_bytes = (size_t)kv->head_dim * kv->elem;
-    for (int l = 0; l < kv->n_layer; l++)
+    for (int l = 0; l < kv->n_layer; l++) {
+        const cf_layer *L = &c->m->layers[l];
+        const int t = cf_rope_table(hp, L);
         for (int h = 0; h < kv->n_head_kv; h++) {
             memmove(cf_kv_v(kv, l, h, p0), cf_kv_v(kv, l, h, p1), (size_t)moved * row_bytes);
             for (int p = p0; p < p0 + moved; p++) {
                 cf_kv_get_k(kv, l, h, p + delta, row);
-                if (hp->rope_style != CF_ROPE_NONE)
-                    cf_rope_apply(hp->rope_style, hp->n_rot, row, cos_t, sin_t);
+                if (L->rope)
+                    cf_rope_apply(hp->rope_style, hp->n_rot, row, cos_t[t], sin_t[t]);
                 cf_kv_put_k(kv, l, h, p, row);
             }
         }
+    }
     kv->n_past -= delta;
     return 0;
 }
@@ -135,8 +159,11 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
 uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n)
 {
     const cf_kv *kv = &c->kv;
+    /* a recurrent model adds its state and the tokens that rebuild it */
+    const uint64_t rs = cf_rs_active(c) ? (uint64_t)n * sizeof(int32_t) + c->rs_floats * sizeof(float) : 0;
     return 2ull * (uint64_t)kv->n_layer * (uint64_t)kv->n_head_kv * (uint64_t)n *
-           (uint64_t)kv->head_dim * kv->elem;
+               (uint64_t)kv->head_dim * kv->elem +
+           rs;
 }
 
 /* Copy the keys of positions [0, n) of one head between the cache's
@@ -173,7 +200,7 @@ static void keys_io(const cf_kv *kv, int l, int h, int n, uint8_t *rows, bool sa
 int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err)
 {
     const cf_kv *kv = &c->kv;
-    if (n < 0 || n > kv->n_past || size < cf_ctx_kv_bytes(c, n))
+    if (n < 0 || n > kv->n_past || size < cf_ctx_kv_bytes(c, n) || (cf_rs_active(c) && n != kv->n_past))
         return cf_fail(err, "cannot save %d cache positions (%d held)", n, kv->n_past);
     uint8_t *out = dst;
     const size_t row = (size_t)kv->head_dim * kv->elem;
@@ -182,6 +209,10 @@ int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err
             keys_io(kv, l, h, n, out, true);
         for (int h = 0; h < kv->n_head_kv; h++, out += (size_t)n * row)
             memcpy(out, cf_kv_v(kv, l, h, 0), (size_t)n * row);
+    }
+    if (cf_rs_active(c)) {
+        memcpy(out, c->tokens, (size_t)n * sizeof *c->tokens);
+        memcpy(out + (size_t)n * sizeof *c->tokens, c->rs, c->rs_floats * sizeof *c->rs);
     }
     return 0;
 }
@@ -201,6 +232,12 @@ int cf_ctx_kv_load(cf_ctx *c, int n, const void *src, uint64_t size, cf_err *err
             keys_io(kv, l, h, n, (uint8_t *)in, false);
         for (int h = 0; h < kv->n_head_kv; h++, in += (size_t)n * row)
             memcpy(cf_kv_v(kv, l, h, 0), in, (size_t)n * row);
+    }
+    if (cf_rs_active(c)) {
+        memcpy(c->tokens, in, (size_t)n * sizeof *c->tokens);
+        memcpy(c->rs, in + (size_t)n * sizeof *c->tokens, c->rs_floats * sizeof *c->rs);
+        while (c->n_ckpt) /* they belonged to the state replaced */
+            free(c->ckpt[--c->n_ckpt].state);
     }
     kv->n_past = n;
     return 0;

@@ -1,7 +1,7 @@
 /* mkmodel's tensor plan: which tensors a shape has, in file order, and the
- * type llama-quantize (b4748, llama_tensor_get_type without --pure; the
- * IQ3 file types as its src/llama-quant.cpp of 2026, without an importance
- * matrix) would give each for a file type. */
+ * type llama-quantize (b4748, llama_tensor_get_type; IQ2_M and the IQ3
+ * file types as its src/llama-quant.cpp of 2026, without an importance
+ * matrix) would give each for a file type, with or without --pure. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +20,17 @@ static const struct {
     [CF_MK_Q4_0] = {"Q4_0", CF_TYPE_Q4_0},   [CF_MK_Q4_1] = {"Q4_1", CF_TYPE_Q4_1},
     [CF_MK_Q5_0] = {"Q5_0", CF_TYPE_Q5_0},   [CF_MK_Q5_1] = {"Q5_1", CF_TYPE_Q5_1},
     [CF_MK_Q6_K] = {"Q6_K", CF_TYPE_Q6_K},   [CF_MK_Q4_K_M] = {"Q4_K_M", CF_TYPE_Q4_K},
+    [CF_MK_IQ2_M] = {"IQ2_M", CF_TYPE_IQ2_S}, [CF_MK_IQ2_XXS] = {"IQ2_XXS", CF_TYPE_IQ2_XXS},
+    [CF_MK_IQ2_XS] = {"IQ2_XS", CF_TYPE_IQ2_XS}, [CF_MK_IQ2_S] = {"IQ2_S", CF_TYPE_IQ2_XS},
+    [CF_MK_IQ1_S] = {"IQ1_S", CF_TYPE_IQ1_S}, [CF_MK_IQ1_M] = {"IQ1_M", CF_TYPE_IQ1_M},
     [CF_MK_IQ3_XXS] = {"IQ3_XXS", CF_TYPE_IQ3_XXS, true},
     [CF_MK_IQ3_S] = {"IQ3_S", CF_TYPE_IQ3_S, true},
     [CF_MK_IQ3_M] = {"IQ3_M", CF_TYPE_IQ3_S},
     [CF_MK_IQ3_XS] = {"IQ3_XS", CF_TYPE_IQ3_S},
+    [CF_MK_IQ4_NL] = {"IQ4_NL", CF_TYPE_IQ4_NL, true},
+    [CF_MK_IQ4_XS] = {"IQ4_XS", CF_TYPE_IQ4_XS, true},
+    [CF_MK_MXFP4] = {"MXFP4", CF_TYPE_MXFP4, true},
+    [CF_MK_TQ2_0] = {"TQ2_0", CF_TYPE_TQ2_0, true},
 };
 
 int cf_mk_ftype_parse(const char *name)
@@ -41,7 +48,8 @@ const char *cf_mk_ftype_name(cf_mk_ftype ft)
 
 const char *cf_mk_ftype_list(void)
 {
-    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M, IQ3_XXS, IQ3_S, IQ3_M, IQ3_XS";
+    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M, IQ2_M, IQ3_XXS, IQ3_S, IQ3_M, IQ3_XS, "
+           "IQ4_NL, IQ4_XS, MXFP4, TQ2_0";
 }
 
 typedef enum kind {
@@ -72,19 +80,26 @@ static cf_type fall_back(cf_type t, int64_t ne0)
     if (ne0 % cf_type_get(t)->blck_size == 0)
         return t;
     switch (t) {
-    case CF_TYPE_IQ3_XXS:
-    case CF_TYPE_IQ3_S: t = CF_TYPE_IQ4_NL; break;
     case CF_TYPE_Q4_K: t = CF_TYPE_Q5_0; break;
     case CF_TYPE_Q5_K: t = CF_TYPE_Q5_1; break;
     case CF_TYPE_Q6_K: t = CF_TYPE_Q8_0; break;
+    case CF_TYPE_IQ2_XXS:
+    case CF_TYPE_IQ2_XS:
+    case CF_TYPE_IQ2_S:
+    case CF_TYPE_IQ1_S:
+    case CF_TYPE_IQ1_M:
+    case CF_TYPE_IQ3_XXS:
+    case CF_TYPE_IQ3_S:
+    case CF_TYPE_IQ4_XS: t = CF_TYPE_IQ4_NL; break;
+    case CF_TYPE_TQ2_0: t = CF_TYPE_Q4_0; break;
     default: break;
     }
     return ne0 % cf_type_get(t)->blck_size == 0 ? t : CF_TYPE_F16;
 }
 
-/* The IQ3 mixtures' choices for a llama-shaped model (no experts), one
- * per row; a type this build cannot compute yet still has its row, and
- * cf_mk_plan says so. */
+/* The mixtures' choices for a llama-shaped model (no experts): the first
+ * row that applies to a matrix gives its type (OUTPUT: the output matrix,
+ * token_embd when tied, whose rows are whole 256-blocks). */
 typedef enum when { ALL, FIRST_EIGHTH, MIDDLE, GQA4 } when;
 static const struct {
     cf_mk_ftype ft;
@@ -92,6 +107,11 @@ static const struct {
     when w;
     cf_type t;
 } mixture[] = {
+    {CF_MK_IQ2_M, OUTPUT, ALL, CF_TYPE_Q5_K},
+    {CF_MK_IQ2_M, EMBD, ALL, CF_TYPE_IQ3_S},
+    {CF_MK_IQ2_M, ATTN_V, GQA4, CF_TYPE_Q4_K},
+    {CF_MK_IQ2_M, ATTN_V, ALL, CF_TYPE_IQ3_S},
+    {CF_MK_IQ2_M, FFN_DOWN, FIRST_EIGHTH, CF_TYPE_IQ3_S},
     {CF_MK_IQ3_M, ATTN_V, ALL, CF_TYPE_Q4_K},
     {CF_MK_IQ3_M, ATTN_OUT, ALL, CF_TYPE_Q4_K},
     {CF_MK_IQ3_M, FFN_DOWN, FIRST_EIGHTH, CF_TYPE_Q4_K},
@@ -115,17 +135,17 @@ static cf_type mixed(cf_mk_ftype ft, kind k, int layer, const cf_mk_shape *s, cf
     return t;
 }
 
-static cf_type recipe(cf_mk_ftype ft, kind k, int layer, const cf_mk_shape *s, int64_t ne0)
+static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, int layer, int64_t ne0)
 {
     if (k == NORM || k == BIAS)
         return CF_TYPE_F32;
     cf_type t = ftypes[ft].base;
     if (t == CF_TYPE_F32 || t == CF_TYPE_F16 || t == CF_TYPE_BF16)
         return t;
-    if (ftypes[ft].pure)
+    if (pure || ftypes[ft].pure)
         return fall_back(t, ne0);
     if (k == OUTPUT || (s->tied && k == EMBD))
-        t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : CF_TYPE_Q6_K;
+        t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : mixed(ft, OUTPUT, layer, s, CF_TYPE_Q6_K);
     else if (ft == CF_MK_Q4_K_M && (k == ATTN_V || k == FFN_DOWN) && use_more_bits(layer, s->n_layer))
         t = CF_TYPE_Q6_K;
     else
@@ -136,6 +156,7 @@ static cf_type recipe(cf_mk_ftype ft, kind k, int layer, const cf_mk_shape *s, i
 typedef struct planner {
     const cf_mk_shape *s;
     cf_mk_ftype ft;
+    bool pure;
     cf_mk_tensor *t;
     int n;
 } planner;
@@ -151,12 +172,29 @@ static void add(planner *p, kind k, int layer, const char *what, int64_t ne0, in
     t->n_dims = ne1 > 1 ? 2 : 1;
     t->ne[0] = ne0;
     t->ne[1] = ne1;
-    t->type = recipe(p->ft, k, layer, p->s, ne0);
+    t->type = recipe(p->s, p->ft, p->pure, k, layer, ne0);
     t->init_mean = k == NORM ? 1.0f : 0.0f;
     t->init_std = k == NORM || k == BIAS ? 0.1f : 1.0f / sqrtf((float)ne0);
 }
 
-int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, int n_vocab, cf_mk_tensor **out, int *n,
+/* One line on the first tensor whose type confab cannot write. */
+static int check_writable(const cf_mk_tensor *t, int n, cf_mk_ftype ft, cf_err *err)
+{
+    float zero[256] = {0};
+    unsigned char block[1024];
+    for (int i = 0; i < n; i++) {
+        const cf_type ty = t[i].type;
+        if (cf_type_needs_imatrix(ty))
+            return cf_fail(err, "%s needs an importance matrix (%s tensors), which confab does not compute",
+                           cf_mk_ftype_name(ft), cf_type_name(ty));
+        if (cf_quantize_row(ty, zero, block, cf_type_get(ty)->blck_size) != 0)
+            return cf_fail(err, "%s puts %s in %s, which confab cannot quantize", cf_mk_ftype_name(ft), t[i].name,
+                           cf_type_name(ty));
+    }
+    return 0;
+}
+
+int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, int n_vocab, cf_mk_tensor **out, int *n,
                cf_err *err)
 {
     *out = NULL;
@@ -170,7 +208,7 @@ int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, int n_vocab, cf_mk_tensor *
     const int64_t E = s->n_embd, F = s->n_ff, hd = s->n_embd / s->n_head;
     const int64_t KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
     const bool bias = s->arch == CF_ARCH_QWEN2;
-    planner p = {s, ft, calloc((size_t)s->n_layer * 13 + 3, sizeof *p.t), 0};
+    planner p = {s, ft, pure, calloc((size_t)s->n_layer * 13 + 3, sizeof *p.t), 0};
     if (!p.t)
         return cf_fail(err, "out of memory");
     add(&p, EMBD, -1, "token_embd.weight", E, n_vocab);
@@ -194,13 +232,10 @@ int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, int n_vocab, cf_mk_tensor *
     add(&p, NORM, -1, "output_norm.weight", E, 1);
     if (!s->tied)
         add(&p, OUTPUT, -1, "output.weight", E, n_vocab);
-    for (int i = 0; i < p.n; i++)
-        if (!cf_type_get(p.t[i].type)->computable) {
-            cf_fail(err, "%s: %s (rows of %lld) would be %s, which confab cannot compute yet", ftypes[ft].name,
-                    p.t[i].name, (long long)p.t[i].ne[0], cf_type_name(p.t[i].type));
-            free(p.t);
-            return -1;
-        }
+    if (check_writable(p.t, p.n, ft, err) != 0) {
+        free(p.t);
+        return -1;
+    }
     *out = p.t;
     *n = p.n;
     return 0;

@@ -8,14 +8,35 @@
 
 typedef const cf_gguf_tensor *cf_weight;
 
+/* Checkpoints of a recurrent state a context keeps (the newest). */
+#define CF_MAX_CKPT 8
+
+/* The most experts a MoE layer may have (Qwen3-235B has 128, DeepSeek 256). */
+#define CF_MAX_EXPERTS 512
+
+/* A layer's tensors (absent ones NULL) and its part of the recipe. */
 typedef struct cf_layer {
-    cf_weight attn_norm, attn_norm_b;
+    cf_weight attn_norm, attn_norm_b; /* pre-norms; NULL: the block reads x itself (olmo2) */
     cf_weight wq, wk, wv, wqkv; /* wqkv: fused Q|K|V rows (phi3, gpt2) */
     cf_weight bq, bk, bv, bqkv;
+    cf_weight q_norm, k_norm; /* hp->qk_norm says over what */
     cf_weight wo, bo;
+    cf_weight post_attn_norm; /* norms of a block's output before the residual add */
     cf_weight ffn_norm, ffn_norm_b;
     cf_weight w_gate, w_up, w_down; /* phi3: w_up holds gate|up rows, w_gate NULL */
     cf_weight b_up, b_down;
+    cf_weight post_ffn_norm;
+    /* mixture of experts: the router and the experts' stacked matrices
+     * (expert e is the e-th slab of rows) */
+    cf_weight moe_router, moe_router_b;
+    cf_weight moe_gate, moe_up, moe_down;
+    cf_weight moe_gate_b, moe_up_b, moe_down_b; /* one row of biases per expert */
+    cf_weight attn_sinks; /* one score per query head (gpt-oss) */
+    /* a gated short convolution in place of attention (lfm2): in_proj
+     * gives B, C and X; out_proj reads C * conv(B * X) */
+    cf_weight conv_in, conv_w, conv_out;
+    bool swa;  /* attends to the last hp->n_swa positions only */
+    bool rope; /* false: no positions at all (smollm3's NoPE layers) */
 } cf_layer;
 
 struct cf_model {
@@ -77,8 +98,35 @@ struct cf_ctx {
     void *part;
     int max_chunks;
     size_t part_bytes;
-    /* RoPE's cos and sin of every position: n_ctx x n_rot/2 */
-    float *rope_cos, *rope_sin;
+    /* RoPE's cos and sin of every position: n_ctx x n_rot/2, for the main
+     * base and (when the sliding layers have their own) theirs */
+    float *rope_cos[2], *rope_sin[2];
+    /* mixture of experts: a batch's n * k (token, expert) pairs grouped by
+     * expert, pairs [moe_off[e], moe_off[e + 1]) going to expert e */
+    float *moe_logits; /* n x n_expert router outputs */
+    int32_t *moe_sel;  /* n x k chosen experts, best first */
+    float *moe_w;      /* n x k their weights */
+    int32_t *moe_off;  /* n_expert + 1 */
+    int32_t *moe_used; /* the experts with pairs, in increasing order */
+    int moe_n_used, moe_max_pairs;
+    int32_t *moe_slot; /* n x k: the pair of each choice */
+    uint8_t *moe_x;    /* pair rows: the experts' input, gathered (batches) */
+    float *moe_ff;     /* pair rows: act(gate) * up, n_ff_exp wide */
+    uint8_t *moe_xd;   /* pair rows: moe_ff rounded for the down matrices */
+    float *moe_out;    /* pair rows: the experts' outputs */
+    /* recurrent layers: their state after the last cached position (rs,
+     * rs_floats in all, layer l's at rs_off[l]), the tokens of the cached
+     * positions (to re-evaluate from a checkpoint), and checkpoints of the
+     * state at earlier positions, oldest first */
+    float *rs;
+    size_t rs_floats;
+    size_t *rs_off;
+    int32_t *tokens;
+    struct cf_ckpt {
+        int pos;
+        float *state;
+    } ckpt[CF_MAX_CKPT];
+    int n_ckpt;
     /* work counters of one pass, one per dynamically shared phase, and
      * each thread's share of a phase's rows (n_work x n_threads words,
      * CF_SHARE_STRIDE apart so that shares never share a cache line) */
@@ -98,12 +146,47 @@ int cf_xq_index(cf_weight const ws[3], int i);
 
 /* ---- ops (ops.c) ---------------------------------------------------------- */
 void cf_layernorm(float *y, const float *x, const float *w, const float *b, int n, float eps);
-/* GELU (tanh form) as llama.cpp computes it: through F16 in and out. */
+/* GELU (tanh form) as llama.cpp computes it: through F16 in and out, from a
+ * table that cf_gelu_init fills once (any thread may call it, any time). */
+void cf_gelu_init(void);
 float cf_gelu(float x);
+/* gpt-oss's clamped SwiGLU, as ggml's swiglu_oai: with x = min(g, 7) and
+ * y = clamp(u, -7, 7), g = x * sigmoid(1.702 x) * (y + 1). */
+void cf_swiglu_oai(float *g, const float *u, int n);
+
+/* ---- mixture-of-experts routing (moe.c) ------------------------------------ */
+/* The experts a token uses and their weights, from the router's logits
+ * (n_expert of them), as llama.cpp's build_moe_ffn computes them: sel[0..k)
+ * in decreasing order of preference, w[0..k). */
+void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float *w);
+
+/* ---- recurrent state (recurrent.c) ----------------------------------------- */
+/* Size and allocate the state of the model's recurrent layers (none: no-op). */
+int cf_rs_init(cf_ctx *c);
+void cf_rs_free(cf_ctx *c);
+/* Whether the model has recurrent layers. */
+bool cf_rs_active(const cf_ctx *c);
+/* Keep the state at the current position as a checkpoint. */
+void cf_rs_checkpoint(cf_ctx *c);
+/* Go back to n_keep positions: the newest checkpoint at or before it (or
+ * the empty state), then the recorded tokens from there again. */
+int cf_rs_rewind(cf_ctx *c, int n_keep, cf_err *err);
+
+/* ---- non-finite values (finite.c) ------------------------------------------ */
+bool cf_all_finite(const float *x, int64_t n);
+/* The model error naming the first tensor with a NaN or Inf (or saying the
+ * weights are finite); always returns -1. */
+int cf_model_blame_nonfinite(const cf_model *m, cf_err *err);
 
 /* ---- rope (rope.c) --------------------------------------------------------- */
-/* cos/sin of each rotated pair at position pos (n_rot/2 values each). */
-void cf_rope_angles(const cf_hparams *hp, float pos, float *cos_out, float *sin_out);
+/* Which angles a layer rotates by: 0 the model's, 1 the sliding layers' own
+ * base (gemma3). */
+int cf_rope_table(const cf_hparams *hp, const cf_layer *L);
+/* cos/sin of each rotated pair of a table at position pos (n_rot/2 values
+ * each); magnitude: times YaRN's magnitude correction (false: a pure
+ * rotation, for moving cached keys). */
+void cf_rope_angles(const cf_hparams *hp, int table, float pos, bool magnitude, float *cos_out,
+                    float *sin_out);
 /* Rotate the first n_rot dims of one head vector. */
 void cf_rope_apply(cf_rope_style style, int n_rot, float *v, const float *cos_t, const float *sin_t);
 

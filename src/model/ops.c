@@ -1,6 +1,7 @@
 /* Element-wise and row ops of the forward pass, written to follow
  * llama.cpp's CPU numerics (sums in double where ggml uses ggml_float). */
 #include <math.h>
+#include <pthread.h>
 
 #include "model_internal.h"
 
@@ -21,15 +22,42 @@ void cf_layernorm(float *y, const float *x, const float *w, const float *b, int 
         y[i] = (y[i] * scale) * w[i] + b[i];
 }
 
-float cf_gelu(float x)
+void cf_swiglu_oai(float *g, const float *u, int n)
+{
+    const float alpha = 1.702f, limit = 7.0f;
+    for (int i = 0; i < n; i++) {
+        const float x = g[i] < limit ? g[i] : limit;
+        const float y = u[i] < -limit ? -limit : u[i] > limit ? limit : u[i];
+        g[i] = x / (1.0f + expf(alpha * -x)) * (y + 1.0f);
+    }
+}
+
+/* GELU of every F16 value, as ggml tabulates it: the forward pass looks
+ * values up instead of calling tanhf (gemma3 runs it on every FFN row). */
+static float gelu_table[1 << 16];
+static pthread_once_t gelu_once = PTHREAD_ONCE_INIT;
+
+static void gelu_fill(void)
 {
     const float sqrt_2_over_pi = 0.79788456080286535587989211986876f;
     const float coef_a = 0.044715f;
+    for (uint32_t i = 0; i < 1u << 16; i++) {
+        const float h = cf_f16_to_f32((uint16_t)i);
+        const float g = 0.5f * h * (1.0f + tanhf(sqrt_2_over_pi * h * (1.0f + coef_a * h * h)));
+        gelu_table[i] = cf_f16_to_f32(cf_f32_to_f16(g));
+    }
+}
+
+void cf_gelu_init(void)
+{
+    pthread_once(&gelu_once, gelu_fill);
+}
+
+float cf_gelu(float x)
+{
     if (x <= -10.0f)
         return 0.0f;
     if (x >= 10.0f)
         return x;
-    const float h = cf_f16_to_f32(cf_f32_to_f16(x));
-    const float g = 0.5f * h * (1.0f + tanhf(sqrt_2_over_pi * h * (1.0f + coef_a * h * h)));
-    return cf_f16_to_f32(cf_f32_to_f16(g));
+    return gelu_table[cf_f32_to_f16(x)];
 }

@@ -32,8 +32,11 @@ typedef struct cf_vec_ops {
     void (*attn_chunk)(int n_q, int head_dim, const float *q, size_t q_stride, const void *kb,
                        int j0, const void *v, bool f16, int n, float scale, float *scores,
                        void *part, size_t part_bytes);
-    /* out = the attention output from n_parts partials (part_bytes apart). */
-    void (*attn_merge)(int head_dim, const void *parts, size_t part_bytes, int n_parts, float *out);
+    /* out = the attention output from n_parts partials (part_bytes apart);
+     * sink: a score that takes its share of the softmax but has no value
+     * (gpt-oss), -INFINITY for none. */
+    void (*attn_merge)(int head_dim, const void *parts, size_t part_bytes, int n_parts, float sink,
+                       float *out);
     /* g[i] = silu(g[i]) * u[i] */
     void (*silu_mul)(float *g, const float *u, int n);
     /* y[i] = x[i] + a[i] (+ b[i] when b is not NULL) */

@@ -95,7 +95,7 @@ int chat_stream(chat *c, const stream_hooks *h)
     }
     cf_session_end_reply(c->s, cut);
     if (rc < 0) {
-        note_error(c, CF_EXIT_ERROR);
+        note_error(c, cli_exit_for(&err));
         chat_say(c, OUT_ERROR, "%s", err.msg);
         return -1;
     }

@@ -13,7 +13,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: confab mkmodel (--shape NAME | --dims SPEC | both) --type TYPE -o FILE\n"
-            "                      [--vocab VOCAB.gguf] [--seed S] [-t N]\n"
+            "                      [--pure] [--vocab VOCAB.gguf] [--seed S] [-t N]\n"
             "\n"
             "Write a GGUF model with random weights (N(0, 1/fan_in) matrices, norms near 1)\n"
             "in the shape of a real model, quantized like llama-quantize does it.\n"
@@ -24,6 +24,9 @@ static void usage(FILE *f)
             "                 rope_base, eps, tied (0|1), name; without --shape, embd, layers,\n"
             "                 heads and ff are required (e.g. embd=256,layers=2,heads=4,ff=512)\n"
             "  --type TYPE    %s\n"
+            "  --pure         every matrix of TYPE's own type (llama-quantize --pure; IQ2_M:\n"
+            "                 IQ2_S, IQ3_M and IQ3_XS: IQ3_S), only row lengths its blocks do\n"
+            "                 not divide fall back\n"
             "  -o FILE        the file to write\n"
             "  --vocab FILE   copy the tokenizer.* keys of this GGUF (default:\n"
             "                 $CONFAB_SHARED or ../shared, vocab/ggml-vocab-llama-spm.gguf)\n"
@@ -38,7 +41,8 @@ int cmd_mkmodel(int argc, char **argv)
         {"shape", required_argument, 0, 'S'}, {"dims", required_argument, 0, 'D'},
         {"type", required_argument, 0, 'T'},  {"vocab", required_argument, 0, 'V'},
         {"seed", required_argument, 0, 's'},  {"threads", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0},
+        {"pure", no_argument, 0, 'P'},        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     const char *shape = NULL, *dims = NULL, *type = NULL, *vocab = NULL;
     cf_mk_params p = {.seed = 1};
@@ -52,6 +56,7 @@ int cmd_mkmodel(int argc, char **argv)
         case 'T': type = optarg; break;
         case 'V': vocab = optarg; break;
         case 'o': p.out_path = optarg; break;
+        case 'P': p.pure = true; break;
         case 's':
             if (!cli_parse_int("--seed", optarg, 0, INT64_MAX, &v))
                 return CF_EXIT_USAGE;
@@ -91,6 +96,14 @@ int cmd_mkmodel(int argc, char **argv)
         return CF_EXIT_USAGE;
     }
     p.ftype = (cf_mk_ftype)ft;
+    /* a type confab cannot write is refused before the vocabulary is read */
+    cf_mk_tensor *plan;
+    int n;
+    if (cf_mk_plan(&p.shape, p.ftype, p.pure, 1, &plan, &n, &err) != 0) {
+        cli_error("%s", err.msg);
+        return CF_EXIT_USAGE;
+    }
+    free(plan);
     char vocab_buf[4096];
     if (!vocab) {
         const char *shared = getenv("CONFAB_SHARED");

@@ -39,9 +39,9 @@ static inline void kt_fill_gauss(float *x, int64_t n, float sigma)
 static const cf_type kt_weight_types[] = {
     CF_TYPE_F32,  CF_TYPE_F16,  CF_TYPE_BF16, CF_TYPE_Q8_0, CF_TYPE_Q4_0,
     CF_TYPE_Q4_1, CF_TYPE_Q5_0, CF_TYPE_Q5_1, CF_TYPE_Q2_K, CF_TYPE_Q3_K,
-    CF_TYPE_Q4_K, CF_TYPE_Q5_K, CF_TYPE_Q6_K,
-    CF_TYPE_IQ3_XXS,
-    CF_TYPE_IQ3_S,
+    CF_TYPE_Q4_K, CF_TYPE_Q5_K, CF_TYPE_Q6_K, CF_TYPE_IQ2_S,
+    CF_TYPE_IQ3_XXS, CF_TYPE_IQ3_S,
+    CF_TYPE_IQ4_NL, CF_TYPE_IQ4_XS, CF_TYPE_MXFP4, CF_TYPE_TQ2_0,
 };
 #define KT_N_WEIGHT_TYPES (int)(sizeof kt_weight_types / sizeof kt_weight_types[0])
 
@@ -80,8 +80,13 @@ static inline double kt_err_bound(cf_type t)
     case CF_TYPE_Q4_K: return 0.094;
     case CF_TYPE_Q5_K: return 0.048;
     case CF_TYPE_Q6_K: return 0.0275;
+    case CF_TYPE_IQ2_S: return 0.35;
     case CF_TYPE_IQ3_XXS: return 0.28;
     case CF_TYPE_IQ3_S: return 0.22;
+    case CF_TYPE_IQ4_NL: return 0.10;  /* 16 levels, denser near 0: below Q4_0 */
+    case CF_TYPE_IQ4_XS: return 0.105; /* IQ4_NL with 6-bit group scales */
+    case CF_TYPE_MXFP4: return 0.155;  /* power-of-2 scales: a block's top may clip by 25 % */
+    case CF_TYPE_TQ2_0: return 0.84;   /* ternary at max|x| of 256: most values round to 0 */
     default: return 0;
     }
 }

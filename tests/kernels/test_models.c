@@ -10,8 +10,8 @@
 #include "kt_util.h"
 
 static const char *files[] = {"F16",  "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K",
-                              "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M",
-                              "IQ3_XXS", "IQ3_S"};
+                              "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M", "IQ3_XXS", "IQ3_S", "IQ4_NL",
+                              "IQ4_XS", "MXFP4", "TQ2_0"};
 
 /* RMS of (deq(t, data) - ref) over RMS of ref, for nrow rows of k */
 static double rel_err(cf_type t, const void *data, const float *ref, int64_t k, int64_t nrow)

@@ -127,6 +127,6 @@ int main(void)
     char buf[64];
     CHECK(cf_quantize_row(CF_TYPE_Q4_0, x, buf, 31) < 0);
     CHECK(cf_quantize_row((cf_type)4, x, buf, 32) < 0);
-    CHECK(cf_dequantize_row(CF_TYPE_IQ2_XXS, buf, x, 256) < 0);
+    CHECK(cf_dequantize_row(CF_TYPE_TQ1_0, buf, x, 256) < 0);
     return test_summary("kernels_roundtrip");
 }

@@ -1,15 +1,16 @@
 /* mkmodel: the type recipe, the files it writes and their contents.
- *   - the Q4_K_M, IQ3_S and IQ3_XXS recipes give quant-Q4_K_M.gguf's,
- *     quant-IQ3_S.gguf's and quant-IQ3_XXS.gguf's (llama-quantize outputs,
- *     the IQ3 ones --pure) type for every tensor of their shape;
- *   - the IQ3_M and IQ3_XS mixtures choose as llama-quantize does, and a
- *     plan that needs a type confab cannot compute yet fails naming it;
+ *   - the Q4_K_M recipe gives quant-Q4_K_M.gguf's (a real llama-quantize
+ *     output) type for every tensor of its shape, and the pure types those
+ *     of quant-IQ3_XXS/IQ3_S/IQ4_NL/IQ4_XS/MXFP4/TQ2_0.gguf (llama-quantize
+ *     --pure);
+ *   - the IQ2_M, IQ3_M and IQ3_XS mixtures choose as llama-quantize does;
  *   - the built-in shapes plan the types llama-quantize gives them
  *     (fallbacks for 576- and 896-wide rows, tied output);
- *   - every file type writes a file (small custom shapes, llama and qwen2)
- *     that loads and decodes to finite logits, whose tensors have the
- *     planned types, and whose data dequantize back to the generator's rows
- *     within the type's error;
+ *   - every file type writes a file (small custom shapes, llama and qwen2;
+ *     IQ2_M also --pure) that loads and decodes to finite logits, whose
+ *     tensors have the planned types, and whose data dequantize back to
+ *     the generator's rows within the type's error, except those that need
+ *     an importance matrix, which are refused in one line;
  *   - files do not depend on the thread count; --dims errors are named. */
 #include <math.h>
 #include <stdlib.h>
@@ -38,7 +39,7 @@ static void test_recipe_matches_llama_quantize(const char *file, cf_mk_ftype ft)
     cf_mk_shape s = {"fixture", CF_ARCH_LLAMA, 256, 2, 8, 2, 768, 2048, 10000.0f, 1e-5f, false};
     cf_mk_tensor *plan;
     int n;
-    if (cf_mk_plan(&s, ft, 512, &plan, &n, &err) != 0) {
+    if (cf_mk_plan(&s, ft, false, 512, &plan, &n, &err) != 0) {
         CHECKF(0, "%s: %s", file, err.msg);
         cf_gguf_close(g);
         return;
@@ -51,7 +52,7 @@ static void test_recipe_matches_llama_quantize(const char *file, cf_mk_ftype ft)
         CHECKF(p != NULL, "%s is not planned", t->name);
         if (p)
             CHECKF(p->type == t->type && p->ne[0] == t->ne[0] && p->ne[1] == t->ne[1],
-                   "%s: planned %s %lldx%lld, llama-quantize wrote %s %lldx%lld", t->name,
+                   "%s %s: planned %s %lldx%lld, llama-quantize wrote %s %lldx%lld", file, t->name,
                    cf_type_name(p->type), (long long)p->ne[0], (long long)p->ne[1],
                    cf_type_name(t->type), (long long)t->ne[0], (long long)t->ne[1]);
     }
@@ -65,7 +66,7 @@ static cf_type planned(const char *shape, cf_mk_ftype ft, const char *name)
     cf_mk_tensor *plan;
     int n;
     cf_err err;
-    if (cf_mk_shape_named(shape, &s) != 0 || cf_mk_plan(&s, ft, 32000, &plan, &n, &err) != 0)
+    if (cf_mk_shape_named(shape, &s) != 0 || cf_mk_plan(&s, ft, false, 32000, &plan, &n, &err) != 0)
         return CF_TYPE_COUNT;
     const cf_mk_tensor *t = find(plan, n, name);
     cf_type ty = t ? t->type : CF_TYPE_COUNT;
@@ -106,6 +107,11 @@ static void test_builtin_shapes(void)
         {"qwen2.5-0.5b", CF_MK_Q4_K_M, "blk.1.ffn_gate.weight", CF_TYPE_Q5_0},
         {"qwen2.5-0.5b", CF_MK_Q4_K_M, "blk.1.ffn_down.weight", CF_TYPE_Q6_K},
         /* llama-1b: 16 layers, n_head = 4 n_head_kv, tied */
+        {"llama-1b", CF_MK_IQ2_M, "token_embd.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_IQ2_M, "blk.0.attn_q.weight", CF_TYPE_IQ2_S},
+        {"llama-1b", CF_MK_IQ2_M, "blk.0.attn_v.weight", CF_TYPE_Q4_K},
+        {"llama-1b", CF_MK_IQ2_M, "blk.1.ffn_down.weight", CF_TYPE_IQ3_S},
+        {"llama-1b", CF_MK_IQ2_M, "blk.2.ffn_down.weight", CF_TYPE_IQ2_S},
         {"llama-1b", CF_MK_IQ3_M, "token_embd.weight", CF_TYPE_Q6_K},
         {"llama-1b", CF_MK_IQ3_M, "blk.0.attn_q.weight", CF_TYPE_IQ3_S},
         {"llama-1b", CF_MK_IQ3_M, "blk.9.attn_v.weight", CF_TYPE_Q4_K},
@@ -123,10 +129,26 @@ static void test_builtin_shapes(void)
         {"llama-1b", CF_MK_IQ3_XS, "blk.13.ffn_gate.weight", CF_TYPE_IQ3_XXS},
         {"llama-1b", CF_MK_IQ3_XS, "blk.14.ffn_up.weight", CF_TYPE_IQ3_S},
         {"llama-1b", CF_MK_IQ3_XS, "blk.7.ffn_down.weight", CF_TYPE_IQ3_S},
+        /* 576-wide rows are not whole 256-blocks: IQ2_S and IQ3_S -> IQ4_NL */
+        {"smollm2-135m", CF_MK_IQ3_M, "blk.0.attn_q.weight", CF_TYPE_IQ4_NL},
+        {"smollm2-135m", CF_MK_IQ2_M, "token_embd.weight", CF_TYPE_Q8_0},
+        {"smollm2-135m", CF_MK_IQ2_M, "blk.0.attn_v.weight", CF_TYPE_IQ4_NL},
+        {"smollm2-135m", CF_MK_IQ2_M, "blk.0.ffn_up.weight", CF_TYPE_IQ4_NL},
+        /* the pure types: no Q6_K output; 576 and 896 fall back from 256-blocks */
         {"llama-1b", CF_MK_IQ3_S, "token_embd.weight", CF_TYPE_IQ3_S},
         {"llama-1b", CF_MK_IQ3_S, "blk.0.attn_v.weight", CF_TYPE_IQ3_S},
         {"llama-1b", CF_MK_IQ3_XXS, "token_embd.weight", CF_TYPE_IQ3_XXS},
         {"llama-1b", CF_MK_IQ3_XXS, "blk.15.ffn_down.weight", CF_TYPE_IQ3_XXS},
+        {"llama-1b", CF_MK_IQ4_XS, "token_embd.weight", CF_TYPE_IQ4_XS},
+        {"llama-1b", CF_MK_TQ2_0, "blk.3.ffn_down.weight", CF_TYPE_TQ2_0},
+        {"llama-1b", CF_MK_MXFP4, "token_embd.weight", CF_TYPE_MXFP4},
+        {"smollm2-135m", CF_MK_IQ3_XXS, "blk.0.ffn_down.weight", CF_TYPE_IQ3_XXS}, /* ne0 1536 */
+        {"smollm2-135m", CF_MK_IQ4_NL, "token_embd.weight", CF_TYPE_IQ4_NL},
+        {"smollm2-135m", CF_MK_IQ4_XS, "blk.0.attn_q.weight", CF_TYPE_IQ4_NL},
+        {"smollm2-135m", CF_MK_IQ4_XS, "blk.0.ffn_down.weight", CF_TYPE_IQ4_XS}, /* ne0 1536 */
+        {"smollm2-135m", CF_MK_TQ2_0, "token_embd.weight", CF_TYPE_Q4_0},
+        {"qwen2.5-0.5b", CF_MK_MXFP4, "blk.0.attn_k.bias", CF_TYPE_F32},
+        {"qwen2.5-0.5b", CF_MK_TQ2_0, "blk.0.ffn_down.weight", CF_TYPE_TQ2_0}, /* ne0 4864 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cf_type got = planned(cases[i].shape, cases[i].ft, cases[i].tensor);
@@ -135,19 +157,6 @@ static void test_builtin_shapes(void)
                cf_type_name(cases[i].want));
     }
     CHECK(planned("llama-1b", CF_MK_Q8_0, "output.weight") == CF_TYPE_COUNT); /* tied */
-    /* 576-wide rows are not whole IQ3 blocks: IQ4_NL, once confab has it */
-    if (cf_type_get(CF_TYPE_IQ4_NL)->computable) {
-        CHECK(planned("smollm2-135m", CF_MK_IQ3_M, "blk.0.attn_q.weight") == CF_TYPE_IQ4_NL);
-    } else {
-        cf_mk_shape s;
-        cf_mk_tensor *plan;
-        int n;
-        cf_err err;
-        CHECK(cf_mk_shape_named("smollm2-135m", &s) == 0);
-        CHECKF(cf_mk_plan(&s, CF_MK_IQ3_M, 512, &plan, &n, &err) != 0 && strstr(err.msg, "IQ4_NL") &&
-                   strstr(err.msg, "cannot compute yet"),
-               "%s", err.msg);
-    }
 }
 
 /* relative RMS error a type's quantization may leave on N(0,1) data */
@@ -162,8 +171,13 @@ static double max_rel_err(cf_type t)
     case CF_TYPE_Q5_0:
     case CF_TYPE_Q5_1: return 0.06;
     case CF_TYPE_Q4_K: return 0.1;
+    case CF_TYPE_IQ2_S: return 0.35;
     case CF_TYPE_IQ3_S: return 0.22;
     case CF_TYPE_IQ3_XXS: return 0.28;
+    case CF_TYPE_IQ4_NL:
+    case CF_TYPE_IQ4_XS: return 0.1;
+    case CF_TYPE_MXFP4: return 0.16;
+    case CF_TYPE_TQ2_0: return 1.0; /* ternary at max|x|: nearly all round to 0, never worse */
     default: return 0.13; /* Q4_0, Q4_1 */
     }
 }
@@ -180,7 +194,7 @@ static void check_contents(const char *path, const cf_mk_params *p, int n_vocab)
     }
     cf_mk_tensor *plan;
     int n;
-    CHECK(cf_mk_plan(&p->shape, p->ftype, n_vocab, &plan, &n, &err) == 0);
+    CHECK(cf_mk_plan(&p->shape, p->ftype, p->pure, n_vocab, &plan, &n, &err) == 0);
     CHECK(n == cf_gguf_n_tensors(g));
     for (int i = 0; i < n && i < cf_gguf_n_tensors(g); i++) {
         const cf_gguf_tensor *t = cf_gguf_tensor_at(g, i);
@@ -254,6 +268,8 @@ static void test_every_type(void)
     const char *vocab = shared_path("models/stories260K.gguf"); /* 512 tokens: fast */
     cf_err err;
     for (int ft = 0; ft < CF_MK_FTYPE_COUNT; ft++) {
+        if (ft >= CF_MK_IQ2_XXS && ft <= CF_MK_IQ1_M)
+            continue; /* refused: test_iq_types */
         cf_mk_params p = {.ftype = (cf_mk_ftype)ft, .vocab_path = vocab, .seed = 7, .n_threads = 2};
         /* llama with 256-wide rows; qwen2 with 288-wide rows (K-quant fallbacks) */
         for (int arch = 0; arch < 2; arch++) {
@@ -263,9 +279,7 @@ static void test_every_type(void)
             CHECKF(cf_mk_shape_apply_dims(&p.shape, dims, &err) == 0, "%s", err.msg);
             p.out_path = tmp_path(cf_mk_ftype_name(p.ftype));
             if (cf_mkmodel(&p, &err) != 0) {
-                /* the IQ3 types' fallback for 288-wide rows, until it is in */
-                bool pending = strstr(err.msg, "IQ4_NL") && !cf_type_get(CF_TYPE_IQ4_NL)->computable;
-                CHECKF(pending, "%s: %s", cf_mk_ftype_name(p.ftype), err.msg);
+                CHECKF(0, "%s: %s", cf_mk_ftype_name(p.ftype), err.msg);
                 continue;
             }
             check_contents(p.out_path, &p, 512);
@@ -273,6 +287,39 @@ static void test_every_type(void)
             unlink(p.out_path);
         }
     }
+}
+
+/* The 2-bit i-quant file types: IQ2_M --pure writes IQ2_S matrices that
+ * load and decode (its mixture, IQ3_S and all, is in test_every_type); the
+ * others need an importance matrix: each refused in one line. */
+static void test_iq_types(void)
+{
+    const char *vocab = shared_path("models/stories260K.gguf");
+    cf_err err;
+    cf_mk_params p = {.ftype = CF_MK_IQ2_M, .pure = true, .vocab_path = vocab, .seed = 7, .n_threads = 2};
+    p.shape = (cf_mk_shape){"t", CF_ARCH_LLAMA, 0, 0, 0, 0, 0, 512, 10000.0f, 1e-5f, false};
+    CHECKF(cf_mk_shape_apply_dims(&p.shape, "embd=256,layers=2,heads=4,kv_heads=2,ff=512", &err) == 0, "%s",
+           err.msg);
+    cf_mk_tensor *plan;
+    int n;
+    CHECKF(cf_mk_plan(&p.shape, p.ftype, true, 512, &plan, &n, &err) == 0, "%s", err.msg);
+    for (int i = 0; i < n; i++)
+        CHECKF(plan[i].type == (plan[i].n_dims == 2 ? CF_TYPE_IQ2_S : CF_TYPE_F32), "%s: %s", plan[i].name,
+               cf_type_name(plan[i].type));
+    free(plan);
+    p.out_path = tmp_path("IQ2_M");
+    if (cf_mkmodel(&p, &err) == 0) {
+        check_contents(p.out_path, &p, 512);
+        load_and_decode(p.out_path);
+        unlink(p.out_path);
+    } else {
+        CHECKF(0, "IQ2_M --pure: %s", err.msg);
+    }
+    for (int ft = CF_MK_IQ2_XXS; ft <= CF_MK_IQ1_M; ft++)
+        for (int pure = 0; pure < 2; pure++) {
+            CHECK(cf_mk_plan(&p.shape, (cf_mk_ftype)ft, pure, 512, &plan, &n, &err) != 0);
+            CHECKF(strstr(err.msg, "importance matrix") && !strchr(err.msg, '\n'), "%s", err.msg);
+        }
 }
 
 static bool same_file(const char *a, const char *b)
@@ -330,6 +377,7 @@ static void test_dims_errors(void)
     CHECK(cf_mk_shape_apply_dims(&s, "heads=4", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
     CHECK(cf_mk_shape_named("no-such-model", &s) != 0);
     CHECK(cf_mk_ftype_parse("q4_k_m") == CF_MK_Q4_K_M && cf_mk_ftype_parse("Q3_K") < 0);
+    CHECK(cf_mk_ftype_parse("iq4_xs") == CF_MK_IQ4_XS && cf_mk_ftype_parse("mxfp4") == CF_MK_MXFP4);
 }
 
 int main(void)
@@ -337,10 +385,15 @@ int main(void)
     if (!shared_dir())
         return TEST_SKIP;
     test_recipe_matches_llama_quantize("models/quant-Q4_K_M.gguf", CF_MK_Q4_K_M);
-    test_recipe_matches_llama_quantize("models/quant-IQ3_S.gguf", CF_MK_IQ3_S);
     test_recipe_matches_llama_quantize("models/quant-IQ3_XXS.gguf", CF_MK_IQ3_XXS);
+    test_recipe_matches_llama_quantize("models/quant-IQ3_S.gguf", CF_MK_IQ3_S);
+    test_recipe_matches_llama_quantize("models/quant-IQ4_NL.gguf", CF_MK_IQ4_NL);
+    test_recipe_matches_llama_quantize("models/quant-IQ4_XS.gguf", CF_MK_IQ4_XS);
+    test_recipe_matches_llama_quantize("models/quant-MXFP4.gguf", CF_MK_MXFP4);
+    test_recipe_matches_llama_quantize("models/quant-TQ2_0.gguf", CF_MK_TQ2_0);
     test_builtin_shapes();
     test_every_type();
+    test_iq_types();
     test_threads_and_seed();
     test_dims_errors();
     return test_summary("mkmodel");

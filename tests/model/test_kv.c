@@ -144,7 +144,8 @@ static void test_cache_ops(const char *model_rel, cf_kv_type kv_type, double shi
 }
 
 /* A one-layer llama of width 32 with attn_q of type q_type. */
-static void write_tiny(const char *path, const char *arch, cf_type q_type)
+/* nan_tensor: one of its weights (row 3) is NaN */
+static void write_tiny(const char *path, const char *arch, cf_type q_type, const char *nan_tensor)
 {
     cf_gguf_writer *w = cf_gguf_writer_new();
     char k[64];
@@ -158,7 +159,8 @@ static void write_tiny(const char *path, const char *arch, cf_type q_type)
     U32("feed_forward_length", 256);
     U32("attention.head_count", 4);
 #undef U32
-    static float zeros[256 * 256];
+    static float zeros[256 * 256], one_nan[256 * 256];
+    one_nan[3 * 256 + 5] = NAN;
     int64_t mat[2] = {256, 256}, vec[1] = {256}, emb[2] = {256, 16};
     cf_gguf_w_tensor(w, "token_embd.weight", CF_TYPE_F32, 2, emb, zeros);
     cf_gguf_w_tensor(w, "output_norm.weight", CF_TYPE_F32, 1, vec, zeros);
@@ -168,7 +170,8 @@ static void write_tiny(const char *path, const char *arch, cf_type q_type)
     static const char *rest[] = {"attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"};
     for (int i = 0; i < 6; i++) {
         snprintf(k, sizeof k, "blk.0.%s.weight", rest[i]);
-        cf_gguf_w_tensor(w, k, CF_TYPE_F32, 2, mat, zeros);
+        cf_gguf_w_tensor(w, k, CF_TYPE_F32, 2, mat,
+                         nan_tensor && !strcmp(k, nan_tensor) ? one_nan : zeros);
     }
     cf_err err;
     CHECKF(cf_gguf_writer_write_file(w, path, NULL, NULL, &err) == 0, "%s", err.msg);
@@ -240,24 +243,54 @@ static void test_load_errors(void)
     cf_model *m;
     cf_err err;
 
-    write_tiny(path, "llama", CF_TYPE_F32);
+    write_tiny(path, "llama", CF_TYPE_F32, NULL);
     CHECKF(cf_model_load(path, NULL, &m, &err) == 0, "tiny llama: %s", err.msg);
     if (m) {
         CHECK(cf_model_hparams(m)->tied_output && cf_model_hparams(m)->n_vocab == 16);
         cf_model_free(m);
     }
-    write_tiny(path, "mamba", CF_TYPE_F32);
+    write_tiny(path, "mamba", CF_TYPE_F32, NULL);
     CHECK(cf_model_load(path, NULL, &m, &err) != 0 && strstr(err.msg, "'mamba' is not supported") &&
           strstr(err.msg, "qwen2"));
-    write_tiny(path, "llama", CF_TYPE_IQ2_XXS);
+    write_tiny(path, "llama", CF_TYPE_TQ1_0, NULL);
     CHECK(cf_model_load(path, NULL, &m, &err) != 0 && strstr(err.msg, "blk.0.attn_q.weight") &&
-          strstr(err.msg, "IQ2_XXS"));
+          strstr(err.msg, "TQ1_0"));
+    unlink(path);
+}
+
+/* A well-formed file with a NaN weight: decoding fails with a model error
+ * naming the tensor (no NaN reaches an int conversion on the way), and
+ * leaves the cache as it was. */
+static void test_nonfinite(void)
+{
+    char path[] = "/tmp/confab-nan-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    write_tiny(path, "llama", CF_TYPE_F32, "blk.0.ffn_down.weight");
+    cf_model *m;
+    cf_ctx *c;
+    cf_err err;
+    if (cf_model_load(path, NULL, &m, &err) != 0) {
+        CHECKF(0, "%s", err.msg);
+        unlink(path);
+        return;
+    }
+    cf_ctx_params p = {.n_ctx = 64, .n_threads = 2};
+    CHECK(cf_ctx_new(m, &p, &c, &err) == 0);
+    float lg[16];
+    int32_t ids[4] = {1, 2, 3, 4};
+    CHECK(cf_ctx_decode(c, ids, 4, lg, false, &err) != 0 && err.code == CF_E_MODEL &&
+          strstr(err.msg, "'blk.0.ffn_down.weight' holds NaN or Inf (row 3)"));
+    CHECK(cf_ctx_n_past(c) == 0);
+    cf_ctx_free(c);
+    cf_model_free(m);
     unlink(path);
 }
 
 int main(void)
 {
     test_load_errors();
+    test_nonfinite();
     if (!shared_dir())
         return test_summary("test_kv");
     test_shift_one_layer();
@@ -265,5 +298,11 @@ int main(void)
     test_cache_ops("models/quant-F32.gguf", CF_KV_F16, 0.01);
     test_cache_ops("models/qwen2-shape.Q8_0.gguf", CF_KV_F32, 1e-4);
     test_cache_ops("models/phi3.Q8_0.gguf", CF_KV_F32, 1e-4);
+    /* gemma3 slides (window 8) on layers 0-4 with a RoPE base of their own:
+     * truncating back 150 positions is exact because its caches are kept
+     * whole, and the shift re-rotates by the sliding layers' angles */
+    test_cache_ops("models/gemma3.Q8_0.gguf", CF_KV_F32, 1e-4);
+    test_cache_ops("models/smollm3.Q8_0.gguf", CF_KV_F32, 1e-4);
+    test_cache_ops("models/olmo2.Q8_0.gguf", CF_KV_F32, 1e-4);
     return test_summary("test_kv");
 }

@@ -6,8 +6,8 @@
  *     recorded top-5 logits within tolerance and the same argmax wherever
  *     the recorded margin exceeds twice the tolerance; for F32 files the
  *     free-running greedy continuation is identical;
- *   - token-by-token prefill agrees with the batched one, and 2 threads give
- *     exactly the result of 1 thread.
+ *   - token-by-token prefill, and a prefill split in two, give exactly the
+ *     bits of the batched one, and so do 2 and 3 threads.
  * usage: test_refs MODEL_STEM   (e.g. quant-Q4_K)   prints the max diff. */
 #include <math.h>
 #include <stdlib.h>
@@ -85,7 +85,7 @@ static int prefill(cf_ctx *c, const int32_t *ids, int n, float *logits)
     return 0;
 }
 
-static void check_prompt(const char *stem, const cf_model *m, cf_ctx *c1, cf_ctx *c2,
+static void check_prompt(const char *stem, const cf_model *m, cf_ctx *c1, cf_ctx *c2, cf_ctx *c3,
                          const cf_json *prompt, stats *st)
 {
     const int V = cf_model_hparams(m)->n_vocab;
@@ -131,10 +131,23 @@ static void check_prompt(const char *stem, const cf_model *m, cf_ctx *c1, cf_ctx
         st->top20_checked++;
     }
 
-    /* 2 threads: bit-identical */
+    /* 2 and 3 threads: bit-identical */
     if (prefill(c2, ids, n, lg2) == 0)
         CHECKF(memcmp(lg, lg2, (size_t)V * sizeof *lg) == 0, "%s/%s: 2 threads differ from 1 (%.3g)",
                stem, id, max_abs_diff(lg, lg2, V, NULL));
+    if (prefill(c3, ids, n, lg2) == 0)
+        CHECKF(memcmp(lg, lg2, (size_t)V * sizeof *lg) == 0, "%s/%s: 3 threads differ from 1 (%.3g)",
+               stem, id, max_abs_diff(lg, lg2, V, NULL));
+
+    /* the first half, then the rest (a chat's next turn): bit-identical */
+    if (n >= 2) {
+        cf_ctx_kv_truncate(c3, 0, &err);
+        bool ok = cf_ctx_decode(c3, ids, n / 2, NULL, false, &err) == 0 &&
+                  cf_ctx_decode(c3, ids + n / 2, n - n / 2, lg2, false, &err) == 0;
+        CHECKF(ok && memcmp(lg, lg2, (size_t)V * sizeof *lg) == 0,
+               "%s/%s: prefill split at %d differs (%.3g)", stem, id, n / 2,
+               ok ? max_abs_diff(lg, lg2, V, NULL) : -1.0);
+    }
 
     /* token-by-token prefill */
     cf_ctx_kv_truncate(c2, 0, &err);
@@ -144,7 +157,8 @@ static void check_prompt(const char *stem, const cf_model *m, cf_ctx *c1, cf_ctx
             goto out;
         }
     d = max_abs_diff(lg, lg2, V, NULL);
-    CHECKF(d <= t.max_abs, "%s/%s: token-by-token prefill differs by %.3g", stem, id, d);
+    CHECKF(memcmp(lg, lg2, (size_t)V * sizeof *lg) == 0, "%s/%s: token-by-token prefill differs by %.3g",
+           stem, id, d);
     st->tbt_max = d > st->tbt_max ? d : st->tbt_max;
 
     /* greedy steps, teacher-forced; c1 holds the prompt and lg its logits */
@@ -239,19 +253,22 @@ int main(int argc, char **argv)
         cf_json_free(j);
         return test_summary(stem);
     }
-    cf_ctx_params p1 = {.n_ctx = 1024, .n_threads = 1}, p2 = {.n_ctx = 1024, .n_threads = 2};
-    cf_ctx *c1, *c2;
-    CHECK(cf_ctx_new(m, &p1, &c1, &err) == 0 && cf_ctx_new(m, &p2, &c2, &err) == 0);
+    cf_ctx_params p1 = {.n_ctx = 1024, .n_threads = 1}, p2 = {.n_ctx = 1024, .n_threads = 2},
+                  p3 = {.n_ctx = 1024, .n_threads = 3};
+    cf_ctx *c1, *c2, *c3;
+    CHECK(cf_ctx_new(m, &p1, &c1, &err) == 0 && cf_ctx_new(m, &p2, &c2, &err) == 0 &&
+          cf_ctx_new(m, &p3, &c3, &err) == 0);
     stats st = {0};
     const cf_json *prompts = cf_json_get(j, "prompts");
     for (size_t i = 0; i < prompts->n; i++)
-        check_prompt(stem, m, c1, c2, prompts->items[i], &st);
+        check_prompt(stem, m, c1, c2, c3, prompts->items[i], &st);
     if (strcmp(stem, "stories260K") == 0)
         check_llama2c(prompts);
     printf("%-18s prefill max %.3g rms %.3g | greedy steps max %.3g, %d argmax checked | tbt %.3g\n",
            stem, st.prefill_max, st.prefill_rms, st.steps_max, st.argmax_checked, st.tbt_max);
     cf_ctx_free(c1);
     cf_ctx_free(c2);
+    cf_ctx_free(c3);
     cf_model_free(m);
     cf_json_free(j);
     return test_summary(stem);

@@ -107,7 +107,7 @@ static void chunked(const cf_vec_ops *vo, const keys *K, bool f16, const float *
         a = b;
     }
     for (int h = 0; h < n_q; h++)
-        vo->attn_merge(K->hd, parts + (size_t)h * max_parts * pb, pb, np, out + h * K->hd);
+        vo->attn_merge(K->hd, parts + (size_t)h * max_parts * pb, pb, np, -INFINITY, out + h * K->hd);
     free(parts);
     free(scores);
 }

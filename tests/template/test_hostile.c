@@ -54,6 +54,27 @@ static void expect_error(const char *src, const char *what)
     free(out);
 }
 
+/* Inputs a fuzzer found undefined behaviour on (NULL plus an offset, which
+ * gcc's sanitizer does not report but clang's does): they must render. */
+static void test_fuzz_findings(void)
+{
+    static const struct {
+        const char *src, *want;
+    } cases[] = {
+        {"{{ g|select|list }}", "[]"},
+        {"{{ g|reject|list|length }}", "0"},
+        {"{% for x in g|select %}{{ x }}{% endfor %}.", "."},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out;
+        cf_err err = {.msg = ""};
+        int rc = run(cases[i].src, strlen(cases[i].src), &out, &err);
+        CHECKF(rc == 0 && !strcmp(out, cases[i].want), "%s: rc %d, '%s' (%s)", cases[i].src, rc,
+               rc == 0 ? out : "", err.msg);
+        free(out);
+    }
+}
+
 /* src made of `n` copies of `unit` between head and tail */
 static char *repeat(const char *head, const char *unit, size_t n, const char *tail)
 {
@@ -367,7 +388,7 @@ int main(void)
     } parts[] = {
         {"runaway", test_runaway}, {"nesting", test_nesting}, {"sandbox", test_sandbox},
         {"unterminated", test_unterminated}, {"garbage", test_garbage}, {"big sources", test_big_sources},
-        {"limits", test_limits}, {"mutations", test_mutations},
+        {"limits", test_limits}, {"mutations", test_mutations}, {"fuzz findings", test_fuzz_findings},
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         if (parts[i].fn == test_mutations && !shared_dir())

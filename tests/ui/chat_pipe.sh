@@ -80,6 +80,11 @@ for cmd in "--help" "chat --help"; do
     done
 done
 
+# a reply with no text at all (-n 0): nothing printed, the chat goes on
+# (a fuzzer found undefined behaviour here: an offset on a NULL buffer)
+printf 'Hi.\nAgain.\n' | $T_CHAT -m "$model" -n 0 >"$out" 2>"$err" || fail "-n 0: failed: $(cat "$err")"
+[ ! -s "$out" ] || fail "-n 0 printed '$(cat "$out")'"
+
 # the config file sets defaults; a bad line is one error naming file:line
 mkdir -p "$XDG_CONFIG_HOME/confab"
 printf 'n-predict = 3\ntmep = 1\nmodel = %s\n' "$model" >"$XDG_CONFIG_HOME/confab/config"

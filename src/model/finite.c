@@ -1,0 +1,51 @@
+/* Where a model's numbers stop being finite: a file can be well-formed and
+ * still hold NaN or Inf weights, and then every logit is NaN.  The forward
+ * pass checks the logits it returns (V floats, nothing next to the matmuls
+ * that made them) and only then looks for the first tensor to blame. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "model_internal.h"
+
+bool cf_all_finite(const float *x, int64_t n)
+{
+    float s = 0.0f;
+    for (int64_t i = 0; i < n; i++)
+        s += x[i] * 0.0f; /* NaN for NaN and Inf alone */
+    return s == 0.0f;
+}
+
+int cf_model_blame_nonfinite(const cf_model *m, cf_err *err)
+{
+    const cf_gguf *g = m->g;
+    float *row = NULL;
+    int64_t cap = 0;
+    for (int64_t i = 0; i < cf_gguf_n_tensors(g); i++) {
+        const cf_gguf_tensor *t = cf_gguf_tensor_at(g, i);
+        const cf_type_traits *tt = cf_type_get(t->type);
+        const int64_t k = t->ne[0], rows = t->ne[1] * t->ne[2] * t->ne[3];
+        if (!tt || !tt->computable || k % tt->blck_size)
+            continue;
+        if (k > cap) {
+            float *r = realloc(row, (size_t)k * sizeof *row);
+            if (!r)
+                break;
+            row = r;
+            cap = k;
+        }
+        const size_t rb = cf_row_bytes(t->type, k);
+        for (int64_t r = 0; r < rows; r++) {
+            if (cf_dequantize_row(t->type, (const uint8_t *)t->data + (size_t)r * rb, row, k) == 0 &&
+                !cf_all_finite(row, k)) {
+                free(row);
+                return cf_fail_as(err, CF_E_MODEL,
+                                  "the model computes non-finite values: tensor '%s' holds NaN or Inf "
+                                  "(row %lld)", t->name, (long long)r);
+            }
+        }
+    }
+    free(row);
+    return cf_fail_as(err, CF_E_MODEL,
+                      "the model computes non-finite values (its weights are finite: the activations "
+                      "overflowed)");
+}

@@ -1,0 +1,64 @@
+/* Mixture-of-experts routing, as llama.cpp's build_moe_ffn: which experts a
+ * token goes to and with what weight.  Near-ties in the router decide
+ * between experts, so the arithmetic follows ggml's (softmax with a double
+ * sum, the top k by a stable descending sort). */
+#include <math.h>
+
+#include "model_internal.h"
+
+/* ggml_soft_max: exp(x - max), summed in double, scaled by 1/sum. */
+static void softmax(float *p, const float *x, int n)
+{
+    float mx = -INFINITY;
+    for (int i = 0; i < n; i++)
+        mx = x[i] > mx ? x[i] : mx;
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) {
+        p[i] = expf(x[i] - mx);
+        sum += (double)p[i];
+    }
+    const float inv = (float)(1.0 / sum);
+    for (int i = 0; i < n; i++)
+        p[i] *= inv;
+}
+
+/* The k largest of v (ties: the lower index first), largest first. */
+static void top_k(const float *v, int n, int k, int32_t *sel)
+{
+    bool taken[CF_MAX_EXPERTS] = {false};
+    for (int j = 0; j < k; j++) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (!taken[i] && (best < 0 || v[i] > v[best]))
+                best = i;
+        taken[best] = true;
+        sel[j] = best;
+    }
+}
+
+void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float *w)
+{
+    const int n = hp->n_expert, k = hp->n_expert_used;
+    float p[CF_MAX_EXPERTS];
+    if (hp->moe_gating == CF_MOE_SOFTMAX_WEIGHT) {
+        float chosen[CF_MAX_EXPERTS];
+        top_k(logits, n, k, sel);
+        for (int j = 0; j < k; j++)
+            chosen[j] = logits[sel[j]];
+        softmax(w, chosen, k);
+    } else {
+        softmax(p, logits, n);
+        top_k(p, n, k, sel);
+        for (int j = 0; j < k; j++)
+            w[j] = p[sel[j]];
+    }
+    if (hp->moe_norm_w) {
+        float sum = 0.0f;
+        for (int j = 0; j < k; j++)
+            sum += w[j];
+        /* llama.cpp clamps the sum at the smallest normal F16 */
+        sum = sum < 6.103515625e-5f ? 6.103515625e-5f : sum;
+        for (int j = 0; j < k; j++)
+            w[j] /= sum;
+    }
+}
