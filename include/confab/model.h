@@ -27,6 +27,8 @@ typedef enum cf_arch {
     CF_ARCH_QWEN3MOE,
     CF_ARCH_GPT_OSS,
     CF_ARCH_LFM2,
+    CF_ARCH_QWEN35,
+    CF_ARCH_QWEN35MOE,
     CF_ARCH_COUNT
 } cf_arch;
 
@@ -92,10 +94,17 @@ typedef struct cf_hparams {
     float q_scale;        /* q is multiplied by it after RoPE */
     float kq_scale;       /* scores = q.k * kq_scale */
     float logit_scale;    /* logits are multiplied by it */
-    /* recurrent layers: short convolutions over this many tokens (lfm2) */
+    /* recurrent layers: short convolutions over this many tokens (lfm2,
+     * and the gated delta nets' input) */
     int conv_kernel;
+    /* gated delta nets (qwen35): head size ssm_d (of keys and values),
+     * ssm_k_heads query/key heads, ssm_v_heads value heads (tiled over
+     * the key heads), the state of each value head ssm_d x ssm_d */
+    int ssm_d, ssm_k_heads, ssm_v_heads;
+    bool q_gate; /* attn_q also gives each head a sigmoid output gate, interleaved */
     /* mixture of experts (n_expert 0: a dense FFN) */
     int n_expert, n_expert_used, n_ff_exp;
+    int n_ff_shexp; /* the shared expert's width (qwen35moe), 0 for none */
     cf_moe_gating moe_gating;
     bool moe_norm_w; /* the kept weights are divided by their sum */
 } cf_hparams;
@@ -125,6 +134,10 @@ const char *cf_model_name(const cf_model *m);
  * embedding row): the numerator of the memory-bandwidth roofline. */
 uint64_t cf_model_bytes_per_token(const cf_model *m);
 uint64_t cf_model_n_params(const cf_model *m);
+/* Whether some layers carry a recurrent state (lfm2, qwen35): going back in
+ * the cache then evaluates tokens again from a checkpoint, and a context
+ * shift evaluates the kept tokens again instead of moving them. */
+bool cf_model_recurrent(const cf_model *m);
 
 /* ---- contexts ----------------------------------------------------------- */
 typedef enum cf_kv_type {

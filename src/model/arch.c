@@ -14,6 +14,7 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_SMOLLM3] = &cf_arch_smollm3, [CF_ARCH_OLMO2] = &cf_arch_olmo2,
     [CF_ARCH_GRANITE] = &cf_arch_granite, [CF_ARCH_QWEN3MOE] = &cf_arch_qwen3moe,
     [CF_ARCH_GPT_OSS] = &cf_arch_gpt_oss, [CF_ARCH_LFM2] = &cf_arch_lfm2,
+    [CF_ARCH_QWEN35] = &cf_arch_qwen35,   [CF_ARCH_QWEN35MOE] = &cf_arch_qwen35moe,
 };
 
 const char *cf_arch_name(cf_arch a)
@@ -457,6 +458,14 @@ uint64_t cf_model_bytes_per_token(const cf_model *m)
                    (uint64_t)hp->n_expert * (uint64_t)hp->n_expert_used;
     }
     return sum;
+}
+
+bool cf_model_recurrent(const cf_model *m)
+{
+    for (int l = 0; l < m->hp.n_layer; l++)
+        if (m->layers[l].conv_in || m->layers[l].dn_qkv)
+            return true;
+    return false;
 }
 
 uint64_t cf_model_n_params(const cf_model *m)

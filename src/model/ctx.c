@@ -33,9 +33,9 @@ int cf_xq_index(cf_weight const ws[3], int i)
 
 void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3])
 {
-    qkv[0] = L->conv_in ? L->conv_in : L->wqkv ? L->wqkv : L->wq;
-    qkv[1] = L->wqkv ? NULL : L->wk;
-    qkv[2] = L->wqkv ? NULL : L->wv;
+    qkv[0] = L->conv_in ? L->conv_in : L->dn_qkv ? L->dn_qkv : L->wqkv ? L->wqkv : L->wq;
+    qkv[1] = L->dn_qkv ? L->dn_z : L->wqkv ? NULL : L->wk;
+    qkv[2] = L->dn_qkv ? L->dn_beta : L->wqkv ? NULL : L->wv;
     if (L->moe_router) {
         ff[0] = L->moe_router;
         ff[1] = L->moe_gate;
@@ -55,7 +55,7 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
     int nb = 1;
     for (int l = 0; l < m->hp.n_layer; l++) {
         const cf_layer *L = &m->layers[l];
-        cf_weight g[2][3], single[] = {L->wo, L->w_down, L->moe_down, L->conv_out};
+        cf_weight g[2][3], single[] = {L->wo, L->w_down, L->moe_down, L->conv_out, L->dn_out, L->sh_down};
         cf_layer_groups(L, g[0], g[1]);
         for (int k = 0; k < 2; k++)
             for (int i = 0; i < 3; i++) {
@@ -64,7 +64,7 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
                 mx = act_bytes(g[k][i]) > mx ? act_bytes(g[k][i]) : mx;
                 nb = cf_xq_index(g[k], i) + 1 > nb ? cf_xq_index(g[k], i) + 1 : nb;
             }
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 6; i++)
             mx = act_bytes(single[i]) > mx ? act_bytes(single[i]) : mx;
     }
     *stride = (mx + 63) & ~(size_t)63;
@@ -127,7 +127,10 @@ static bool alloc_moe(cf_ctx *c, size_t B)
     c->moe_used = alloc_bytes(X * sizeof(int32_t));
     c->moe_slot = alloc_bytes(pairs * sizeof(int32_t));
     c->moe_x = alloc_bytes(pairs * c->xq_stride);
-    c->moe_ff = alloc_floats(pairs * (size_t)hp->n_ff_exp);
+    /* the shared expert's gate and up rows of a batch reuse it after the
+     * routed experts are done */
+    const size_t ff = pairs * (size_t)hp->n_ff_exp, sh = 2 * B * (size_t)hp->n_ff_shexp;
+    c->moe_ff = alloc_floats(ff > sh ? ff : sh);
     c->moe_xd = alloc_bytes(pairs * c->xq_stride);
     c->moe_out = alloc_floats(pairs * (size_t)hp->n_embd);
     return c->moe_logits && c->moe_sel && c->moe_w && c->moe_off && c->moe_used && c->moe_slot &&
@@ -179,22 +182,37 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     }
     const size_t B = (size_t)n_batch, E = (size_t)hp->n_embd, F = (size_t)hp->n_ff;
     const size_t Q = (size_t)hp->n_head * hp->head_dim, KV = (size_t)hp->n_head_kv * hp->head_dim;
-    c->qkv_stride = Q + 2 * KV;
+    const size_t dn_inner = (size_t)hp->ssm_v_heads * (size_t)hp->ssm_d;
+    const size_t dn_conv = 2 * (size_t)hp->ssm_k_heads * (size_t)hp->ssm_d + dn_inner;
+    c->qkv_stride = (hp->q_gate ? 2 * Q : Q) + 2 * KV;
     if (hp->conv_kernel && 3 * E > c->qkv_stride) /* lfm2's B, C and X */
         c->qkv_stride = 3 * E;
+    if (dn_conv > c->qkv_stride) /* a delta net's q|k|v */
+        c->qkv_stride = dn_conv;
     act_needs(m, &c->xq_stride, &c->n_xq);
     c->tile_cap = B * 64 > F ? B * 64 : F;
     c->max_chunks = (n_ctx + CF_ATTN_CHUNK - 1) / CF_ATTN_CHUNK;
     c->part_bytes = cf_attn_part_bytes(hp->head_dim);
-    c->n_work = 6 * hp->n_layer + 1;
+    /* shared phases per layer: at most 3 to mix tokens (Q K V, attention,
+     * wo) and 5 for the FFN (a MoE's router, up, down, and a shared
+     * expert's up and down); 1 for the logits */
+    c->n_work = 8 * hp->n_layer + 1;
     c->x = alloc_floats(B * E);
     c->tmp = alloc_floats(B * E);
     c->qkv = alloc_floats(B * c->qkv_stride);
-    c->ff = alloc_floats(B * (F > E ? F : E)); /* E: a short convolution's output */
+    /* the FFN's rows, or a short convolution's or a delta net's outputs */
+    const size_t ff_w = F > E ? F : E;
+    c->ff = alloc_floats(B * (ff_w > dn_inner ? ff_w : dn_inner));
+    if (dn_inner) {
+        c->dn_z = alloc_floats(B * dn_inner);
+        c->dn_beta = alloc_floats(B * (size_t)hp->ssm_v_heads);
+        c->dn_alpha = alloc_floats(B * (size_t)hp->ssm_v_heads);
+    }
     c->part = alloc_bytes((size_t)hp->n_head * (size_t)c->max_chunks * c->part_bytes);
     c->work = calloc((size_t)c->n_work, sizeof *c->work);
     c->shares = alloc_shares(c->n_work, c->n_threads);
     bool ok = c->x && c->tmp && c->qkv && c->ff && c->part && c->work && c->shares &&
+              (!dn_inner || (c->dn_z && c->dn_beta && c->dn_alpha)) &&
               rope_tables(c) == 0;
     for (int i = 0; ok && i < c->n_xq; i++)
         ok = (c->xq[i] = alloc_bytes(B * c->xq_stride)) != NULL;
@@ -214,6 +232,9 @@ void cf_ctx_free(cf_ctx *c)
         return;
     cf_kv_free(&c->kv);
     cf_rs_free(c);
+    free(c->dn_z);
+    free(c->dn_beta);
+    free(c->dn_alpha);
     free(c->x);
     free(c->tmp);
     free(c->qkv);

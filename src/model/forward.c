@@ -289,6 +289,13 @@ static void matmul_phase(thr *T, cf_weight w, const uint8_t *x, int n, float *y,
 
 /* ---- attention block ------------------------------------------------------- */
 
+/* Floats of a query head in a qkv row: its query, then (q_gate) its
+ * output gate. */
+static int q_width(const cf_hparams *hp)
+{
+    return hp->q_gate ? 2 * hp->head_dim : hp->head_dim;
+}
+
 /* Bias, per-head norm, RoPE, q's scale and the cache store of head h of
  * part `which` (0 Q, 1 K, 2 V) for token t, whose values sit in the qkv
  * row. */
@@ -298,8 +305,8 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
     cf_ctx *c = P->c;
     const cf_hparams *hp = P->hp;
     const int hd = hp->head_dim;
-    const size_t Q = (size_t)hp->n_head * hd, KV = (size_t)hp->n_head_kv * hd;
-    const size_t off = (which == 0 ? 0 : which == 1 ? Q : Q + KV) + (size_t)h * hd;
+    const size_t Q = (size_t)hp->n_head * q_width(hp), KV = (size_t)hp->n_head_kv * hd;
+    const size_t off = which == 0 ? (size_t)h * q_width(hp) : (which == 1 ? Q : Q + KV) + (size_t)h * hd;
     float *v = c->qkv + (size_t)t * c->qkv_stride + off;
     const float *bias = L->bqkv ? (const float *)L->bqkv->data + off : NULL;
     cf_weight b = which == 0 ? L->bq : which == 1 ? L->bk : L->bv;
@@ -344,7 +351,8 @@ static void qkv_phase(thr *T, const cf_layer *L, int l)
     const int count[3] = {hp->n_head, hp->n_head_kv, hp->n_head_kv};
     const int units[3] = {(count[0] + per - 1) / per, (count[1] + per - 1) / per,
                           (count[2] + per - 1) / per};
-    const int64_t base[3] = {0, (int64_t)count[0] * hd, (int64_t)(count[0] + count[1]) * hd};
+    const int64_t width[3] = {q_width(hp), hd, hd}; /* floats (and rows) of a head */
+    const int64_t base[3] = {0, count[0] * width[0], count[0] * width[0] + count[1] * hd};
     cf_weight ws[3], ff[3];
     cf_layer_groups(L, ws, ff);
     for (int u; (u = grab(T, phase)) < units[0] + units[1] + units[2];) {
@@ -352,9 +360,9 @@ static void qkv_phase(thr *T, const cf_layer *L, int l)
         const int h0 = (u - (which > 0 ? units[0] : 0) - (which > 1 ? units[1] : 0)) * per;
         const int h1 = h0 + per < count[which] ? h0 + per : count[which];
         cf_weight w = L->wqkv ? L->wqkv : ws[which];
-        const int64_t row0 = (L->wqkv ? base[which] : 0) + (int64_t)h0 * hd;
-        mm(w, row0, (int64_t)(h1 - h0) * hd, act(T, L->wqkv ? 0 : cf_xq_index(ws, which), 0),
-           c->xq_stride, P->n, c->qkv + base[which] + (int64_t)h0 * hd, c->qkv_stride);
+        const int64_t row0 = (L->wqkv ? base[which] : 0) + h0 * width[which];
+        mm(w, row0, (h1 - h0) * width[which], act(T, L->wqkv ? 0 : cf_xq_index(ws, which), 0),
+           c->xq_stride, P->n, c->qkv + base[which] + h0 * width[which], c->qkv_stride);
         if (full_norm && which < 2)
             for (int t = 0; t < P->n; t++) {
                 float *v = c->qkv + (size_t)t * c->qkv_stride + base[which];
@@ -388,10 +396,24 @@ static void attn_unit(const thr *T, int l, int t, int g, int c, void *part, size
     attn_span(hp, &P->m->layers[l], pos, &first, &c0, &c1);
     const int lo = c * CF_ATTN_CHUNK > first ? c * CF_ATTN_CHUNK : first;
     const int hi = (c + 1) * CF_ATTN_CHUNK < pos + 1 ? (c + 1) * CF_ATTN_CHUNK : pos + 1;
-    const float *q = ctx->qkv + (size_t)t * ctx->qkv_stride + (size_t)g * G * hd;
-    P->vec->attn_chunk(G, hd, q, (size_t)hd, cf_kv_kblock(&ctx->kv, l, g, lo / CF_KV_BLOCK),
+    const float *q = ctx->qkv + (size_t)t * ctx->qkv_stride + (size_t)g * G * q_width(hp);
+    P->vec->attn_chunk(G, hd, q, (size_t)q_width(hp), cf_kv_kblock(&ctx->kv, l, g, lo / CF_KV_BLOCK),
                        lo % CF_KV_BLOCK, cf_kv_v(&ctx->kv, l, g, lo), ctx->kv.type == CF_KV_F16,
                        hi - lo, hp->kq_scale, T->b->scores, part, part_stride);
+}
+
+/* The attention output of token t (row: every head's) times each head's
+ * sigmoid gate, when the model has them. */
+static void gate_heads(const thr *T, int t, float *row)
+{
+    const cf_hparams *hp = T->P->hp;
+    if (!hp->q_gate)
+        return;
+    const int hd = hp->head_dim;
+    const float *q = T->P->c->qkv + (size_t)t * T->P->c->qkv_stride;
+    for (int h = 0; h < hp->n_head; h++)
+        for (int d = 0; d < hd; d++)
+            row[h * hd + d] *= 1.0f / (1.0f + expf(-q[(size_t)h * 2 * hd + hd + d]));
 }
 
 /* Query head h's sink score in layer l, -INFINITY without sinks. */
@@ -446,6 +468,7 @@ static void attention_batch(thr *T, int l)
                                    sink(T, l, g * G + j),
                                    T->b->row + (size_t)(g * G + j) * hd);
         }
+        gate_heads(T, t, T->b->row);
         round_row(T, wo, T->b->row, t);
     }
     sync_all(T);
@@ -530,6 +553,150 @@ static void conv_phase(thr *T, const cf_layer *L, int l)
     sync_all(T);
     round_phase(T, L->conv_out, c->ff, (size_t)E);
     matmul_phase(T, L->conv_out, act(T, 0, 0), n, c->tmp, (size_t)E);
+    sync_all(T);
+}
+
+/* ---- gated delta net -------------------------------------------------------- */
+
+/* Several matrices reading the same rounded input as one shared phase (one
+ * barrier): their rows are stacked, each piece cut at the matrices' edges.
+ * Matrix i reads xq buffer xi[i] and writes y[i], rows y_stride[i] apart. */
+static void stacked_phase(thr *T, const cf_weight *w, const int *xi, float *const *y,
+                          const size_t *y_stride, int nw)
+{
+    const int phase = T->phase++;
+    int64_t total = 0;
+    for (int i = 0; i < nw; i++)
+        total += w[i]->ne[1];
+    const int64_t piece = piece_rows(cf_row_bytes(w[0]->type, w[0]->ne[0]), 0);
+    int64_t v0, nv;
+    while ((nv = grab_rows(T, phase, total, piece, &v0)) > 0)
+        for (int64_t v = v0, first = 0, i = 0; v < v0 + nv && i < nw; first += w[i++]->ne[1]) {
+            const int64_t end = first + w[i]->ne[1];
+            if (v >= end)
+                continue;
+            const int64_t cnt = (end < v0 + nv ? end : v0 + nv) - v;
+            mm(w[i], v - first, cnt, act(T, xi[i], 0), T->P->c->xq_stride, T->P->n, y[i] + (v - first),
+               y_stride[i]);
+            v += cnt;
+        }
+}
+
+/* x / max(|x|, eps), as ggml_l2_norm (the sum in double) */
+static void l2_normalize(float *y, const float *x, int n, float eps)
+{
+    double sum = 0.0;
+    for (int i = 0; i < n; i++)
+        sum += (double)(x[i] * x[i]);
+    const float scale = 1.0f / fmaxf(sqrtf((float)sum), eps);
+    for (int i = 0; i < n; i++)
+        y[i] = x[i] * scale;
+}
+
+static float silu(float x)
+{
+    return x / (1.0f + expf(-x));
+}
+
+/* One value head of the recurrence over the batch's tokens, in order:
+ * S <- exp(g) S; d = beta (v - S^T k); S <- S + k d^T; o = S^T q / sqrt(D),
+ * with q and k (key head h % Hk) L2-normalised; then o is RMS-normalised
+ * by ssm_norm and gated by silu(z).  S[i][j]: key dim i, value dim j. */
+static void delta_head(const thr *T, const cf_layer *L, float *S, int h)
+{
+    const pass *P = T->P;
+    const cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int D = hp->ssm_d, Hk = hp->ssm_k_heads, Hv = hp->ssm_v_heads, kh = h % Hk;
+    const float eps = hp->norm_eps, q_scale = 1.0f / sqrtf((float)D);
+    const float dt_bias = ((const float *)L->dn_dt_bias->data)[h], a = ((const float *)L->dn_a->data)[h];
+    float q[256], k[256], d[256];
+    for (int t = 0; t < P->n; t++) {
+        const float *row = c->qkv + (size_t)t * c->qkv_stride;
+        const float *v = row + (size_t)(2 * Hk + h) * D;
+        l2_normalize(q, row + (size_t)kh * D, D, eps);
+        l2_normalize(k, row + (size_t)(Hk + kh) * D, D, eps);
+        for (int i = 0; i < D; i++)
+            q[i] *= q_scale;
+        const float beta = 1.0f / (1.0f + expf(-c->dn_beta[(size_t)t * Hv + h]));
+        const float x = c->dn_alpha[(size_t)t * Hv + h] + dt_bias;
+        const float decay = expf((x > 20.0f ? x : log1pf(expf(x))) * a); /* softplus, as ggml */
+        for (int i = 0; i < D * D; i++)
+            S[i] *= decay;
+        for (int j = 0; j < D; j++) {
+            float sk = 0.0f;
+            for (int i = 0; i < D; i++)
+                sk += S[i * D + j] * k[i];
+            d[j] = beta * (v[j] - sk);
+        }
+        for (int i = 0; i < D; i++)
+            for (int j = 0; j < D; j++)
+                S[i * D + j] += k[i] * d[j];
+        float *o = c->ff + (size_t)t * Hv * D + (size_t)h * D;
+        for (int j = 0; j < D; j++) {
+            float s = 0.0f;
+            for (int i = 0; i < D; i++)
+                s += S[i * D + j] * q[i];
+            o[j] = s;
+        }
+        P->vec->rmsnorm(o, o, L->dn_norm->data, D, eps);
+        const float *z = c->dn_z + (size_t)t * Hv * D + (size_t)h * D;
+        for (int j = 0; j < D; j++)
+            o[j] *= silu(z[j]);
+    }
+}
+
+/* qwen35's recurrent mixer: the projections, the causal convolution (with
+ * SiLU) of q|k|v over the last conv_kernel tokens, the recurrence per value
+ * head, then ssm_out.  The layer's state: the convolution's window, then
+ * each value head's S. */
+static void delta_phase(thr *T, const cf_layer *L, int l)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int n = P->n, K = hp->conv_kernel, D = hp->ssm_d, Hv = hp->ssm_v_heads;
+    const int conv_dim = (int)L->dn_qkv->ne[1];
+    cf_weight ws[3], ff[3];
+    cf_layer_groups(L, ws, ff);
+    const cf_weight w[4] = {L->dn_qkv, L->dn_z, L->dn_beta, L->dn_alpha};
+    const int xi[4] = {cf_xq_index(ws, 0), cf_xq_index(ws, 1), cf_xq_index(ws, 2), cf_xq_index(ws, 2)};
+    float *const y[4] = {c->qkv, c->dn_z, c->dn_beta, c->dn_alpha};
+    const size_t ys[4] = {c->qkv_stride, (size_t)Hv * D, (size_t)Hv, (size_t)Hv};
+    stacked_phase(T, w, xi, y, ys, 4);
+    sync_all(T);
+
+    /* the convolution, in place: time in order within each channel */
+    float *window = c->rs + c->rs_off[l]; /* K - 1 rows of conv_dim, oldest first */
+    const float *cw = L->dn_conv->data;
+    int i0, i1;
+    split(conv_dim, T->ith, T->nth, &i0, &i1);
+    for (int ch = i0; ch < i1; ch++) {
+        float win[16];
+        for (int k = 0; k < K - 1; k++)
+            win[k] = window[(size_t)k * conv_dim + ch];
+        for (int t = 0; t < n; t++) {
+            float *u = c->qkv + (size_t)t * c->qkv_stride + ch;
+            win[K - 1] = *u;
+            float sum = 0.0f;
+            for (int k = 0; k < K; k++)
+                sum += win[k] * cw[(size_t)ch * K + k];
+            *u = silu(sum);
+            for (int k = 0; k < K - 1; k++)
+                win[k] = win[k + 1];
+        }
+        for (int k = 0; k < K - 1; k++)
+            window[(size_t)k * conv_dim + ch] = win[k];
+    }
+    sync_all(T);
+
+    float *S = window + (size_t)(K - 1) * conv_dim;
+    split(Hv, T->ith, T->nth, &i0, &i1);
+    for (int h = i0; h < i1; h++)
+        delta_head(T, L, S + (size_t)h * D * D, h);
+    sync_all(T);
+    round_phase(T, L->dn_out, c->ff, (size_t)Hv * D);
+    matmul_phase(T, L->dn_out, act(T, 0, 0), n, c->tmp, (size_t)hp->n_embd);
     sync_all(T);
 }
 
@@ -689,12 +856,52 @@ static void attention_block(thr *T, const cf_layer *L, int l)
     sync_all(T);
     if (P->one) {
         attention_one(T, l);
+        gate_heads(T, 0, T->b->row);
         cf_weight wo[3] = {L->wo, NULL, NULL};
         round_row(T, wo, T->b->row, 0);
     } else {
         attention_batch(T, l);
     }
     matmul_phase(T, L->wo, act(T, 0, 0), P->n, P->c->tmp, (size_t)P->hp->n_embd);
+    sync_all(T);
+}
+
+/* qwen35moe's shared expert, after the routed ones: a SwiGLU FFN on the
+ * same input, scaled by sigmoid(sh_inp . h) per token, added to c->tmp.
+ * It reuses the routed experts' buffers: gate rows then up rows in
+ * moe_ff, its rounded rows in moe_xd, its outputs in moe_out. */
+static void shared_expert(thr *T, const cf_layer *L, cf_weight const ff[3])
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const int n = P->n, E = P->hp->n_embd, F = P->hp->n_ff_shexp;
+    const cf_weight w[2] = {L->sh_gate, L->sh_up};
+    const int xi[2] = {cf_xq_index(ff, 1), cf_xq_index(ff, 1)};
+    float *const y[2] = {c->moe_ff, c->moe_ff + (size_t)n * F};
+    const size_t ys[2] = {(size_t)F, (size_t)F};
+    stacked_phase(T, w, xi, y, ys, 2);
+    sync_all(T);
+    int r0, r1;
+    split(n, T->ith, T->nth, &r0, &r1);
+    for (int t = r0; t < r1; t++) {
+        float *g = c->moe_ff + (size_t)t * F;
+        P->vec->silu_mul(g, g + (size_t)n * F, F);
+        cf_quantize_row(cf_vec_dot_type(L->sh_down->type), g, c->moe_xd + (size_t)t * c->xq_stride, F);
+    }
+    sync_all(T);
+    matmul_phase(T, L->sh_down, c->moe_xd, n, c->moe_out, (size_t)E);
+    sync_all(T);
+    int i0, i1;
+    split(E, T->ith, T->nth, &i0, &i1);
+    for (int t = 0; t < n; t++) {
+        /* the router's input is F32: its rounded row is h itself */
+        const float *h = (const float *)act(T, 0, t);
+        const float gate = 1.0f / (1.0f + expf(-cf_vec_dot(CF_TYPE_F32, E, L->sh_inp->data, h)));
+        const float *o = c->moe_out + (size_t)t * E;
+        float *y_t = c->tmp + (size_t)t * E;
+        for (int i = i0; i < i1; i++)
+            y_t[i] += o[i] * gate;
+    }
     sync_all(T);
 }
 
@@ -714,6 +921,8 @@ static void moe_block(thr *T, const cf_layer *L, cf_weight const ff[3])
     moe_up_phase(T, L, ff);
     sync_all(T);
     moe_down_phase(T, L);
+    if (L->sh_gate)
+        shared_expert(T, L, ff);
 }
 
 /* The dense FFN, from the rounded normalised input to c->tmp. */
@@ -741,6 +950,8 @@ static void layer(thr *T, int l)
     norm_phase(T, 0, n, prev ? &ffn_out : NULL, L->attn_norm, L->attn_norm_b, qkv);
     if (L->conv_in)
         conv_phase(T, L, l);
+    else if (L->dn_qkv)
+        delta_phase(T, L, l);
     else
         attention_block(T, L, l);
     norm_phase(T, 0, n, &attn_out, L->ffn_norm, L->ffn_norm_b, ff);

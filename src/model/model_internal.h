@@ -35,6 +35,13 @@ typedef struct cf_layer {
     /* a gated short convolution in place of attention (lfm2): in_proj
      * gives B, C and X; out_proj reads C * conv(B * X) */
     cf_weight conv_in, conv_w, conv_out;
+    /* a gated delta net in place of attention (qwen35): attn_qkv feeds the
+     * convolution ssm_conv then the recurrence; beta, alpha (with dt_bias
+     * and a) give the step's write strength and decay; ssm_norm and the
+     * gate z shape its output for ssm_out */
+    cf_weight dn_qkv, dn_z, dn_beta, dn_alpha, dn_conv, dn_dt_bias, dn_a, dn_norm, dn_out;
+    /* the shared expert beside the routed ones (qwen35moe), gated per token */
+    cf_weight sh_gate, sh_up, sh_down, sh_inp;
     bool swa;  /* attends to the last hp->n_swa positions only */
     bool rope; /* false: no positions at all (smollm3's NoPE layers) */
 } cf_layer;
@@ -114,6 +121,8 @@ struct cf_ctx {
     float *moe_ff;     /* pair rows: act(gate) * up, n_ff_exp wide */
     uint8_t *moe_xd;   /* pair rows: moe_ff rounded for the down matrices */
     float *moe_out;    /* pair rows: the experts' outputs */
+    /* gated delta nets: a batch's z gates, and beta and alpha per value head */
+    float *dn_z, *dn_beta, *dn_alpha;
     /* recurrent layers: their state after the last cached position (rs,
      * rs_floats in all, layer l's at rs_off[l]), the tokens of the cached
      * positions (to re-evaluate from a checkpoint), and checkpoints of the

@@ -25,6 +25,9 @@ int cf_rs_init(cf_ctx *c)
         c->rs_off[l] = total;
         if (L->conv_in)
             total += (size_t)(hp->conv_kernel - 1) * (size_t)hp->n_embd;
+        if (L->dn_qkv) /* the convolution's window, then each value head's S */
+            total += (size_t)(hp->conv_kernel - 1) * (size_t)L->dn_qkv->ne[1] +
+                     (size_t)hp->ssm_v_heads * (size_t)hp->ssm_d * (size_t)hp->ssm_d;
     }
     c->rs_floats = total;
     if (!total)

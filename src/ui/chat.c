@@ -106,7 +106,10 @@ void chat_reply_notes(chat *c)
 {
     const cf_turn_stats *st = cf_session_last_stats(c->s);
     if (st && st->shifted_tokens > 0)
-        chat_say(c, OUT_DIM, "context full: the oldest %d tokens were dropped", st->shifted_tokens);
+        chat_say(c, OUT_DIM, "context full: the oldest %d tokens were dropped%s", st->shifted_tokens,
+                 cf_model_recurrent(cf_session_model(c->s))
+                     ? " (the rest was evaluated again: a recurrent state cannot be moved)"
+                     : "");
     if (st && st->stop == CF_STOP_CONTEXT_FULL)
         chat_say(c, OUT_DIM, "context full: the reply alone fills it, so it stopped here "
                              "(/undo or /clear make room; -c sets a larger context)");

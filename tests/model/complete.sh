@@ -46,10 +46,10 @@ check_err 2 "-p TEXT or -f FILE" -m "$models/stories260K.gguf"
 check_err 3 "cannot open" -m "$tmp/none.gguf" -p x
 check_err 5 "context holds" -m "$models/stories260K.gguf" -p "$prompt" -c 8
 # an architecture confab does not run: named, with the list; inspect still reads it
-if [ -f "$models/qwen35.F32.gguf" ]; then
-    check_err 3 "architecture 'qwen35' is not supported; confab runs llama (.*), qwen3 (Qwen3), gemma3" \
-        -m "$models/qwen35.F32.gguf" -p x
-    "$bin" inspect "$models/qwen35.F32.gguf" | grep -q "general.architecture .*'qwen35'" ||
+if [ -f "$models/gemma4.F32.gguf" ]; then
+    check_err 3 "architecture 'gemma4' is not supported; confab runs llama (.*), qwen3 (Qwen3), gemma3" \
+        -m "$models/gemma4.F32.gguf" -p x
+    "$bin" inspect "$models/gemma4.F32.gguf" | grep -q "general.architecture .*'gemma4'" ||
         fail "inspect of an unsupported architecture"
 fi
 rm -rf "$tmp"

@@ -17,19 +17,29 @@
 #include "harness.h"
 #include "json_file.h"
 
+/* flips: greedy steps (of all prompts) allowed up to flip_max, where a
+ * near-tie in a router picks another expert (README-2026 part B, 7) */
 typedef struct tol {
     double max_abs, rms;
+    int flips;
+    double flip_max;
 } tol;
 
 static tol tolerance_for(const char *stem)
 {
+    /* the hybrid models' quantized files, as README-2026 part B recommends
+     * for an engine that rounds activations like llama.cpp */
+    if (!strcmp(stem, "qwen35.Q8_0"))
+        return (tol){0.6, 0.2, 0, 0};
+    if (!strcmp(stem, "qwen35moe.Q8_0"))
+        return (tol){0.3, 0.1, 4, 2.5};
     if (strstr(stem, "F32") || strncmp(stem, "stories260K", 11) == 0)
-        return (tol){2e-4, 2e-4};
+        return (tol){2e-4, 2e-4, 0, 0};
     if (strstr(stem, "BF16"))
-        return (tol){0.05, 0.05};
+        return (tol){0.05, 0.05, 0, 0};
     if (strstr(stem, "F16"))
-        return (tol){0.01, 0.01};
-    return (tol){0.3, 0.1};
+        return (tol){0.01, 0.01, 0, 0};
+    return (tol){0.3, 0.1, 0, 0};
 }
 
 static bool exact_greedy(const char *stem)
@@ -70,7 +80,7 @@ static double max_abs_diff(const float *a, const float *b, int n, double *rms)
 
 typedef struct stats {
     double prefill_max, prefill_rms, steps_max, tbt_max;
-    int argmax_checked, top20_checked;
+    int argmax_checked, top20_checked, flips;
 } stats;
 
 /* Evaluate the prompt batched from an empty cache, logits of the last. */
@@ -170,14 +180,20 @@ static void check_prompt(const char *stem, const cf_model *m, cf_ctx *c1, cf_ctx
     for (int k = 0; k < ng; k++) {
         const cf_json *s = steps->items[k];
         const cf_json *top5 = cf_json_get(s, "top5");
+        double step_max = 0;
         for (size_t i = 0; i < top5->n; i++) {
             int tid = (int)top5->items[i]->items[0]->i;
             double dd = fabs(lg[tid] - json_num(top5->items[i]->items[1]));
-            st->steps_max = dd > st->steps_max ? dd : st->steps_max;
-            CHECKF(dd <= t.max_abs, "%s/%s: step %d id %d logit off by %.3g", stem, id, k, tid, dd);
+            step_max = dd > step_max ? dd : step_max;
         }
+        st->steps_max = step_max > st->steps_max ? step_max : st->steps_max;
+        const bool flip = step_max > t.max_abs && step_max <= t.flip_max && st->flips < t.flips;
+        if (flip)
+            st->flips++;
+        else
+            CHECKF(step_max <= t.max_abs, "%s/%s: step %d logits off by %.3g", stem, id, k, step_max);
         int am = argmax(lg, V);
-        if (json_num(cf_json_get(s, "margin")) > 2 * t.max_abs) {
+        if (!flip && json_num(cf_json_get(s, "margin")) > 2 * t.max_abs) {
             CHECKF(am == gen[k], "%s/%s: step %d argmax %d, reference %d (margin %.3g)", stem, id, k,
                    am, gen[k], json_num(cf_json_get(s, "margin")));
             st->argmax_checked++;
@@ -264,8 +280,9 @@ int main(int argc, char **argv)
         check_prompt(stem, m, c1, c2, c3, prompts->items[i], &st);
     if (strcmp(stem, "stories260K") == 0)
         check_llama2c(prompts);
-    printf("%-18s prefill max %.3g rms %.3g | greedy steps max %.3g, %d argmax checked | tbt %.3g\n",
-           stem, st.prefill_max, st.prefill_rms, st.steps_max, st.argmax_checked, st.tbt_max);
+    printf("%-18s prefill max %.3g rms %.3g | greedy steps max %.3g (%d expert flips), %d argmax checked | "
+           "tbt %.3g\n",
+           stem, st.prefill_max, st.prefill_rms, st.steps_max, st.flips, st.argmax_checked, st.tbt_max);
     cf_ctx_free(c1);
     cf_ctx_free(c2);
     cf_ctx_free(c3);
