@@ -182,8 +182,8 @@ cf_weight cf_ld_layer(cf_loader *ld, int l, const char *what, int64_t ne0, int64
 
 void cf_ld_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm)
 {
-    const int64_t E = hp->n_embd, Q = (int64_t)hp->n_head * hp->head_dim,
-                  KV = (int64_t)hp->n_head_kv * hp->head_dim;
+    const int64_t E = hp->n_embd, Q = (int64_t)hp->n_head * L->head_dim,
+                  KV = (int64_t)L->n_head_kv * L->head_dim;
     if (norm)
         L->attn_norm = cf_ld_layer(ld, l, "attn_norm.weight", E, 1, true);
     L->wq = cf_ld_layer(ld, l, "attn_q.weight", E, Q, true);
@@ -194,7 +194,7 @@ void cf_ld_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bo
 
 void cf_ld_swiglu(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm)
 {
-    const int64_t E = hp->n_embd, F = hp->n_ff;
+    const int64_t E = hp->n_embd, F = L->n_ff;
     if (F == 0 && !ld->failed) {
         ld->failed = true;
         cf_fail(ld->err, "metadata %s.feed_forward_length is missing", ld->arch);
@@ -210,8 +210,8 @@ void cf_ld_swiglu(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool 
 void cf_ld_qk_norm(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
 {
     const bool full = hp->qk_norm == CF_QK_NORM_FULL;
-    const int64_t q = full ? (int64_t)hp->n_head * hp->head_dim : hp->head_dim;
-    const int64_t k = full ? (int64_t)hp->n_head_kv * hp->head_dim : hp->head_dim;
+    const int64_t q = full ? (int64_t)hp->n_head * L->head_dim : L->head_dim;
+    const int64_t k = full ? (int64_t)L->n_head_kv * L->head_dim : L->head_dim;
     L->q_norm = cf_ld_layer(ld, l, "attn_q_norm.weight", q, 1, true);
     L->k_norm = cf_ld_layer(ld, l, "attn_k_norm.weight", k, 1, true);
 }
@@ -267,7 +267,12 @@ static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
     hp->n_ctx_train = cf_ld_int(&r, "context_length", -1);
     hp->n_embd = cf_ld_int(&r, "embedding_length", -1);
     hp->n_layer = cf_ld_int(&r, "block_count", -1);
-    hp->n_ff = cf_ld_int(&r, "feed_forward_length", 0); /* MoE files may have only the experts' */
+    /* one width or one per layer (the largest sizes the buffers); MoE files
+     * may have only the experts' */
+    for (int l = 0; l < hp->n_layer; l++) {
+        const int ff = cf_ld_per_layer(&r, "feed_forward_length", hp->n_layer, l, 0);
+        hp->n_ff = ff > hp->n_ff ? ff : hp->n_ff;
+    }
     hp->n_head = cf_ld_int(&r, "attention.head_count", -1);
     if (r.failed)
         return -1;
@@ -354,9 +359,17 @@ static int bind_tensors(cf_model *m, cf_err *err)
     if (!m->layers)
         return cf_fail(err, "out of memory");
     for (int l = 0; l < hp->n_layer && !ld.failed; l++) {
-        m->layers[l].rope = hp->rope_style != CF_ROPE_NONE;
-        archs[hp->arch]->layer(&ld, hp, l, &m->layers[l]);
-        const cf_layer *L = &m->layers[l];
+        cf_layer *L = &m->layers[l];
+        L->rope = hp->rope_style != CF_ROPE_NONE;
+        L->head_dim = hp->head_dim;
+        L->n_rot = hp->n_rot;
+        L->n_head_kv = cf_ld_per_layer(&ld, "attention.head_count_kv", hp->n_layer, l, hp->n_head);
+        L->n_ff = cf_ld_per_layer(&ld, "feed_forward_length", hp->n_layer, l, hp->n_ff);
+        L->kv_src = l;
+        archs[hp->arch]->layer(&ld, hp, l, L);
+        if (!ld.failed && L->n_head_kv && hp->n_head % L->n_head_kv)
+            return cf_fail(err, "blk.%d: %d attention heads cannot share %d KV heads", l, hp->n_head,
+                           L->n_head_kv);
         if (!ld.failed && L->bo && L->post_attn_norm)
             return cf_fail(err, "blk.%d: an output bias and a post-norm together are not supported", l);
     }

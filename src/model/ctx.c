@@ -89,7 +89,7 @@ static cf_tbuf *alloc_tbufs(const cf_ctx *c, int n)
 {
     const cf_hparams *hp = &c->m->hp;
     const size_t E = (size_t)hp->n_embd, Q = (size_t)hp->n_head * hp->head_dim;
-    const size_t G = (size_t)(hp->n_head / hp->n_head_kv);
+    const size_t G = (size_t)hp->n_head; /* query heads per KV head: at most all of them */
     cf_tbuf *tb = calloc((size_t)n, sizeof *tb);
     bool ok = tb != NULL;
     for (int i = 0; ok && i < n; i++) {
@@ -176,7 +176,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->m = m;
     c->n_batch = n_batch;
     c->n_threads = p && p->n_threads > 0 ? p->n_threads : 1;
-    if (cf_kv_init(&c->kv, hp, n_ctx, p ? p->kv_type : CF_KV_F32, err) != 0) {
+    if (cf_kv_init(&c->kv, m, n_ctx, p ? p->kv_type : CF_KV_F32, err) != 0) {
         free(c);
         return -1;
     }

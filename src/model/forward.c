@@ -291,9 +291,9 @@ static void matmul_phase(thr *T, cf_weight w, const uint8_t *x, int n, float *y,
 
 /* Floats of a query head in a qkv row: its query, then (q_gate) its
  * output gate. */
-static int q_width(const cf_hparams *hp)
+static int q_width(const cf_hparams *hp, const cf_layer *L)
 {
-    return hp->q_gate ? 2 * hp->head_dim : hp->head_dim;
+    return hp->q_gate ? 2 * L->head_dim : L->head_dim;
 }
 
 /* Bias, per-head norm, RoPE, q's scale and the cache store of head h of
@@ -304,9 +304,9 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
     const pass *P = T->P;
     cf_ctx *c = P->c;
     const cf_hparams *hp = P->hp;
-    const int hd = hp->head_dim;
-    const size_t Q = (size_t)hp->n_head * q_width(hp), KV = (size_t)hp->n_head_kv * hd;
-    const size_t off = which == 0 ? (size_t)h * q_width(hp) : (which == 1 ? Q : Q + KV) + (size_t)h * hd;
+    const int hd = L->head_dim;
+    const size_t Q = (size_t)hp->n_head * q_width(hp, L), KV = (size_t)L->n_head_kv * hd;
+    const size_t off = which == 0 ? (size_t)h * q_width(hp, L) : (which == 1 ? Q : Q + KV) + (size_t)h * hd;
     float *v = c->qkv + (size_t)t * c->qkv_stride + off;
     const float *bias = L->bqkv ? (const float *)L->bqkv->data + off : NULL;
     cf_weight b = which == 0 ? L->bq : which == 1 ? L->bk : L->bv;
@@ -318,9 +318,9 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
     if (which < 2 && hp->qk_norm == CF_QK_NORM_HEAD)
         P->vec->rmsnorm(v, v, (which == 0 ? L->q_norm : L->k_norm)->data, hd, hp->norm_eps);
     if (which < 2 && L->rope) {
-        const size_t half = (size_t)hp->n_rot / 2;
+        const size_t half = (size_t)L->n_rot / 2;
         const int tab = cf_rope_table(hp, L);
-        cf_rope_apply(hp->rope_style, hp->n_rot, v, c->rope_cos[tab] + (size_t)pos * half,
+        cf_rope_apply(hp->rope_style, L->n_rot, v, c->rope_cos[tab] + (size_t)pos * half,
                       c->rope_sin[tab] + (size_t)pos * half);
     }
     if (which == 0 && hp->q_scale != 1.0f)
@@ -340,18 +340,20 @@ static void qkv_phase(thr *T, const cf_layer *L, int l)
     const pass *P = T->P;
     cf_ctx *c = P->c;
     const cf_hparams *hp = P->hp;
-    const int hd = hp->head_dim, phase = T->phase++;
-    const int all = hp->n_head + 2 * hp->n_head_kv;
+    const int hd = L->head_dim, phase = T->phase++;
+    const int all = hp->n_head + 2 * L->n_head_kv;
     int per = (all + 2 * T->nth - 1) / (2 * T->nth); /* heads per unit: two units per thread */
     while ((per * hd) % 16)
         per++;
     const bool full_norm = hp->qk_norm == CF_QK_NORM_FULL;
     if (full_norm)
         per = hp->n_head;
-    const int count[3] = {hp->n_head, hp->n_head_kv, hp->n_head_kv};
+    /* a layer reading another's cache computes only its queries */
+    const int n_kv = L->kv_src == l ? L->n_head_kv : 0;
+    const int count[3] = {hp->n_head, n_kv, n_kv};
     const int units[3] = {(count[0] + per - 1) / per, (count[1] + per - 1) / per,
                           (count[2] + per - 1) / per};
-    const int64_t width[3] = {q_width(hp), hd, hd}; /* floats (and rows) of a head */
+    const int64_t width[3] = {q_width(hp, L), hd, hd}; /* floats (and rows) of a head */
     const int64_t base[3] = {0, count[0] * width[0], count[0] * width[0] + count[1] * hd};
     cf_weight ws[3], ff[3];
     cf_layer_groups(L, ws, ff);
@@ -391,25 +393,26 @@ static void attn_unit(const thr *T, int l, int t, int g, int c, void *part, size
     const pass *P = T->P;
     const cf_ctx *ctx = P->c;
     const cf_hparams *hp = P->hp;
-    const int hd = hp->head_dim, G = hp->n_head / hp->n_head_kv, pos = P->pos0 + t;
+    const cf_layer *L = &P->m->layers[l];
+    const int hd = L->head_dim, G = hp->n_head / L->n_head_kv, pos = P->pos0 + t, src = L->kv_src;
     int first, c0, c1;
-    attn_span(hp, &P->m->layers[l], pos, &first, &c0, &c1);
+    attn_span(hp, L, pos, &first, &c0, &c1);
     const int lo = c * CF_ATTN_CHUNK > first ? c * CF_ATTN_CHUNK : first;
     const int hi = (c + 1) * CF_ATTN_CHUNK < pos + 1 ? (c + 1) * CF_ATTN_CHUNK : pos + 1;
-    const float *q = ctx->qkv + (size_t)t * ctx->qkv_stride + (size_t)g * G * q_width(hp);
-    P->vec->attn_chunk(G, hd, q, (size_t)q_width(hp), cf_kv_kblock(&ctx->kv, l, g, lo / CF_KV_BLOCK),
-                       lo % CF_KV_BLOCK, cf_kv_v(&ctx->kv, l, g, lo), ctx->kv.type == CF_KV_F16,
+    const float *q = ctx->qkv + (size_t)t * ctx->qkv_stride + (size_t)g * G * q_width(hp, L);
+    P->vec->attn_chunk(G, hd, q, (size_t)q_width(hp, L), cf_kv_kblock(&ctx->kv, src, g, lo / CF_KV_BLOCK),
+                       lo % CF_KV_BLOCK, cf_kv_v(&ctx->kv, src, g, lo), ctx->kv.type == CF_KV_F16,
                        hi - lo, hp->kq_scale, T->b->scores, part, part_stride);
 }
 
 /* The attention output of token t (row: every head's) times each head's
  * sigmoid gate, when the model has them. */
-static void gate_heads(const thr *T, int t, float *row)
+static void gate_heads(const thr *T, const cf_layer *L, int t, float *row)
 {
     const cf_hparams *hp = T->P->hp;
     if (!hp->q_gate)
         return;
-    const int hd = hp->head_dim;
+    const int hd = L->head_dim;
     const float *q = T->P->c->qkv + (size_t)t * T->P->c->qkv_stride;
     for (int h = 0; h < hp->n_head; h++)
         for (int d = 0; d < hd; d++)
@@ -430,12 +433,13 @@ static void attention_one(thr *T, int l)
     const pass *P = T->P;
     cf_ctx *c = P->c;
     const cf_hparams *hp = P->hp;
-    const int hd = hp->head_dim, G = hp->n_head / hp->n_head_kv, phase = T->phase++;
+    const cf_layer *L = &P->m->layers[l];
+    const int hd = L->head_dim, G = hp->n_head / L->n_head_kv, phase = T->phase++;
     const size_t pb = c->part_bytes, head_stride = (size_t)c->max_chunks * pb;
     int first, c0, c1;
-    attn_span(hp, &P->m->layers[l], P->pos0, &first, &c0, &c1);
+    attn_span(hp, L, P->pos0, &first, &c0, &c1);
     const int nc = c1 - c0 + 1;
-    for (int u; (u = grab(T, phase)) < hp->n_head_kv * nc;) {
+    for (int u; (u = grab(T, phase)) < L->n_head_kv * nc;) {
         const int g = u / nc, ci = u % nc;
         attn_unit(T, l, 0, g, c0 + ci, (char *)c->part + (size_t)g * G * head_stride + (size_t)ci * pb,
                   head_stride);
@@ -453,14 +457,15 @@ static void attention_batch(thr *T, int l)
     const pass *P = T->P;
     cf_ctx *c = P->c;
     const cf_hparams *hp = P->hp;
-    const int hd = hp->head_dim, G = hp->n_head / hp->n_head_kv, phase = T->phase++;
+    const cf_layer *L = &P->m->layers[l];
+    const int hd = L->head_dim, G = hp->n_head / L->n_head_kv, phase = T->phase++;
     const size_t pb = c->part_bytes, head_stride = (size_t)c->max_chunks * pb;
-    cf_weight wo[3] = {P->m->layers[l].wo, NULL, NULL};
+    cf_weight wo[3] = {L->wo, NULL, NULL};
     for (int u; (u = grab(T, phase)) < P->n;) {
         const int t = P->n - 1 - u;
         int first, c0, c1;
-        attn_span(hp, &P->m->layers[l], P->pos0 + t, &first, &c0, &c1);
-        for (int g = 0; g < hp->n_head_kv; g++) {
+        attn_span(hp, L, P->pos0 + t, &first, &c0, &c1);
+        for (int g = 0; g < L->n_head_kv; g++) {
             for (int ci = 0; ci <= c1 - c0; ci++)
                 attn_unit(T, l, t, g, c0 + ci, (char *)T->b->part + (size_t)ci * pb, head_stride);
             for (int j = 0; j < G; j++)
@@ -468,7 +473,7 @@ static void attention_batch(thr *T, int l)
                                    sink(T, l, g * G + j),
                                    T->b->row + (size_t)(g * G + j) * hd);
         }
-        gate_heads(T, t, T->b->row);
+        gate_heads(T, L, t, T->b->row);
         round_row(T, wo, T->b->row, t);
     }
     sync_all(T);
@@ -482,7 +487,7 @@ static void ffn_phase(thr *T, const cf_layer *L)
 {
     const pass *P = T->P;
     cf_ctx *c = P->c;
-    const int64_t F = P->hp->n_ff;
+    const int64_t F = L->n_ff;
     const int n = P->n, phase = T->phase++;
     const bool gpt2 = P->hp->ffn == CF_FFN_GELU, fused = !gpt2 && !L->w_gate;
     cf_weight qkv[3], ws[3];
@@ -856,7 +861,7 @@ static void attention_block(thr *T, const cf_layer *L, int l)
     sync_all(T);
     if (P->one) {
         attention_one(T, l);
-        gate_heads(T, 0, T->b->row);
+        gate_heads(T, L, 0, T->b->row);
         cf_weight wo[3] = {L->wo, NULL, NULL};
         round_row(T, wo, T->b->row, 0);
     } else {
@@ -931,7 +936,7 @@ static void ffn_block(thr *T, const cf_layer *L)
     const pass *P = T->P;
     ffn_phase(T, L);
     sync_all(T);
-    round_phase(T, L->w_down, P->c->ff, (size_t)P->hp->n_ff);
+    round_phase(T, L->w_down, P->c->ff, (size_t)L->n_ff);
     matmul_phase(T, L->w_down, act(T, 0, 0), P->n, P->c->tmp, (size_t)P->hp->n_embd);
     sync_all(T);
 }

@@ -6,23 +6,35 @@
 
 #include "model_internal.h"
 
-int cf_kv_init(cf_kv *kv, const cf_hparams *hp, int n_ctx, cf_kv_type type, cf_err *err)
+/* Whether layer l writes a cache of its own. */
+static bool own_cache(const cf_layer *L, int l)
 {
+    return (L->wk || L->wqkv) && L->kv_src == l;
+}
+
+int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err *err)
+{
+    const cf_hparams *hp = &m->hp;
     memset(kv, 0, sizeof *kv);
     kv->type = type;
     kv->n_ctx = n_ctx;
     kv->n_blocks = (n_ctx + CF_KV_BLOCK - 1) / CF_KV_BLOCK;
     kv->n_layer = hp->n_layer;
-    kv->n_head_kv = hp->n_head_kv;
-    kv->head_dim = hp->head_dim;
     kv->elem = type == CF_KV_F16 ? 2 : 4;
     kv->k = calloc((size_t)hp->n_layer, sizeof *kv->k);
     kv->v = calloc((size_t)hp->n_layer, sizeof *kv->v);
-    if (!kv->k || !kv->v)
+    kv->n_head_kv = calloc((size_t)hp->n_layer, sizeof *kv->n_head_kv);
+    kv->head_dim = calloc((size_t)hp->n_layer, sizeof *kv->head_dim);
+    if (!kv->k || !kv->v || !kv->n_head_kv || !kv->head_dim)
         goto oom;
-    const size_t bytes = (size_t)kv->n_blocks * CF_KV_BLOCK * (size_t)hp->n_head_kv *
-                         (size_t)hp->head_dim * kv->elem;
     for (int l = 0; l < hp->n_layer; l++) {
+        const cf_layer *L = &m->layers[l];
+        if (!own_cache(L, l))
+            continue;
+        kv->n_head_kv[l] = L->n_head_kv;
+        kv->head_dim[l] = L->head_dim;
+        const size_t bytes = (size_t)kv->n_blocks * CF_KV_BLOCK * (size_t)L->n_head_kv *
+                             (size_t)L->head_dim * kv->elem;
         kv->k[l] = aligned_alloc(64, bytes);
         kv->v[l] = aligned_alloc(64, bytes);
         if (!kv->k[l] || !kv->v[l])
@@ -42,29 +54,32 @@ void cf_kv_free(cf_kv *kv)
         free(kv->v[l]);
     free(kv->k);
     free(kv->v);
+    free(kv->n_head_kv);
+    free(kv->head_dim);
     kv->k = kv->v = NULL;
+    kv->n_head_kv = kv->head_dim = NULL;
 }
 
 /* ---- layout ---------------------------------------------------------------- */
 
 void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block)
 {
-    const size_t per_head = (size_t)kv->n_blocks * CF_KV_BLOCK * (size_t)kv->head_dim;
+    const size_t per_head = (size_t)kv->n_blocks * CF_KV_BLOCK * (size_t)kv->head_dim[l];
     return (uint8_t *)kv->k[l] +
-           ((size_t)h * per_head + (size_t)block * CF_KV_BLOCK * (size_t)kv->head_dim) * kv->elem;
+           ((size_t)h * per_head + (size_t)block * CF_KV_BLOCK * (size_t)kv->head_dim[l]) * kv->elem;
 }
 
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos)
 {
-    const size_t per_head = (size_t)kv->n_blocks * CF_KV_BLOCK * (size_t)kv->head_dim;
-    return (uint8_t *)kv->v[l] + ((size_t)h * per_head + (size_t)pos * (size_t)kv->head_dim) * kv->elem;
+    const size_t per_head = (size_t)kv->n_blocks * CF_KV_BLOCK * (size_t)kv->head_dim[l];
+    return (uint8_t *)kv->v[l] + ((size_t)h * per_head + (size_t)pos * (size_t)kv->head_dim[l]) * kv->elem;
 }
 
 void cf_kv_put_k(const cf_kv *kv, int l, int h, int pos, const float *row)
 {
     uint8_t *b = cf_kv_kblock(kv, l, h, pos / CF_KV_BLOCK);
     const int j = pos % CF_KV_BLOCK;
-    for (int d = 0; d < kv->head_dim; d++) {
+    for (int d = 0; d < kv->head_dim[l]; d++) {
         const size_t at = (size_t)d * CF_KV_BLOCK + (size_t)j;
         if (kv->type == CF_KV_F16)
             ((uint16_t *)b)[at] = cf_f32_to_f16(row[d]);
@@ -77,7 +92,7 @@ void cf_kv_get_k(const cf_kv *kv, int l, int h, int pos, float *row)
 {
     const uint8_t *b = cf_kv_kblock(kv, l, h, pos / CF_KV_BLOCK);
     const int j = pos % CF_KV_BLOCK;
-    for (int d = 0; d < kv->head_dim; d++) {
+    for (int d = 0; d < kv->head_dim[l]; d++) {
         const size_t at = (size_t)d * CF_KV_BLOCK + (size_t)j;
         row[d] = kv->type == CF_KV_F16 ? cf_f16_to_f32(((const uint16_t *)b)[at]) : ((const float *)b)[at];
     }
@@ -87,9 +102,9 @@ void cf_kv_put_v(const cf_kv *kv, int l, int h, int pos, const float *row)
 {
     void *dst = cf_kv_v(kv, l, h, pos);
     if (kv->type == CF_KV_F16)
-        cf_f32_to_f16_row(row, dst, kv->head_dim);
+        cf_f32_to_f16_row(row, dst, kv->head_dim[l]);
     else
-        memcpy(dst, row, (size_t)kv->head_dim * sizeof *row);
+        memcpy(dst, row, (size_t)kv->head_dim[l] * sizeof *row);
 }
 
 /* ---- the public cache operations ------------------------------------------ */
@@ -136,16 +151,16 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
     float cos_t[2][512], sin_t[2][512], row[1024];
     for (int t = 0; t < (hp->rope_base_swa > 0 ? 2 : 1); t++)
         cf_rope_angles(hp, t, (float)-delta, false, cos_t[t], sin_t[t]);
-    const size_t row_bytes = (size_t)kv->head_dim * kv->elem;
     for (int l = 0; l < kv->n_layer; l++) {
         const cf_layer *L = &c->m->layers[l];
         const int t = cf_rope_table(hp, L);
-        for (int h = 0; h < kv->n_head_kv; h++) {
+        const size_t row_bytes = (size_t)kv->head_dim[l] * kv->elem;
+        for (int h = 0; h < kv->n_head_kv[l]; h++) {
             memmove(cf_kv_v(kv, l, h, p0), cf_kv_v(kv, l, h, p1), (size_t)moved * row_bytes);
             for (int p = p0; p < p0 + moved; p++) {
                 cf_kv_get_k(kv, l, h, p + delta, row);
                 if (L->rope)
-                    cf_rope_apply(hp->rope_style, hp->n_rot, row, cos_t[t], sin_t[t]);
+                    cf_rope_apply(hp->rope_style, L->n_rot, row, cos_t[t], sin_t[t]);
                 cf_kv_put_k(kv, l, h, p, row);
             }
         }
@@ -161,9 +176,10 @@ uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n)
     const cf_kv *kv = &c->kv;
     /* a recurrent model adds its state and the tokens that rebuild it */
     const uint64_t rs = cf_rs_active(c) ? (uint64_t)n * sizeof(int32_t) + c->rs_floats * sizeof(float) : 0;
-    return 2ull * (uint64_t)kv->n_layer * (uint64_t)kv->n_head_kv * (uint64_t)n *
-               (uint64_t)kv->head_dim * kv->elem +
-           rs;
+    uint64_t bytes = rs;
+    for (int l = 0; l < kv->n_layer; l++)
+        bytes += 2ull * (uint64_t)kv->n_head_kv[l] * (uint64_t)n * (uint64_t)kv->head_dim[l] * kv->elem;
+    return bytes;
 }
 
 /* Copy the keys of positions [0, n) of one head between the cache's
@@ -183,7 +199,7 @@ uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n)
 
 static void keys_io(const cf_kv *kv, int l, int h, int n, uint8_t *rows, bool save)
 {
-    const size_t hd = (size_t)kv->head_dim;
+    const size_t hd = (size_t)kv->head_dim[l];
     for (int p0 = 0; p0 < n; p0 += CF_KV_BLOCK) {
         uint8_t *blk = cf_kv_kblock(kv, l, h, p0 / CF_KV_BLOCK);
         uint8_t *row = rows + (size_t)p0 * hd * kv->elem;
@@ -203,11 +219,11 @@ int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err
     if (n < 0 || n > kv->n_past || size < cf_ctx_kv_bytes(c, n) || (cf_rs_active(c) && n != kv->n_past))
         return cf_fail(err, "cannot save %d cache positions (%d held)", n, kv->n_past);
     uint8_t *out = dst;
-    const size_t row = (size_t)kv->head_dim * kv->elem;
     for (int l = 0; l < kv->n_layer; l++) {
-        for (int h = 0; h < kv->n_head_kv; h++, out += (size_t)n * row)
+        const size_t row = (size_t)kv->head_dim[l] * kv->elem;
+        for (int h = 0; h < kv->n_head_kv[l]; h++, out += (size_t)n * row)
             keys_io(kv, l, h, n, out, true);
-        for (int h = 0; h < kv->n_head_kv; h++, out += (size_t)n * row)
+        for (int h = 0; h < kv->n_head_kv[l]; h++, out += (size_t)n * row)
             memcpy(out, cf_kv_v(kv, l, h, 0), (size_t)n * row);
     }
     if (cf_rs_active(c)) {
@@ -226,11 +242,11 @@ int cf_ctx_kv_load(cf_ctx *c, int n, const void *src, uint64_t size, cf_err *err
         return cf_fail(err, "cache data of %llu bytes do not match %d positions (%llu expected)",
                        (unsigned long long)size, n, (unsigned long long)cf_ctx_kv_bytes(c, n));
     const uint8_t *in = src;
-    const size_t row = (size_t)kv->head_dim * kv->elem;
     for (int l = 0; l < kv->n_layer; l++) {
-        for (int h = 0; h < kv->n_head_kv; h++, in += (size_t)n * row)
+        const size_t row = (size_t)kv->head_dim[l] * kv->elem;
+        for (int h = 0; h < kv->n_head_kv[l]; h++, in += (size_t)n * row)
             keys_io(kv, l, h, n, (uint8_t *)in, false);
-        for (int h = 0; h < kv->n_head_kv; h++, in += (size_t)n * row)
+        for (int h = 0; h < kv->n_head_kv[l]; h++, in += (size_t)n * row)
             memcpy(cf_kv_v(kv, l, h, 0), in, (size_t)n * row);
     }
     if (cf_rs_active(c)) {

@@ -42,6 +42,10 @@ typedef struct cf_layer {
     cf_weight dn_qkv, dn_z, dn_beta, dn_alpha, dn_conv, dn_dt_bias, dn_a, dn_norm, dn_out;
     /* the shared expert beside the routed ones (qwen35moe), gated per token */
     cf_weight sh_gate, sh_up, sh_down, sh_inp;
+    /* the layer's attention geometry (hp's values unless the family says
+     * otherwise); kv_src: the layer whose cache it reads (its own unless it
+     * shares an earlier layer's, gemma4) */
+    int head_dim, n_head_kv, n_rot, n_ff, kv_src;
     bool swa;  /* attends to the last hp->n_swa positions only */
     bool rope; /* false: no positions at all (smollm3's NoPE layers) */
 } cf_layer;
@@ -63,7 +67,8 @@ struct cf_model {
 typedef struct cf_kv {
     cf_kv_type type;
     int n_ctx, n_past, n_blocks;
-    int n_layer, n_head_kv, head_dim;
+    int n_layer;
+    int *n_head_kv, *head_dim; /* per layer; 0 heads: the layer keeps no cache */
     size_t elem; /* bytes per element */
     void **k, **v;
 } cf_kv;
@@ -200,7 +205,7 @@ void cf_rope_angles(const cf_hparams *hp, int table, float pos, bool magnitude, 
 void cf_rope_apply(cf_rope_style style, int n_rot, float *v, const float *cos_t, const float *sin_t);
 
 /* ---- kv cache (kv_cache.c) ------------------------------------------------- */
-int cf_kv_init(cf_kv *kv, const cf_hparams *hp, int n_ctx, cf_kv_type type, cf_err *err);
+int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err *err);
 void cf_kv_free(cf_kv *kv);
 /* The key block holding positions [block * CF_KV_BLOCK, ...) of a head. */
 void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block);
