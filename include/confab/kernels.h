@@ -93,16 +93,19 @@ cf_isa cf_isa_set(cf_isa isa);
 /* ---- (de)quantization ----------------------------------------------------- */
 /* Reference dequantization of k elements (k a multiple of the block size).
  * Supports F32 F16 BF16 Q8_0 Q8_1 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K..Q6_K Q8_K
- * IQ2_XXS IQ2_XS IQ2_S IQ1_S IQ1_M IQ4_NL IQ4_XS MXFP4 TQ2_0; returns -1 for
- * any other type or a bad k. */
+ * IQ2_XXS IQ2_XS IQ2_S IQ1_S IQ1_M IQ3_XXS IQ3_S IQ4_NL IQ4_XS MXFP4 TQ2_0;
+ * returns -1 for any other type or a bad k. */
 int cf_dequantize_row(cf_type t, const void *src, float *dst, int64_t k);
 /* Reference quantization f32 -> t (for mkmodel and tests): F32 F16 BF16
- * Q8_0 Q8_1 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K IQ2_S IQ4_NL
- * IQ4_XS MXFP4 TQ2_0; -1 otherwise (and for the types of
- * cf_type_needs_imatrix).
+ * Q8_0 Q8_1 Q4_0 Q4_1 Q5_0 Q5_1 Q2_K Q3_K Q4_K Q5_K Q6_K Q8_K IQ2_S IQ3_XXS
+ * IQ3_S IQ4_NL IQ4_XS MXFP4 TQ2_0; -1 otherwise (and for the types of
+ * cf_type_needs_imatrix, or when the i-quants' first-use grid searches
+ * cannot be had).
  * The weight types follow llama-quantize's reference algorithms (no
  * importance matrix): tests/kernels/test_models.c checks the result is as
- * accurate as llama.cpp's on its own fixtures.  Q8_0, Q8_1 and Q8_K are the
+ * accurate as llama.cpp's on its own fixtures (IQ3_*: within 25 %, as
+ * those were made with one; given llama's weights, test_iq3_quant.c gets
+ * its bytes).  Q8_0, Q8_1 and Q8_K are the
  * activation rounding of llama.cpp's CPU backend, bit for bit:
  *   Q8_0: d = amax/127 (F16), q = rne(x * (127/amax));
  *   Q8_1: the same plus s = F16(d * sum q);
@@ -120,9 +123,8 @@ bool cf_type_needs_imatrix(cf_type t);
 /* ---- dot products and matrix multiply ------------------------------------ */
 /* The format activations are rounded to before multiplying with a weight of
  * type t, as llama.cpp does: Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4, Q8_1 for
- * Q4_1/Q5_1, Q8_K for the K-quants and the 256-element i-quants (IQ4_XS,
- * IQ3/IQ2/IQ1) and TQ2_0, F16 for F16, BF16 for
- * BF16, F32 for F32. */
+ * Q4_1/Q5_1, Q8_K for the K-quants, the 256-element i-quants (IQ4_XS,
+ * IQ3/IQ2/IQ1) and TQ2_0, F16 for F16, BF16 for BF16, F32 for F32. */
 cf_type cf_vec_dot_type(cf_type t);
 
 /* dot(w, x) where w is a row of type t and x a row already converted with

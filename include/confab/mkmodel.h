@@ -37,19 +37,25 @@ int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err);
 /* Check a shape is complete and consistent. */
 int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err);
 
-/* File types, as llama-quantize names them.  Q4_K_M is llama.cpp's mixture;
- * for the others every matrix has that type, except that the output matrix
- * (token_embd when tied) becomes Q6_K (Q8_0 stays Q8_0) and a row length
- * that is not a multiple of the block size falls back (Q4_K -> Q5_0,
- * Q6_K -> Q8_0, output -> Q8_0), as llama-quantize does.  IQ2_M's matrices
- * are IQ2_S (the tensor type; llama-quantize's IQ2_S file type is IQ2_XS),
- * in llama.cpp's mixture with IQ3_S, Q4_K and Q5_K, or all IQ2_S with
- * --pure.  IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M files need an importance
- * matrix (cf_type_needs_imatrix): cf_mk_plan refuses them.  IQ4_NL, IQ4_XS,
- * MXFP4 and TQ2_0 are always pure (llama-quantize --pure): the output
- * matrix too has the type, and only the fallbacks apply (IQ4_XS -> IQ4_NL,
- * TQ2_0 -> Q4_0).  MXFP4 files say general.file_type 38 (MOSTLY_MXFP4_MOE,
- * llama.cpp's only MXFP4 file type). */
+/* File types, as llama-quantize names them.  Q4_K_M, IQ2_M, IQ3_M and
+ * IQ3_XS are llama.cpp's mixtures (IQ2_M: IQ2_S matrices, the tensor type
+ * (llama-quantize's IQ2_S file type is IQ2_XS), with IQ3_S for an untied
+ * token_embd, attn_v and the first eighth of ffn_down, Q4_K for attn_v
+ * when n_head >= 4 n_head_kv and a Q5_K output matrix; IQ3_M: IQ3_S with
+ * Q4_K for attn_v, attn_output and the first eighth of ffn_down; IQ3_XS:
+ * IQ3_S with IQ3_XXS for attn_q, attn_k and the middle layers'
+ * ffn_gate/ffn_up, Q4_K for attn_v when n_head >= 4 n_head_kv).  For the
+ * others every matrix has that type, except that the output matrix
+ * (token_embd when tied) becomes Q6_K (Q8_0 stays Q8_0; the IQ3 mixtures
+ * do the same).  A row length that is not a multiple of the block size
+ * falls back (Q4_K -> Q5_0, Q6_K -> Q8_0, the IQ1/IQ2/IQ3 types and
+ * IQ4_XS -> IQ4_NL, TQ2_0 -> Q4_0, output -> Q8_0), as llama-quantize
+ * does.  IQ3_XXS, IQ3_S, IQ4_NL, IQ4_XS, MXFP4 and TQ2_0 are always pure
+ * (llama-quantize --pure): the output matrix too has the type, and only
+ * the fallbacks apply.  IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M files need
+ * an importance matrix (cf_type_needs_imatrix): cf_mk_plan refuses them.
+ * MXFP4 files say general.file_type 38 (MOSTLY_MXFP4_MOE, llama.cpp's only
+ * MXFP4 file type). */
 typedef enum cf_mk_ftype {
     CF_MK_F32,
     CF_MK_F16,
@@ -67,6 +73,10 @@ typedef enum cf_mk_ftype {
     CF_MK_IQ2_S,
     CF_MK_IQ1_S,
     CF_MK_IQ1_M,
+    CF_MK_IQ3_XXS,
+    CF_MK_IQ3_S,
+    CF_MK_IQ3_M,
+    CF_MK_IQ3_XS,
     CF_MK_IQ4_NL,
     CF_MK_IQ4_XS,
     CF_MK_MXFP4,

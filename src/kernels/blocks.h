@@ -107,6 +107,27 @@ typedef struct CF_PACKED {
     int16_t bsums[QK_K / 16];
 } block_q8_K;
 
+/* IQ3_XXS: 8 groups of 32.  qs[8g + j] picks grid entry j (4 magnitudes)
+ * of group g; the word at qs + 64 + 4g holds the group's 4 sign codes
+ * (7 bits each, cf_iq_signs) and, in its top 4 bits, s:
+ * x = d * (2s + 1) / 4 * grid * sign. */
+typedef struct CF_PACKED {
+    uint16_t d;
+    uint8_t qs[3 * QK_K / 8];
+} block_iq3_xxs;
+
+/* IQ3_S: 8 groups of 32.  Entry j of group g has the 9-bit index
+ * qs[8g + j] | (bit j of qh[g]) << 8; signs holds one bit per weight
+ * (set: negative); scales[g / 2] the 4-bit s of group g (low nibble for
+ * even g): x = d * (2s + 1) * grid * sign. */
+typedef struct CF_PACKED {
+    uint16_t d;
+    uint8_t qs[QK_K / 4];
+    uint8_t qh[QK_K / 32];
+    uint8_t signs[QK_K / 8];
+    uint8_t scales[QK_K / 64];
+} block_iq3_s;
+
 /* x = d * kvalues_iq4nl[q], q: 4 bits, nibbles as Q4_0. */
 typedef struct CF_PACKED {
     uint16_t d;
@@ -148,6 +169,8 @@ _Static_assert(sizeof(block_q4_K) == 144, "q4_K");
 _Static_assert(sizeof(block_q5_K) == 176, "q5_K");
 _Static_assert(sizeof(block_q6_K) == 210, "q6_K");
 _Static_assert(sizeof(block_q8_K) == 292, "q8_K");
+_Static_assert(sizeof(block_iq3_xxs) == 98, "iq3_xxs");
+_Static_assert(sizeof(block_iq3_s) == 110, "iq3_s");
 _Static_assert(sizeof(block_iq4_nl) == 18, "iq4_nl");
 _Static_assert(sizeof(block_iq4_xs) == 136, "iq4_xs");
 _Static_assert(sizeof(block_mxfp4) == 17, "mxfp4");

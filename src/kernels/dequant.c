@@ -2,6 +2,7 @@
  * them (x = d*q [+/- min]), in float. */
 #include "blocks.h"
 #include "iq12.h"
+#include "iq3.h"
 #include "iq4.h"
 
 static void deq_q4_0(const block_q4_0 *b, float *y, int64_t nb)
@@ -179,6 +180,8 @@ int cf_dequantize_row(cf_type t, const void *src, float *dst, int64_t k)
     case CF_TYPE_Q8_K: deq_q8_K(src, dst, nb); return 0;
     case CF_TYPE_IQ2_XXS: cf_deq_iq2_xxs(src, dst, nb); return 0;
     case CF_TYPE_IQ2_XS: cf_deq_iq2_xs(src, dst, nb); return 0;
+    case CF_TYPE_IQ3_XXS: cf_dequantize_iq3_xxs(src, dst, nb); return 0;
+    case CF_TYPE_IQ3_S: cf_dequantize_iq3_s(src, dst, nb); return 0;
     case CF_TYPE_IQ2_S: cf_deq_iq2_s(src, dst, nb); return 0;
     case CF_TYPE_IQ1_S: cf_deq_iq1_s(src, dst, nb); return 0;
     case CF_TYPE_IQ1_M: cf_deq_iq1_m(src, dst, nb); return 0;

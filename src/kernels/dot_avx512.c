@@ -919,6 +919,7 @@ static void dot_rows_q6_K_512(int64_t k, const void *w, size_t w_stride, int64_t
 }
 
 #include "dot_iq12_512.inc"
+#include "dot_iq3_avx512.inc"
 #include "dot_iq4_512.inc"
 
 void cf_fill_avx512(cf_kernel_table *t, int vnni)
@@ -951,6 +952,7 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->prep[CF_TYPE_Q6_K] = prep_q6_K_512;
     t->dot_rows[CF_TYPE_Q6_K] = dot_rows_q6_K_512;
     fill_iq12_512(t);
+    fill_iq3_512(t);
     fill_avx512_iq4(t);
     cf_fill_gemm_avx512(t);
 }

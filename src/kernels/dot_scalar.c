@@ -266,6 +266,7 @@ static float dot_q6_K(int64_t k, const void *w, const void *x)
 }
 
 #include "dot_iq12_scalar.inc"
+#include "dot_iq3_scalar.inc"
 #include "dot_iq4_scalar.inc"
 
 void cf_fill_scalar(cf_kernel_table *t)
@@ -284,5 +285,7 @@ void cf_fill_scalar(cf_kernel_table *t)
     t->dot[CF_TYPE_Q5_K] = dot_q5_K;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K;
     fill_iq12_scalar(t);
+    t->dot[CF_TYPE_IQ3_XXS] = dot_iq3_xxs;
+    t->dot[CF_TYPE_IQ3_S] = dot_iq3_s;
     fill_scalar_iq4(t);
 }

@@ -10,10 +10,10 @@
  * result never depends on the ISA, the thread count or the batch size N:
  *
  * A row is cut into units: 32-element blocks (Q4_0..Q8_0, IQ4_NL, MXFP4),
- * 256-element super-blocks (K-quants, IQ4_XS, TQ2_0) or single elements
- * (F32/F16/BF16).  Each unit u yields exact values (integer sums converted
- * to float, scales products) that are added with fused multiply-adds into
- * accumulator u % 16, in increasing u:
+ * 256-element super-blocks (K-quants, IQ1_*..IQ3_*, IQ4_XS, TQ2_0) or
+ * single elements (F32/F16/BF16).  Each unit u yields exact values (integer
+ * sums converted to float, scales products) that are added with fused
+ * multiply-adds into accumulator u % 16, in increasing u:
  *   Q8_0, Q4_0, Q5_0      a = fma(isum, dw*dx, a)
  *   IQ4_NL, MXFP4         a = fma(isum, dw*dx, a)   (codebook values in isum;
  *                         MXFP4's dw = 2^(e-128) from its E8M0 byte)
@@ -22,15 +22,19 @@
  *   Q3_K, Q6_K, TQ2_0     a = fma(isum, d*dx, a)   (offsets inside isum)
  *   IQ4_XS                a = fma(isum, d*dx, a)   (isum = sum over its 8
  *                         groups of (ls - 32) * the group's codebook sum)
+ *   IQ3_S, IQ3_XXS        a = fma(isum, d*dx, a)   (IQ3_XXS: the result / 4)
  *   IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M
  *                         a = fma(isum, d*dx*0.125f, a)  (ggml's 1/8 and
  *                         IQ1's shifts +-1/8 folded: isum sums (2s+1) *
  *                         grid * sign * q, or (2s+1) * (8 grid +- 1) * q;
  *                         IQ1_M's d comes from its scale words)
  *   F32, F16, BF16        a = fma(w, x, a)
- * (isum: the integer sum of the unit, group scales applied; msum: the mins
- * times Q8_K's bsums.)  The 16 accumulators, initially +0, are then summed
- * pairwise at distance 8, 4, 2, 1: r[j] = a[j] + a[j+8], and so on. */
+ * (isum: the integer sum of the unit, group scales applied, for the
+ * i-quants their 2s + 1 times the sums of signed grid values times x;
+ * msum: the mins times Q8_K's bsums.)  The 16 accumulators, initially +0,
+ * are then summed pairwise at distance 8, 4, 2, 1: r[j] = a[j] + a[j+8],
+ * and so on; IQ3_XXS's scale d * (2s + 1) / 4 leaves a final exact
+ * r * 0.25. */
 #define CF_CANON_LANES 16
 
 /* dot(w, x) over k elements, w of the table's weight type, x already in

@@ -1,131 +1,148 @@
-/* The grid search of the i-quant quantizers (iq_search.h), generic over the
- * grid: its size, values per entry, levels and bits per level. */
-#include <math.h>
+/* The i-quant grid searches (iq_search.h): the lattice map and the
+ * neighbour lists, which depend on the grid only and so are built once. */
+#include <float.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "iq_search.h"
 
-static int code_of(const uint8_t *L, int n, int bits)
+#define MAX_DIM 8
+
+static int point_of(const int8_t *L, int dim, int bits)
 {
-    int u = 0;
-    for (int j = 0; j < n; j++)
-        u |= L[j] << bits * j;
-    return u;
+    int p = 0;
+    for (int i = 0; i < dim; i++)
+        p |= L[i] << (bits * i);
+    return p;
 }
 
-/* the levels of code u; false when one is not below n_levels */
-static bool levels_of(int u, int n, int bits, int n_levels, uint8_t *L)
+typedef struct {
+    uint16_t *v;
+    size_t n, cap;
+} list;
+
+static bool push(list *l, int x)
 {
-    for (int j = 0; j < n; j++) {
-        L[j] = (uint8_t)(u >> bits * j & ((1 << bits) - 1));
-        if (L[j] >= n_levels)
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 4096;
+        uint16_t *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
             return false;
+        l->v = v;
+        l->cap = cap;
     }
+    l->v[l->n++] = (uint16_t)x;
     return true;
 }
 
-/* The neighbour list of lattice point L appended at s->near[*len]
- * (growing s->near); dist: scratch of n_grid ints. */
-static int add_neighbours(cf_iq_search *s, const uint8_t *L, int n_grid, int nwant, int *dist, size_t *len,
-                          size_t *cap)
+/* The list of point L (levels <= the grid's): the entries at the nwant
+ * smallest distinct distances, by distance, then by entry (ggml sorts the
+ * (distance, entry) pairs). */
+static bool add_list(list *nb, const int8_t *pos, int n, int dim, const int8_t *L, int nwant, int *d2)
 {
-    /* the nwant smallest distinct distances, in increasing order */
-    int best[8], nb = 0;
-    for (int e = 0; e < n_grid; e++) {
-        int d = 0;
-        for (int j = 0; j < s->n; j++) {
-            const int diff = s->levels[s->n * e + j] - L[j];
-            d += diff * diff;
+    for (int e = 0; e < n; e++) {
+        int s = 0;
+        for (int i = 0; i < dim; i++) {
+            int d = pos[dim * e + i] - (2 * L[i] + 1);
+            s += d * d;
         }
-        dist[e] = d;
-        int i = 0;
-        while (i < nb && best[i] < d)
-            i++;
-        if ((i < nb && best[i] == d) || i == nwant)
+        d2[e] = s;
+    }
+    size_t head = nb->n;
+    bool ok = push(nb, 0);
+    for (int k = 0, lo = -1; ok && k < nwant; k++) {
+        int m = INT_MAX;
+        for (int e = 0; e < n; e++)
+            if (d2[e] > lo && d2[e] < m)
+                m = d2[e];
+        if (m == INT_MAX)
+            break;
+        for (int e = 0; ok && e < n; e++)
+            if (d2[e] == m)
+                ok = push(nb, e);
+        lo = m;
+    }
+    if (ok)
+        nb->v[head] = (uint16_t)(nb->n - head - 1);
+    return ok;
+}
+
+int cf_iq_search_init(cf_iq_search *s, const void *grid, int n, int dim, int bits, int (*level)(uint8_t),
+                      int nwant)
+{
+    if (dim > MAX_DIM || bits * dim > 24 || n > 65536)
+        return -1;
+    const uint8_t *g = grid;
+    const int npoints = 1 << (bits * dim), lmask = (1 << bits) - 1;
+    int8_t *pos = malloc((size_t)n * dim);
+    int32_t *map = malloc((size_t)npoints * sizeof *map);
+    int *d2 = malloc((size_t)n * sizeof *d2);
+    list nb = {0};
+    bool ok = pos && map && d2;
+    int top = 0;
+    int8_t L[MAX_DIM];
+    for (int p = 0; ok && p < npoints; p++)
+        map[p] = INT32_MIN;
+    for (int e = 0; ok && e < n; e++) {
+        for (int i = 0; i < dim; i++) {
+            L[i] = (int8_t)level(g[dim * e + i]);
+            pos[dim * e + i] = (int8_t)(2 * L[i] + 1);
+            top = L[i] > top ? L[i] : top;
+        }
+        map[point_of(L, dim, bits)] = e;
+    }
+    for (int p = 0; ok && p < npoints; p++) {
+        if (map[p] >= 0)
             continue;
-        if (nb < nwant)
-            nb++;
-        for (int k = nb - 1; k > i; k--)
-            best[k] = best[k - 1];
-        best[i] = d;
+        bool above = false;
+        for (int i = 0; i < dim; i++) {
+            L[i] = (int8_t)((p >> (bits * i)) & lmask);
+            if (L[i] > top) {
+                L[i] = (int8_t)top;
+                above = true;
+            }
+        }
+        if (above) { /* the clamped point is smaller: already done */
+            map[p] = map[point_of(L, dim, bits)];
+            continue;
+        }
+        map[p] = -1 - (int32_t)nb.n;
+        ok = nb.n < INT32_MAX / 2 && add_list(&nb, pos, n, dim, L, nwant, d2);
     }
-    size_t count = 0;
-    for (int e = 0; e < n_grid; e++)
-        count += dist[e] <= best[nb - 1];
-    if (*len + count + 1 > *cap) {
-        size_t ncap = 2 * (*len + count + 1);
-        uint16_t *p = realloc(s->near, ncap * sizeof *p);
-        if (!p)
-            return -1;
-        s->near = p;
-        *cap = ncap;
+    free(d2);
+    if (!ok) {
+        free(pos);
+        free(map);
+        free(nb.v);
+        return -1;
     }
-    s->near[(*len)++] = (uint16_t)count;
-    for (int c = 0; c < nb; c++)
-        for (int e = 0; e < n_grid; e++)
-            if (dist[e] == best[c])
-                s->near[(*len)++] = (uint16_t)e;
+    *s = (cf_iq_search){dim, bits, pos, map, nb.v};
     return 0;
 }
 
-int cf_iq_search_init(cf_iq_search *s, const uint8_t *levels, int n_grid, int n, int bits, int n_levels,
-                      int nwant)
+int cf_iq_search_find(const cf_iq_search *s, int8_t *L, const float *xval, const float *w, float scale,
+                      bool *on_grid)
 {
-    const int size = 1 << bits * n;
-    *s = (cf_iq_search){levels, n, bits, malloc((size_t)size * sizeof *s->map), NULL};
-    int *dist = malloc((size_t)n_grid * sizeof *dist);
-    size_t len = 0, cap = 0;
-    int rc = s->map && dist && nwant >= 1 && nwant <= 8 ? 0 : -1;
-    for (int u = 0; rc == 0 && u < size; u++)
-        s->map[u] = -1;
-    for (int e = 0; rc == 0 && e < n_grid; e++)
-        s->map[code_of(levels + n * e, n, bits)] = e;
-    uint8_t L[16];
-    for (int u = 0; rc == 0 && u < size; u++) {
-        if (s->map[u] >= 0 || !levels_of(u, n, bits, n_levels, L))
-            continue;
-        s->map[u] = -(int32_t)(len + 1);
-        rc = add_neighbours(s, L, n_grid, nwant, dist, &len, &cap);
-    }
-    free(dist);
-    if (rc != 0) {
-        free(s->map);
-        free(s->near);
-        s->map = NULL;
-        s->near = NULL;
-    }
-    return rc;
-}
-
-int cf_iq_search_entry(const cf_iq_search *s, const uint8_t *L)
-{
-    const int e = s->map[code_of(L, s->n, s->bits)];
-    return e >= 0 ? e : -1;
-}
-
-int cf_iq_search_nearest(const cf_iq_search *s, uint8_t *L, const float *x, const float *w, float scale,
-                         bool *on_grid)
-{
-    const int32_t m = s->map[code_of(L, s->n, s->bits)];
+    const int32_t m = s->map[point_of(L, s->dim, s->bits)];
     *on_grid = m >= 0;
     if (m >= 0)
         return m;
-    const uint16_t *near = s->near - m - 1;
-    int best = near[1];
-    float best_d2 = INFINITY;
-    for (int i = 1; i <= near[0]; i++) {
-        const uint8_t *lv = s->levels + s->n * near[i];
+    const uint16_t *nb = s->neighbours + (-1 - (int64_t)m);
+    float best = FLT_MAX;
+    int e = nb[1];
+    for (int j = 1; j <= nb[0]; j++) {
+        const int8_t *pg = s->pos + (size_t)nb[j] * s->dim;
         float d2 = 0;
-        for (int j = 0; j < s->n; j++) {
-            const float diff = scale * (2 * lv[j] + 1) - x[j];
-            d2 += w[j] * diff * diff;
+        for (int i = 0; i < s->dim; i++) {
+            float diff = scale * pg[i] - xval[i];
+            d2 += w[i] * diff * diff;
         }
-        if (d2 < best_d2) {
-            best_d2 = d2;
-            best = near[i];
+        if (d2 < best) {
+            best = d2;
+            e = nb[j];
         }
     }
-    for (int j = 0; j < s->n; j++)
-        L[j] = s->levels[s->n * best + j];
-    return best;
+    for (int i = 0; i < s->dim; i++)
+        L[i] = (int8_t)((s->pos[(size_t)e * s->dim + i] - 1) / 2);
+    return e;
 }

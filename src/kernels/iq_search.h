@@ -1,7 +1,13 @@
-/* The grid search of the i-quant quantizers: a grid is a list of points of
- * a lattice (n values, each one of a few levels); quantizing rounds a group
- * of weights to a lattice point, which is either on the grid or is sent to
- * the grid entries nearest to it.  Private to src/kernels. */
+/* The grid searches of the i-quant quantizers (IQ2_*, IQ3_*), as ggml's
+ * iq2xs_init_impl / iq3xs_init_impl build them.  Private to src/kernels.
+ *
+ * A grid is n entries of dim byte values (the format's table, entry e's
+ * value i at byte dim * e + i); each value stands for a level l < 2^bits,
+ * and the quantizer sees it as the odd number 2l + 1.  The quantizer
+ * rounds a group of dim weights to a lattice point (one level each); a
+ * point that is an entry is used as it is, any other goes to whichever of
+ * its neighbours (the entries at its nwant smallest distinct squared
+ * distances) fits the weights best. */
 #ifndef CONFAB_KERNELS_IQ_SEARCH_H
 #define CONFAB_KERNELS_IQ_SEARCH_H
 
@@ -9,28 +15,23 @@
 #include <stdint.h>
 
 typedef struct cf_iq_search {
-    const uint8_t *levels; /* levels[n * e + j]: level of value j of entry e */
-    int n, bits;
-    int32_t *map;   /* lattice code -> entry, or -(1 + start of its neighbour list) */
-    uint16_t *near; /* neighbour lists: a count, then the entries */
+    int dim, bits;
+    const int8_t *pos;          /* n x dim: 2l + 1 */
+    const int32_t *map;         /* lattice point -> entry, or -1 - the offset of its list */
+    const uint16_t *neighbours; /* a list: its length, then the entries, nearest first */
 } cf_iq_search;
 
-/* Builds s for a grid of n_grid entries of n values (levels: see above,
- * kept by reference), each below n_levels.  A lattice point's code puts
- * level l_j at bit bits * j.  Every point off the grid gets the entries at
- * its nwant smallest squared level distances, nearest first, then by entry
- * (ggml's iq2xs_init_impl and iq3xs_init_impl).  0, or -1 when out of
- * memory. */
-int cf_iq_search_init(cf_iq_search *s, const uint8_t *levels, int n_grid, int n, int bits, int n_levels,
+/* Builds s for grid (n entries, dim values each, level(v) the level of
+ * value v).  Points with a level above the grid's largest share the
+ * clamped point's list.  0, or -1 when out of memory.  The tables live as
+ * long as the process; callers build each once (pthread_once). */
+int cf_iq_search_init(cf_iq_search *s, const void *grid, int n, int dim, int bits, int (*level)(uint8_t),
                       int nwant);
 
-/* The entry of the lattice point L (n levels), or -1 when it is off the grid. */
-int cf_iq_search_entry(const cf_iq_search *s, const uint8_t *L);
-
-/* The entry for the lattice point L: its own, or (*on_grid false) the
- * neighbour with the least sum w (scale (2 l + 1) - x)^2, the first on
- * ties, whose levels then replace L. */
-int cf_iq_search_nearest(const cf_iq_search *s, uint8_t *L, const float *x, const float *w, float scale,
-                         bool *on_grid);
+/* The grid entry for the lattice point of levels L (dim of them): the
+ * point itself when it is an entry (*on_grid set), else the neighbour of
+ * least sum w[i] (scale * (2l + 1) - xval[i])^2, whose levels replace L. */
+int cf_iq_search_find(const cf_iq_search *s, int8_t *L, const float *xval, const float *w, float scale,
+                      bool *on_grid);
 
 #endif

@@ -18,6 +18,11 @@ static inline float cf_signed_absmax(const float *x, int n)
     return v;
 }
 
+/* rintf: half to even, as ggml's nearest_int */
+static inline int nearest(float v) { return (int)rintf(v); }
+
+static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
 /* 32 quants of 4 bits into 16 bytes: element j in the low nibble of qs[j],
  * element j + 16 in the high one. */
 static inline void cf_pack_nibbles(const uint8_t *q, uint8_t *qs)
@@ -41,8 +46,12 @@ void cf_quantize_q4_K(const float *x, void *dst, int64_t k);
 void cf_quantize_q5_K(const float *x, void *dst, int64_t k);
 void cf_quantize_q6_K(const float *x, void *dst, int64_t k);
 
-/* 0, or -1 when its grid search cannot be built (out of memory) */
+/* The grid types build their grid searches at first use: -1 when out of
+ * memory.  imatrix: llama-imatrix's importance of each of the k columns,
+ * or NULL (cf_quantize_row's choice, llama-quantize's without --imatrix). */
 int cf_quantize_iq2_s(const float *x, void *dst, int64_t k);
+int cf_quantize_iq3_xxs(const float *x, void *dst, int64_t k, const float *imatrix);
+int cf_quantize_iq3_s(const float *x, void *dst, int64_t k, const float *imatrix);
 void cf_quantize_iq4_nl(const float *x, void *dst, int64_t k);
 void cf_quantize_iq4_xs(const float *x, void *dst, int64_t k);
 void cf_quantize_mxfp4(const float *x, void *dst, int64_t k);

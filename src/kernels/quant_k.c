@@ -11,10 +11,6 @@
 
 #define ALL_ZERO 1e-15f
 
-static inline int nearest(float v) { return (int)rintf(v); }
-
-static inline int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-
 /* Fits x ~ scale * L + min with L in [0, nmax] and min <= 0, weights w,
  * trying nstep+1 scales around the range's and solving the weighted least
  * squares for (scale, min) at each; keeps the one of least error (absolute

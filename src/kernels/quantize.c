@@ -20,10 +20,12 @@ cf_type cf_vec_dot_type(cf_type t)
     case CF_TYPE_Q6_K:
     case CF_TYPE_IQ2_XXS:
     case CF_TYPE_IQ2_XS:
-    case CF_TYPE_IQ2_S:
+    case CF_TYPE_IQ3_XXS:
     case CF_TYPE_IQ1_S:
-    case CF_TYPE_IQ1_M: return CF_TYPE_Q8_K;
+    case CF_TYPE_IQ3_S:
+    case CF_TYPE_IQ2_S:
     case CF_TYPE_IQ4_XS:
+    case CF_TYPE_IQ1_M:
     case CF_TYPE_TQ2_0: return CF_TYPE_Q8_K;
     case CF_TYPE_F16: return CF_TYPE_F16;
     case CF_TYPE_BF16: return CF_TYPE_BF16;
@@ -57,6 +59,8 @@ int cf_quantize_row(cf_type t, const float *src, void *dst, int64_t k)
     case CF_TYPE_Q4_K: cf_quantize_q4_K(src, dst, k); return 0;
     case CF_TYPE_Q5_K: cf_quantize_q5_K(src, dst, k); return 0;
     case CF_TYPE_Q6_K: cf_quantize_q6_K(src, dst, k); return 0;
+    case CF_TYPE_IQ3_XXS: return cf_quantize_iq3_xxs(src, dst, k, NULL);
+    case CF_TYPE_IQ3_S: return cf_quantize_iq3_s(src, dst, k, NULL);
     case CF_TYPE_IQ2_S: return cf_quantize_iq2_s(src, dst, k);
     case CF_TYPE_IQ4_NL: cf_quantize_iq4_nl(src, dst, k); return 0;
     case CF_TYPE_IQ4_XS: cf_quantize_iq4_xs(src, dst, k); return 0;

@@ -1,7 +1,7 @@
 /* mkmodel's tensor plan: which tensors a shape has, in file order, and the
- * type llama-quantize (b4748, llama_tensor_get_type; IQ2_M as of 2026)
- * would give each for a file type, with or without --pure (the IQ4, MXFP4
- * and TQ2_0 types are always pure). */
+ * type llama-quantize (b4748, llama_tensor_get_type; IQ2_M and the IQ3
+ * file types as its src/llama-quant.cpp of 2026, without an importance
+ * matrix) would give each for a file type, with or without --pure. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 static const struct {
     const char *name;
     cf_type base; /* the type of most matrices */
-    bool pure;    /* of every matrix */
+    bool pure;    /* every matrix, as llama-quantize --pure */
 } ftypes[CF_MK_FTYPE_COUNT] = {
     [CF_MK_F32] = {"F32", CF_TYPE_F32},      [CF_MK_F16] = {"F16", CF_TYPE_F16},
     [CF_MK_BF16] = {"BF16", CF_TYPE_BF16},   [CF_MK_Q8_0] = {"Q8_0", CF_TYPE_Q8_0},
@@ -23,6 +23,10 @@ static const struct {
     [CF_MK_IQ2_M] = {"IQ2_M", CF_TYPE_IQ2_S}, [CF_MK_IQ2_XXS] = {"IQ2_XXS", CF_TYPE_IQ2_XXS},
     [CF_MK_IQ2_XS] = {"IQ2_XS", CF_TYPE_IQ2_XS}, [CF_MK_IQ2_S] = {"IQ2_S", CF_TYPE_IQ2_XS},
     [CF_MK_IQ1_S] = {"IQ1_S", CF_TYPE_IQ1_S}, [CF_MK_IQ1_M] = {"IQ1_M", CF_TYPE_IQ1_M},
+    [CF_MK_IQ3_XXS] = {"IQ3_XXS", CF_TYPE_IQ3_XXS, true},
+    [CF_MK_IQ3_S] = {"IQ3_S", CF_TYPE_IQ3_S, true},
+    [CF_MK_IQ3_M] = {"IQ3_M", CF_TYPE_IQ3_S},
+    [CF_MK_IQ3_XS] = {"IQ3_XS", CF_TYPE_IQ3_S},
     [CF_MK_IQ4_NL] = {"IQ4_NL", CF_TYPE_IQ4_NL, true},
     [CF_MK_IQ4_XS] = {"IQ4_XS", CF_TYPE_IQ4_XS, true},
     [CF_MK_MXFP4] = {"MXFP4", CF_TYPE_MXFP4, true},
@@ -44,16 +48,20 @@ const char *cf_mk_ftype_name(cf_mk_ftype ft)
 
 const char *cf_mk_ftype_list(void)
 {
-    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M, IQ2_M, IQ4_NL, IQ4_XS, MXFP4, "
-           "TQ2_0";
+    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M, IQ2_M, IQ3_XXS, IQ3_S, IQ3_M, IQ3_XS, "
+           "IQ4_NL, IQ4_XS, MXFP4, TQ2_0";
 }
 
 typedef enum kind {
     EMBD,
     OUTPUT,
+    ATTN_Q,
+    ATTN_K,
     ATTN_V,
+    ATTN_OUT,
+    FFN_GATE,
+    FFN_UP,
     FFN_DOWN,
-    OTHER_MATRIX,
     NORM,
     BIAS,
 } kind;
@@ -80,7 +88,8 @@ static cf_type fall_back(cf_type t, int64_t ne0)
     case CF_TYPE_IQ2_S:
     case CF_TYPE_IQ1_S:
     case CF_TYPE_IQ1_M:
-    case CF_TYPE_IQ3_S: t = CF_TYPE_IQ4_NL; break;
+    case CF_TYPE_IQ3_XXS:
+    case CF_TYPE_IQ3_S:
     case CF_TYPE_IQ4_XS: t = CF_TYPE_IQ4_NL; break;
     case CF_TYPE_TQ2_0: t = CF_TYPE_Q4_0; break;
     default: break;
@@ -88,16 +97,42 @@ static cf_type fall_back(cf_type t, int64_t ne0)
     return ne0 % cf_type_get(t)->blck_size == 0 ? t : CF_TYPE_F16;
 }
 
-/* llama.cpp's IQ2_M mixture of IQ2_S matrices (n_gqa: heads per KV head) */
-static cf_type iq2_m(kind k, int layer, int n_layer, int n_gqa, int64_t ne0, bool tied)
+/* The mixtures' choices for a llama-shaped model (no experts): the first
+ * row that applies to a matrix gives its type (OUTPUT: the output matrix,
+ * token_embd when tied, whose rows are whole 256-blocks). */
+typedef enum when { ALL, FIRST_EIGHTH, MIDDLE, GQA4 } when;
+static const struct {
+    cf_mk_ftype ft;
+    kind k;
+    when w;
+    cf_type t;
+} mixture[] = {
+    {CF_MK_IQ2_M, OUTPUT, ALL, CF_TYPE_Q5_K},
+    {CF_MK_IQ2_M, EMBD, ALL, CF_TYPE_IQ3_S},
+    {CF_MK_IQ2_M, ATTN_V, GQA4, CF_TYPE_Q4_K},
+    {CF_MK_IQ2_M, ATTN_V, ALL, CF_TYPE_IQ3_S},
+    {CF_MK_IQ2_M, FFN_DOWN, FIRST_EIGHTH, CF_TYPE_IQ3_S},
+    {CF_MK_IQ3_M, ATTN_V, ALL, CF_TYPE_Q4_K},
+    {CF_MK_IQ3_M, ATTN_OUT, ALL, CF_TYPE_Q4_K},
+    {CF_MK_IQ3_M, FFN_DOWN, FIRST_EIGHTH, CF_TYPE_Q4_K},
+    {CF_MK_IQ3_XS, ATTN_V, GQA4, CF_TYPE_Q4_K},
+    {CF_MK_IQ3_XS, ATTN_Q, ALL, CF_TYPE_IQ3_XXS},
+    {CF_MK_IQ3_XS, ATTN_K, ALL, CF_TYPE_IQ3_XXS},
+    {CF_MK_IQ3_XS, FFN_GATE, MIDDLE, CF_TYPE_IQ3_XXS},
+    {CF_MK_IQ3_XS, FFN_UP, MIDDLE, CF_TYPE_IQ3_XXS},
+};
+
+static cf_type mixed(cf_mk_ftype ft, kind k, int layer, const cf_mk_shape *s, cf_type t)
 {
-    if (k == OUTPUT || (tied && k == EMBD))
-        return ne0 % 256 ? CF_TYPE_Q8_0 : CF_TYPE_Q5_K;
-    if (k == ATTN_V)
-        return n_gqa >= 4 ? CF_TYPE_Q4_K : CF_TYPE_IQ3_S;
-    if (k == EMBD || (k == FFN_DOWN && layer < n_layer / 8))
-        return CF_TYPE_IQ3_S;
-    return CF_TYPE_IQ2_S;
+    const int n = s->n_layer, gqa = s->n_head / (s->n_head_kv ? s->n_head_kv : s->n_head);
+    for (size_t i = 0; i < sizeof mixture / sizeof mixture[0]; i++) {
+        when w = mixture[i].w;
+        bool applies = w == ALL || (w == FIRST_EIGHTH && layer < n / 8) ||
+                       (w == MIDDLE && layer >= n / 8 && layer < 7 * n / 8) || (w == GQA4 && gqa >= 4);
+        if (mixture[i].ft == ft && mixture[i].k == k && applies)
+            return mixture[i].t;
+    }
+    return t;
 }
 
 static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, int layer, int64_t ne0)
@@ -105,17 +140,16 @@ static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, i
     if (k == NORM || k == BIAS)
         return CF_TYPE_F32;
     cf_type t = ftypes[ft].base;
-    const bool tied = s->tied;
     if (t == CF_TYPE_F32 || t == CF_TYPE_F16 || t == CF_TYPE_BF16)
         return t;
     if (pure || ftypes[ft].pure)
         return fall_back(t, ne0);
-    if (ft == CF_MK_IQ2_M)
-        t = iq2_m(k, layer, s->n_layer, s->n_head / (s->n_head_kv ? s->n_head_kv : s->n_head), ne0, tied);
-    else if (k == OUTPUT || (tied && k == EMBD))
-        t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : CF_TYPE_Q6_K;
+    if (k == OUTPUT || (s->tied && k == EMBD))
+        t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : mixed(ft, OUTPUT, layer, s, CF_TYPE_Q6_K);
     else if (ft == CF_MK_Q4_K_M && (k == ATTN_V || k == FFN_DOWN) && use_more_bits(layer, s->n_layer))
         t = CF_TYPE_Q6_K;
+    else
+        t = mixed(ft, k, layer, s, t);
     return fall_back(t, ne0);
 }
 
@@ -154,8 +188,8 @@ static int check_writable(const cf_mk_tensor *t, int n, cf_mk_ftype ft, cf_err *
             return cf_fail(err, "%s needs an importance matrix (%s tensors), which confab does not compute",
                            cf_mk_ftype_name(ft), cf_type_name(ty));
         if (cf_quantize_row(ty, zero, block, cf_type_get(ty)->blck_size) != 0)
-            return cf_fail(err, "%s puts %s in %s, which confab cannot quantize%s", cf_mk_ftype_name(ft),
-                           t[i].name, cf_type_name(ty), ft == CF_MK_IQ2_M ? " (--pure: IQ2_S throughout)" : "");
+            return cf_fail(err, "%s puts %s in %s, which confab cannot quantize", cf_mk_ftype_name(ft), t[i].name,
+                           cf_type_name(ty));
     }
     return 0;
 }
@@ -180,19 +214,19 @@ int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, int n_vocab, cf_
     add(&p, EMBD, -1, "token_embd.weight", E, n_vocab);
     for (int l = 0; l < s->n_layer; l++) {
         add(&p, NORM, l, "attn_norm.weight", E, 1);
-        add(&p, OTHER_MATRIX, l, "attn_q.weight", E, E);
+        add(&p, ATTN_Q, l, "attn_q.weight", E, E);
         if (bias)
             add(&p, BIAS, l, "attn_q.bias", E, 1);
-        add(&p, OTHER_MATRIX, l, "attn_k.weight", E, KV);
+        add(&p, ATTN_K, l, "attn_k.weight", E, KV);
         if (bias)
             add(&p, BIAS, l, "attn_k.bias", KV, 1);
         add(&p, ATTN_V, l, "attn_v.weight", E, KV);
         if (bias)
             add(&p, BIAS, l, "attn_v.bias", KV, 1);
-        add(&p, OTHER_MATRIX, l, "attn_output.weight", E, E);
+        add(&p, ATTN_OUT, l, "attn_output.weight", E, E);
         add(&p, NORM, l, "ffn_norm.weight", E, 1);
-        add(&p, OTHER_MATRIX, l, "ffn_gate.weight", E, F);
-        add(&p, OTHER_MATRIX, l, "ffn_up.weight", E, F);
+        add(&p, FFN_GATE, l, "ffn_gate.weight", E, F);
+        add(&p, FFN_UP, l, "ffn_up.weight", E, F);
         add(&p, FFN_DOWN, l, "ffn_down.weight", F, E);
     }
     add(&p, NORM, -1, "output_norm.weight", E, 1);

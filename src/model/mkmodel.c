@@ -91,6 +91,7 @@ static uint32_t llama_ftype(cf_mk_ftype ft)
         [CF_MK_Q4_0] = 2, [CF_MK_Q4_1] = 3, [CF_MK_Q5_0] = 8,  [CF_MK_Q5_1] = 9,
         [CF_MK_Q6_K] = 18, [CF_MK_Q4_K_M] = 15, [CF_MK_IQ2_M] = 29, [CF_MK_IQ2_XXS] = 19,
         [CF_MK_IQ2_XS] = 20, [CF_MK_IQ2_S] = 28, [CF_MK_IQ1_S] = 24, [CF_MK_IQ1_M] = 31,
+        [CF_MK_IQ3_XXS] = 23, [CF_MK_IQ3_S] = 26, [CF_MK_IQ3_M] = 27, [CF_MK_IQ3_XS] = 22,
         [CF_MK_IQ4_NL] = 25, [CF_MK_IQ4_XS] = 30, [CF_MK_MXFP4] = 38, [CF_MK_TQ2_0] = 37,
     };
     return ids[ft];

@@ -143,7 +143,7 @@ int cmd_inspect(int argc, char **argv)
     int64_t nt = cf_gguf_n_tensors(g);
     uint64_t total = 0;
     printf("tensors: %lld\n", (long long)nt);
-    printf("  %5s  %-36s %-6s %-24s %12s %12s\n", "#", "name", "type", "shape", "offset", "bytes");
+    printf("  %5s  %-36s %-7s %-24s %12s %12s\n", "#", "name", "type", "shape", "offset", "bytes");
     for (int64_t i = 0; i < nt; i++) {
         const cf_gguf_tensor *t = cf_gguf_tensor_at(g, i);
         char shape[64];
@@ -151,7 +151,7 @@ int cmd_inspect(int argc, char **argv)
         for (uint32_t d = 0; d < (t->n_dims ? t->n_dims : 1); d++)
             k += snprintf(shape + k, sizeof shape - (size_t)k, "%s%lld", d ? " x " : "",
                           (long long)t->ne[d]);
-        printf("  %5lld  %-36s %-6s %-24s %12llu %12llu\n", (long long)i, t->name,
+        printf("  %5lld  %-36s %-7s %-24s %12llu %12llu\n", (long long)i, t->name,
                cf_type_name(t->type), shape, (unsigned long long)t->offset,
                (unsigned long long)t->nbytes);
         total += t->nbytes;

@@ -40,6 +40,7 @@ static const cf_type kt_weight_types[] = {
     CF_TYPE_F32,  CF_TYPE_F16,  CF_TYPE_BF16, CF_TYPE_Q8_0, CF_TYPE_Q4_0,
     CF_TYPE_Q4_1, CF_TYPE_Q5_0, CF_TYPE_Q5_1, CF_TYPE_Q2_K, CF_TYPE_Q3_K,
     CF_TYPE_Q4_K, CF_TYPE_Q5_K, CF_TYPE_Q6_K, CF_TYPE_IQ2_S,
+    CF_TYPE_IQ3_XXS, CF_TYPE_IQ3_S,
     CF_TYPE_IQ4_NL, CF_TYPE_IQ4_XS, CF_TYPE_MXFP4, CF_TYPE_TQ2_0,
 };
 #define KT_N_WEIGHT_TYPES (int)(sizeof kt_weight_types / sizeof kt_weight_types[0])
@@ -57,8 +58,10 @@ static inline void *kt_quantize(cf_type t, const float *x, int64_t k)
  * a uniform quantizer with step d has RMS error d/sqrt(12), and d is the
  * block's range over its levels (Q8_0: max|x| of 32 Gaussians is ~2.3 sigma,
  * d = 2.3/127, error 0.52 %; Q4_0: d = 2.3/8, 8.3 %; Q4_K: (max-min)/15
- * over 32 with a fitted scale and min, ~7 %).  kernels_models checks the
- * same types against llama.cpp's own quantization of the fixtures. */
+ * over 32 with a fitted scale and min, ~7 %; IQ3_S, IQ3_XXS: groups of 4
+ * on a grid of 512 / 256 points of the 8^4 lattice, weighted by x^2, 17
+ * and 21 %).  kernels_models checks the same types against llama.cpp's own
+ * quantization of the fixtures. */
 static inline double kt_err_bound(cf_type t)
 {
     switch (t) {
@@ -78,6 +81,8 @@ static inline double kt_err_bound(cf_type t)
     case CF_TYPE_Q5_K: return 0.048;
     case CF_TYPE_Q6_K: return 0.0275;
     case CF_TYPE_IQ2_S: return 0.35;
+    case CF_TYPE_IQ3_XXS: return 0.28;
+    case CF_TYPE_IQ3_S: return 0.22;
     case CF_TYPE_IQ4_NL: return 0.10;  /* 16 levels, denser near 0: below Q4_0 */
     case CF_TYPE_IQ4_XS: return 0.105; /* IQ4_NL with 6-bit group scales */
     case CF_TYPE_MXFP4: return 0.155;  /* power-of-2 scales: a block's top may clip by 25 % */
