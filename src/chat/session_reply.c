@@ -190,7 +190,7 @@ static char *kind_text(const sess_reply *r, const ranges *rg, split_kind kind, s
         return NULL;
     n = 0;
     for (size_t i = 0; i < rg->n; i++)
-        if (rg->v[i].kind == kind) {
+        if (rg->v[i].kind == kind && rg->v[i].len) { /* a reply with no text has no buffer */
             memcpy(raw + n, r->text + rg->v[i].at, rg->v[i].len);
             n += rg->v[i].len;
         }
@@ -206,6 +206,7 @@ static char *kind_text(const sess_reply *r, const ranges *rg, split_kind kind, s
 static int kind_tokens(const cf_session *s, const ranges *rg, split_kind kind, cf_tokens *out)
 {
     const sess_reply *r = &s->reply;
+    const char *text = r->text ? r->text : ""; /* no offset on NULL */
     cf_tok_part *parts = malloc((3 * rg->n + 1) * sizeof *parts);
     if (!parts)
         return -1;
@@ -220,14 +221,14 @@ static int kind_tokens(const cf_session *s, const ranges *rg, split_kind kind, c
         while (t < r->ids.n && r->ends[t] <= b)
             t++;
         if (t == first) { /* no whole token: the range is text of its own */
-            parts[np++] = (cf_tok_part){.kind = CF_PART_LITERAL, .text = r->text + a, .len = b - a};
+            parts[np++] = (cf_tok_part){.kind = CF_PART_LITERAL, .text = text + a, .len = b - a};
             continue;
         }
         if (start > a)
-            parts[np++] = (cf_tok_part){.kind = CF_PART_LITERAL, .text = r->text + a, .len = start - a};
+            parts[np++] = (cf_tok_part){.kind = CF_PART_LITERAL, .text = text + a, .len = start - a};
         parts[np++] = (cf_tok_part){.kind = CF_PART_TOKENS, .ids = r->ids.ids + first, .n_ids = t - first};
         if (r->ends[t - 1] < b)
-            parts[np++] = (cf_tok_part){.kind = CF_PART_LITERAL, .text = r->text + r->ends[t - 1],
+            parts[np++] = (cf_tok_part){.kind = CF_PART_LITERAL, .text = text + r->ends[t - 1],
                                         .len = b - r->ends[t - 1]};
     }
     int rc = cf_tokenize_parts(s->tok, parts, np, false, out, NULL);

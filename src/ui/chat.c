@@ -10,7 +10,6 @@
 #include "chat.h"
 #include "cli.h"
 #include "paths.h"
-#include "term.h"
 #include "text.h"
 
 static void note_error(chat *c, int code)

@@ -58,8 +58,9 @@ static const opt_def defs[] = {
 
     {"thinking", 0, "on|off|auto", O_SETTING, G_THINKING, 's',
      "think before answering: the template's enable_thinking (auto: its default)"},
-    {"reasoning-effort", 0, "low|medium|high|auto", O_SETTING, G_THINKING, 's',
-     "how long to think: the template's reasoning_effort (gpt-oss; auto: its default)"},
+    {"reasoning-effort", 0, "LEVEL", O_SETTING, G_THINKING, 's',
+     "how long to think, low|medium|high|auto: the template's reasoning_effort\n"
+     "(gpt-oss; auto: its default)"},
     {"show-thinking", 0, NULL, O_SHOW_THINKING, G_THINKING, 0,
      "show the thinking as it streams (default in the chat; with stdin not a\n"
      "terminal it goes to stderr, and only with this option)"},

@@ -29,8 +29,9 @@ static bool put(FILE *f, bool make_safe, const char *text, bool at_line_start)
     size_t n = strlen(out);
     fwrite(out, 1, n, f);
     fflush(f);
+    bool ends = n ? out[n - 1] == '\n' : at_line_start;
     free(safe);
-    return n ? out[n - 1] == '\n' : at_line_start;
+    return ends;
 }
 
 static void end_note(stdout_stream *st)
