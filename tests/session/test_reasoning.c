@@ -17,7 +17,8 @@
 
 /* A session whose replies are the lines given (NULL-terminated), on
  * model_rel, with a 2026 template (NULL: the model's own). */
-static cf_session *open_scripted(const char *tmpl, int n_predict, const char *const *lines)
+static cf_session *open_model_scripted(const char *model_rel, const char *tmpl, int n_predict,
+                                       const char *const *lines)
 {
     char path[64];
     temp_path(path, sizeof path, "replies");
@@ -29,7 +30,7 @@ static cf_session *open_scripted(const char *tmpl, int n_predict, const char *co
     char tmpl_path[512] = "";
     if (tmpl)
         snprintf(tmpl_path, sizeof tmpl_path, "%s", shared_path(tmpl));
-    cf_session_params p = {.model_path = shared_path(QWEN3), .n_ctx = 1024, .n_threads = 1,
+    cf_session_params p = {.model_path = shared_path(model_rel), .n_ctx = 1024, .n_threads = 1,
                            .chat_template_file = tmpl ? tmpl_path : NULL};
     cf_session *s = NULL;
     cf_err err;
@@ -43,6 +44,11 @@ static cf_session *open_scripted(const char *tmpl, int n_predict, const char *co
     if (s)
         CHECK(cf_session_set(s, "n-predict", np, &err) == 0);
     return s;
+}
+
+static cf_session *open_scripted(const char *tmpl, int n_predict, const char *const *lines)
+{
+    return open_model_scripted(QWEN3, tmpl, n_predict, lines);
 }
 
 typedef struct streamed {
@@ -213,6 +219,27 @@ static void test_counts(void)
     CHECKF(same(text, "Seven times six."), "reasoning tokens spell '%s'", text);
     cf_tokens_free(&think);
     cf_tokens_free(&all);
+    cf_session_free(s);
+}
+
+/* gpt-oss's <|end|> closes the analysis channel, not the reply, where the
+ * vocabulary has it as an end-of-generation token (Phi-3's does). */
+static void test_channel_end(void)
+{
+    const char *lines[] = {"<\\|channel\\|>analysis<\\|message\\|>Ponder.|<\\|end\\|>|<\\|start\\|>"
+                           "assistant<\\|channel\\|>final<\\|message\\|>Answer.",
+                           NULL};
+    cf_session *s = open_model_scripted("models/phi3.Q8_0.gguf", T2026 "openai-gpt-oss-120b.jinja",
+                                        -1, lines);
+    if (!s)
+        return;
+    cf_token end = cf_tok_find(s->tok, "<|end|>", 7);
+    CHECK(end != CF_TOKEN_NULL && cf_tok_is_eog(s->tok, end) && cf_tok_is_control(s->tok, end));
+    streamed st;
+    CHECK(talk(s, "Hi.", &st, 0) == CF_STOP_EOG);
+    const cf_message *m = last_reply(s);
+    CHECKF(same(m->reasoning, "Ponder.") && same(m->content, "Answer.") && !m->thinking_cut,
+           "'%s' / '%s'", m->reasoning, m->content);
     cf_session_free(s);
 }
 
@@ -528,6 +555,7 @@ int main(void)
         return TEST_SKIP;
     test_split();
     test_counts();
+    test_channel_end();
     test_cut();
     test_switches();
     test_reuse();
