@@ -15,6 +15,13 @@
  *         show(piece);
  *     cf_session_end_reply(s, cut_by_user);
  *
+ * Reasoning models think before they answer: each reply is split, as it
+ * streams, into its reasoning and its content by the markers of the
+ * model's family (<think>...</think>, gpt-oss's analysis and final
+ * channels, ...: src/chat/reasoning.h).  Messages keep the two apart; the
+ * chat template decides what of the reasoning goes back to the model in
+ * later turns (most drop it), and the cache keeps whatever still agrees.
+ *
  * Knows nothing of terminals. */
 #ifndef CONFAB_SESSION_H
 #define CONFAB_SESSION_H
@@ -24,6 +31,7 @@
 
 #include "confab/common.h"
 #include "confab/model.h"
+#include "confab/template.h"
 
 typedef struct cf_session cf_session;
 
@@ -46,9 +54,12 @@ void cf_session_free(cf_session *s);
 /* ---- settings -------------------------------------------------------------
  * Named as the REPL's /set and the command line spell them: temp, top-k,
  * top-p, min-p, typical, repeat-penalty, repeat-last-n, presence-penalty,
- * frequency-penalty, seed, n-predict.  A bad name or value changes nothing
- * and returns an error naming the problem and the valid range.  A change
- * takes effect from the next sampled token. */
+ * frequency-penalty, seed, n-predict; thinking (auto|on|off: the template
+ * variable enable_thinking, unset for auto) and reasoning-effort
+ * (auto|low|medium|high: reasoning_effort, gpt-oss's), which change the
+ * prompt from the next turn on.  A bad name or value changes nothing and
+ * returns an error naming the problem and the valid range.  A sampler
+ * setting takes effect from the next sampled token. */
 int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *err);
 /* The value as text (buf of n bytes); NULL for an unknown name. */
 const char *cf_session_get(const cf_session *s, const char *name, char *buf, size_t n);
@@ -64,8 +75,11 @@ typedef enum cf_role {
 
 typedef struct cf_message {
     cf_role role;
-    const char *content;
-    bool cut; /* an assistant reply stopped by the user */
+    const char *content;   /* an assistant's: the answer, without the reasoning */
+    const char *reasoning; /* an assistant's thinking; NULL: none */
+    bool cut;              /* an assistant reply stopped by the user */
+    bool thinking_cut;     /* the reply ended inside its thinking (n-predict,
+                              stopped, context full) */
 } cf_message;
 
 /* The messages the model sees, oldest first (a context shift removes the
@@ -92,11 +106,21 @@ typedef enum cf_next {
     CF_NEXT_DONE = 0,  /* the reply ended (see cf_turn_stats.stop); *piece is "" */
 } cf_next;
 
-/* Add a user message and prefill what the cache lacks. */
+/* Add a user message and prefill what the cache lacks.  (Test-only:
+ * CONFAB_TEST_REPLIES=FILE makes replies emit scripted tokens instead of
+ * sampled ones: src/chat/session_script.c.) */
 int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err);
 /* Sample, evaluate and return the next piece of the reply (valid until the
  * next call); < 0 on error (the partial reply is kept). */
 int cf_session_next(cf_session *s, const char **piece, cf_err *err);
+/* The same, the text split: the reasoning's next text and then the
+ * content's (either may be ""); thinking: the reply is inside its
+ * reasoning now.  cf_session_next hands out only the content. */
+typedef struct cf_reply_part {
+    const char *reasoning, *content;
+    bool thinking;
+} cf_reply_part;
+int cf_session_next_part(cf_session *s, cf_reply_part *part, cf_err *err);
 /* Close the reply; cut = the user stopped it (it stays, marked as cut). */
 void cf_session_end_reply(cf_session *s, bool cut);
 
@@ -121,8 +145,10 @@ typedef enum cf_stop_reason {
 typedef struct cf_turn_stats {
     int prompt_tokens;   /* tokens prefilled for this turn */
     double prompt_ms;
-    int gen_tokens;
+    int gen_tokens;      /* reasoning and content */
     double gen_ms;       /* time spent in cf_session_next */
+    int reasoning_tokens; /* of gen_tokens, those of the thinking (its markers included) */
+    double reasoning_ms;  /* of gen_ms, the time they took */
     double ttft_ms;      /* begin_reply to the first piece */
     int shifted_tokens;  /* dropped by a context shift during this turn */
     cf_stop_reason stop; /* why the reply ended */
@@ -146,6 +172,16 @@ const int32_t *cf_session_tokens(const cf_session *s, int *n);
 const float *cf_session_logits(const cf_session *s);
 /* e.g. "jinja (from the GGUF)", "chatml (built-in, detected)" */
 const char *cf_session_template_desc(const cf_session *s);
+/* How replies mark their reasoning: the family (from the template, else
+ * "think" when the vocabulary has <think> and </think>; NULL: none, every
+ * reply is all content) and the variables the template reads. */
+const cf_chat_reasoning *cf_session_reasoning(const cf_session *s);
+/* The exact text the chat template renders for the next turn, with
+ * user_text as the user's message (malloc'ed into *text), and its size in
+ * tokens: *n_tokens, of which *n_cached the cache holds already (the rest
+ * is what the turn would prefill). */
+int cf_session_prompt_text(cf_session *s, const char *user_text, char **text, int *n_tokens,
+                           int *n_cached, cf_err *err);
 /* Whether anything changed since the last save or load. */
 bool cf_session_dirty(const cf_session *s);
 
@@ -155,9 +191,10 @@ bool cf_session_dirty(const cf_session *s);
 int cf_session_save(cf_session *s, const char *path, cf_err *err);
 /* Replace this session with a saved one of the same model; on any problem
  * (wrong model, version, truncated, corrupt) the current session is left
- * untouched and err says what is wrong.  Brings back the messages, token
- * history, KV cache, settings, stop strings and random state; the chat
- * template in use stays.  The format: src/chat/sessfile.c. */
+ * untouched and err says what is wrong.  Brings back the messages (their
+ * reasoning too), token history, KV cache, settings (thinking ones too),
+ * stop strings and random state; the chat template in use stays.  Files of
+ * older versions load as well.  The format: src/chat/sessfile.c. */
 int cf_session_load(cf_session *s, const char *path, cf_err *err);
 
 #endif

@@ -99,6 +99,15 @@ const char *cf_chat_template_family(const cf_chat_template *t);
  * of the detected family.  NULL-terminated; may be empty. */
 const char *const *cf_chat_template_stops(const cf_chat_template *t);
 
+/* How the template's model marks its reasoning, read from a Jinja source
+ * (built-ins know none). */
+typedef struct cf_chat_reasoning {
+    const char *family;   /* "think", "gemma4", "mistral", "command-r", "gpt-oss"; NULL: none */
+    bool thinking_switch; /* the template reads enable_thinking */
+    bool effort;          /* the template reads reasoning_effort (gpt-oss) */
+} cf_chat_reasoning;
+const cf_chat_reasoning *cf_chat_template_reasoning(const cf_chat_template *t);
+
 /* Render messages into a malloc'ed NUL-terminated string (*len bytes). */
 int cf_chat_render(const cf_chat_template *t, const cf_chat_msg *msgs, size_t n,
                    const cf_chat_opts *o, char **out, size_t *len, cf_err *err);

@@ -1,10 +1,10 @@
 /* Session files: a conversation saved with its KV cache, to resume exactly.
  *
- * Format, version 1.  Little-endian; a str is a u32 byte count and the
+ * Format, version 2.  Little-endian; a str is a u32 byte count and the
  * bytes (UTF-8, no NUL); ids are i32 token ids.
  *
  *   magic      8 bytes  "CFSESS\r\n"
- *   version    u32      1
+ *   version    u32      2
  *   model      u64 fingerprint (cf_gguf_fingerprint: metadata, tensor table,
  *              file size), u64 file size, str name
  *   n_vocab    u32
@@ -14,20 +14,28 @@
  *   template   str      the label of the chat template in use (for people)
  *   settings   f32 temp, i32 top_k, f32 top_p, f32 min_p, f32 typical_p,
  *              f32 repeat_penalty, i32 repeat_last_n, f32 presence_penalty,
- *              f32 frequency_penalty, i32 min_keep, u64 seed, i32 n_predict
+ *              f32 frequency_penalty, i32 min_keep, u64 seed, i32 n_predict,
+ *              u8 thinking (0 auto, 1 on, 2 off), u8 reasoning effort (0 auto,
+ *              1 low, 2 medium, 3 high)
  *   sampler    u32 byte count, cf_sampler_state_save's bytes (random state,
  *              penalty history)
  *   stops      u32 count, then count strs (the user's stop strings)
  *   messages   u32 count, then for each: u8 role (0 system, 1 user,
- *              2 assistant), u8 flags (1 = cut by the user), i32 start (a
- *              user turn's first cache position, -1 = unknown), str text,
- *              u32 count, count ids (an assistant's sampled tokens)
+ *              2 assistant), u8 flags (1 = cut by the user, 2 = ended inside
+ *              its thinking, 4 = has reasoning), i32 start (a user turn's
+ *              first cache position, -1 = unknown), str content, str
+ *              reasoning ("" without flag 4), then u32 count, count ids
+ *              twice: the content's and the reasoning's sampled tokens
  *   history    u32 count, count ids: the tokens the KV cache holds
  *   kv         u64 byte count, cf_ctx_kv_save of exactly those positions
  *              (the used cells only: per layer K then V, [head][pos][dim])
  *   checksum   u64 over every byte before it: FNV-1a's multiply over 64-bit
  *              words in four interleaved lanes, then the tail bytes and the
  *              lanes folded in one by one, then the length
+ *
+ * Version 1 (before reasoning) had no thinking settings, and per message
+ * only flag 1, the text and one list of ids; it loads as replies without
+ * reasoning.
  *
  * Saving is crash-safe: the file is written beside the target under a
  * temporary name, synced, renamed over the target, and the folder synced;
@@ -54,7 +62,8 @@
 #endif
 
 static const char MAGIC[8] = {'C', 'F', 'S', 'E', 'S', 'S', '\r', '\n'};
-enum { VERSION = 1, MAX_STOPS = 1024 };
+enum { VERSION = 2, MAX_STOPS = 1024 };
+enum { F_CUT = 1, F_THINKING_CUT = 2, F_REASONING = 4 };
 
 /* ---- checksum ----------------------------------------------------------------- */
 
@@ -152,6 +161,8 @@ static void put_settings(wbuf *b, const cf_session *s)
     PUT(b, int32_t, p->min_keep);
     PUT(b, uint64_t, cf_sampler_seed(s->smp));
     PUT(b, int32_t, s->n_predict);
+    PUT(b, uint8_t, s->thinking);
+    PUT(b, uint8_t, s->effort);
     size_t n = cf_sampler_state_save(s->smp, NULL, 0);
     PUT(b, uint32_t, n);
     uint8_t *at = grab(b, n);
@@ -159,22 +170,30 @@ static void put_settings(wbuf *b, const cf_session *s)
         cf_sampler_state_save(s->smp, at, n);
 }
 
-static void put_messages(wbuf *b, const cf_session *s)
+static void put_messages(wbuf *b, cf_session *s)
 {
     PUT(b, uint32_t, s->n_msgs);
     for (int i = 0; i < s->n_msgs; i++) {
         const sess_msg *m = &s->msgs[i];
         /* a reply still running is saved as cut where it is */
-        bool running = i == s->n_msgs - 1 && s->reply.active && !s->reply.finished;
-        char *text = running ? sess_utf8_clean(s->reply.text ? s->reply.text : "", s->reply.len)
-                             : NULL;
-        const char *content = text ? text : m->pub.content;
+        sess_msg now = {.start = -1};
+        if (i == s->n_msgs - 1 && s->reply.active && !s->reply.finished) {
+            now.pub.role = CF_ROLE_ASSISTANT;
+            sess_reply_settle(s, s->reply.len, &now);
+            now.pub.cut = true;
+            m = &now;
+        }
+        const char *content = m->pub.content ? m->pub.content : "";
+        const char *reasoning = m->pub.reasoning ? m->pub.reasoning : "";
         PUT(b, uint8_t, m->pub.role);
-        PUT(b, uint8_t, m->pub.cut || running);
+        PUT(b, uint8_t, (m->pub.cut ? F_CUT : 0) | (m->pub.thinking_cut ? F_THINKING_CUT : 0) |
+                            (m->pub.reasoning ? F_REASONING : 0));
         PUT(b, int32_t, m->start);
         put_str(b, content, strlen(content));
+        put_str(b, reasoning, strlen(reasoning));
         put_ids(b, m->ids.ids, m->ids.n);
-        free(text);
+        put_ids(b, m->rids.ids, m->rids.n);
+        sess_msg_free(&now);
     }
 }
 
@@ -349,6 +368,7 @@ typedef struct loaded {
     cf_sampler_params par;
     uint64_t seed;
     int32_t n_predict;
+    uint8_t thinking, effort;
     const uint8_t *smp_state;
     uint32_t smp_len;
     char **stops;
@@ -397,7 +417,7 @@ static int parse_model(rbuf *r, const cf_session *s, const char *path, cf_err *e
     return rc;
 }
 
-static bool parse_settings(rbuf *r, loaded *l, cf_err *err)
+static bool parse_settings(rbuf *r, uint32_t version, loaded *l, cf_err *err)
 {
     cf_sampler_params *p = &l->par;
     GET(r, float, p->temp);
@@ -412,16 +432,21 @@ static bool parse_settings(rbuf *r, loaded *l, cf_err *err)
     GET(r, int32_t, p->min_keep);
     GET(r, uint64_t, l->seed);
     GET(r, int32_t, l->n_predict);
+    if (version >= 2) {
+        GET(r, uint8_t, l->thinking);
+        GET(r, uint8_t, l->effort);
+    }
     GET(r, uint32_t, l->smp_len);
     l->smp_state = take(r, l->smp_len);
-    return !r->bad && l->n_predict >= -1 && cf_sampler_params_check(p, err) == 0;
+    return !r->bad && l->n_predict >= -1 && l->thinking <= THINK_OFF && l->effort <= EFFORT_HIGH &&
+           cf_sampler_params_check(p, err) == 0;
 }
 
-static bool parse_messages(rbuf *r, int32_t n_vocab, loaded *l)
+static bool parse_messages(rbuf *r, uint32_t version, int32_t n_vocab, loaded *l)
 {
     GET(r, uint32_t, l->n_msgs);
-    /* each message takes at least 14 bytes */
-    if (r->bad || l->n_msgs > (r->n - r->pos) / 14)
+    /* each message takes at least 14 bytes (version 1), 22 (version 2) */
+    if (r->bad || l->n_msgs > (r->n - r->pos) / (version >= 2 ? 22 : 14))
         return false;
     l->msgs = calloc(l->n_msgs + 1, sizeof *l->msgs);
     if (!l->msgs)
@@ -433,11 +458,21 @@ static bool parse_messages(rbuf *r, int32_t n_vocab, loaded *l)
         GET(r, uint8_t, role);
         GET(r, uint8_t, flags);
         GET(r, int32_t, start);
-        char *text = get_str(r, SIZE_MAX);
-        *m = (sess_msg){.pub = {(cf_role)role, text, flags & 1}, .start = start};
-        if (!text || !get_ids(r, n_vocab, &m->ids) || role > CF_ROLE_ASSISTANT || flags > 1 ||
-            (role == CF_ROLE_SYSTEM && i != 0) || (role != CF_ROLE_ASSISTANT && m->ids.n) ||
-            start < -1 || (role != CF_ROLE_USER && start != -1))
+        char *text = get_str(r, SIZE_MAX), *reasoning = version >= 2 ? get_str(r, SIZE_MAX) : NULL;
+        *m = (sess_msg){.pub = {.role = (cf_role)role, .content = text,
+                                .cut = flags & F_CUT, .thinking_cut = flags & F_THINKING_CUT},
+                        .start = start};
+        if (flags & F_REASONING) {
+            m->pub.reasoning = reasoning;
+            reasoning = NULL;
+        }
+        bool assistant = role == CF_ROLE_ASSISTANT, ok = reasoning || version < 2 || m->pub.reasoning;
+        free(reasoning);
+        if (!text || !ok || !get_ids(r, n_vocab, &m->ids) ||
+            (version >= 2 && !get_ids(r, n_vocab, &m->rids)) || role > CF_ROLE_ASSISTANT ||
+            flags > (version >= 2 ? 7 : F_CUT) || (role == CF_ROLE_SYSTEM && i != 0) ||
+            (!assistant && (m->ids.n || m->rids.n || (flags & ~F_CUT))) || start < -1 ||
+            (role != CF_ROLE_USER && start != -1))
             return false;
     }
     return true;
@@ -455,9 +490,9 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
     GET(&r, uint32_t, version);
     if (r.bad)
         return damaged(path, "truncated", err);
-    if (version != VERSION)
+    if (version < 1 || version > VERSION)
         return cf_fail(err, "%s is a session file of format version %u; this confab reads "
-                       "version %d", path, version, VERSION);
+                       "versions 1 to %d", path, version, VERSION);
     uint64_t sum;
     if (n < r.pos + 8)
         return damaged(path, "truncated", err);
@@ -479,7 +514,7 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
     l->n_ctx = (int32_t)n_ctx;
     l->kv_type = (cf_kv_type)kv_type;
     cf_err why = {0};
-    if (!parse_settings(&r, l, &why))
+    if (!parse_settings(&r, version, l, &why))
         return damaged(path, why.msg[0] ? why.msg : "bad settings", err);
     GET(&r, uint32_t, l->n_stops);
     if (r.bad || l->n_stops > MAX_STOPS || !(l->stops = calloc(l->n_stops + 1, sizeof *l->stops)))
@@ -487,7 +522,7 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
     for (uint32_t i = 0; i < l->n_stops; i++)
         if (!(l->stops[i] = get_str(&r, 4096)) || !l->stops[i][0])
             return damaged(path, "bad stop string", err);
-    if (!parse_messages(&r, n_vocab, l))
+    if (!parse_messages(&r, version, n_vocab, l))
         return damaged(path, "bad message", err);
     if (!get_ids(&r, n_vocab, &l->cache) || l->cache.n > n_ctx)
         return damaged(path, "bad token history", err);
@@ -572,6 +607,8 @@ static int load_file(cf_session *s, const char *path, cf_err *err)
     s->smp = smp;
     smp = NULL;
     s->n_predict = l.n_predict;
+    s->thinking = l.thinking;
+    s->effort = l.effort;
     s->now = l.now;
     for (size_t i = 0; i < s->n_stops; i++)
         free(s->stops[i]);

@@ -73,7 +73,7 @@ int sess_push_msg(cf_session *s, cf_role role, const char *text, size_t len, cf_
     char *copy = sess_utf8_clean(text, len);
     if (!copy)
         return cf_fail(err, "out of memory");
-    s->msgs[s->n_msgs++] = (sess_msg){.pub = {role, copy, false}, .start = -1};
+    s->msgs[s->n_msgs++] = (sess_msg){.pub = {.role = role, .content = copy}, .start = -1};
     s->dirty = true;
     return 0;
 }
@@ -81,7 +81,9 @@ int sess_push_msg(cf_session *s, cf_role role, const char *text, size_t len, cf_
 void sess_msg_free(sess_msg *m)
 {
     free((char *)m->pub.content);
+    free((char *)m->pub.reasoning);
     cf_tokens_free(&m->ids);
+    cf_tokens_free(&m->rids);
 }
 
 void sess_pop_msg(cf_session *s)
@@ -136,6 +138,13 @@ static int open_template(cf_session *s, const cf_session_params *p, cf_err *err)
     if (!(s->tmpl_desc = malloc(n)))
         return cf_fail(err, "out of memory");
     snprintf(s->tmpl_desc, n, note[0] ? "%s; %s" : "%s", label, note);
+    /* replies are split by the template's markers, else by <think> tags
+     * when the vocabulary has them (a Qwen3 model under a built-in) */
+    s->reasoning = *cf_chat_template_reasoning(s->tmpl);
+    if (!s->reasoning.family && cf_tok_find(s->tok, "<think>", 7) != CF_TOKEN_NULL &&
+        cf_tok_find(s->tok, "</think>", 8) != CF_TOKEN_NULL)
+        s->reasoning.family = reasoning_family_name(RF_THINK);
+    s->fam = reasoning_family_named(s->reasoning.family);
     return 0;
 }
 
@@ -162,7 +171,7 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
         cf_err_class(err, CF_E_TEMPLATE);
         goto fail;
     }
-    if (sess_sampler_reset(s, &sp, CF_SAMPLER_SEED_RANDOM, err))
+    if (sess_sampler_reset(s, &sp, CF_SAMPLER_SEED_RANDOM, err) || sess_script_load(s, err))
         goto fail;
     s->logits = malloc((size_t)cf_model_hparams(s->model)->n_vocab * sizeof *s->logits);
     s->stops = calloc(1, sizeof *s->stops);
@@ -192,7 +201,11 @@ void cf_session_free(cf_session *s)
         free(s->stops[i]);
     free(s->stops);
     free(s->reply.text);
-    free(s->reply.out);
+    cf_tokens_free(&s->reply.ids);
+    free(s->reply.ends);
+    free(s->reply.out[0]);
+    free(s->reply.out[1]);
+    sess_script_free(s);
     free(s->logits);
     cf_sampler_free(s->smp);
     cf_chat_template_free(s->tmpl);
@@ -274,6 +287,11 @@ const float *cf_session_logits(const cf_session *s)
 const char *cf_session_template_desc(const cf_session *s)
 {
     return s->tmpl_desc;
+}
+
+const cf_chat_reasoning *cf_session_reasoning(const cf_session *s)
+{
+    return &s->reasoning;
 }
 
 bool cf_session_dirty(const cf_session *s)

@@ -3,10 +3,12 @@
  * The token history is the KV cache's own: `cache` lists exactly the
  * tokens the cache holds (cache.n == cf_ctx_n_past).  Each turn renders the
  * conversation into tokens (session_prompt.c), keeps the longest prefix it
- * shares with `cache` and evaluates the rest (session_turn.c).  Assistant
- * replies enter the rendering as the tokens that were sampled, so the
- * cached prefix stays valid from turn to turn.  A user message records
- * where its turn starts in the cache: context shifts and undo cut there. */
+ * shares with `cache` and evaluates the rest (session_turn.c).  Replies
+ * are generated and split into reasoning and content in session_reply.c;
+ * both parts enter the rendering as the tokens that were sampled, so the
+ * cached prefix stays valid from turn to turn as far as the template
+ * renders a reply as it was written.  A user message records where its
+ * turn starts in the cache: context shifts and undo cut there. */
 #ifndef CONFAB_CHAT_SESSION_INTERNAL_H
 #define CONFAB_CHAT_SESSION_INTERNAL_H
 
@@ -17,10 +19,12 @@
 #include "confab/session.h"
 #include "confab/template.h"
 #include "confab/tokenizer.h"
+#include "reasoning.h"
 
 typedef struct sess_msg {
-    cf_message pub; /* role, content (owned, valid UTF-8), cut */
-    cf_tokens ids;  /* assistant: the sampled tokens */
+    cf_message pub; /* role, content and reasoning (owned, valid UTF-8), flags */
+    cf_tokens ids;  /* assistant: the content's tokens as sampled */
+    cf_tokens rids; /* assistant: the reasoning's tokens as sampled */
     int start;      /* user: cache position where its turn begins, -1 unknown */
 } sess_msg;
 
@@ -29,15 +33,28 @@ typedef struct sess_reply {
     bool active, finished;
     cf_token pending;  /* sampled and returned, not yet evaluated (-1: none) */
     int n_gen;
-    char *text;        /* the raw bytes of the sampled pieces */
+    char *text;        /* the raw bytes of the sampled pieces, markers included */
     size_t len, cap;
-    size_t shown;      /* bytes of text passed to the caller */
+    cf_tokens ids;     /* the sampled tokens */
+    size_t *ends;      /* text length after each of them */
+    size_t ends_cap;
+    size_t shown;      /* bytes of text given to the splitter */
     size_t stop_at;    /* where a stop string begins (finished by one) */
-    cf_utf8_stream utf8;
-    char *out;         /* the piece handed out */
-    size_t out_cap;
+    splitter sp0;      /* the split's state where the generation prompt left it */
+    splitter sp;       /* the split of what was shown */
+    int undecided;     /* tokens of a gpt-oss header, their kind not known yet */
+    bool reasoning_tok; /* the last token counted as reasoning */
+    cf_utf8_stream utf8[2]; /* per split_kind */
+    char *out[2];      /* the parts handed out, per split_kind */
+    size_t out_cap[2];
+    const cf_tokens *script; /* test-only: the tokens to emit (session_script.c) */
+    size_t script_pos;
     double t0;         /* begin_reply's clock */
 } sess_reply;
+
+/* The thinking settings (cf_session_set's "thinking", "reasoning-effort"). */
+enum { THINK_AUTO, THINK_ON, THINK_OFF };
+enum { EFFORT_AUTO, EFFORT_LOW, EFFORT_MEDIUM, EFFORT_HIGH };
 
 struct cf_session {
     cf_model *model;
@@ -48,6 +65,11 @@ struct cf_session {
     char *bos_text, *eos_text; /* for the template; NULL where the vocabulary has none */
     int64_t now;               /* the clock templates see: fixed for the session */
     int render_mode;           /* how the template last rendered (session_prompt.c) */
+    cf_chat_reasoning reasoning; /* the family replies are split by, and switches */
+    reasoning_family fam;
+    int thinking, effort;      /* THINK_*, EFFORT_* */
+    cf_tokens *scripted;       /* test-only replies (session_script.c) */
+    int n_scripted, next_script;
 
     cf_sampler *smp;
     int n_predict;
@@ -80,14 +102,34 @@ void sess_msg_free(sess_msg *m);
 int sess_first_user(const cf_session *s);
 
 /* ---- session_prompt.c ---------------------------------------------------
- * The tokens of the first n messages as the template renders them, user
- * and system text as literal text, assistant replies as their sampled
- * tokens; add_gen appends the assistant's generation prompt. */
-int sess_prompt_tokens(cf_session *s, int n, bool add_gen, cf_tokens *out, cf_err *err);
+ * The first n messages as the template renders them: the text with each
+ * message's content and reasoning as placeholders (what a tokenizer that
+ * adds BOS itself would double taken off), into *text (malloc'ed). */
+int sess_render_text(cf_session *s, int n, bool add_gen, char **text, size_t *len, cf_err *err);
+/* Such a text as tokens: user and system text as literal text, replies'
+ * parts as their sampled tokens. */
+int sess_tokenize_text(cf_session *s, int n, const char *text, size_t len, cf_tokens *out,
+                       cf_err *err);
+/* Both at once; add_gen appends the assistant's generation prompt; the
+ * text comes back in *keep when it is not NULL. */
+int sess_prompt_tokens(cf_session *s, int n, bool add_gen, cf_tokens *out, char **keep,
+                       size_t *keep_len, cf_err *err);
 int sess_common_prefix(const cf_tokens *a, const cf_tokens *b);
 /* Fill in the start of every user message that lacks one; full is the
- * rendering of all messages. */
-void sess_find_starts(cf_session *s, const cf_tokens *full);
+ * rendering of all messages, text its placeholder text. */
+void sess_find_starts(cf_session *s, const cf_tokens *full, const char *text, size_t len);
+/* Where a reply to the rendering text starts its split: inside the
+ * thinking when the generation prompt opens it. */
+void sess_prime_split(const cf_session *s, const char *text, size_t len, splitter *sp);
+
+/* ---- session_reply.c ----------------------------------------------------- */
+/* Start the reply (its message pushed already); sp0 the primed split. */
+void sess_reply_open(cf_session *s, double t0, const splitter *sp0);
+/* The reply's parts as they stand (texts, tokens, thinking_cut) into m,
+ * whose text and tokens are replaced; the text after `end` left out. */
+void sess_reply_settle(cf_session *s, size_t end, sess_msg *m);
+/* Close the reply in progress (if any) as the user stopping it. */
+void sess_close_reply(cf_session *s);
 
 /* ---- session_turn.c ----------------------------------------------------- */
 /* Keep the first n cached positions (user starts beyond them are forgotten). */
@@ -97,8 +139,15 @@ void sess_truncate(cf_session *s, int n);
  * prompt is free (fewer if the turns run out): the turns in *n_turns, the
  * cache positions they hold returned. */
 int sess_shift_plan(const cf_session *s, int used, int need, int *n_turns);
-/* Close the reply in progress (if any) as the user stopping it. */
-void sess_close_reply(cf_session *s);
+/* Drop the oldest n_turns whole turns (sess_shift_plan's count). */
+int sess_shift(cf_session *s, int n_turns, cf_err *err);
+
+/* ---- session_script.c ----------------------------------------------------- */
+/* Test-only: CONFAB_TEST_REPLIES=FILE, read at cf_session_new. */
+int sess_script_load(cf_session *s, cf_err *err);
+void sess_script_free(cf_session *s);
+/* The scripted tokens of the next reply, or NULL (sample). */
+const cf_tokens *sess_script_next(cf_session *s);
 
 /* ---- session_settings.c ------------------------------------------------- */
 /* A sampler with these settings and seed, replacing s->smp. */

@@ -1,16 +1,21 @@
 /* The conversation as tokens.
  *
  * The template renders the messages with a placeholder for each content
- * (U+E000, the message's index, U+E001), so what it wrote and what people
- * wrote stay apart.  The rendering is then tokenized in parts: the
- * template's text with special tokens parsed, user and system text as
- * literal text (typing "<|im_end|>" gives plain-text tokens), assistant
- * replies as the tokens that were sampled.  Text runs across the template
- * and literal parts as one string, so a prompt tokenizes as llama.cpp
+ * (U+E000, the message's index, U+E001) and for each reply's reasoning
+ * (U+E000, the index, 'r', U+E001: passed as reasoning_content and as
+ * gpt-oss's thinking), so what it wrote and what people wrote stay apart.
+ * The rendering is then tokenized in parts: the template's text with
+ * special tokens parsed, user and system text as literal text (typing
+ * "<|im_end|>" gives plain-text tokens), a reply's content and reasoning
+ * as the tokens that were sampled.  Text runs across the template and
+ * literal parts as one string, so a prompt tokenizes as llama.cpp
  * tokenizes the same rendered text; only replies keep their sampled ids.
  * Templates see the placeholders, never the text: what a template does to
- * a content (trim it, cut a reply's <think> part) does not happen, and the
- * model sees its replies as it wrote them, which keeps the cache valid. */
+ * a content (trim it, cut a <think> part out of it) does not happen, and
+ * the model sees its replies as it wrote them, which keeps the cache
+ * valid.  What a template does with the reasoning (drop it from earlier
+ * turns, as most do) does happen: the cache keeps what still agrees and
+ * the rest is evaluated again from the first difference. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,8 +31,9 @@ static const char *role_name(cf_role r)
 }
 
 /* The message index of a placeholder at p (end: the text's end), or -1;
- * *after receives where the placeholder ends. */
-static int slot_at(const char *p, const char *end, int n, const char **after)
+ * *after receives where the placeholder ends, *reasoning whether it
+ * stands for the message's reasoning. */
+static int slot_at(const char *p, const char *end, int n, const char **after, bool *reasoning)
 {
     const char *q = p + SLOT_MARK_LEN;
     long idx = 0;
@@ -36,18 +42,22 @@ static int slot_at(const char *p, const char *end, int n, const char **after)
         idx = idx * 10 + (*q++ - '0');
         digits++;
     }
+    *reasoning = q < end && *q == 'r';
+    q += *reasoning;
     if (digits == 0 || idx >= n || end - q < SLOT_MARK_LEN || memcmp(q, SLOT_CLOSE, SLOT_MARK_LEN))
         return -1;
     *after = q + SLOT_MARK_LEN;
     return (int)idx;
 }
 
-static cf_tok_part content_part(const sess_msg *m)
+static cf_tok_part slot_part(const sess_msg *m, bool reasoning)
 {
-    if (m->pub.role == CF_ROLE_ASSISTANT && m->ids.n > 0)
-        return (cf_tok_part){.kind = CF_PART_TOKENS, .ids = m->ids.ids, .n_ids = m->ids.n};
-    return (cf_tok_part){.kind = CF_PART_LITERAL, .text = m->pub.content,
-                         .len = strlen(m->pub.content)};
+    const cf_tokens *ids = reasoning ? &m->rids : &m->ids;
+    const char *text = reasoning ? m->pub.reasoning : m->pub.content;
+    if (m->pub.role == CF_ROLE_ASSISTANT && ids->n > 0)
+        return (cf_tok_part){.kind = CF_PART_TOKENS, .ids = ids->ids, .n_ids = ids->n};
+    return (cf_tok_part){.kind = CF_PART_LITERAL, .text = text ? text : "",
+                         .len = text ? strlen(text) : 0};
 }
 
 static bool starts_with(const char *p, const char *end, const char *s)
@@ -56,10 +66,11 @@ static bool starts_with(const char *p, const char *end, const char *s)
     return n > 0 && (size_t)(end - p) >= n && memcmp(p, s, n) == 0;
 }
 
-/* Split the rendering [p, end) at its placeholders and tokenize it. */
-static int tokenize_rendering(cf_session *s, int n, const char *p, const char *end,
-                              cf_tokens *out, cf_err *err)
+int sess_tokenize_text(cf_session *s, int n, const char *text, size_t len, cf_tokens *out,
+                       cf_err *err)
 {
+    const char *p = text, *end = text + len;
+    out->n = 0;
     size_t n_marks = 0;
     for (const char *q = p; (q = memmem(q, (size_t)(end - q), SLOT_OPEN, SLOT_MARK_LEN));
          q += SLOT_MARK_LEN)
@@ -68,19 +79,20 @@ static int tokenize_rendering(cf_session *s, int n, const char *p, const char *e
     if (!parts)
         return cf_fail(err, "out of memory");
     size_t np = 0;
-    const char *text = p;
+    const char *run = p;
     for (const char *q = p; (q = memmem(q, (size_t)(end - q), SLOT_OPEN, SLOT_MARK_LEN));) {
         const char *after;
-        int idx = slot_at(q, end, n, &after);
+        bool reasoning;
+        int idx = slot_at(q, end, n, &after, &reasoning);
         if (idx < 0) { /* not one of ours: the template's own text */
             q += SLOT_MARK_LEN;
             continue;
         }
-        parts[np++] = (cf_tok_part){.kind = CF_PART_TEXT, .text = text, .len = (size_t)(q - text)};
-        parts[np++] = content_part(&s->msgs[idx]);
-        text = q = after;
+        parts[np++] = (cf_tok_part){.kind = CF_PART_TEXT, .text = run, .len = (size_t)(q - run)};
+        parts[np++] = slot_part(&s->msgs[idx], reasoning);
+        run = q = after;
     }
-    parts[np++] = (cf_tok_part){.kind = CF_PART_TEXT, .text = text, .len = (size_t)(end - text)};
+    parts[np++] = (cf_tok_part){.kind = CF_PART_TEXT, .text = run, .len = (size_t)(end - run)};
     int rc = cf_tokenize_parts(s->tok, parts, np, true, out, err);
     free(parts);
     return rc;
@@ -92,14 +104,18 @@ static int tokenize_rendering(cf_session *s, int n, const char *p, const char *e
  * system prompt at the head of the first user message. */
 enum { MODE_EMPTY_TOOLS = 1, MODE_MERGE_SYSTEM = 2, N_MODES = 4 };
 
+/* A placeholder's text and a reply's reasoning fields: room for them. */
+enum { SLOT_LEN = 24, EXTRA_LEN = 96 };
+
 /* Render the first n messages in one mode into *text. */
 static int render(cf_session *s, int n, bool add_gen, int mode, char **text, size_t *len,
                   cf_err *err)
 {
     cf_chat_msg *cm = calloc((size_t)n + 1, sizeof *cm);
-    char(*slot)[24] = calloc((size_t)n + 1, sizeof *slot), merged[56];
+    char(*slot)[SLOT_LEN] = calloc((size_t)n + 1, sizeof *slot), merged[2 * SLOT_LEN + 8];
+    char(*extra)[EXTRA_LEN] = calloc((size_t)n + 1, sizeof *extra);
     int rc = -1;
-    if (!cm || !slot) {
+    if (!cm || !slot || !extra) {
         cf_fail(err, "out of memory");
         goto out;
     }
@@ -108,52 +124,94 @@ static int render(cf_session *s, int n, bool add_gen, int mode, char **text, siz
     size_t k = 0;
     bool sys = (mode & MODE_MERGE_SYSTEM) && n > 0 && s->msgs[0].pub.role == CF_ROLE_SYSTEM;
     for (int i = sys; i < n; i++) {
-        cm[k] = (cf_chat_msg){.role = role_name(s->msgs[i].pub.role), .content = slot[i]};
-        if (sys && s->msgs[i].pub.role == CF_ROLE_USER) {
+        const cf_message *m = &s->msgs[i].pub;
+        cm[k] = (cf_chat_msg){.role = role_name(m->role), .content = slot[i]};
+        if (sys && m->role == CF_ROLE_USER) {
             snprintf(merged, sizeof merged, "%s\n\n%s", slot[0], slot[i]);
             cm[k].content = merged;
             sys = false;
         }
+        if (m->reasoning) {
+            snprintf(extra[i], sizeof extra[i],
+                     "{\"reasoning_content\": \"" SLOT_OPEN "%dr" SLOT_CLOSE "\", "
+                     "\"thinking\": \"" SLOT_OPEN "%dr" SLOT_CLOSE "\"}",
+                     i, i);
+            cm[k].extra_json = extra[i];
+        }
         k++;
+    }
+    /* the thinking settings, as the templates name them */
+    static const char *const effort_json[] = {NULL, "\"low\"", "\"medium\"", "\"high\""};
+    const char *names[2], *values[2];
+    size_t nv = 0;
+    if (s->thinking != THINK_AUTO) {
+        names[nv] = "enable_thinking";
+        values[nv++] = s->thinking == THINK_ON ? "true" : "false";
+    }
+    if (s->effort != EFFORT_AUTO) {
+        names[nv] = "reasoning_effort";
+        values[nv++] = effort_json[s->effort];
     }
     cf_chat_opts o = {.bos_token = s->bos_text, .eos_token = s->eos_text,
                       .add_generation_prompt = add_gen, .now = s->now,
-                      .tools_json = mode & MODE_EMPTY_TOOLS ? "[]" : NULL};
+                      .tools_json = mode & MODE_EMPTY_TOOLS ? "[]" : NULL,
+                      .n_vars = nv, .var_names = names, .var_json = values};
     rc = cf_chat_render(s->tmpl, cm, k, &o, text, len, err);
 out:
+    free(extra);
     free(slot);
     free(cm);
     return rc;
 }
 
-int sess_prompt_tokens(cf_session *s, int n, bool add_gen, cf_tokens *out, cf_err *err)
+/* Render in the way that worked last time, else in any way that works. */
+static int render_any(cf_session *s, int n, bool add_gen, char **text, size_t *len, cf_err *err)
 {
-    out->n = 0;
-    char *text = NULL;
-    size_t len;
     cf_err first;
-    /* the way that worked last time first */
-    int rc = render(s, n, add_gen, s->render_mode, &text, &len, &first);
+    int rc = render(s, n, add_gen, s->render_mode, text, len, &first);
     for (int mode = 0; rc != 0 && mode < N_MODES; mode++)
-        if (mode != s->render_mode && render(s, n, add_gen, mode, &text, &len, NULL) == 0) {
+        if (mode != s->render_mode && render(s, n, add_gen, mode, text, len, NULL) == 0) {
             s->render_mode = mode;
             rc = 0;
         }
-    if (rc != 0) {
-        if (err)
-            *err = first;
+    if (rc != 0 && err)
+        *err = first;
+    return rc;
+}
+
+int sess_render_text(cf_session *s, int n, bool add_gen, char **text, size_t *len, cf_err *err)
+{
+    if (render_any(s, n, add_gen, text, len, err))
         return -1;
-    }
     /* The tokenizer adds BOS (and EOS) itself: drop the template's copies,
      * as llama.cpp does, rather than doubling them. */
-    const char *p = text, *end = text + len;
+    const char *p = *text, *end = *text + *len;
     if (cf_tok_add_bos(s->tok) && s->bos_text && starts_with(p, end, s->bos_text))
         p += strlen(s->bos_text);
     if (cf_tok_add_eos(s->tok) && s->eos_text && end - p >= (ptrdiff_t)strlen(s->eos_text) &&
         starts_with(end - strlen(s->eos_text), end, s->eos_text))
         end -= strlen(s->eos_text);
-    rc = tokenize_rendering(s, n, p, end, out, err);
-    free(text);
+    *len = (size_t)(end - p);
+    memmove(*text, p, *len);
+    (*text)[*len] = '\0';
+    return 0;
+}
+
+int sess_prompt_tokens(cf_session *s, int n, bool add_gen, cf_tokens *out, char **keep,
+                       size_t *keep_len, cf_err *err)
+{
+    char *text;
+    size_t len;
+    out->n = 0;
+    if (sess_render_text(s, n, add_gen, &text, &len, err))
+        return -1;
+    int rc = sess_tokenize_text(s, n, text, len, out, err);
+    if (keep && rc == 0) {
+        *keep = text;
+        *keep_len = len;
+    } else {
+        free(text);
+    }
     return rc;
 }
 
@@ -165,31 +223,176 @@ int sess_common_prefix(const cf_tokens *a, const cf_tokens *b)
     return (int)i;
 }
 
+static size_t common_bytes(const char *a, size_t na, const char *b, size_t nb)
+{
+    size_t i = 0;
+    while (i < na && i < nb && a[i] == b[i])
+        i++;
+    return i;
+}
+
+/* Where in text[0, len) the last placeholder of a message before `upto`
+ * ends (0: none), and the placeholder's bytes. */
+static size_t last_slot_end(const char *text, size_t len, int upto, const char **slot,
+                            size_t *slot_len)
+{
+    const char *end = text + len, *after;
+    size_t at = 0;
+    bool reasoning;
+    for (const char *q = text; (q = memmem(q, (size_t)(end - q), SLOT_OPEN, SLOT_MARK_LEN));) {
+        if (slot_at(q, end, upto, &after, &reasoning) < 0) {
+            q += SLOT_MARK_LEN;
+            continue;
+        }
+        *slot = q;
+        *slot_len = (size_t)(after - q);
+        at = (size_t)(after - text);
+        q = after;
+    }
+    return at;
+}
+
+/* Where user message i's turn starts in full (rendered from text): where
+ * the rendering of the messages before it stops agreeing with the whole.
+ * A template may render the last of those messages otherwise than the
+ * same message in the middle of a chat (Qwen3 puts its reasoning back
+ * only then): the two are then compared from the end of that message's
+ * last placeholder on, so the turn still starts after its closing text
+ * ("<|im_end|>\n"), where a fresh rendering of the kept messages would
+ * continue. */
+static int turn_start(cf_session *s, int i, const cf_tokens *full, const char *text, size_t len,
+                      cf_tokens *scratch)
+{
+    char *pre;
+    size_t pre_len;
+    if (sess_render_text(s, i, false, &pre, &pre_len, NULL))
+        return -1;
+    const char *slot = NULL;
+    size_t slot_len = 0, agree = common_bytes(pre, pre_len, text, len);
+    size_t slot_end = last_slot_end(text, len, i, &slot, &slot_len);
+    const char *in_pre = slot ? memmem(pre, pre_len, slot, slot_len) : NULL;
+    int at = -1;
+    if (agree < slot_end && in_pre) {
+        size_t pre_end = (size_t)(in_pre - pre) + slot_len;
+        agree = slot_end + common_bytes(pre + pre_end, pre_len - pre_end, text + slot_end,
+                                        len - slot_end);
+        if (sess_tokenize_text(s, s->n_msgs, text, agree, scratch, NULL) == 0)
+            at = sess_common_prefix(scratch, full);
+    } else if (sess_tokenize_text(s, i, pre, pre_len, scratch, NULL) == 0) {
+        at = sess_common_prefix(scratch, full);
+    }
+    free(pre);
+    return at;
+}
+
 /* A turn starts where the rendering of the messages before it stops
  * agreeing with the whole rendering: after the previous reply's closing
  * text ("<|im_end|>\n"), before this turn's opening ("<|im_start|>user").
  * Cutting there leaves what a fresh rendering of the kept messages gives,
  * for templates that render each message on its own. */
-void sess_find_starts(cf_session *s, const cf_tokens *full)
+void sess_find_starts(cf_session *s, const cf_tokens *full, const char *text, size_t len)
 {
-    cf_tokens pre = {0};
+    cf_tokens scratch = {0};
     int prev = -1;
     for (int i = 0; i < s->n_msgs; i++) {
         sess_msg *m = &s->msgs[i];
         if (m->pub.role != CF_ROLE_USER)
             continue;
         if (m->start < 0) {
-            cf_err err;
-            int at;
-            if (sess_prompt_tokens(s, i, false, &pre, &err) == 0)
-                at = sess_common_prefix(&pre, full);
-            else /* a template that cannot render a prefix: no finer boundary */
+            int at = turn_start(s, i, full, text, len, &scratch);
+            /* a template that cannot render a prefix: no finer boundary */
+            if (at < 0)
                 at = prev >= 0 ? prev
                                : full->n > 0 && full->ids[0] == cf_tok_special_ids(s->tok)->bos;
             m->start = at > prev ? at : prev;
         }
         prev = m->start;
     }
-    cf_tokens_free(&pre);
+    cf_tokens_free(&scratch);
 }
 
+void sess_prime_split(const cf_session *s, const char *text, size_t len, splitter *sp)
+{
+    split_init(sp, s->fam);
+    /* the generation prompt: what follows the last message */
+    const char *tail = text, *end = text + len;
+    for (const char *q = text; (q = memmem(q, (size_t)(end - q), SLOT_CLOSE, SLOT_MARK_LEN));) {
+        q += SLOT_MARK_LEN;
+        tail = q;
+    }
+    split_prime(sp, tail, (size_t)(end - tail));
+}
+
+/* ---- /show prompt ----------------------------------------------------------- */
+
+/* What placeholder q stands for (NULL: it is not one), *after its end. */
+static const char *slot_text(const cf_session *s, int n, const char *q, const char *end,
+                             const char **after)
+{
+    bool reasoning;
+    int idx = slot_at(q, end, n, after, &reasoning);
+    if (idx < 0)
+        return NULL;
+    const cf_message *m = &s->msgs[idx].pub;
+    return reasoning ? (m->reasoning ? m->reasoning : "") : m->content;
+}
+
+/* text with each placeholder replaced by what it stands for (malloc'ed):
+ * one pass to measure, one to write. */
+static char *fill_slots(const cf_session *s, int n, const char *text, size_t len)
+{
+    const char *end = text + len;
+    char *out = NULL;
+    size_t size = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *run = text, *after, *fill;
+        size_t o = 0;
+        for (const char *q = text; (q = memmem(q, (size_t)(end - q), SLOT_OPEN, SLOT_MARK_LEN));) {
+            if (!(fill = slot_text(s, n, q, end, &after))) {
+                q += SLOT_MARK_LEN;
+                continue;
+            }
+            if (out) {
+                memcpy(out + o, run, (size_t)(q - run));
+                memcpy(out + o + (size_t)(q - run), fill, strlen(fill));
+            }
+            o += (size_t)(q - run) + strlen(fill);
+            run = q = after;
+        }
+        if (out) {
+            memcpy(out + o, run, (size_t)(end - run));
+            out[size] = '\0';
+        } else if (!(out = malloc((size = o + (size_t)(end - run)) + 1))) {
+            return NULL;
+        }
+    }
+    return out;
+}
+
+int cf_session_prompt_text(cf_session *s, const char *user_text, char **text, int *n_tokens,
+                           int *n_cached, cf_err *err)
+{
+    bool dirty = s->dirty;
+    *text = NULL;
+    if (sess_push_msg(s, CF_ROLE_USER, user_text, strlen(user_text), err))
+        return -1;
+    char *raw = NULL;
+    size_t len;
+    cf_tokens full = {0};
+    int rc = render_any(s, s->n_msgs, true, &raw, &len, err);
+    if (rc == 0 && !(*text = fill_slots(s, s->n_msgs, raw, len)))
+        rc = cf_fail(err, "out of memory");
+    if (rc == 0 && (rc = sess_prompt_tokens(s, s->n_msgs, true, &full, NULL, NULL, err)) == 0) {
+        *n_tokens = (int)full.n;
+        *n_cached = sess_common_prefix(&s->cache, &full);
+    }
+    if (rc) {
+        free(*text);
+        *text = NULL;
+    }
+    free(raw);
+    cf_tokens_free(&full);
+    sess_pop_msg(s);
+    s->dirty = dirty;
+    return rc;
+}

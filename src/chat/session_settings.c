@@ -1,6 +1,7 @@
 /* Settings by name, as /set and the command line spell them: the
- * sampler's (its own table), the seed and n-predict.  A bad name or value
- * changes nothing. */
+ * sampler's (its own table), the seed, n-predict, and the thinking
+ * switches the chat template reads.  A bad name or value changes
+ * nothing. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +15,12 @@ const char *const *cf_session_setting_names(void)
     static const char *names[32];
     if (!names[0]) {
         size_t n = 0;
-        for (const char *const *p = cf_sampler_setting_names(); *p && n < 29; p++)
+        for (const char *const *p = cf_sampler_setting_names(); *p && n < 27; p++)
             names[n++] = *p;
         names[n++] = "seed";
-        names[n] = "n-predict";
+        names[n++] = "n-predict";
+        names[n++] = "thinking";
+        names[n] = "reasoning-effort";
     }
     return names;
 }
@@ -64,6 +67,32 @@ static int set_seed(cf_session *s, const char *value, cf_err *err)
     return 0;
 }
 
+static const char *const thinking_values[] = {"auto", "on", "off", NULL};
+static const char *const effort_values[] = {"auto", "low", "medium", "high", NULL};
+
+/* The index of value in a NULL-terminated list, or -1. */
+static int choice(const char *const *list, const char *value)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(list[i], value))
+            return i;
+    return -1;
+}
+
+/* A new thinking setting renders the prompt differently: the cache keeps
+ * what still agrees at the next turn. */
+static int set_choice(cf_session *s, const char *name, const char *value, cf_err *err)
+{
+    bool thinking = !strcmp(name, "thinking");
+    const char *const *list = thinking ? thinking_values : effort_values;
+    int v = choice(list, value);
+    if (v < 0)
+        return cf_fail_as(err, CF_E_USAGE, "%s: '%s' is not one of %s", name, value,
+                          thinking ? "auto, on, off" : "auto, low, medium, high");
+    *(thinking ? &s->thinking : &s->effort) = v;
+    return 0;
+}
+
 int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *err)
 {
     if (!known(name)) {
@@ -74,6 +103,9 @@ int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *e
     }
     if (strcmp(name, "seed") == 0) {
         if (set_seed(s, value, err))
+            return -1;
+    } else if (strcmp(name, "thinking") == 0 || strcmp(name, "reasoning-effort") == 0) {
+        if (set_choice(s, name, value, err))
             return -1;
     } else if (strcmp(name, "n-predict") == 0) {
         char *end;
@@ -98,6 +130,10 @@ const char *cf_session_get(const cf_session *s, const char *name, char *buf, siz
         snprintf(buf, n, "%llu", (unsigned long long)cf_sampler_seed(s->smp));
     else if (strcmp(name, "n-predict") == 0)
         snprintf(buf, n, "%d", s->n_predict);
+    else if (strcmp(name, "thinking") == 0)
+        snprintf(buf, n, "%s", thinking_values[s->thinking]);
+    else if (strcmp(name, "reasoning-effort") == 0)
+        snprintf(buf, n, "%s", effort_values[s->effort]);
     else
         return cf_sampler_setting_get(cf_sampler_get_params(s->smp), name, buf, n);
     return buf;

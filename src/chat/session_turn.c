@@ -1,10 +1,6 @@
-/* Turns: prefill what the cache lacks, generate the reply token by token,
- * stop at end-of-generation tokens, stop strings and n-predict; undo,
- * regenerate, clear, a new system prompt; the context shift.
- *
- * The reply is lazy by one token: cf_session_next samples a token and
- * hands out its text at once, and evaluates it only on the next call, so a
- * reply that ends never pays for evaluating its last token. */
+/* Turns: prefill what the cache lacks and open the reply (generated in
+ * session_reply.c); undo, regenerate, clear, a new system prompt; the
+ * context shift. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +61,7 @@ int sess_shift_plan(const cf_session *s, int used, int need, int *n_turns)
     return dropped;
 }
 
-static int shift(cf_session *s, int n_turns, cf_err *err)
+int sess_shift(cf_session *s, int n_turns, cf_err *err)
 {
     int first = sess_first_user(s), next = user_after(s, first, n_turns);
     int p0 = s->msgs[first].start, p1 = s->msgs[next].start, n = (int)s->cache.n;
@@ -91,10 +87,10 @@ static int shift(cf_session *s, int n_turns, cf_err *err)
 /* ---- prefill ------------------------------------------------------------------ */
 
 /* Keep what the cache shares with the rendering, find the turn starts. */
-static void sync_to(cf_session *s, const cf_tokens *full)
+static void sync_to(cf_session *s, const cf_tokens *full, const char *text, size_t len)
 {
     sess_truncate(s, sess_common_prefix(&s->cache, full));
-    sess_find_starts(s, full);
+    sess_find_starts(s, full, text, len);
 }
 
 /* Render the conversation with the generation prompt, make room, evaluate
@@ -103,11 +99,13 @@ static int prepare_reply(cf_session *s, double t0, cf_err *err)
 {
     const int n_ctx = cf_ctx_n_ctx(s->ctx);
     cf_tokens full = {0};
+    char *text = NULL;
+    size_t len = 0;
     int rc = -1;
     memset(&s->stats, 0, sizeof s->stats);
-    if (sess_prompt_tokens(s, s->n_msgs, true, &full, err))
+    if (sess_prompt_tokens(s, s->n_msgs, true, &full, &text, &len, err))
         goto out;
-    sync_to(s, &full);
+    sync_to(s, &full, text, len);
     if ((int)full.n + 1 > n_ctx) {
         int n_turns, drop = sess_shift_plan(s, (int)full.n, 1, &n_turns);
         if ((int)full.n - drop + 1 > n_ctx) {
@@ -117,9 +115,12 @@ static int prepare_reply(cf_session *s, double t0, cf_err *err)
                        (int)full.n - drop + 1, n_ctx);
             goto out;
         }
-        if (shift(s, n_turns, err) || sess_prompt_tokens(s, s->n_msgs, true, &full, err))
+        free(text);
+        text = NULL;
+        if (sess_shift(s, n_turns, err) ||
+            sess_prompt_tokens(s, s->n_msgs, true, &full, &text, &len, err))
             goto out;
-        sync_to(s, &full);
+        sync_to(s, &full, text, len);
         if ((int)full.n + 1 > n_ctx) {
             cf_fail_as(err, CF_E_CONTEXT,
                        "the message does not fit in the context (%d tokens, %d positions)",
@@ -136,6 +137,8 @@ static int prepare_reply(cf_session *s, double t0, cf_err *err)
         sess_truncate(s, (int)full.n - 1);
     size_t from = s->cache.n;
     double tp = sess_now_ms();
+    splitter sp0;
+    sess_prime_split(s, text, len, &sp0);
     if (cf_ctx_decode(s->ctx, full.ids + from, (int)(full.n - from), s->logits, false, err) ||
         push_tokens(&s->cache, full.ids + from, full.n - from, err))
         goto out;
@@ -148,17 +151,11 @@ static int prepare_reply(cf_session *s, double t0, cf_err *err)
         cf_sampler_accept(s->smp, s->cache.ids[i]);
     if (sess_push_msg(s, CF_ROLE_ASSISTANT, "", 0, err))
         goto out;
-    sess_reply *r = &s->reply;
-    r->active = true;
-    r->finished = false;
-    r->pending = CF_TOKEN_NULL;
-    r->n_gen = 0;
-    r->len = r->shown = r->stop_at = 0;
-    memset(&r->utf8, 0, sizeof r->utf8);
-    r->t0 = t0;
+    sess_reply_open(s, t0, &sp0);
     rc = 0;
 out:
     cf_tokens_free(&full);
+    free(text);
     return rc;
 }
 
@@ -173,239 +170,6 @@ int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err)
         return -1;
     }
     return 0;
-}
-
-/* ---- generation --------------------------------------------------------------- */
-
-static int reserve_text(sess_reply *r, size_t more)
-{
-    size_t need = r->len + more + 1;
-    if (need > r->cap) {
-        size_t cap = r->cap ? r->cap : 256;
-        while (cap < need)
-            cap *= 2;
-        char *t = realloc(r->text, cap);
-        if (!t)
-            return -1;
-        r->text = t;
-        r->cap = cap;
-    }
-    return 0;
-}
-
-/* The stop strings: the template's (list 0) and the user's (list 1). */
-static const char *const *stop_list(const cf_session *s, int which)
-{
-    return which ? (const char *const *)s->stops : cf_chat_template_stops(s->tmpl);
-}
-
-/* Where the first complete stop string in the reply begins (searching
- * text that arrived since `since`), or SIZE_MAX. */
-static size_t find_stop(const cf_session *s, size_t since)
-{
-    const sess_reply *r = &s->reply;
-    size_t best = SIZE_MAX;
-    for (int w = 0; w < 2; w++)
-        for (const char *const *st = stop_list(s, w); st && *st; st++) {
-            size_t n = strlen(*st), from = since >= n ? since - n + 1 : 0;
-            const char *m = n ? memmem(r->text + from, r->len - from, *st, n) : NULL;
-            if (m && (size_t)(m - r->text) < best)
-                best = (size_t)(m - r->text);
-        }
-    return best;
-}
-
-/* Bytes at the end of the reply that could begin a stop string: held back. */
-static size_t held_back(const cf_session *s)
-{
-    const sess_reply *r = &s->reply;
-    size_t hold = 0;
-    for (int w = 0; w < 2; w++)
-        for (const char *const *st = stop_list(s, w); st && *st; st++) {
-            size_t k = strlen(*st);
-            k = k > 0 ? k - 1 : 0; /* a proper prefix */
-            for (k = k < r->len ? k : r->len; k > hold; k--)
-                if (memcmp(r->text + r->len - k, *st, k) == 0) {
-                    hold = k;
-                    break;
-                }
-        }
-    return hold;
-}
-
-/* Pass text[shown, upto) to the caller (whole UTF-8 characters only;
- * flush: also what is left of an incomplete one). */
-static const char *show(cf_session *s, size_t upto, bool flush)
-{
-    sess_reply *r = &s->reply;
-    size_t n = upto > r->shown ? upto - r->shown : 0;
-    size_t need = CF_UTF8_STREAM_OUT(n) + 4;
-    if (need > r->out_cap) {
-        char *o = realloc(r->out, need);
-        if (!o)
-            return "";
-        r->out = o;
-        r->out_cap = need;
-    }
-    /* a reply with no text yet has no buffer: no offset on NULL */
-    size_t k = cf_utf8_stream_feed(&r->utf8, n ? r->text + r->shown : "", n, r->out);
-    if (flush)
-        k += cf_utf8_stream_flush(&r->utf8, r->out + k);
-    r->out[k] = '\0';
-    r->shown += n;
-    return r->out;
-}
-
-/* The reply as the assistant's message: its text up to `end` (valid
- * UTF-8), its tokens those sampled, cut before a stop string. */
-static void settle_message(cf_session *s, size_t end)
-{
-    sess_reply *r = &s->reply;
-    sess_msg *m = &s->msgs[s->n_msgs - 1];
-    char *text = sess_utf8_clean(r->text ? r->text : "", end);
-    if (text) {
-        free((char *)m->pub.content);
-        m->pub.content = text;
-    }
-    if (end == r->len)
-        return;
-    /* keep the tokens that lie wholly before the stop string, and the text
-     * between them and it as tokens of its own */
-    size_t kept = 0, at = 0;
-    while (kept < m->ids.n) {
-        size_t len = cf_tok_piece(s->tok, m->ids.ids[kept], false).len;
-        if (at + len > end)
-            break;
-        at += len;
-        kept++;
-    }
-    if (kept < m->ids.n && m->ids.ids[kept] == r->pending)
-        r->pending = CF_TOKEN_NULL;
-    cf_tok_part parts[2] = {
-        {.kind = CF_PART_TOKENS, .ids = m->ids.ids, .n_ids = kept},
-        {.kind = CF_PART_LITERAL, .text = r->text + at, .len = end - at},
-    };
-    cf_tokens ids = {0};
-    if (cf_tokenize_parts(s->tok, parts, 2, false, &ids, NULL) == 0) {
-        cf_tokens_free(&m->ids);
-        m->ids = ids;
-    } else {
-        cf_tokens_free(&ids);
-        m->ids.n = kept;
-    }
-}
-
-/* End the reply; the last of its text comes back (NULL when none). */
-static const char *finish(cf_session *s, cf_stop_reason why)
-{
-    sess_reply *r = &s->reply;
-    size_t end = why == CF_STOP_STRING ? r->stop_at : r->len;
-    r->finished = true;
-    s->stats.stop = why;
-    s->have_logits = false;
-    settle_message(s, end);
-    const char *rest = show(s, end, true);
-    s->dirty = true;
-    return rest[0] ? rest : NULL;
-}
-
-/* Room for one more token, shifting old turns out if need be. */
-static int make_room(cf_session *s, cf_err *err)
-{
-    if ((int)s->cache.n + 1 <= cf_ctx_n_ctx(s->ctx))
-        return 1;
-    int n_turns;
-    sess_shift_plan(s, (int)s->cache.n, 1, &n_turns);
-    if (n_turns == 0)
-        return 0;
-    return shift(s, n_turns, err) ? -1 : 1;
-}
-
-static int next_piece(cf_session *s, const char **piece, cf_err *err)
-{
-    sess_reply *r = &s->reply;
-    const char *rest;
-    if (r->pending >= 0) {
-        if (s->n_predict >= 0 && r->n_gen >= s->n_predict)
-            goto stop_n_predict;
-        int room = make_room(s, err);
-        if (room < 0)
-            return -1;
-        if (room == 0) {
-            rest = finish(s, CF_STOP_CONTEXT_FULL);
-            goto last;
-        }
-        if (cf_ctx_decode(s->ctx, &r->pending, 1, s->logits, false, err) ||
-            push_tokens(&s->cache, &r->pending, 1, err))
-            return -1;
-        r->pending = CF_TOKEN_NULL;
-    } else if (s->n_predict >= 0 && r->n_gen >= s->n_predict) {
-        goto stop_n_predict;
-    }
-    cf_token t = cf_sampler_sample(s->smp, s->logits);
-    if (cf_tok_is_eog(s->tok, t)) {
-        rest = finish(s, CF_STOP_EOG);
-        goto last;
-    }
-    cf_sampler_accept(s->smp, t);
-    cf_str p = cf_tok_piece(s->tok, t, false);
-    sess_msg *m = &s->msgs[s->n_msgs - 1];
-    if (cf_tokens_push(&m->ids, t) || reserve_text(r, p.len))
-        return cf_fail(err, "out of memory");
-    r->pending = t;
-    r->n_gen++;
-    s->stats.gen_tokens++;
-    size_t since = r->len;
-    for (size_t i = 0; i < p.len; i++) /* a NUL (<0x00>) would end the text early */
-        if (p.ptr[i])
-            r->text[r->len++] = p.ptr[i];
-    size_t stop = find_stop(s, since);
-    if (stop != SIZE_MAX) {
-        r->stop_at = stop;
-        rest = finish(s, CF_STOP_STRING);
-        goto last;
-    }
-    *piece = show(s, r->len - held_back(s), false);
-    return CF_NEXT_TOKEN;
-stop_n_predict:
-    rest = finish(s, CF_STOP_N_PREDICT);
-last:
-    if (!rest)
-        return CF_NEXT_DONE;
-    *piece = rest;
-    return CF_NEXT_TOKEN;
-}
-
-int cf_session_next(cf_session *s, const char **piece, cf_err *err)
-{
-    sess_reply *r = &s->reply;
-    *piece = "";
-    if (!r->active || r->finished)
-        return CF_NEXT_DONE;
-    double t = sess_now_ms();
-    int rc = next_piece(s, piece, err);
-    double now = sess_now_ms();
-    if (s->stats.ttft_ms == 0)
-        s->stats.ttft_ms = now - r->t0;
-    s->stats.gen_ms += now - t;
-    return rc;
-}
-
-void cf_session_end_reply(cf_session *s, bool cut)
-{
-    sess_reply *r = &s->reply;
-    if (!r->active)
-        return;
-    if (!r->finished) {
-        finish(s, CF_STOP_USER);
-        s->msgs[s->n_msgs - 1].pub.cut = cut;
-    }
-    r->active = false;
-}
-
-void sess_close_reply(cf_session *s)
-{
-    cf_session_end_reply(s, true);
 }
 
 /* ---- changing the conversation -------------------------------------------------- */
@@ -439,10 +203,13 @@ static void put_msg(cf_session *s, int i, sess_msg m)
 static int resync(cf_session *s, cf_err *err)
 {
     cf_tokens full = {0};
-    int rc = sess_prompt_tokens(s, s->n_msgs, false, &full, err);
+    char *text = NULL;
+    size_t len;
+    int rc = sess_prompt_tokens(s, s->n_msgs, false, &full, &text, &len, err);
     if (rc == 0)
-        sync_to(s, &full);
+        sync_to(s, &full, text, len);
     cf_tokens_free(&full);
+    free(text);
     return rc;
 }
 

@@ -7,12 +7,14 @@
 
 #include "confab/template.h"
 #include "jinja.h"
+#include "reasoning.h"
 #include "template_builtin.h"
 
 struct cf_chat_template {
     cf_jinja *jinja;  /* NULL for a built-in */
     int builtin;      /* the built-in, or for Jinja the detected family (-1: none) */
     char label[128];
+    cf_chat_reasoning reasoning; /* read from a Jinja source; none for built-ins */
 };
 
 static int builtin_template(int id, const char *how, cf_chat_template **out, cf_err *err)
@@ -50,6 +52,12 @@ int cf_chat_template_from_jinja(const char *src, size_t len, const char *origin,
     }
     t->builtin = cf_builtin_detect(src, len);
     snprintf(t->label, sizeof t->label, "jinja (from %s)", origin ? origin : "file");
+    reasoning_family f = reasoning_detect(src, len);
+    t->reasoning = (cf_chat_reasoning){
+        .family = f == RF_NONE ? NULL : reasoning_family_name(f),
+        .thinking_switch = memmem(src, len, "enable_thinking", 15) != NULL,
+        .effort = memmem(src, len, "reasoning_effort", 16) != NULL,
+    };
     *out = t;
     return 0;
 }
@@ -90,6 +98,11 @@ const char *cf_chat_template_family(const cf_chat_template *t)
 const char *const *cf_chat_template_stops(const cf_chat_template *t)
 {
     return cf_builtin_stops(t->builtin);
+}
+
+const cf_chat_reasoning *cf_chat_template_reasoning(const cf_chat_template *t)
+{
+    return &t->reasoning;
 }
 
 /* ---- rendering ---------------------------------------------------------- */

@@ -10,7 +10,6 @@
 #include "chat.h"
 #include "cli.h"
 #include "paths.h"
-#include "term.h"
 #include "text.h"
 
 static void note_error(chat *c, int code)
@@ -21,15 +20,22 @@ static void note_error(chat *c, int code)
 
 void chat_say(chat *c, out_kind kind, const char *fmt, ...)
 {
-    char buf[4096];
+    char buf[4096], *big = NULL;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    /* a prompt or a reply's thinking can be long */
+    if (n >= (int)sizeof buf && (big = malloc((size_t)n + 1))) {
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
     /* Failures that named their class already noted it. */
     if (kind == OUT_ERROR)
         note_error(c, c->in_command ? CF_EXIT_USAGE : CF_EXIT_ERROR);
-    c->view->say(c, kind, buf);
+    c->view->say(c, kind, big ? big : buf);
+    free(big);
 }
 
 
@@ -77,13 +83,12 @@ static long token_delay_ms(void)
 int chat_stream(chat *c, const stream_hooks *h)
 {
     cf_err err = {0};
-    const char *piece;
+    cf_reply_part part;
     long delay = token_delay_ms();
     int rc;
     bool cut = false;
-    while ((rc = cf_session_next(c->s, &piece, &err)) == CF_NEXT_TOKEN) {
-        if (*piece)
-            h->piece(h->ud, piece);
+    while ((rc = cf_session_next_part(c->s, &part, &err)) == CF_NEXT_TOKEN) {
+        h->part(h->ud, &part);
         if (delay) {
             struct timespec ts = {delay / 1000, delay % 1000 * 1000000L};
             nanosleep(&ts, NULL);
@@ -115,42 +120,6 @@ void chat_reply_notes(chat *c)
                              "(/undo or /clear make room; -c sets a larger context)");
 }
 
-typedef struct stdout_stream {
-    bool make_safe, at_line_start;
-} stdout_stream;
-
-static void put_stdout(void *ud, const char *text)
-{
-    stdout_stream *st = ud;
-    char *safe = st->make_safe ? text_for_terminal(text) : NULL;
-    const char *out = safe ? safe : text;
-    size_t n = strlen(out);
-    fwrite(out, 1, n, stdout);
-    fflush(stdout);
-    if (n)
-        st->at_line_start = out[n - 1] == '\n';
-    free(safe);
-}
-
-static bool stop_on_signal(void *ud)
-{
-    (void)ud;
-    return sig_interrupt || sig_quit;
-}
-
-int chat_stream_stdout(chat *c, bool make_safe)
-{
-    stdout_stream st = {make_safe, true};
-    stream_hooks h = {put_stdout, stop_on_signal, &st};
-    int rc = chat_stream(c, &h);
-    if (!st.at_line_start)
-        putchar('\n');
-    fflush(stdout);
-    if (rc >= 0)
-        chat_reply_notes(c);
-    return rc;
-}
-
 static double per_second(int n, double ms)
 {
     return ms > 0 ? n * 1000.0 / ms : 0;
@@ -158,11 +127,27 @@ static double per_second(int n, double ms)
 
 void chat_stats_line(const cf_turn_stats *st, const cf_context_info *ci, char *buf, size_t n)
 {
+    char thinking[48] = "";
+    if (st->reasoning_tokens > 0)
+        snprintf(thinking, sizeof thinking, " (%d thinking)", st->reasoning_tokens);
     snprintf(buf, n,
-             "prompt %d tok, %.1f t/s · reply %d tok, %.1f t/s · first token %.0f ms · "
+             "prompt %d tok, %.1f t/s · reply %d tok%s, %.1f t/s · first token %.0f ms · "
              "context %d/%d",
              st->prompt_tokens, per_second(st->prompt_tokens, st->prompt_ms), st->gen_tokens,
-             per_second(st->gen_tokens, st->gen_ms), st->ttft_ms, ci->used, ci->total);
+             thinking, per_second(st->gen_tokens, st->gen_ms), st->ttft_ms, ci->used, ci->total);
+}
+
+void chat_thinking_summary(chat *c, char *buf, size_t n)
+{
+    const cf_turn_stats *st = cf_session_last_stats(c->s);
+    int last = cf_session_n_messages(c->s) - 1;
+    const cf_message *m = last >= 0 ? cf_session_message(c->s, last) : NULL;
+    buf[0] = 0;
+    if (st->reasoning_tokens <= 0 || !m || m->role != CF_ROLE_ASSISTANT)
+        return;
+    snprintf(buf, n, "thought for %d token%s, %.1f s%s", st->reasoning_tokens,
+             st->reasoning_tokens == 1 ? "" : "s", st->reasoning_ms / 1000,
+             m->thinking_cut ? ", cut off" : "");
 }
 
 /* ~/x -> $HOME/x */

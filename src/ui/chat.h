@@ -26,6 +26,7 @@ typedef enum chat_change {
     CHANGE_REGEN,   /* /regen: the last reply is gone, a new one follows */
     CHANGE_CLEARED, /* /clear */
     CHANGE_SYSTEM,  /* /set system */
+    CHANGE_SHOW,    /* /set show-thinking */
 } chat_change;
 
 /* What a mode provides. */
@@ -49,6 +50,7 @@ struct chat {
     const chat_view *view;
     void *view_data;
     bool quit;              /* /bye */
+    bool show_thinking;     /* replies' thinking shown (--show-thinking, /set show-thinking) */
     double temp_before_greedy;
     int first_error;        /* CF_EXIT_* of the first failure (scripting) */
     bool in_command;        /* errors now are a slash command's (CF_EXIT_USAGE) */
@@ -72,10 +74,11 @@ void chat_input(chat *c, const char *text);
  * changes nothing. */
 int chat_send(chat *c, const char *text);
 
-/* How a mode streams: pieces of text as they come, a check for "stop"
- * between tokens (keyboard, signals). */
+/* How a mode streams: each part of the reply as it comes (the thinking's
+ * next text, the answer's, whether the reply is inside its thinking now),
+ * a check for "stop" between tokens (keyboard, signals). */
 typedef struct stream_hooks {
-    void (*piece)(void *ud, const char *text);
+    void (*part)(void *ud, const cf_reply_part *p);
     bool (*stop)(void *ud);
     void *ud;
 } stream_hooks;
@@ -86,11 +89,22 @@ int chat_stream(chat *c, const stream_hooks *h);
 /* After a reply (once its text is done): notes on a full context. */
 void chat_reply_notes(chat *c);
 
-/* Stream the reply begun to stdout, stopping at SIGINT, SIGTERM or
- * SIGHUP, end the line it leaves open, then the notes.  make_safe: through
- * text_for_terminal (a terminal), else the model's bytes as they are.
- * Returns as chat_stream. */
-int chat_stream_stdout(chat *c, bool make_safe);
+/* Where chat_stream_stdout puts a reply's thinking. */
+typedef struct think_out {
+    FILE *to;                /* NULL: nowhere */
+    const char *dim, *reset; /* around it (colour) */
+    bool marked;             /* in a "[thinking]" ... "[/thinking]" block (no colour) */
+    bool indicator;          /* not shown: "thinking..." on stdout while it lasts */
+} think_out;
+
+/* Stream the reply begun to stdout (reply_stdout.c), its thinking as th
+ * says, stopping at SIGINT, SIGTERM or SIGHUP, end the line it leaves
+ * open, then the notes.  make_safe: through text_for_terminal (a
+ * terminal), else the model's bytes as they are.  Returns as chat_stream. */
+int chat_stream_stdout(chat *c, bool make_safe, const think_out *th);
+/* After a reply that thought: "thought for 312 tokens, 4.1 s" (", cut off"
+ * when it ended inside its thinking); "" after one that did not. */
+void chat_thinking_summary(chat *c, char *buf, size_t n);
 
 /* The one dim line after a reply: prompt and generated tokens with their
  * speeds, time to the first token, context used / total. */
@@ -117,6 +131,7 @@ void slash_run(chat *c, const char *line);
 extern const char *const slash_names[];
 /* Topics of /show, NULL-terminated. */
 extern const char *const show_topics[];
-void slash_show(chat *c, const char *topic);
+/* /show TOPIC [ARGS] */
+void slash_show(chat *c, const char *args);
 
 #endif

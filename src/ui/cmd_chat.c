@@ -99,7 +99,9 @@ static int run(chat_opts *o, bool interactive)
         status = err.code == CF_E_FAIL ? CF_EXIT_MODEL : cli_exit_for(&err);
         goto out;
     }
-    chat c = {.s = s, .opts = o, .model_path = model};
+    /* a chat shows the thinking unless told not to; a script only when told */
+    chat c = {.s = s, .opts = o, .model_path = model,
+              .show_thinking = o->show_thinking >= 0 ? o->show_thinking : interactive};
     status = CF_EXIT_SESSION;
     if (o->session && resume(&c, o->session) < 0)
         goto out_chat;

@@ -10,13 +10,14 @@
 enum opt_id {
     O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV_TYPE, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
     O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_AUTOSAVE, O_WHOLE,
-    O_TUI, O_VERBOSE, O_NO_COLOR, O_HELP,
+    O_TUI, O_VERBOSE, O_NO_COLOR, O_HELP, O_SHOW_THINKING,
 };
 
-enum opt_group { G_MODEL, G_SAMPLING, G_CONVERSATION, G_INTERFACE, G_COUNT };
+enum opt_group { G_MODEL, G_SAMPLING, G_THINKING, G_CONVERSATION, G_INTERFACE, G_COUNT };
 
 static const char *const group_titles[G_COUNT] = {
-    "Model", "Sampling (each also a /set name in the chat)", "Conversation", "Interface",
+    "Model", "Sampling (each also a /set name in the chat)",
+    "Thinking (reasoning models; each also a /set name)", "Conversation", "Interface",
 };
 
 typedef struct opt_def {
@@ -55,6 +56,15 @@ static const opt_def defs[] = {
     {"seed", 0, "N|random", O_SETTING, G_SAMPLING, 's', "random seed (default: a new one each run)"},
     {"n-predict", 'n', "N", O_SETTING, G_SAMPLING, 'i', "most tokens per reply; -1 = no limit (default)"},
 
+    {"thinking", 0, "on|off|auto", O_SETTING, G_THINKING, 's',
+     "think before answering: the template's enable_thinking (auto: its default)"},
+    {"reasoning-effort", 0, "LEVEL", O_SETTING, G_THINKING, 's',
+     "how long to think, low|medium|high|auto: the template's reasoning_effort\n"
+     "(gpt-oss; auto: its default)"},
+    {"show-thinking", 0, NULL, O_SHOW_THINKING, G_THINKING, 0,
+     "show the thinking as it streams (default in the chat; with stdin not a\n"
+     "terminal it goes to stderr, and only with this option)"},
+
     {"prompt", 'p', "TEXT", O_PROMPT, G_CONVERSATION, 0, "one chat turn: print the reply to TEXT and exit"},
     {"system", 0, "TEXT", O_SYSTEM, G_CONVERSATION, 0, "system prompt"},
     {"system-file", 0, "FILE|NAME", O_SYSTEM_FILE, G_CONVERSATION, 0,
@@ -74,13 +84,14 @@ static const opt_def defs[] = {
 
 const char *const opts_setting_names[OPTS_N_SETTINGS] = {
     "temp", "top-k", "top-p", "min-p", "typical", "repeat-penalty", "repeat-last-n",
-    "presence-penalty", "frequency-penalty", "seed", "n-predict",
+    "presence-penalty", "frequency-penalty", "seed", "n-predict", "thinking", "reasoning-effort",
 };
 
 void opts_init(chat_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->kv_type = CF_KV_F16;
+    o->show_thinking = -1;
 }
 
 static int setting_index(const char *name)
@@ -192,6 +203,9 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
         return 0;
     case O_HELP:
         o->help = flag;
+        return 0;
+    case O_SHOW_THINKING:
+        o->show_thinking = flag;
         return 0;
     }
     return 0;

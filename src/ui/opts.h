@@ -8,8 +8,8 @@
 
 #include "confab/model.h"
 
-/* The sampler settings that are also options, in the session's spelling. */
-#define OPTS_N_SETTINGS 11
+/* The session's settings that are also options, in its spelling. */
+#define OPTS_N_SETTINGS 13
 extern const char *const opts_setting_names[OPTS_N_SETTINGS];
 
 typedef enum chat_system_from {
@@ -27,6 +27,7 @@ typedef struct chat_opts {
     cf_kv_type kv_type;
     cf_load_mode load_mode;
     bool autosave, tui, whole, verbose, no_color, help;
+    int show_thinking; /* --show-thinking: 1 or 0; -1 the mode's default */
     char *settings[OPTS_N_SETTINGS]; /* values as given, NULL = default */
 } chat_opts;
 

@@ -55,13 +55,20 @@ static int reply(chat *c)
         quiet.c_lflag &= ~(tcflag_t)(ECHO | ICANON);
         tcsetattr(STDIN_FILENO, TCSANOW, &quiet);
     }
-    /* A Ctrl-C while the prompt was read in stops the reply at once. */
-    int rc = chat_stream_stdout(c, true);
+    /* The thinking dim, or marked without colour; hidden, a note while it
+     * lasts.  A Ctrl-C while the prompt was read in stops the reply at once. */
+    think_out th = {c->show_thinking ? stdout : NULL, m->pal.dim, m->pal.reset,
+                    c->show_thinking && !*m->pal.dim, isatty(STDOUT_FILENO)};
+    int rc = chat_stream_stdout(c, true, &th);
     if (rc == 1)
         printf("%s[stopped: the partial reply stays in the conversation]%s\n", m->pal.dim,
                m->pal.reset);
     if (rc >= 0) {
         char line[256];
+        chat_thinking_summary(c, line, sizeof line);
+        if (*line)
+            printf("%s%s%s%s\n", m->pal.dim, line, c->show_thinking ? "" : " · /show thinking",
+                   m->pal.reset);
         cf_context_info ci;
         cf_session_context_info(c->s, &ci);
         chat_stats_line(cf_session_last_stats(c->s), &ci, line, sizeof line);
@@ -74,6 +81,22 @@ static int reply(chat *c)
     return rc;
 }
 
+/* A reply's thinking when the conversation is shown again: as it
+ * streamed, or a line saying where it is. */
+static void replay_thinking(line_mode *m, const cf_message *msg, int reply)
+{
+    if (!m->c->show_thinking) {
+        printf("%s(thinking hidden: /show thinking %d)%s\n", m->pal.dim, reply, m->pal.reset);
+        return;
+    }
+    char *safe = text_for_terminal(msg->reasoning);
+    bool marked = !*m->pal.dim;
+    if (safe)
+        printf("%s%s%s%s\n%s", marked ? "[thinking]\n" : "", m->pal.dim, safe, m->pal.reset,
+               marked ? "[/thinking]\n" : "");
+    free(safe);
+}
+
 /* The conversation so far, after a /load or when resuming. */
 static void replay(line_mode *m)
 {
@@ -81,11 +104,16 @@ static void replay(line_mode *m)
     int n = cf_session_n_messages(m->c->s), first = n > SHOWN ? n - SHOWN : 0;
     if (first > 0)
         printf("%s(%d earlier messages)%s\n", m->pal.dim, first, m->pal.reset);
+    int reply = 0;
+    for (int i = 0; i < first; i++)
+        reply += cf_session_message(m->c->s, i)->role == CF_ROLE_ASSISTANT;
     for (int i = first; i < n; i++) {
         const cf_message *msg = cf_session_message(m->c->s, i);
         char *safe = text_for_terminal(msg->content);
         if (!safe)
             continue;
+        if (msg->role == CF_ROLE_ASSISTANT && ++reply && msg->reasoning)
+            replay_thinking(m, msg, reply);
         if (msg->role == CF_ROLE_SYSTEM)
             printf("%ssystem: %s%s\n", m->pal.dim, safe, m->pal.reset);
         else if (msg->role == CF_ROLE_USER)

@@ -1,6 +1,6 @@
 /* Scripting: stdin is not a terminal, or -p gave the one message.  Only
- * replies go to stdout (one per message, each ending in a newline);
- * everything else goes to stderr.  The first failure ends the run with
+ * replies go to stdout (one per message, each ending in a newline; their
+ * answers, not their thinking); everything else goes to stderr.  The first failure ends the run with
  * its exit status (see confab(1)). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +25,15 @@ static void say(chat *c, out_kind kind, const char *text)
 
 static int reply(chat *c)
 {
-    /* Scripts get the model's bytes; a terminal gets them made safe. */
-    int rc = chat_stream_stdout(c, isatty(STDOUT_FILENO));
+    /* Scripts get the model's bytes; a terminal gets them made safe.  The
+     * thinking stays out of stdout: on stderr with --show-thinking. */
+    think_out th = {c->show_thinking ? stderr : NULL, "", "", true, false};
+    int rc = chat_stream_stdout(c, isatty(STDOUT_FILENO), &th);
     if (rc >= 0 && c->opts->verbose) {
         char line[256];
+        chat_thinking_summary(c, line, sizeof line);
+        if (*line)
+            fprintf(stderr, "%s\n", line);
         cf_context_info ci;
         cf_session_context_info(c->s, &ci);
         chat_stats_line(cf_session_last_stats(c->s), &ci, line, sizeof line);

@@ -30,7 +30,35 @@ static void setting_list(char *buf, size_t n)
     for (const char *const *s = cf_session_setting_names(); *s && used < n; s++)
         used += (size_t)snprintf(buf + used, n - used, "%s, ", *s);
     if (used < n)
-        snprintf(buf + used, n - used, "system");
+        snprintf(buf + used, n - used, "show-thinking, system");
+}
+
+/* /set show-thinking on|off: the chat's, not the session's. */
+static void set_show_thinking(chat *c, const char *value)
+{
+    bool on = !strcmp(value, "on");
+    if (!on && strcmp(value, "off")) {
+        chat_say(c, OUT_ERROR, "show-thinking: '%s' is not on or off", value);
+        return;
+    }
+    c->show_thinking = on;
+    if (c->view->changed)
+        c->view->changed(c, CHANGE_SHOW);
+    chat_say(c, OUT_INFO, "show-thinking = %s", value);
+}
+
+/* After /set thinking or reasoning-effort: a note when the template does
+ * not read the variable, so the setting changes nothing. */
+static void thinking_note(chat *c, const char *name)
+{
+    const cf_chat_reasoning *r = cf_session_reasoning(c->s);
+    bool effort = !strcmp(name, "reasoning-effort");
+    if (strcmp(name, "thinking") && !effort)
+        return;
+    if (effort ? !r->effort : !r->thinking_switch)
+        chat_say(c, OUT_DIM, "note: the chat template does not read %s, so this changes nothing%s",
+                 effort ? "reasoning_effort" : "enable_thinking",
+                 effort || !r->effort ? "" : " (try /set reasoning-effort low)");
 }
 
 static void cmd_set(chat *c, const char *args)
@@ -56,12 +84,17 @@ static void cmd_set(chat *c, const char *args)
         chat_say(c, OUT_INFO, *value ? "system prompt set" : "system prompt removed");
         return;
     }
-    if (!is_setting(name)) {
+    bool show = !strcmp(name, "show-thinking");
+    if (!show && !is_setting(name)) {
         chat_say(c, OUT_ERROR, "unknown setting '%s' (settings: %s)", name, list);
         return;
     }
     if (!*value) {
         chat_say(c, OUT_ERROR, "/set %s needs a value", name);
+        return;
+    }
+    if (show) {
+        set_show_thinking(c, value);
         return;
     }
     if (cf_session_set(c->s, name, value, &err) < 0) {
@@ -70,6 +103,7 @@ static void cmd_set(chat *c, const char *args)
     }
     char buf[64];
     chat_say(c, OUT_INFO, "%s = %s", name, cf_session_get(c->s, name, buf, sizeof buf));
+    thinking_note(c, name);
 }
 
 static void cmd_show(chat *c, const char *args)
@@ -173,16 +207,25 @@ static const slash_cmd cmds[] = {
      "  frequency-penalty X penalise tokens by how often they appeared, 0 = off\n"
      "  seed N|random       random seed\n"
      "  n-predict N         most tokens per reply, -1 = no limit\n"
+     "  thinking on|off|auto           whether a reasoning model thinks first (the\n"
+     "                      template's enable_thinking; auto: its default), from the\n"
+     "                      next message on\n"
+     "  reasoning-effort low|medium|high|auto  how long it thinks (gpt-oss)\n"
+     "  show-thinking on|off  show the thinking as it streams (it is kept either way)\n"
      "/set system TEXT replaces the system prompt (no TEXT removes it); use \"\"\"\n"
      "for a prompt of several lines.  A bad name or value changes nothing.",
      cmd_set},
-    {"show", "TOPIC", "show settings, model, template, context or stats",
+    {"show", "TOPIC", "show settings, model, template, context, stats, thinking or prompt",
      "/show settings   the sampler settings and the system prompt\n"
      "/show model      the model's name, architecture, size and file\n"
-     "/show template   the chat template in use\n"
+     "/show template   the chat template in use, and how replies mark their thinking\n"
      "/show context    tokens used / total, messages, and what a context shift\n"
      "                 would drop (the oldest whole turns; the system prompt stays)\n"
-     "/show stats      the last reply's token counts, speeds and times",
+     "/show stats      the last reply's token counts (thinking and answer), speeds\n"
+     "                 and times\n"
+     "/show thinking [N]  the thinking of reply N (1 = the first; default the last)\n"
+     "/show prompt [MESSAGE]  the exact text the chat template renders for the next\n"
+     "                 turn, with MESSAGE as your message (default: an empty one)",
      cmd_show},
     {"save", "[FILE]", "save the conversation",
      "/save FILE writes the session (conversation and cache) to FILE, which\n"

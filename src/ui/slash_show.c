@@ -1,10 +1,12 @@
-/* /show: settings, model, template, context, stats. */
+/* /show: settings, model, template, context, stats, thinking, prompt. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "chat.h"
 
-const char *const show_topics[] = {"settings", "model", "template", "context", "stats", NULL};
+const char *const show_topics[] = {"settings", "model",    "template", "context",
+                                   "stats",    "thinking", "prompt",   NULL};
 
 static void show_settings(chat *c)
 {
@@ -16,6 +18,9 @@ static void show_settings(chat *c)
     const char *sys = NULL;
     if (cf_session_n_messages(c->s) > 0 && cf_session_message(c->s, 0)->role == CF_ROLE_SYSTEM)
         sys = cf_session_message(c->s, 0)->content;
+    if (used < sizeof out)
+        used += (size_t)snprintf(out + used, sizeof out - used, "%-18s %s\n", "show-thinking",
+                                 c->show_thinking ? "on" : "off");
     if (used < sizeof out) {
         size_t len = sys ? strcspn(sys, "\n") : 0;
         bool more = sys && (len > 60 || sys[len]);
@@ -77,25 +82,105 @@ static void show_stats(chat *c)
     chat_say(c, OUT_INFO,
              "prompt       %d tokens in %.1f ms (%.1f t/s)\n"
              "reply        %d tokens in %.1f ms (%.1f t/s)\n"
+             "  thinking   %d tokens in %.1f ms\n"
+             "  answer     %d tokens in %.1f ms\n"
              "first token  %.1f ms\n"
              "shifted out  %d tokens",
-             st->prompt_tokens, st->prompt_ms, pps, st->gen_tokens, st->gen_ms, gps, st->ttft_ms,
-             st->shifted_tokens);
+             st->prompt_tokens, st->prompt_ms, pps, st->gen_tokens, st->gen_ms, gps,
+             st->reasoning_tokens, st->reasoning_ms, st->gen_tokens - st->reasoning_tokens,
+             st->gen_ms - st->reasoning_ms, st->ttft_ms, st->shifted_tokens);
 }
 
-void slash_show(chat *c, const char *topic)
+static void show_template(chat *c)
 {
-    if (!strcmp(topic, "settings"))
+    const cf_chat_reasoning *r = cf_session_reasoning(c->s);
+    char how[160] = "replies are not split (no thinking markers known)";
+    if (r->family)
+        snprintf(how, sizeof how, "thinking: %s markers%s%s", r->family,
+                 r->thinking_switch ? "; reads enable_thinking" : "",
+                 r->effort ? "; reads reasoning_effort" : "");
+    chat_say(c, OUT_INFO, "template: %s\n%s", cf_session_template_desc(c->s), how);
+}
+
+/* /show thinking [N]: replies count from 1, the oldest in the chat. */
+static void show_thinking(chat *c, const char *arg)
+{
+    int n = cf_session_n_messages(c->s), replies = 0, want = 0;
+    for (int i = 0; i < n; i++)
+        replies += cf_session_message(c->s, i)->role == CF_ROLE_ASSISTANT;
+    if (*arg) {
+        char *end;
+        long v = strtol(arg, &end, 10);
+        if (*end || v < 1 || v > replies) {
+            if (replies)
+                chat_say(c, OUT_ERROR, "/show thinking: no reply '%s' (replies 1 to %d)", arg,
+                         replies);
+            else
+                chat_say(c, OUT_ERROR, "/show thinking: there is no reply yet");
+            return;
+        }
+        want = (int)v;
+    } else if (!(want = replies)) {
+        chat_say(c, OUT_INFO, "no reply yet");
+        return;
+    }
+    for (int i = 0, k = 0; i < n; i++) {
+        const cf_message *m = cf_session_message(c->s, i);
+        if (m->role != CF_ROLE_ASSISTANT || ++k != want)
+            continue;
+        if (!m->reasoning)
+            chat_say(c, OUT_INFO, "reply %d has no thinking%s", want,
+                     m->thinking_cut ? " (it was cut off as it began)" : "");
+        else
+            chat_say(c, OUT_INFO, "thinking of reply %d%s:\n%s", want,
+                     m->thinking_cut ? " (cut off)" : "", m->reasoning);
+        return;
+    }
+}
+
+/* /show prompt [MESSAGE] */
+static void show_prompt(chat *c, const char *message)
+{
+    char *text;
+    int n_tokens, n_cached;
+    cf_err err = {0};
+    if (cf_session_prompt_text(c->s, message, &text, &n_tokens, &n_cached, &err) < 0) {
+        chat_say(c, OUT_ERROR, "%s", err.msg);
+        return;
+    }
+    chat_say(c, OUT_INFO, "%s", text);
+    chat_say(c, OUT_DIM, "(%d tokens: %d in the cache, %d to evaluate)", n_tokens, n_cached,
+             n_tokens - n_cached);
+    free(text);
+}
+
+void slash_show(chat *c, const char *args)
+{
+    char topic[32];
+    size_t len = strcspn(args, " \t\n");
+    const char *rest = args + len;
+    rest += strspn(rest, " \t\n");
+    snprintf(topic, sizeof topic, "%.*s", (int)(len < sizeof topic ? len : sizeof topic - 1), args);
+    /* only thinking and prompt take more */
+    bool more = strcmp(topic, "thinking") && strcmp(topic, "prompt") && *rest;
+    if (more)
+        chat_say(c, OUT_ERROR, "/show %s takes nothing more", topic);
+    else if (!strcmp(topic, "settings"))
         show_settings(c);
     else if (!strcmp(topic, "model"))
         show_model(c);
     else if (!strcmp(topic, "template"))
-        chat_say(c, OUT_INFO, "template: %s", cf_session_template_desc(c->s));
+        show_template(c);
     else if (!strcmp(topic, "context"))
         show_context(c);
     else if (!strcmp(topic, "stats"))
         show_stats(c);
+    else if (!strcmp(topic, "thinking"))
+        show_thinking(c, rest);
+    else if (!strcmp(topic, "prompt"))
+        show_prompt(c, rest);
     else
-        chat_say(c, OUT_ERROR, "%s%s%s (try /show settings|model|template|context|stats)",
+        chat_say(c, OUT_ERROR,
+                 "%s%s%s (try /show settings|model|template|context|stats|thinking|prompt)",
                  *topic ? "nothing to show called '" : "/show what?", topic, *topic ? "'" : "");
 }

@@ -3,8 +3,10 @@
  *
  * While a reply streams, the keyboard is polled between tokens: F5-F9
  * change the sampler from the next token on (the status bar shows it at
- * once), Ctrl-C stops the reply, PgUp/PgDn scroll, a resize redraws, and
- * anything else is kept for the input line.  The terminal is restored on
+ * once), F3 folds or unfolds the thinking blocks, Ctrl-C stops the reply,
+ * PgUp/PgDn scroll, a resize redraws, and anything else is kept for the
+ * input line.  A reply's thinking is a dim block above its answer, under
+ * a header line; folded, the header alone says how long it thought.  The terminal is restored on
  * every way out: the normal one, SIGTERM/SIGHUP/SIGINT (turned into
  * flags), exit() (atexit) and crashes (a handler that ends curses and
  * re-raises). */
@@ -25,7 +27,7 @@
 #include "text.h"
 #include "tui.h"
 
-#define HOTKEY_HINT "F5/F6 temp -/+0.1  F7/F8 top-k /2 x2  F9 greedy  PgUp/PgDn scroll"
+#define HOTKEY_HINT "F3 thinking  F5/F6 temp -/+0.1  F7/F8 top-k /2 x2  F9 greedy  PgUp/PgDn scroll"
 #define PASTE_ON "\033[?2004h"
 #define PASTE_OFF "\033[?2004l"
 
@@ -40,6 +42,8 @@ typedef struct tui {
     input_asm in;
     bool color, unicode;
     bool done, streaming, regen;
+    bool thinking;            /* the streaming reply is inside its thinking */
+    int think_item, reply_item; /* the streaming reply's items, -1: none yet */
     int gen_tokens;
     double last_tps;
     struct timespec gen_t0, last_draw;
@@ -119,9 +123,15 @@ static void draw_status(tui *t)
         .top_k = (long)chat_setting(c, "top-k"),
         .saved = save_state(c),
         .generating = t->streaming,
+        .thinking = t->thinking,
         .scrolled = t->tr.scroll,
         .unicode = t->unicode,
     };
+    const cf_turn_stats *st = cf_session_last_stats(c->s);
+    if (st->reasoning_tokens > 0) {
+        si.think_tokens = st->reasoning_tokens;
+        si.answer_tokens = st->gen_tokens - st->reasoning_tokens;
+    }
     if (t->streaming) {
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -205,6 +215,11 @@ static void replay(tui *t)
         else if (m->role == CF_ROLE_USER)
             add_safe(t, IT_USER, "> ", m->content);
         else {
+            if (m->reasoning) {
+                add_safe(t, IT_THINK, "", m->reasoning);
+                snprintf(t->tr.items[t->tr.n - 1].head, sizeof t->tr.items[0].head, "%s",
+                         m->thinking_cut ? "thought, cut off" : "thought");
+            }
             add_safe(t, IT_REPLY, "", m->content);
             if (m->cut)
                 transcript_add(&t->tr, IT_DIM, "[cut]");
@@ -275,6 +290,12 @@ static key_result handle_key(tui *t, int r, wint_t ch)
                 hotkey(t, (int)ch);
                 return KEY_DONE;
             }
+            if (ch == KEY_F(3)) {
+                t->c->show_thinking = !t->c->show_thinking;
+                transcript_fold(&t->tr, !t->c->show_thinking);
+                draw_all(t);
+                return KEY_DONE;
+            }
         }
     } else if (ch == 3) { /* Ctrl-C: raw mode delivers it as a key */
         if (t->streaming)
@@ -302,13 +323,30 @@ static void say(chat *c, out_kind kind, const char *text)
     draw_all(t);
 }
 
-static void put_piece(void *ud, const char *text)
+/* Text for item *at, which is added (of this kind) when it is not yet. */
+static void grow_item(tui *t, int *at, item_kind kind, const char *text)
 {
-    tui *t = ud;
+    if (*at < 0) {
+        if (transcript_add(&t->tr, kind, "") < 0)
+            return;
+        *at = t->tr.n - 1;
+        if (kind == IT_THINK)
+            snprintf(t->tr.items[*at].head, sizeof t->tr.items[0].head, "thinking...");
+    }
     char *safe = text_for_terminal(text);
     if (safe)
-        transcript_append(&t->tr, safe, COLS);
+        transcript_append(&t->tr, *at, safe, COLS);
     free(safe);
+}
+
+static void put_part(void *ud, const cf_reply_part *p)
+{
+    tui *t = ud;
+    if (*p->reasoning)
+        grow_item(t, &t->think_item, IT_THINK, p->reasoning);
+    if (*p->content)
+        grow_item(t, &t->reply_item, IT_REPLY, p->content);
+    t->thinking = p->thinking;
 }
 
 /* Between two tokens: keys, signals, and a redraw now and then. */
@@ -343,7 +381,8 @@ static int reply(chat *c)
             }
     }
     t->regen = false;
-    transcript_add(&t->tr, IT_REPLY, "");
+    t->think_item = t->reply_item = -1;
+    t->thinking = false;
     t->tr.scroll = 0;
     t->streaming = true;
     t->gen_tokens = 0;
@@ -351,9 +390,13 @@ static int reply(chat *c)
     tui_rl_hint("generating - Ctrl-C stops  " HOTKEY_HINT);
     curs_set(0);
     draw_all(t);
-    stream_hooks h = {put_piece, poll_keys, t};
+    stream_hooks h = {put_part, poll_keys, t};
     int rc = chat_stream(c, &h);
-    t->streaming = false;
+    t->streaming = t->thinking = false;
+    if (t->think_item >= 0)
+        chat_thinking_summary(c, t->tr.items[t->think_item].head, sizeof t->tr.items[0].head);
+    if (t->reply_item < 0)
+        grow_item(t, &t->reply_item, IT_REPLY, "");
     sig_interrupt = 0;
     const cf_turn_stats *st = cf_session_last_stats(s);
     if (st && st->gen_ms > 0)
@@ -391,6 +434,9 @@ static void changed(chat *c, chat_change what)
         if (last_user >= 0)
             transcript_truncate(&t->tr, last_user + 1);
         t->regen = true;
+        break;
+    case CHANGE_SHOW:
+        transcript_fold(&t->tr, !c->show_thinking);
         break;
     case CHANGE_CLEARED:
     case CHANGE_SYSTEM:
@@ -481,6 +527,8 @@ int tui_run(chat *c)
     t.color = color_wanted(STDOUT_FILENO, c->opts->no_color);
     const char *cs = setlocale(LC_CTYPE, NULL);
     t.unicode = cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8"));
+    t.tr.unicode = t.unicode;
+    t.tr.fold = !c->show_thinking;
     snprintf(t.prompt, sizeof t.prompt, "> ");
     snprintf(t.more, sizeof t.more, ". ");
 

@@ -11,24 +11,32 @@
 #include "chat.h"
 
 /* ---- transcript (tui_transcript.c) ---------------------------------------- */
-typedef enum item_kind { IT_USER, IT_REPLY, IT_INFO, IT_DIM, IT_ERROR } item_kind;
+/* IT_THINK: a reply's thinking, a dim block under a header line that
+ * says what it was ("thinking..." while it streams, "thought for 312
+ * tokens, 4.1 s" after); folded, the header alone. */
+typedef enum item_kind { IT_USER, IT_REPLY, IT_INFO, IT_DIM, IT_ERROR, IT_THINK } item_kind;
 
 typedef struct t_item {
     item_kind kind;
     char *text;
     size_t len, cap;
+    char head[96]; /* IT_THINK: what the header says */
 } t_item;
 
 typedef struct transcript {
     t_item *items;
     int n, cap;
-    int scroll; /* rows above the bottom that are out of view below */
+    int scroll;   /* rows above the bottom that are out of view below */
+    bool fold;    /* thinking blocks show their header only */
+    bool unicode; /* the header may use ▸ ▾ */
 } transcript;
 
 /* Add an item (text is copied, tabs become spaces); -1 when out of memory. */
 int transcript_add(transcript *t, item_kind kind, const char *text);
-/* Append to the last item. */
-int transcript_append(transcript *t, const char *text, int width);
+/* Append to item i (the last one that grows). */
+int transcript_append(transcript *t, int i, const char *text, int width);
+/* Fold or unfold every thinking block, the view kept at the bottom. */
+void transcript_fold(transcript *t, bool fold);
 /* Keep the first n items. */
 void transcript_truncate(transcript *t, int n);
 /* Index of the last item of this kind, or -1. */
@@ -50,6 +58,8 @@ typedef struct status_info {
     long top_k;
     const char *saved;   /* "saved", "unsaved", "not saved" */
     bool generating;
+    bool thinking;       /* generating, inside the thinking */
+    int think_tokens, answer_tokens; /* the last reply's, shown when it thought */
     int scrolled;        /* rows scrolled back */
     bool unicode;        /* the locale can show block characters */
 } status_info;

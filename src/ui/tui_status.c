@@ -1,4 +1,5 @@
-/* The status bar: model, context as a bar, speed, sampler, save state. */
+/* The status bar: model, context as a bar, speed, sampler, save state,
+ * thinking and answer tokens of the last reply. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +14,7 @@ void status_format(const status_info *si, int width, char *out, size_t n)
 {
     enum { BAR = 10 };
     const char *sep = si->unicode ? SEP : SEP_ASCII;
-    char ctx[128], tps[32], temp[32], topk[32], topp[32], scroll[32], model[64];
+    char ctx[128], tps[32], temp[32], topk[32], topp[32], scroll[32], model[64], split[64];
     int fill = si->ctx_total > 0 ? (int)((double)si->ctx_used * BAR / si->ctx_total + 0.5) : 0;
     if (fill > BAR)
         fill = BAR;
@@ -37,15 +38,20 @@ void status_format(const status_info *si, int width, char *out, size_t n)
     snprintf(topp, sizeof topp, "top-p %.2f", si->top_p);
     snprintf(scroll, sizeof scroll, "scrolled %d", si->scrolled);
     snprintf(model, sizeof model, "%.40s", si->model);
+    snprintf(split, sizeof split, "think %d%sanswer %d", si->think_tokens,
+             si->unicode ? " · " : ", ", si->answer_tokens);
 
     /* Shown in this order; when the bar is narrow, the least important
      * go first (what the hotkeys change stays longest). */
+    const char *state = !si->generating ? " ready"
+                        : si->thinking  ? (si->unicode ? " ● thinking…" : " * thinking...")
+                                        : (si->unicode ? " ● generating" : " * generating");
     const char *seg[] = {
-        si->generating ? (si->unicode ? " ● generating" : " * generating") : " ready",
-        model, ctx, tps, temp, topk, topp, si->saved, si->scrolled ? scroll : NULL,
+        state, model, ctx, tps, temp, topk, topp, si->saved, si->scrolled ? scroll : NULL,
+        !si->generating && si->think_tokens > 0 ? split : NULL,
     };
     enum { N_SEG = sizeof seg / sizeof seg[0] };
-    static const int priority[N_SEG] = {0, 8, 4, 5, 1, 2, 3, 6, 7};
+    static const int priority[N_SEG] = {0, 9, 4, 6, 1, 2, 3, 7, 8, 5};
     bool keep[N_SEG] = {false};
     int cols = 0, sep_w = utf8_width(sep, strlen(sep));
     for (int p = 0; p < N_SEG; p++)

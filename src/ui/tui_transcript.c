@@ -1,5 +1,7 @@
-/* The transcript: items (messages, replies, notes) wrapped to the pane's
- * width when drawn, so a resize re-flows everything. */
+/* The transcript: items (messages, replies, notes, thinking blocks)
+ * wrapped to the pane's width when drawn, so a resize re-flows
+ * everything. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,23 +48,52 @@ int transcript_add(transcript *t, item_kind kind, const char *text)
     return put(it, text);
 }
 
-static int item_rows(const t_item *it, int width)
+/* What an item shows: its text, or for a thinking block its header and,
+ * unfolded, its text under it (*tmp, malloc'ed, to free). */
+static const char *item_view(const transcript *t, const t_item *it, size_t *len, char **tmp)
 {
-    return wrap_count(it->text, it->len, width);
+    *tmp = NULL;
+    *len = it->len;
+    if (it->kind != IT_THINK)
+        return it->text;
+    const char *mark = t->fold ? (t->unicode ? "▸" : "[+]") : (t->unicode ? "▾" : "[-]");
+    size_t n = strlen(it->head) + it->len + 64;
+    if (!(*tmp = malloc(n)))
+        return "";
+    *len = (size_t)snprintf(*tmp, n, "%s %s  (F3 %s)%s%s", mark, it->head,
+                            t->fold ? "shows it" : "folds it", t->fold || !it->len ? "" : "\n",
+                            t->fold ? "" : it->text);
+    return *tmp;
 }
 
-int transcript_append(transcript *t, const char *text, int width)
+static int item_rows(const transcript *t, const t_item *it, int width)
 {
-    if (t->n == 0)
+    size_t len;
+    char *tmp;
+    const char *text = item_view(t, it, &len, &tmp);
+    int rows = wrap_count(text, len, width);
+    free(tmp);
+    return rows;
+}
+
+int transcript_append(transcript *t, int i, const char *text, int width)
+{
+    if (i < 0 || i >= t->n)
         return -1;
-    t_item *it = &t->items[t->n - 1];
+    t_item *it = &t->items[i];
     /* Reading back in time: keep the view where it is as text arrives. */
-    int before = t->scroll ? item_rows(it, width) : 0;
+    int before = t->scroll ? item_rows(t, it, width) : 0;
     if (put(it, text) < 0)
         return -1;
     if (t->scroll)
-        t->scroll += item_rows(it, width) - before;
+        t->scroll += item_rows(t, it, width) - before;
     return 0;
+}
+
+void transcript_fold(transcript *t, bool fold)
+{
+    t->fold = fold;
+    t->scroll = 0;
 }
 
 void transcript_truncate(transcript *t, int n)
@@ -91,7 +122,7 @@ int transcript_rows(const transcript *t, int width)
 {
     int rows = 0;
     for (int i = 0; i < t->n; i++)
-        rows += item_rows(&t->items[i], width);
+        rows += item_rows(t, &t->items[i], width);
     return rows;
 }
 
@@ -115,6 +146,7 @@ static attr_t item_attr(item_kind k, bool color)
     case IT_INFO:
         return color ? COLOR_PAIR(3) : 0;
     case IT_DIM:
+    case IT_THINK:
         return A_DIM;
     case IT_REPLY:
         break;
@@ -123,21 +155,24 @@ static attr_t item_attr(item_kind k, bool color)
 }
 
 /* Draw rows [first, first + count) of an item with its top row at y. */
-static void draw_item(const t_item *it, WINDOW *w, int y, int first, int count, int width,
-                      bool color)
+static void draw_item(const transcript *t, const t_item *it, WINDOW *w, int y, int first,
+                      int count, int width, bool color)
 {
-    size_t pos = 0;
+    size_t pos = 0, n;
+    char *tmp;
+    const char *text = item_view(t, it, &n, &tmp);
     wattrset(w, item_attr(it->kind, color));
     for (int row = 0; row < first + count; row++) {
         size_t next;
-        size_t len = wrap_row(it->text + pos, it->len - pos, width, &next);
+        size_t len = wrap_row(text + pos, n - pos, width, &next);
         if (row >= first)
-            mvwaddnstr(w, y + row - first, 0, it->text + pos, (int)len);
+            mvwaddnstr(w, y + row - first, 0, text + pos, (int)len);
         pos += next;
-        if (pos >= it->len)
+        if (pos >= n)
             break;
     }
     wattrset(w, A_NORMAL);
+    free(tmp);
 }
 
 void transcript_draw(const transcript *t, WINDOW *w, bool color)
@@ -149,14 +184,14 @@ void transcript_draw(const transcript *t, WINDOW *w, bool color)
      * the bottom of all text, where the current item ends. */
     int bottom = 0;
     for (int i = t->n - 1; i >= 0 && bottom < t->scroll + height; i--) {
-        int rows = item_rows(&t->items[i], width);
+        int rows = item_rows(t, &t->items[i], width);
         int top = bottom + rows; /* rows from the bottom to the item's top */
         /* The item's rows in view: screen row of its top row. */
         int y_top = height - (top - t->scroll);
         int first = y_top < 0 ? -y_top : 0;
         int last = rows - (bottom < t->scroll ? t->scroll - bottom : 0);
         if (last > first)
-            draw_item(&t->items[i], w, y_top + first, first, last - first, width, color);
+            draw_item(t, &t->items[i], w, y_top + first, first, last - first, width, color);
         bottom = top;
     }
     wnoutrefresh(w);

@@ -123,7 +123,7 @@ static void test_system(void)
      * fresh rendering */
     CHECK(prompt_end(s) - cf_session_last_stats(s)->prompt_tokens == n);
     cf_tokens full = {0};
-    CHECK(sess_prompt_tokens(s, s->n_msgs, false, &full, &err) == 0);
+    CHECK(sess_prompt_tokens(s, s->n_msgs, false, &full, NULL, NULL, &err) == 0);
     h = cf_session_tokens(s, &n);
     CHECK(is_prefix(h, n, full.ids, (int)full.n));
     cf_tokens_free(&full);

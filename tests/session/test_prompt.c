@@ -130,7 +130,7 @@ static void test_phi3_reference(void)
             CHECK(sess_push_msg(s, r, content->str, content->len, &err) == 0);
         }
         cf_tokens got = {0};
-        CHECKF(sess_prompt_tokens(s, s->n_msgs, true, &got, &err) == 0, "%s", err.msg);
+        CHECKF(sess_prompt_tokens(s, s->n_msgs, true, &got, NULL, NULL, &err) == 0, "%s", err.msg);
         const cf_json *want = cf_json_get(conv, "tokens");
         bool eq = got.n == want->n;
         for (size_t i = 0; eq && i < got.n; i++)

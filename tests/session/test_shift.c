@@ -64,7 +64,7 @@ static void test_long_chat(const char *model, int n_ctx)
                                         (size_t)moved * sizeof *h) == 0,
                    "%s turn %d: the kept turns' tokens moved wrongly", model, k);
             cf_tokens fresh = {0};
-            CHECK(sess_prompt_tokens(s, s->n_msgs, false, &fresh, &err) == 0);
+            CHECK(sess_prompt_tokens(s, s->n_msgs, false, &fresh, NULL, NULL, &err) == 0);
             CHECKF(n <= (int)fresh.n && memcmp(h, fresh.ids, (size_t)n * sizeof *h) == 0,
                    "%s turn %d: the history after a shift differs from a fresh rendering", model,
                    k);

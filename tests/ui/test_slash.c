@@ -23,10 +23,10 @@ static void say(chat *c, out_kind kind, const char *text)
     snprintf(said + used, sizeof said - used, "%s%s\n", kind == OUT_ERROR ? "error: " : "", text);
 }
 
-static void piece(void *ud, const char *text)
+static void piece(void *ud, const cf_reply_part *part)
 {
     (void)ud;
-    (void)text;
+    (void)part;
 }
 
 static bool never(void *ud)
@@ -65,6 +65,8 @@ static void test_settings(chat *c)
     static const char *const bad[] = {
         "/set temp hot", "/set temp -1", "/set top-k 2.5", "/set warmth 1", "/set temp",
         "/set", "/frobnicate", "/show nothing", "/show", "/undo now", "/load", "/help nothing",
+        "/set thinking sometimes", "/set reasoning-effort max", "/set show-thinking maybe",
+        "/set show-thinking", "/show thinking 1", "/show stats now",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run(c, bad[i]);
@@ -87,6 +89,27 @@ static void test_settings(chat *c)
     CHECK(strstr(run(c, "/set system Be kind."), "system prompt set"));
     CHECK(strstr(run(c, "/show settings"), "\"Be kind.\""));
     CHECK(messages(c) == 1);
+    /* the thinking settings: a template without the switch says so */
+    CHECKF(strstr(run(c, "/set thinking off"), "thinking = off\nnote: the chat template does not "
+                                                "read enable_thinking"),
+           "%s", said);
+    CHECK(strstr(run(c, "/show settings"), "thinking           off"));
+    CHECK(strstr(run(c, "/set reasoning-effort high"), "reasoning-effort = high"));
+    run(c, "/set thinking auto");
+    run(c, "/set reasoning-effort auto");
+    CHECK(strstr(run(c, "/set show-thinking off"), "show-thinking = off") && !c->show_thinking);
+    CHECK(strstr(run(c, "/show settings"), "show-thinking      off"));
+    run(c, "/set show-thinking on");
+    CHECK(c->show_thinking);
+    CHECKF(strstr(run(c, "/show template"), "replies are not split"), "%s", said);
+    CHECK(strstr(run(c, "/show thinking"), "no reply yet"));
+    /* the exact prompt of the next turn, and what of it is cached */
+    CHECKF(strstr(run(c, "/show prompt Hi!"), "<|im_start|>system\nBe kind.<|im_end|>\n"
+                                              "<|im_start|>user\nHi!<|im_end|>\n"
+                                              "<|im_start|>assistant\n\n(") &&
+               strstr(said, " tokens: 0 in the cache, "),
+           "%s", said);
+    CHECK(messages(c) == 1);
 }
 
 static void test_conversation(chat *c, const char *dir)
@@ -97,7 +120,11 @@ static void test_conversation(chat *c, const char *dir)
     CHECKF(n_replies == 2 && messages(c) == 5, "%d replies, %d messages", n_replies, messages(c));
     CHECK(!strcmp(cf_session_message(c->s, 3)->content, "/ not a command"));
     CHECKF(strstr(run(c, "/show context"), ", 5 messages"), "%s", said);
-    CHECK(strstr(run(c, "/show stats"), "reply "));
+    CHECK(strstr(run(c, "/show stats"), "reply ") && strstr(said, "  thinking   0 tokens"));
+    CHECK(strstr(run(c, "/show thinking"), "reply 2 has no thinking"));
+    CHECK(strstr(run(c, "/show thinking 1"), "reply 1 has no thinking"));
+    int e0 = n_errors;
+    CHECK(strstr(run(c, "/show thinking 3"), "no reply '3' (replies 1 to 2)") && n_errors == e0 + 1);
     CHECK(strstr(run(c, "/undo"), "removed the last exchange (\"/ not a command\")"));
     CHECK(messages(c) == 3);
     run(c, "/regen");

@@ -1,4 +1,5 @@
-/* The full-screen status bar's text at every width. */
+/* The full-screen status bar's text at every width; "thinking" while a
+ * reply thinks, the last reply's thinking and answer tokens after. */
 #include <locale.h>
 #include <string.h>
 
@@ -40,7 +41,19 @@ int main(void)
     status_format(&si, 120, out, sizeof out);
     CHECKF(strstr(out, "temp 0 (greedy)") && strstr(out, "top-k off") && strstr(out, "ready") &&
                strstr(out, "ctx [#####-----]") && strstr(out, "scrolled 12") &&
-               strstr(out, "- t/s") && !strstr(out, "│"),
+               strstr(out, "- t/s") && !strstr(out, "│") && !strstr(out, "think"),
            "'%s'", out);
+    si.think_tokens = 312;
+    si.answer_tokens = 45;
+    si.scrolled = 0;
+    status_format(&si, 120, out, sizeof out);
+    CHECKF(strstr(out, "think 312, answer 45"), "'%s'", out);
+    si.generating = si.thinking = si.unicode = true;
+    status_format(&si, 120, out, sizeof out);
+    CHECKF(strstr(out, " ● thinking…") && !strstr(out, "think 312"), "'%s'", out);
+    for (int w = 1; w <= 160; w++) {
+        status_format(&si, w, out, sizeof out);
+        CHECKF(utf8_width(out, strlen(out)) == w, "width %d: '%s'", w, out);
+    }
     return test_summary("ui-status");
 }

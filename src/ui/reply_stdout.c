@@ -1,0 +1,112 @@
+/* A reply streamed to stdout, line mode's and scripting's way: the
+ * thinking first, dim (or between "[thinking]" and "[/thinking]" lines
+ * without colour, or on stderr for scripts, or not at all: then a
+ * "thinking..." note that the answer replaces on a terminal), then the
+ * answer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chat.h"
+#include "term.h"
+#include "text.h"
+
+#define ERASE_LINE "\r\033[K"
+
+typedef struct stdout_stream {
+    bool make_safe, at_line_start;
+    think_out th;
+    bool in_block;      /* the thinking is open on th.to */
+    bool block_at_start; /* th.to is at the start of a line */
+    bool noting;        /* the "thinking..." note is on screen */
+} stdout_stream;
+
+/* Write text made safe when asked; returns whether it ended a line. */
+static bool put(FILE *f, bool make_safe, const char *text, bool at_line_start)
+{
+    char *safe = make_safe ? text_for_terminal(text) : NULL;
+    const char *out = safe ? safe : text;
+    size_t n = strlen(out);
+    fwrite(out, 1, n, f);
+    fflush(f);
+    bool ends = n ? out[n - 1] == '\n' : at_line_start;
+    free(safe);
+    return ends;
+}
+
+static void end_note(stdout_stream *st)
+{
+    if (st->noting) {
+        fputs(ERASE_LINE, stdout);
+        st->noting = false;
+    }
+}
+
+static void open_block(stdout_stream *st)
+{
+    FILE *f = st->th.to;
+    if (f == stdout && !st->at_line_start)
+        fputc('\n', f);
+    st->block_at_start = true;
+    if (st->th.marked)
+        fputs("[thinking]\n", f);
+    fputs(st->th.dim, f);
+    st->in_block = true;
+}
+
+static void close_block(stdout_stream *st)
+{
+    FILE *f = st->th.to;
+    fputs(st->th.reset, f);
+    if (!st->block_at_start)
+        fputc('\n', f);
+    if (st->th.marked)
+        fputs("[/thinking]\n", f);
+    fflush(f);
+    st->in_block = false;
+    if (f == stdout)
+        st->at_line_start = true;
+}
+
+static void put_part(void *ud, const cf_reply_part *p)
+{
+    stdout_stream *st = ud;
+    if (*p->reasoning && st->th.to) {
+        if (!st->in_block)
+            open_block(st);
+        st->block_at_start = put(st->th.to, st->make_safe, p->reasoning, st->block_at_start);
+    } else if (p->thinking && !st->th.to && st->th.indicator && !st->noting && st->at_line_start) {
+        fprintf(stdout, "%sthinking...%s", st->th.dim, st->th.reset);
+        fflush(stdout);
+        st->noting = true;
+    }
+    if (*p->content) {
+        end_note(st);
+        if (st->in_block)
+            close_block(st);
+        st->at_line_start = put(stdout, st->make_safe, p->content, st->at_line_start);
+    }
+}
+
+static bool stop_on_signal(void *ud)
+{
+    (void)ud;
+    return sig_interrupt || sig_quit;
+}
+
+int chat_stream_stdout(chat *c, bool make_safe, const think_out *th)
+{
+    static const think_out none = {NULL, "", "", false, false};
+    stdout_stream st = {make_safe, true, th ? *th : none, false, true, false};
+    stream_hooks h = {put_part, stop_on_signal, &st};
+    int rc = chat_stream(c, &h);
+    end_note(&st);
+    if (st.in_block)
+        close_block(&st);
+    if (!st.at_line_start)
+        putchar('\n');
+    fflush(stdout);
+    if (rc >= 0)
+        chat_reply_notes(c);
+    return rc;
+}
