@@ -46,6 +46,10 @@ void cf_ld_moe_hparams(cf_loader *ld, cf_hparams *hp);
  * ffn_{gate,up,down}_exps */
 void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm);
 
+/* What gemma3 and gemma4 share: NeoX RoPE, per-head q/k norms, GELU-gated
+ * FFN, the sliding window and its own RoPE base, embedding x sqrt(n_embd). */
+void cf_ld_gemma(cf_loader *ld, cf_hparams *hp);
+
 typedef struct cf_arch_desc {
     const char *name;   /* general.architecture */
     const char *models; /* what it runs, for the list of supported ones */

@@ -542,37 +542,55 @@ static void ffn_phase(thr *T, const cf_layer *L)
 
 /* ---- short convolution ----------------------------------------------------- */
 
-/* lfm2's mixer: [B | C | X] = in_proj h; u = B * X; c[t] = sum_k w[k] u[t -
- * K + 1 + k] over the last K inputs (the layer's state holds the K - 1
- * before this batch); out_proj (C * c).  Time runs in order within each
+/* A causal convolution over time, in place: seq[t][ch] becomes
+ * sum_k w[ch][k] seq[t - K + 1 + k][ch] for channels [ch0, ch1), the
+ * layer's window holding the K - 1 inputs before this batch (oldest first)
+ * and left holding the batch's last K - 1.  Time runs in order within a
  * channel, so threads take channels. */
-static void conv_phase(thr *T, const cf_layer *L, int l)
+static void causal_conv(float *seq, size_t stride, int n, int ch0, int ch1, int channels,
+                        const float *w, int K, float *window)
 {
-    const pass *P = T->P;
-    cf_ctx *c = P->c;
-    const int E = P->hp->n_embd, K = P->hp->conv_kernel, n = P->n;
-    matmul_phase(T, L->conv_in, act(T, 0, 0), n, c->qkv, c->qkv_stride);
-    sync_all(T);
-    float *state = c->rs + c->rs_off[l]; /* K - 1 rows of E, oldest first */
-    const float *w = L->conv_w->data;
-    int i0, i1;
-    split(E, T->ith, T->nth, &i0, &i1);
-    for (int ch = i0; ch < i1; ch++) {
+    for (int ch = ch0; ch < ch1; ch++) {
         float win[16]; /* the last K inputs of this channel */
         for (int k = 0; k < K - 1; k++)
-            win[k] = state[(size_t)k * E + ch];
+            win[k] = window[(size_t)k * channels + ch];
         for (int t = 0; t < n; t++) {
-            const float *row = c->qkv + (size_t)t * c->qkv_stride;
-            win[K - 1] = row[ch] * row[2 * E + ch];
+            float *u = seq + (size_t)t * stride + ch;
+            win[K - 1] = *u;
             float sum = 0.0f;
             for (int k = 0; k < K; k++)
                 sum += win[k] * w[(size_t)ch * K + k];
-            c->ff[(size_t)t * E + ch] = row[E + ch] * sum;
+            *u = sum;
             for (int k = 0; k < K - 1; k++)
                 win[k] = win[k + 1];
         }
         for (int k = 0; k < K - 1; k++)
-            state[(size_t)k * E + ch] = win[k];
+            window[(size_t)k * channels + ch] = win[k];
+    }
+}
+
+/* lfm2's mixer: [B | C | X] = in_proj h; u = B * X, convolved over the
+ * last conv_kernel tokens; out_proj (C * conv(u)). */
+static void conv_phase(thr *T, const cf_layer *L, int l)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const int E = P->hp->n_embd, n = P->n;
+    matmul_phase(T, L->conv_in, act(T, 0, 0), n, c->qkv, c->qkv_stride);
+    sync_all(T);
+    int i0, i1;
+    split(E, T->ith, T->nth, &i0, &i1);
+    for (int t = 0; t < n; t++) { /* u = B * X, in X's place */
+        float *row = c->qkv + (size_t)t * c->qkv_stride;
+        for (int ch = i0; ch < i1; ch++)
+            row[2 * E + ch] *= row[ch];
+    }
+    causal_conv(c->qkv + 2 * E, c->qkv_stride, n, i0, i1, E, L->conv_w->data, P->hp->conv_kernel,
+                c->rs + c->rs_off[l]);
+    for (int t = 0; t < n; t++) {
+        const float *row = c->qkv + (size_t)t * c->qkv_stride;
+        for (int ch = i0; ch < i1; ch++)
+            c->ff[(size_t)t * E + ch] = row[E + ch] * row[2 * E + ch];
     }
     sync_all(T);
     round_phase(T, L->conv_out, c->ff, (size_t)E);
@@ -690,28 +708,16 @@ static void delta_phase(thr *T, const cf_layer *L, int l)
     stacked_phase(T, w, xi, y, ys, 4);
     sync_all(T);
 
-    /* the convolution, in place: time in order within each channel */
-    float *window = c->rs + c->rs_off[l]; /* K - 1 rows of conv_dim, oldest first */
-    const float *cw = L->dn_conv->data;
+    /* the convolution of q|k|v with SiLU, in place */
+    float *window = c->rs + c->rs_off[l]; /* K - 1 rows of conv_dim, then each head's S */
     int i0, i1;
     split(conv_dim, T->ith, T->nth, &i0, &i1);
-    for (int ch = i0; ch < i1; ch++) {
-        float win[16];
-        for (int k = 0; k < K - 1; k++)
-            win[k] = window[(size_t)k * conv_dim + ch];
-        for (int t = 0; t < n; t++) {
+    causal_conv(c->qkv, c->qkv_stride, n, i0, i1, conv_dim, L->dn_conv->data, K, window);
+    for (int t = 0; t < n; t++)
+        for (int ch = i0; ch < i1; ch++) {
             float *u = c->qkv + (size_t)t * c->qkv_stride + ch;
-            win[K - 1] = *u;
-            float sum = 0.0f;
-            for (int k = 0; k < K; k++)
-                sum += win[k] * cw[(size_t)ch * K + k];
-            *u = silu(sum);
-            for (int k = 0; k < K - 1; k++)
-                win[k] = win[k + 1];
+            *u = silu(*u);
         }
-        for (int k = 0; k < K - 1; k++)
-            window[(size_t)k * conv_dim + ch] = win[k];
-    }
     sync_all(T);
 
     float *S = window + (size_t)(K - 1) * conv_dim;

@@ -9,7 +9,7 @@
 /* llama.cpp's default for gemma3 files without sliding_window_pattern */
 #define SWA_PERIOD 6
 
-static void hparams(cf_loader *ld, cf_hparams *hp)
+void cf_ld_gemma(cf_loader *ld, cf_hparams *hp)
 {
     hp->rope_style = CF_ROPE_NEOX;
     hp->qk_norm = CF_QK_NORM_HEAD;
@@ -17,6 +17,11 @@ static void hparams(cf_loader *ld, cf_hparams *hp)
     hp->n_swa = cf_ld_int(ld, "attention.sliding_window", 0);
     hp->rope_base_swa = cf_ld_float(ld, "rope.freq_base_swa", 10000.0f);
     hp->embd_scale = sqrtf((float)hp->n_embd);
+}
+
+static void hparams(cf_loader *ld, cf_hparams *hp)
+{
+    cf_ld_gemma(ld, hp);
     /* llama.cpp scales q itself (by n_embd / n_head instead for the 27B,
      * which it recognises by its layer count) and scores by 1 */
     hp->q_scale = 1.0f / sqrtf((float)(hp->n_layer == 62 ? hp->n_embd / hp->n_head : hp->head_dim));

@@ -5,21 +5,14 @@
  * without a weight; attention scale 1; the last shared_kv_layers layers
  * read the cache of the last own layer of their kind; per-layer embeddings
  * added after each FFN; every layer's output scaled; logits soft-capped. */
-#include <math.h>
-
 #include "../arch.h"
 
 static void hparams(cf_loader *ld, cf_hparams *hp)
 {
-    hp->rope_style = CF_ROPE_NEOX;
-    hp->qk_norm = CF_QK_NORM_HEAD;
-    hp->ffn = CF_FFN_GEGLU;
-    hp->n_swa = cf_ld_int(ld, "attention.sliding_window", 0);
-    hp->rope_base_swa = cf_ld_float(ld, "rope.freq_base_swa", 10000.0f);
+    cf_ld_gemma(ld, hp);
     hp->n_rot_swa = cf_ld_int(ld, "rope.dimension_count_swa", hp->n_rot);
     const int hd_swa = cf_ld_int(ld, "attention.key_length_swa", hp->head_dim);
     hp->head_dim = hd_swa > hp->head_dim ? hd_swa : hp->head_dim;
-    hp->embd_scale = sqrtf((float)hp->n_embd);
     hp->kq_scale = 1.0f;
     hp->logit_softcap = cf_ld_float(ld, "final_logit_softcapping", 0.0f);
     hp->ple_dim = cf_ld_count(ld, "embedding_length_per_layer_input");
