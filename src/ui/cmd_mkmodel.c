@@ -20,16 +20,21 @@ static void usage(FILE *f)
             "\n"
             "  --shape NAME   %s\n"
             "  --dims SPEC    a custom shape, or changes to --shape's: comma-separated KEY=VALUE,\n"
-            "                 keys arch (llama|qwen2), embd, layers, heads, kv_heads, ff, ctx,\n"
-            "                 rope_base, eps, tied (0|1), name; without --shape, embd, layers,\n"
-            "                 heads and ff are required (e.g. embd=256,layers=2,heads=4,ff=512)\n"
+            "                 keys arch (%s),\n"
+            "                 embd, layers, heads, kv_heads, head_dim (default embd/heads), ff,\n"
+            "                 ctx, rope_base, eps, tied (0|1), swa and rope_base_swa (gemma3's\n"
+            "                 sliding window and its RoPE base), name; without --shape, embd,\n"
+            "                 layers, heads and ff are required (e.g. embd=256,layers=2,heads=4,ff=512)\n"
             "  --type TYPE    %s\n"
             "  -o FILE        the file to write\n"
-            "  --vocab FILE   copy the tokenizer.* keys of this GGUF (default:\n"
-            "                 $CONFAB_SHARED or ../shared, vocab/ggml-vocab-llama-spm.gguf)\n"
+            "  --vocab FILE   copy the tokenizer.* keys of this GGUF (default: under\n"
+            "                 $CONFAB_SHARED or ../shared, the shape's real vocabulary:\n"
+            "                 models/qwen3-bpe.Q8_0.gguf for qwen3-*, vocab/ggml-vocab-gemma3.gguf\n"
+            "                 for gemma3-1b, vocab/ggml-vocab-llama-bpe.gguf for smollm3-3b; else\n"
+            "                 vocab/ggml-vocab-llama-spm.gguf)\n"
             "  --seed S       random seed (default 1); the same seed gives the same file\n"
             "  -t N           threads (default: all)\n",
-            cf_mk_shape_list(), cf_mk_ftype_list());
+            cf_mk_shape_list(), cf_mk_arch_list(), cf_mk_ftype_list());
 }
 
 int cmd_mkmodel(int argc, char **argv)
@@ -76,7 +81,8 @@ int cmd_mkmodel(int argc, char **argv)
         return CF_EXIT_USAGE;
     }
     if (!shape)
-        p.shape = (cf_mk_shape){"custom", CF_ARCH_LLAMA, 0, 0, 0, 0, 0, 2048, 10000.0f, 1e-5f, false};
+        p.shape = (cf_mk_shape){.name = "custom", .arch = CF_ARCH_LLAMA, .n_ctx = 2048,
+                                .rope_base = 10000.0f, .norm_eps = 1e-5f};
     if (dims && cf_mk_shape_apply_dims(&p.shape, dims, &err) != 0) {
         cli_error("%s", err.msg);
         return CF_EXIT_USAGE;
@@ -94,8 +100,8 @@ int cmd_mkmodel(int argc, char **argv)
     char vocab_buf[4096];
     if (!vocab) {
         const char *shared = getenv("CONFAB_SHARED");
-        snprintf(vocab_buf, sizeof vocab_buf, "%s/vocab/ggml-vocab-llama-spm.gguf",
-                 shared && *shared ? shared : "../shared");
+        snprintf(vocab_buf, sizeof vocab_buf, "%s/%s", shared && *shared ? shared : "../shared",
+                 p.shape.vocab ? p.shape.vocab : "vocab/ggml-vocab-llama-spm.gguf");
         vocab = vocab_buf;
     }
     p.vocab_path = vocab;
