@@ -9,32 +9,60 @@
 #include "cli.h"
 #include "confab/mkmodel.h"
 
+/* The option texts' column, and a ", "-separated list wrapped under it. */
+#define TEXT_COL 17
+
+static void put_list(FILE *f, const char *list)
+{
+    int col = TEXT_COL;
+    for (const char *p = list; *p;) {
+        const int n = (int)strcspn(p, ",");
+        if (p != list) {
+            const bool wrap = col + 2 + n > 80;
+            fputs(wrap ? ",\n" : ", ", f);
+            col = wrap ? fprintf(f, "%*s", TEXT_COL, "") : col + 2;
+        }
+        col += fprintf(f, "%.*s", n, p);
+        p += n;
+        p += strspn(p, ", ");
+    }
+    fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: confab mkmodel (--shape NAME | --dims SPEC | both) --type TYPE -o FILE\n"
-            "                      [--vocab VOCAB.gguf] [--seed S] [-t N]\n"
-            "\n"
-            "Write a GGUF model with random weights (N(0, 1/fan_in) matrices, norms near 1)\n"
-            "in the shape of a real model, quantized like llama-quantize does it.\n"
-            "\n"
-            "  --shape NAME   %s\n"
-            "  --dims SPEC    a custom shape, or changes to --shape's: comma-separated KEY=VALUE,\n"
-            "                 keys arch (%s),\n"
-            "                 embd, layers, heads, kv_heads, head_dim (default embd/heads), ff,\n"
-            "                 ctx, rope_base, eps, tied (0|1), swa and rope_base_swa (gemma3's\n"
-            "                 sliding window and its RoPE base), name; without --shape, embd,\n"
-            "                 layers, heads and ff are required (e.g. embd=256,layers=2,heads=4,ff=512)\n"
-            "  --type TYPE    %s\n"
-            "  -o FILE        the file to write\n"
-            "  --vocab FILE   copy the tokenizer.* keys of this GGUF (default: under\n"
-            "                 $CONFAB_SHARED or ../shared, the shape's real vocabulary:\n"
-            "                 models/qwen3-bpe.Q8_0.gguf for qwen3-*, vocab/ggml-vocab-gemma3.gguf\n"
-            "                 for gemma3-1b, vocab/ggml-vocab-llama-bpe.gguf for smollm3-3b; else\n"
-            "                 vocab/ggml-vocab-llama-spm.gguf)\n"
-            "  --seed S       random seed (default 1); the same seed gives the same file\n"
-            "  -t N           threads (default: all)\n",
-            cf_mk_shape_list(), cf_mk_arch_list(), cf_mk_ftype_list());
+    fputs("usage: confab mkmodel (--shape NAME | --dims SPEC | both) --type TYPE -o FILE\n"
+          "                      [--vocab VOCAB.gguf] [--seed S] [-t N]\n"
+          "\n"
+          "Write a GGUF model with random weights (N(0, 1/fan_in) matrices, norms near 1)\n"
+          "in the shape of a real model, quantized like llama-quantize does it.\n"
+          "\n"
+          "  --shape NAME   ",
+          f);
+    put_list(f, cf_mk_shape_list());
+    fputs("  --dims SPEC    a custom shape, or changes to --shape's: comma-separated\n"
+          "                 KEY=VALUE, keys embd, layers, heads, kv_heads, head_dim\n"
+          "                 (default embd/heads), ff, ctx, rope_base, eps, tied (0|1),\n"
+          "                 swa and rope_base_swa (gemma3's sliding window and its RoPE\n"
+          "                 base), name, and arch, one of\n"
+          "                 ",
+          f);
+    put_list(f, cf_mk_arch_list());
+    fputs("                 (without --shape, embd, layers, heads and ff are required,\n"
+          "                 e.g. embd=256,layers=2,heads=4,ff=512)\n"
+          "  --type TYPE    ",
+          f);
+    put_list(f, cf_mk_ftype_list());
+    fputs("  -o FILE        the file to write\n"
+          "  --vocab FILE   copy the tokenizer.* keys of this GGUF (default: under\n"
+          "                 $CONFAB_SHARED or ../shared, the shape's real vocabulary:\n"
+          "                 models/qwen3-bpe.Q8_0.gguf for qwen3-*,\n"
+          "                 vocab/ggml-vocab-gemma3.gguf for gemma3-1b,\n"
+          "                 vocab/ggml-vocab-llama-bpe.gguf for smollm3-3b,\n"
+          "                 else vocab/ggml-vocab-llama-spm.gguf)\n"
+          "  --seed S       random seed (default 1); the same seed gives the same file\n"
+          "  -t N           threads (default: all)\n",
+          f);
 }
 
 int cmd_mkmodel(int argc, char **argv)
