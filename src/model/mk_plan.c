@@ -86,25 +86,20 @@ static cf_type recipe(cf_mk_ftype ft, kind k, int layer, int n_layer, int64_t ne
 
 /* What each family adds to (or takes from) the llama block: the tensors its
  * file in arch/ binds. */
-typedef enum qk_norm {
-    QK_NONE,
-    QK_HEAD, /* one head_dim weight shared by every head */
-    QK_FULL, /* over the whole q and k projections */
-} qk_norm;
-
 static const struct family {
     bool writes;
     bool qkv_bias;
     bool no_pre_norms; /* no attn_norm / ffn_norm */
     bool post_norms;   /* post_attention_norm, post_ffw_norm */
-    qk_norm qk;
+    cf_qk_norm qk;     /* attn_q_norm / attn_k_norm: head_dim, or the whole q and k */
 } families[CF_ARCH_COUNT] = {
     [CF_ARCH_LLAMA] = {.writes = true},
     [CF_ARCH_QWEN2] = {.writes = true, .qkv_bias = true},
-    [CF_ARCH_QWEN3] = {.writes = true, .qk = QK_HEAD},
-    [CF_ARCH_GEMMA3] = {.writes = true, .post_norms = true, .qk = QK_HEAD},
+    [CF_ARCH_QWEN3] = {.writes = true, .qk = CF_QK_NORM_HEAD},
+    [CF_ARCH_GEMMA3] = {.writes = true, .post_norms = true, .qk = CF_QK_NORM_HEAD},
     [CF_ARCH_SMOLLM3] = {.writes = true},
-    [CF_ARCH_OLMO2] = {.writes = true, .no_pre_norms = true, .post_norms = true, .qk = QK_FULL},
+    [CF_ARCH_OLMO2] = {.writes = true, .no_pre_norms = true, .post_norms = true,
+                       .qk = CF_QK_NORM_FULL},
     [CF_ARCH_GRANITE] = {.writes = true},
 };
 
@@ -161,9 +156,9 @@ static void add_layer(planner *p, int l)
     add(p, ATTN_V, l, "attn_v.weight", E, KV);
     if (f->qkv_bias)
         add(p, BIAS, l, "attn_v.bias", KV, 1);
-    if (f->qk != QK_NONE) {
-        add(p, NORM, l, "attn_q_norm.weight", f->qk == QK_FULL ? Q : hd, 1);
-        add(p, NORM, l, "attn_k_norm.weight", f->qk == QK_FULL ? KV : hd, 1);
+    if (f->qk != CF_QK_NORM_NONE) {
+        add(p, NORM, l, "attn_q_norm.weight", f->qk == CF_QK_NORM_FULL ? Q : hd, 1);
+        add(p, NORM, l, "attn_k_norm.weight", f->qk == CF_QK_NORM_FULL ? KV : hd, 1);
     }
     add(p, OTHER_MATRIX, l, "attn_output.weight", Q, E);
     if (f->post_norms)

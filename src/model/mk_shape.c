@@ -107,10 +107,10 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         {"layers", offsetof(cf_mk_shape, n_layer), 1, 1024},
         {"heads", offsetof(cf_mk_shape, n_head), 1, 1024},
         {"kv_heads", offsetof(cf_mk_shape, n_head_kv), 1, 1024},
-        {"head_dim", offsetof(cf_mk_shape, head_dim), 2, 1024},
+        {"head_dim", offsetof(cf_mk_shape, head_dim), 0, 1024}, /* 0: embd / heads */
         {"ff", offsetof(cf_mk_shape, n_ff), 32, 1 << 20},
         {"ctx", offsetof(cf_mk_shape, n_ctx), 1, 1 << 24},
-        {"swa", offsetof(cf_mk_shape, n_swa), 1, 1 << 24},
+        {"swa", offsetof(cf_mk_shape, n_swa), 0, 1 << 24}, /* 0: no sliding layers */
     };
     static const struct {
         const char *key;
