@@ -24,7 +24,7 @@ typedef struct cf_mk_shape {
     bool tied;           /* no output.weight: token_embd.weight is the output matrix */
     int head_dim;        /* 0: n_embd / n_head */
     int n_swa;           /* gemma3's sliding window; 0: none */
-    float rope_base_swa; /* gemma3's sliding layers' RoPE base; 0: the engine's default */
+    float rope_base_swa; /* their RoPE base (written with n_swa); 0: the engine's default */
     const char *vocab;   /* the default vocabulary, a path under the shared folder
                             (NULL: vocab/ggml-vocab-llama-spm.gguf) */
 } cf_mk_shape;

@@ -183,8 +183,8 @@ int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err)
     if (s->n_embd % 32 || s->n_ff % 32 || (s->n_head * hd) % 32)
         return cf_fail(err, "embd, ff and heads x head size must be multiples of 32 (the "
                             "quantization block)");
-    if ((s->n_swa || s->rope_base_swa) && s->arch != CF_ARCH_GEMMA3)
-        return cf_fail(err, "swa and rope_base_swa are gemma3's (%s has no sliding layers)",
+    if (s->n_swa && s->arch != CF_ARCH_GEMMA3)
+        return cf_fail(err, "swa: %s has no sliding layers (gemma3 has; swa=0 removes them)",
                        cf_arch_name(s->arch));
     return 0;
 }

@@ -109,7 +109,7 @@ static int put_family_keys(cf_gguf_writer *w, const cf_mk_shape *s)
     }
     if (s->n_swa)
         rc |= cf_gguf_w_u32(w, AKEY("attention.sliding_window"), (uint32_t)s->n_swa);
-    if (s->rope_base_swa > 0)
+    if (s->n_swa && s->rope_base_swa > 0)
         rc |= cf_gguf_w_f32(w, AKEY("rope.freq_base_swa"), s->rope_base_swa);
     if (s->arch == CF_ARCH_GRANITE) {
         /* Granite 3.x's (granite-3.1-2b: 12, 0.22, 1/64 = 1/head_dim, 8) */

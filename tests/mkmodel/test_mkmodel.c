@@ -414,6 +414,7 @@ static void test_dims_errors(void)
     CHECK(cf_mk_shape_named("gemma3-1b", &s) == 0 &&
           cf_mk_shape_apply_dims(&s, "head_dim=0,swa=0,heads=8", &err) == 0 &&
           cf_mk_shape_check(&s, &err) == 0 && cf_mk_head_dim(&s) == 144 && !s.n_swa);
+    CHECK(cf_mk_shape_apply_dims(&s, "arch=qwen3", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
     CHECK(cf_mk_ftype_parse("q4_k_m") == CF_MK_Q4_K_M && cf_mk_ftype_parse("Q3_K") < 0);
 }
 
