@@ -17,25 +17,37 @@
 
 typedef struct cf_mk_shape {
     char name[64];
-    cf_arch arch; /* llama, or qwen2 (which adds q/k/v biases and NeoX RoPE) */
+    cf_arch arch; /* one of cf_mk_arch_list()'s */
     int n_embd, n_layer, n_head, n_head_kv, n_ff;
     int n_ctx; /* context_length written to the file */
     float rope_base, norm_eps;
-    bool tied; /* no output.weight: token_embd.weight is the output matrix */
+    bool tied;           /* no output.weight: token_embd.weight is the output matrix */
+    int head_dim;        /* 0: n_embd / n_head */
+    int n_swa;           /* gemma3's sliding window; 0: none */
+    float rope_base_swa; /* their RoPE base (written with n_swa); 0: the engine's default */
+    const char *vocab;   /* the default vocabulary, a path under the shared folder
+                            (NULL: vocab/ggml-vocab-llama-spm.gguf) */
 } cf_mk_shape;
 
-/* A built-in shape ("smollm2-135m", "llama-1b", "qwen2.5-0.5b"); -1 when
+/* A built-in shape ("smollm2-135m", "llama-1b", "qwen3-0.6b", ...); -1 when
  * there is none by that name. */
 int cf_mk_shape_named(const char *name, cf_mk_shape *out);
 /* The built-in shape names, comma-separated. */
 const char *cf_mk_shape_list(void);
 /* Apply a --dims spec to s: comma-separated KEY=VALUE with keys
- *   arch (llama|qwen2), embd, layers, heads, kv_heads, ff, ctx,
- *   rope_base, eps, tied (0|1), name.
+ *   arch (cf_mk_arch_list()'s), embd, layers, heads, kv_heads, head_dim,
+ *   ff, ctx, rope_base, eps, tied (0|1), swa, rope_base_swa, name.
  * Unknown keys and bad values fail with a message naming them. */
 int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err);
 /* Check a shape is complete and consistent. */
 int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err);
+/* The width of one attention head: head_dim, else n_embd / n_head. */
+int cf_mk_head_dim(const cf_mk_shape *s);
+
+/* The architectures mkmodel writes, "llama, qwen2, ..." (arch.c's names);
+ * whether it writes a. */
+const char *cf_mk_arch_list(void);
+bool cf_mk_arch_writes(cf_arch a);
 
 /* File types, as llama-quantize names them.  Q4_K_M, IQ2_M, IQ3_M and
  * IQ3_XS are llama.cpp's mixtures (IQ2_M: IQ2_S matrices, the tensor type

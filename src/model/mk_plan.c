@@ -153,6 +153,38 @@ static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, i
     return fall_back(t, ne0);
 }
 
+/* What each family adds to (or takes from) the llama block: the tensors its
+ * file in arch/ binds. */
+static const struct family {
+    bool writes;
+    bool qkv_bias;
+    bool no_pre_norms; /* no attn_norm / ffn_norm */
+    bool post_norms;   /* post_attention_norm, post_ffw_norm */
+    cf_qk_norm qk;     /* attn_q_norm / attn_k_norm: head_dim, or the whole q and k */
+} families[CF_ARCH_COUNT] = {
+    [CF_ARCH_LLAMA] = {.writes = true},
+    [CF_ARCH_QWEN2] = {.writes = true, .qkv_bias = true},
+    [CF_ARCH_QWEN3] = {.writes = true, .qk = CF_QK_NORM_HEAD},
+    [CF_ARCH_GEMMA3] = {.writes = true, .post_norms = true, .qk = CF_QK_NORM_HEAD},
+    [CF_ARCH_SMOLLM3] = {.writes = true},
+    [CF_ARCH_OLMO2] = {.writes = true, .no_pre_norms = true, .post_norms = true,
+                       .qk = CF_QK_NORM_FULL},
+    [CF_ARCH_GRANITE] = {.writes = true},
+};
+
+/* the most tensors a layer has (gemma3) */
+#define MAX_LAYER_TENSORS 13
+
+bool cf_mk_arch_writes(cf_arch a)
+{
+    return (unsigned)a < CF_ARCH_COUNT && families[a].writes;
+}
+
+const char *cf_mk_arch_list(void)
+{
+    return "llama, qwen2, qwen3, gemma3, smollm3, olmo2, granite";
+}
+
 typedef struct planner {
     const cf_mk_shape *s;
     cf_mk_ftype ft;
@@ -194,6 +226,39 @@ static int check_writable(const cf_mk_tensor *t, int n, cf_mk_ftype ft, cf_err *
     return 0;
 }
 
+static void add_layer(planner *p, int l)
+{
+    const cf_mk_shape *s = p->s;
+    const struct family *f = &families[s->arch];
+    const int64_t E = s->n_embd, F = s->n_ff, hd = cf_mk_head_dim(s);
+    const int64_t Q = s->n_head * hd, KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
+    if (!f->no_pre_norms)
+        add(p, NORM, l, "attn_norm.weight", E, 1);
+    add(p, ATTN_Q, l, "attn_q.weight", E, Q);
+    if (f->qkv_bias)
+        add(p, BIAS, l, "attn_q.bias", Q, 1);
+    add(p, ATTN_K, l, "attn_k.weight", E, KV);
+    if (f->qkv_bias)
+        add(p, BIAS, l, "attn_k.bias", KV, 1);
+    add(p, ATTN_V, l, "attn_v.weight", E, KV);
+    if (f->qkv_bias)
+        add(p, BIAS, l, "attn_v.bias", KV, 1);
+    if (f->qk != CF_QK_NORM_NONE) {
+        add(p, NORM, l, "attn_q_norm.weight", f->qk == CF_QK_NORM_FULL ? Q : hd, 1);
+        add(p, NORM, l, "attn_k_norm.weight", f->qk == CF_QK_NORM_FULL ? KV : hd, 1);
+    }
+    add(p, ATTN_OUT, l, "attn_output.weight", Q, E);
+    if (f->post_norms)
+        add(p, NORM, l, "post_attention_norm.weight", E, 1);
+    if (!f->no_pre_norms)
+        add(p, NORM, l, "ffn_norm.weight", E, 1);
+    add(p, FFN_GATE, l, "ffn_gate.weight", E, F);
+    add(p, FFN_UP, l, "ffn_up.weight", E, F);
+    add(p, FFN_DOWN, l, "ffn_down.weight", F, E);
+    if (f->post_norms)
+        add(p, NORM, l, "post_ffw_norm.weight", E, 1);
+}
+
 int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, int n_vocab, cf_mk_tensor **out, int *n,
                cf_err *err)
 {
@@ -205,30 +270,13 @@ int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, int n_vocab, cf_
         return -1;
     if (n_vocab < 1 || n_vocab > (1 << 24))
         return cf_fail(err, "a vocabulary of %d tokens is out of range", n_vocab);
-    const int64_t E = s->n_embd, F = s->n_ff, hd = s->n_embd / s->n_head;
-    const int64_t KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
-    const bool bias = s->arch == CF_ARCH_QWEN2;
-    planner p = {s, ft, pure, calloc((size_t)s->n_layer * 13 + 3, sizeof *p.t), 0};
+    const int64_t E = s->n_embd;
+    planner p = {s, ft, pure, calloc((size_t)s->n_layer * MAX_LAYER_TENSORS + 3, sizeof *p.t), 0};
     if (!p.t)
         return cf_fail(err, "out of memory");
     add(&p, EMBD, -1, "token_embd.weight", E, n_vocab);
-    for (int l = 0; l < s->n_layer; l++) {
-        add(&p, NORM, l, "attn_norm.weight", E, 1);
-        add(&p, ATTN_Q, l, "attn_q.weight", E, E);
-        if (bias)
-            add(&p, BIAS, l, "attn_q.bias", E, 1);
-        add(&p, ATTN_K, l, "attn_k.weight", E, KV);
-        if (bias)
-            add(&p, BIAS, l, "attn_k.bias", KV, 1);
-        add(&p, ATTN_V, l, "attn_v.weight", E, KV);
-        if (bias)
-            add(&p, BIAS, l, "attn_v.bias", KV, 1);
-        add(&p, ATTN_OUT, l, "attn_output.weight", E, E);
-        add(&p, NORM, l, "ffn_norm.weight", E, 1);
-        add(&p, FFN_GATE, l, "ffn_gate.weight", E, F);
-        add(&p, FFN_UP, l, "ffn_up.weight", E, F);
-        add(&p, FFN_DOWN, l, "ffn_down.weight", F, E);
-    }
+    for (int l = 0; l < s->n_layer; l++)
+        add_layer(&p, l);
     add(&p, NORM, -1, "output_norm.weight", E, 1);
     if (!s->tied)
         add(&p, OUTPUT, -1, "output.weight", E, n_vocab);

@@ -9,13 +9,39 @@
 
 #include "confab/mkmodel.h"
 
+/* Qwen3's whole vocabulary travels in this fixture */
+#define QWEN3_VOCAB "models/qwen3-bpe.Q8_0.gguf"
+
 static const cf_mk_shape builtin[] = {
     /* HuggingFaceTB/SmolLM2-135M */
-    {"smollm2-135m", CF_ARCH_LLAMA, 576, 30, 9, 3, 1536, 8192, 100000.0f, 1e-5f, true},
+    {.name = "smollm2-135m", .arch = CF_ARCH_LLAMA, .n_embd = 576, .n_layer = 30, .n_head = 9,
+     .n_head_kv = 3, .n_ff = 1536, .n_ctx = 8192, .rope_base = 100000.0f, .norm_eps = 1e-5f,
+     .tied = true},
     /* meta-llama/Llama-3.2-1B (without its llama3 RoPE scaling) */
-    {"llama-1b", CF_ARCH_LLAMA, 2048, 16, 32, 8, 8192, 131072, 500000.0f, 1e-5f, true},
+    {.name = "llama-1b", .arch = CF_ARCH_LLAMA, .n_embd = 2048, .n_layer = 16, .n_head = 32,
+     .n_head_kv = 8, .n_ff = 8192, .n_ctx = 131072, .rope_base = 500000.0f, .norm_eps = 1e-5f,
+     .tied = true},
     /* Qwen/Qwen2.5-0.5B */
-    {"qwen2.5-0.5b", CF_ARCH_QWEN2, 896, 24, 14, 2, 4864, 32768, 1000000.0f, 1e-6f, true},
+    {.name = "qwen2.5-0.5b", .arch = CF_ARCH_QWEN2, .n_embd = 896, .n_layer = 24, .n_head = 14,
+     .n_head_kv = 2, .n_ff = 4864, .n_ctx = 32768, .rope_base = 1000000.0f, .norm_eps = 1e-6f,
+     .tied = true},
+    /* Qwen/Qwen3-0.6B: q is 2048 wide, twice the embedding */
+    {.name = "qwen3-0.6b", .arch = CF_ARCH_QWEN3, .n_embd = 1024, .n_layer = 28, .n_head = 16,
+     .n_head_kv = 8, .head_dim = 128, .n_ff = 3072, .n_ctx = 40960, .rope_base = 1000000.0f,
+     .norm_eps = 1e-6f, .tied = true, .vocab = QWEN3_VOCAB},
+    /* Qwen/Qwen3-4B */
+    {.name = "qwen3-4b", .arch = CF_ARCH_QWEN3, .n_embd = 2560, .n_layer = 36, .n_head = 32,
+     .n_head_kv = 8, .head_dim = 128, .n_ff = 9728, .n_ctx = 40960, .rope_base = 1000000.0f,
+     .norm_eps = 1e-6f, .tied = true, .vocab = QWEN3_VOCAB},
+    /* google/gemma-3-1b-pt: five 512-token sliding layers to each global one */
+    {.name = "gemma3-1b", .arch = CF_ARCH_GEMMA3, .n_embd = 1152, .n_layer = 26, .n_head = 4,
+     .n_head_kv = 1, .head_dim = 256, .n_ff = 6912, .n_ctx = 32768, .rope_base = 1000000.0f,
+     .norm_eps = 1e-6f, .tied = true, .n_swa = 512, .rope_base_swa = 10000.0f,
+     .vocab = "vocab/ggml-vocab-gemma3.gguf"},
+    /* HuggingFaceTB/SmolLM3-3B (the Llama 3 vocabulary) */
+    {.name = "smollm3-3b", .arch = CF_ARCH_SMOLLM3, .n_embd = 2048, .n_layer = 36, .n_head = 16,
+     .n_head_kv = 4, .n_ff = 11008, .n_ctx = 65536, .rope_base = 5000000.0f, .norm_eps = 1e-6f,
+     .tied = true, .vocab = "vocab/ggml-vocab-llama-bpe.gguf"},
 };
 
 int cf_mk_shape_named(const char *name, cf_mk_shape *out)
@@ -30,7 +56,12 @@ int cf_mk_shape_named(const char *name, cf_mk_shape *out)
 
 const char *cf_mk_shape_list(void)
 {
-    return "smollm2-135m, llama-1b, qwen2.5-0.5b";
+    return "smollm2-135m, llama-1b, qwen2.5-0.5b, qwen3-0.6b, qwen3-4b, gemma3-1b, smollm3-3b";
+}
+
+int cf_mk_head_dim(const cf_mk_shape *s)
+{
+    return s->head_dim ? s->head_dim : s->n_head ? s->n_embd / s->n_head : 0;
 }
 
 static int parse_int(const char *key, const char *v, int lo, int hi, int *out, cf_err *err)
@@ -55,6 +86,16 @@ static int parse_float(const char *key, const char *v, float *out, cf_err *err)
     return 0;
 }
 
+static int parse_arch(const char *v, cf_arch *out, cf_err *err)
+{
+    for (int a = 0; a < CF_ARCH_COUNT; a++)
+        if (cf_mk_arch_writes((cf_arch)a) && !strcmp(v, cf_arch_name((cf_arch)a))) {
+            *out = (cf_arch)a;
+            return 0;
+        }
+    return cf_fail(err, "--dims arch=%s: mkmodel writes %s", v, cf_mk_arch_list());
+}
+
 static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err)
 {
     static const struct {
@@ -66,16 +107,25 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         {"layers", offsetof(cf_mk_shape, n_layer), 1, 1024},
         {"heads", offsetof(cf_mk_shape, n_head), 1, 1024},
         {"kv_heads", offsetof(cf_mk_shape, n_head_kv), 1, 1024},
+        {"head_dim", offsetof(cf_mk_shape, head_dim), 0, 1024}, /* 0: embd / heads */
         {"ff", offsetof(cf_mk_shape, n_ff), 32, 1 << 20},
         {"ctx", offsetof(cf_mk_shape, n_ctx), 1, 1 << 24},
+        {"swa", offsetof(cf_mk_shape, n_swa), 0, 1 << 24}, /* 0: no sliding layers */
+    };
+    static const struct {
+        const char *key;
+        size_t off;
+    } floats[] = {
+        {"rope_base", offsetof(cf_mk_shape, rope_base)},
+        {"eps", offsetof(cf_mk_shape, norm_eps)},
+        {"rope_base_swa", offsetof(cf_mk_shape, rope_base_swa)},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (!strcmp(key, ints[i].key))
             return parse_int(key, v, ints[i].lo, ints[i].hi, (int *)((char *)s + ints[i].off), err);
-    if (!strcmp(key, "rope_base"))
-        return parse_float(key, v, &s->rope_base, err);
-    if (!strcmp(key, "eps"))
-        return parse_float(key, v, &s->norm_eps, err);
+    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
+        if (!strcmp(key, floats[i].key))
+            return parse_float(key, v, (float *)((char *)s + floats[i].off), err);
     if (!strcmp(key, "tied")) {
         int t = 0;
         if (parse_int(key, v, 0, 1, &t, err) != 0)
@@ -83,23 +133,16 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         s->tied = t;
         return 0;
     }
-    if (!strcmp(key, "arch")) {
-        if (!strcmp(v, "llama"))
-            s->arch = CF_ARCH_LLAMA;
-        else if (!strcmp(v, "qwen2"))
-            s->arch = CF_ARCH_QWEN2;
-        else
-            return cf_fail(err, "--dims arch=%s: mkmodel writes llama or qwen2", v);
-        return 0;
-    }
+    if (!strcmp(key, "arch"))
+        return parse_arch(v, &s->arch, err);
     if (!strcmp(key, "name")) {
         if (!*v || strlen(v) >= sizeof s->name)
             return cf_fail(err, "--dims name: 1 to %zu characters", sizeof s->name - 1);
         strcpy(s->name, v);
         return 0;
     }
-    return cf_fail(err, "--dims: unknown key '%s' (keys: arch embd layers heads kv_heads ff ctx "
-                        "rope_base eps tied name)", key);
+    return cf_fail(err, "--dims: unknown key '%s' (keys: arch embd layers heads kv_heads head_dim "
+                        "ff ctx rope_base eps tied swa rope_base_swa name)", key);
 }
 
 int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err)
@@ -124,14 +167,24 @@ int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err)
 {
     if (!s->n_embd || !s->n_layer || !s->n_head || !s->n_ff)
         return cf_fail(err, "the shape needs at least embd, layers, heads and ff");
-    const int kv = s->n_head_kv ? s->n_head_kv : s->n_head;
-    if (s->n_embd % s->n_head || (s->n_embd / s->n_head) % 2)
-        return cf_fail(err, "embd %d is not an even head size times %d heads", s->n_embd, s->n_head);
+    if (!cf_mk_arch_writes(s->arch))
+        return cf_fail(err, "mkmodel writes %s, not %s", cf_mk_arch_list(), cf_arch_name(s->arch));
+    const int kv = s->n_head_kv ? s->n_head_kv : s->n_head, hd = cf_mk_head_dim(s);
+    if (!s->head_dim && s->n_embd % s->n_head)
+        return cf_fail(err, "embd %d is not a multiple of %d heads (or give head_dim)", s->n_embd,
+                       s->n_head);
+    if (hd % 2)
+        return cf_fail(err, "head size %d is odd (RoPE rotates pairs)", hd);
+    if (hd > 1024)
+        return cf_fail(err, "head size %d is larger than 1024", hd);
     if (s->n_head % kv)
         return cf_fail(err, "%d heads cannot share %d KV heads", s->n_head, kv);
-    if (s->n_embd % 32 || s->n_ff % 32)
-        return cf_fail(err, "embd and ff must be multiples of 32 (the quantization block)");
-    if (s->n_embd / s->n_head > 1024)
-        return cf_fail(err, "head size %d is larger than 1024", s->n_embd / s->n_head);
+    /* attn_output's rows are n_head * head_dim long */
+    if (s->n_embd % 32 || s->n_ff % 32 || (s->n_head * hd) % 32)
+        return cf_fail(err, "embd, ff and heads x head size must be multiples of 32 (the "
+                            "quantization block)");
+    if (s->n_swa && s->arch != CF_ARCH_GEMMA3)
+        return cf_fail(err, "swa: %s has no sliding layers (gemma3 has; swa=0 removes them)",
+                       cf_arch_name(s->arch));
     return 0;
 }

@@ -97,13 +97,39 @@ static uint32_t llama_ftype(cf_mk_ftype ft)
     return ids[ft];
 }
 
+#define AKEY(suffix) (snprintf(key, sizeof key, "%s.%s", cf_arch_name(s->arch), suffix), key)
+
+/* The keys only some families read: the head width when it is not
+ * n_embd / n_head, gemma3's sliding layers, granite's multipliers. */
+static int put_family_keys(cf_gguf_writer *w, const cf_mk_shape *s)
+{
+    const int hd = cf_mk_head_dim(s);
+    char key[96];
+    int rc = 0;
+    if ((int64_t)hd * s->n_head != s->n_embd) {
+        rc |= cf_gguf_w_u32(w, AKEY("attention.key_length"), (uint32_t)hd);
+        rc |= cf_gguf_w_u32(w, AKEY("attention.value_length"), (uint32_t)hd);
+    }
+    if (s->n_swa)
+        rc |= cf_gguf_w_u32(w, AKEY("attention.sliding_window"), (uint32_t)s->n_swa);
+    if (s->n_swa && s->rope_base_swa > 0)
+        rc |= cf_gguf_w_f32(w, AKEY("rope.freq_base_swa"), s->rope_base_swa);
+    if (s->arch == CF_ARCH_GRANITE) {
+        /* Granite 3.x's (granite-3.1-2b: 12, 0.22, 1/64 = 1/head_dim, 8) */
+        rc |= cf_gguf_w_f32(w, AKEY("embedding_scale"), 12.0f);
+        rc |= cf_gguf_w_f32(w, AKEY("residual_scale"), 0.22f);
+        rc |= cf_gguf_w_f32(w, AKEY("attention.scale"), 1.0f / (float)hd);
+        rc |= cf_gguf_w_f32(w, AKEY("logit_scale"), 8.0f);
+    }
+    return rc;
+}
+
 static int put_metadata(cf_gguf_writer *w, const cf_mk_params *p, const cf_gguf *vocab, int n_vocab)
 {
     const cf_mk_shape *s = &p->shape;
     const char *a = cf_arch_name(s->arch);
     char key[96], name[128];
     int rc = 0;
-#define AKEY(suffix) (snprintf(key, sizeof key, "%s.%s", a, suffix), key)
     rc |= cf_gguf_w_str(w, "general.architecture", a, strlen(a));
     snprintf(name, sizeof name, "confab-mkmodel %s %s", s->name, cf_mk_ftype_name(p->ftype));
     rc |= cf_gguf_w_str(w, "general.name", name, strlen(name));
@@ -117,10 +143,10 @@ static int put_metadata(cf_gguf_writer *w, const cf_mk_params *p, const cf_gguf 
     rc |= cf_gguf_w_u32(w, AKEY("attention.head_count_kv"),
                         (uint32_t)(s->n_head_kv ? s->n_head_kv : s->n_head));
     rc |= cf_gguf_w_f32(w, AKEY("attention.layer_norm_rms_epsilon"), s->norm_eps);
-    rc |= cf_gguf_w_u32(w, AKEY("rope.dimension_count"), (uint32_t)(s->n_embd / s->n_head));
+    rc |= cf_gguf_w_u32(w, AKEY("rope.dimension_count"), (uint32_t)cf_mk_head_dim(s));
     rc |= cf_gguf_w_f32(w, AKEY("rope.freq_base"), s->rope_base);
     rc |= cf_gguf_w_u32(w, AKEY("vocab_size"), (uint32_t)n_vocab);
-#undef AKEY
+    rc |= put_family_keys(w, s);
     for (int64_t i = 0; i < cf_gguf_n_kv(vocab); i++) {
         const cf_gguf_kv *kv = cf_gguf_kv_at(vocab, i);
         if (!strncmp(kv->key, "tokenizer.", 10))
@@ -128,6 +154,7 @@ static int put_metadata(cf_gguf_writer *w, const cf_mk_params *p, const cf_gguf 
     }
     return rc;
 }
+#undef AKEY
 
 int cf_mkmodel(const cf_mk_params *p, cf_err *err)
 {

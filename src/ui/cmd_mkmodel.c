@@ -9,30 +9,63 @@
 #include "cli.h"
 #include "confab/mkmodel.h"
 
+/* The option texts' column, and a ", "-separated list wrapped under it. */
+#define TEXT_COL 17
+
+static void put_list(FILE *f, const char *list)
+{
+    int col = TEXT_COL;
+    for (const char *p = list; *p;) {
+        const int n = (int)strcspn(p, ",");
+        if (p != list) {
+            const bool wrap = col + 2 + n > 80;
+            fputs(wrap ? ",\n" : ", ", f);
+            col = wrap ? fprintf(f, "%*s", TEXT_COL, "") : col + 2;
+        }
+        col += fprintf(f, "%.*s", n, p);
+        p += n;
+        p += strspn(p, ", ");
+    }
+    fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: confab mkmodel (--shape NAME | --dims SPEC | both) --type TYPE -o FILE\n"
-            "                      [--pure] [--vocab VOCAB.gguf] [--seed S] [-t N]\n"
-            "\n"
-            "Write a GGUF model with random weights (N(0, 1/fan_in) matrices, norms near 1)\n"
-            "in the shape of a real model, quantized like llama-quantize does it.\n"
-            "\n"
-            "  --shape NAME   %s\n"
-            "  --dims SPEC    a custom shape, or changes to --shape's: comma-separated KEY=VALUE,\n"
-            "                 keys arch (llama|qwen2), embd, layers, heads, kv_heads, ff, ctx,\n"
-            "                 rope_base, eps, tied (0|1), name; without --shape, embd, layers,\n"
-            "                 heads and ff are required (e.g. embd=256,layers=2,heads=4,ff=512)\n"
-            "  --type TYPE    %s\n"
-            "  --pure         every matrix of TYPE's own type (llama-quantize --pure; IQ2_M:\n"
-            "                 IQ2_S, IQ3_M and IQ3_XS: IQ3_S), only row lengths its blocks do\n"
-            "                 not divide fall back\n"
-            "  -o FILE        the file to write\n"
-            "  --vocab FILE   copy the tokenizer.* keys of this GGUF (default:\n"
-            "                 $CONFAB_SHARED or ../shared, vocab/ggml-vocab-llama-spm.gguf)\n"
-            "  --seed S       random seed (default 1); the same seed gives the same file\n"
-            "  -t N           threads (default: all)\n",
-            cf_mk_shape_list(), cf_mk_ftype_list());
+    fputs("usage: confab mkmodel (--shape NAME | --dims SPEC | both) --type TYPE -o FILE\n"
+          "                      [--pure] [--vocab VOCAB.gguf] [--seed S] [-t N]\n"
+          "\n"
+          "Write a GGUF model with random weights (N(0, 1/fan_in) matrices, norms near 1)\n"
+          "in the shape of a real model, quantized like llama-quantize does it.\n"
+          "\n"
+          "  --shape NAME   ",
+          f);
+    put_list(f, cf_mk_shape_list());
+    fputs("  --dims SPEC    a custom shape, or changes to --shape's: comma-separated\n"
+          "                 KEY=VALUE, keys embd, layers, heads, kv_heads, head_dim\n"
+          "                 (default embd/heads), ff, ctx, rope_base, eps, tied (0|1),\n"
+          "                 swa and rope_base_swa (gemma3's sliding window and its RoPE\n"
+          "                 base), name, and arch, one of\n"
+          "                 ",
+          f);
+    put_list(f, cf_mk_arch_list());
+    fputs("                 (without --shape, embd, layers, heads and ff are required,\n"
+          "                 e.g. embd=256,layers=2,heads=4,ff=512)\n"
+          "  --type TYPE    ",
+          f);
+    put_list(f, cf_mk_ftype_list());
+    fputs("  --pure         every matrix of TYPE's own type (llama-quantize --pure; IQ2_M:\n"
+          "                 IQ2_S, IQ3_M and IQ3_XS: IQ3_S), only row lengths its blocks do\n"
+          "                 not divide fall back\n"
+          "  -o FILE        the file to write\n"
+          "  --vocab FILE   copy the tokenizer.* keys of this GGUF (default: under\n"
+          "                 $CONFAB_SHARED or ../shared, the shape's real vocabulary:\n"
+          "                 models/qwen3-bpe.Q8_0.gguf for qwen3-*,\n"
+          "                 vocab/ggml-vocab-gemma3.gguf for gemma3-1b,\n"
+          "                 vocab/ggml-vocab-llama-bpe.gguf for smollm3-3b,\n"
+          "                 else vocab/ggml-vocab-llama-spm.gguf)\n"
+          "  --seed S       random seed (default 1); the same seed gives the same file\n"
+          "  -t N           threads (default: all)\n",
+          f);
 }
 
 int cmd_mkmodel(int argc, char **argv)
@@ -81,7 +114,8 @@ int cmd_mkmodel(int argc, char **argv)
         return CF_EXIT_USAGE;
     }
     if (!shape)
-        p.shape = (cf_mk_shape){"custom", CF_ARCH_LLAMA, 0, 0, 0, 0, 0, 2048, 10000.0f, 1e-5f, false};
+        p.shape = (cf_mk_shape){.name = "custom", .arch = CF_ARCH_LLAMA, .n_ctx = 2048,
+                                .rope_base = 10000.0f, .norm_eps = 1e-5f};
     if (dims && cf_mk_shape_apply_dims(&p.shape, dims, &err) != 0) {
         cli_error("%s", err.msg);
         return CF_EXIT_USAGE;
@@ -107,8 +141,8 @@ int cmd_mkmodel(int argc, char **argv)
     char vocab_buf[4096];
     if (!vocab) {
         const char *shared = getenv("CONFAB_SHARED");
-        snprintf(vocab_buf, sizeof vocab_buf, "%s/vocab/ggml-vocab-llama-spm.gguf",
-                 shared && *shared ? shared : "../shared");
+        snprintf(vocab_buf, sizeof vocab_buf, "%s/%s", shared && *shared ? shared : "../shared",
+                 p.shape.vocab ? p.shape.vocab : "vocab/ggml-vocab-llama-spm.gguf");
         vocab = vocab_buf;
     }
     p.vocab_path = vocab;

@@ -40,6 +40,14 @@ printf '%s\n' "$out" | grep -q "^weights: copied into memory" || fail "bench --n
 
 "$bin" mkmodel --shape nope --type Q8_0 -o "$tmp/x.gguf" 2>/dev/null
 [ $? -eq 2 ] || fail "mkmodel --shape nope: exit status is not 2"
+# each shape's default vocabulary, named when it is missing
+for sv in qwen3-4b:models/qwen3-bpe.Q8_0.gguf gemma3-1b:vocab/ggml-vocab-gemma3.gguf \
+    smollm3-3b:vocab/ggml-vocab-llama-bpe.gguf llama-1b:vocab/ggml-vocab-llama-spm.gguf; do
+    CONFAB_SHARED="$tmp/none" "$bin" mkmodel --shape "${sv%%:*}" --type Q8_0 -o "$tmp/x.gguf" \
+        2>"$tmp/err"
+    [ $? -eq 1 ] && grep -q "$tmp/none/${sv#*:}.*CONFAB_SHARED" "$tmp/err" ||
+        fail "mkmodel --shape ${sv%%:*} without its vocabulary: $(cat "$tmp/err")"
+done
 "$bin" mkmodel --dims embd=128 --type Q3_K -o "$tmp/x.gguf" 2>/dev/null
 [ $? -eq 2 ] || fail "mkmodel --type Q3_K: exit status is not 2"
 "$bin" bench -m "$tmp/m.gguf" --kv-type q8 2>/dev/null

@@ -36,7 +36,9 @@ static void test_recipe_matches_llama_quantize(const char *file, cf_mk_ftype ft)
         CHECKF(0, "%s", err.msg);
         return;
     }
-    cf_mk_shape s = {"fixture", CF_ARCH_LLAMA, 256, 2, 8, 2, 768, 2048, 10000.0f, 1e-5f, false};
+    cf_mk_shape s = {.name = "fixture", .arch = CF_ARCH_LLAMA, .n_embd = 256, .n_layer = 2,
+                     .n_head = 8, .n_head_kv = 2, .n_ff = 768, .n_ctx = 2048,
+                     .rope_base = 10000.0f, .norm_eps = 1e-5f};
     cf_mk_tensor *plan;
     int n;
     if (cf_mk_plan(&s, ft, false, 512, &plan, &n, &err) != 0) {
@@ -149,6 +151,17 @@ static void test_builtin_shapes(void)
         {"smollm2-135m", CF_MK_TQ2_0, "token_embd.weight", CF_TYPE_Q4_0},
         {"qwen2.5-0.5b", CF_MK_MXFP4, "blk.0.attn_k.bias", CF_TYPE_F32},
         {"qwen2.5-0.5b", CF_MK_TQ2_0, "blk.0.ffn_down.weight", CF_TYPE_TQ2_0}, /* ne0 4864 */
+        /* 1152 is not a multiple of 256 either; q's 1024-wide output rows are */
+        {"gemma3-1b", CF_MK_Q4_K_M, "token_embd.weight", CF_TYPE_Q8_0},
+        {"gemma3-1b", CF_MK_Q4_K_M, "blk.0.attn_q.weight", CF_TYPE_Q5_0},
+        {"gemma3-1b", CF_MK_Q4_K_M, "blk.0.attn_output.weight", CF_TYPE_Q4_K},
+        {"gemma3-1b", CF_MK_Q4_K_M, "blk.0.attn_v.weight", CF_TYPE_Q8_0},
+        {"gemma3-1b", CF_MK_Q4_K_M, "blk.3.ffn_down.weight", CF_TYPE_Q4_K},
+        {"gemma3-1b", CF_MK_Q4_K_M, "blk.0.post_ffw_norm.weight", CF_TYPE_F32},
+        {"qwen3-0.6b", CF_MK_Q4_K_M, "token_embd.weight", CF_TYPE_Q6_K},
+        {"qwen3-0.6b", CF_MK_Q4_K_M, "blk.0.attn_k_norm.weight", CF_TYPE_F32},
+        {"qwen3-4b", CF_MK_Q4_K_M, "blk.35.ffn_down.weight", CF_TYPE_Q6_K},
+        {"smollm3-3b", CF_MK_Q4_K_M, "blk.4.attn_v.weight", CF_TYPE_Q4_K},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cf_type got = planned(cases[i].shape, cases[i].ft, cases[i].tensor);
@@ -222,34 +235,51 @@ static void check_contents(const char *path, const cf_mk_params *p, int n_vocab)
     cf_gguf_close(g);
 }
 
-static void load_and_decode(const char *path)
+/* The file loads with the shape's hyper-parameters, and a batch of tokens
+ * (more than a sliding window) gives finite logits with the same bits as
+ * decoding them one at a time, at every position. */
+static void load_and_decode(const char *path, const cf_mk_shape *s)
 {
+    enum { N = 12 };
+    static const int32_t ids[N] = {1, 17, 300, 42, 5, 99, 256, 7, 411, 3, 64, 128};
     cf_model *m;
     cf_err err;
     if (cf_model_load(path, NULL, &m, &err) != 0) {
         CHECKF(0, "%s", err.msg);
         return;
     }
-    const int V = cf_model_hparams(m)->n_vocab;
+    const cf_hparams *hp = cf_model_hparams(m);
+    CHECKF(hp->arch == s->arch && hp->n_embd == s->n_embd && hp->n_layer == s->n_layer &&
+               hp->head_dim == cf_mk_head_dim(s) && hp->n_rot == hp->head_dim &&
+               hp->n_swa == s->n_swa && hp->tied_output == s->tied,
+           "%s: loaded %s, %d wide, %d layers, head %d, rot %d, window %d, tied %d", path,
+           cf_arch_name(hp->arch), hp->n_embd, hp->n_layer, hp->head_dim, hp->n_rot, hp->n_swa,
+           hp->tied_output);
+    const int V = hp->n_vocab;
     cf_ctx_params cp = {.n_ctx = 64, .n_threads = 2};
     cf_ctx *c;
-    float *logits = malloc((size_t)V * sizeof *logits);
-    int32_t ids[5] = {1, 17, 300, 42, 5};
+    float *batch = malloc((size_t)N * V * sizeof *batch), *one = malloc((size_t)V * sizeof *one);
     if (cf_ctx_new(m, &cp, &c, &err) == 0) {
-        CHECKF(cf_ctx_decode(c, ids, 4, logits, false, &err) == 0, "%s", err.msg);
-        CHECKF(cf_ctx_decode(c, ids + 4, 1, logits, false, &err) == 0, "%s", err.msg);
+        CHECKF(cf_ctx_decode(c, ids, N, batch, true, &err) == 0, "%s", err.msg);
         bool finite = true;
         double s2 = 0;
-        for (int i = 0; i < V; i++) {
-            finite = finite && isfinite(logits[i]);
-            s2 += (double)logits[i] * logits[i];
+        for (int i = 0; i < N * V; i++) {
+            finite = finite && isfinite(batch[i]);
+            s2 += (double)batch[i] * batch[i];
         }
         CHECKF(finite && s2 > 0, "%s: logits not finite or all zero", path);
+        CHECK(cf_ctx_kv_truncate(c, 0, &err) == 0);
+        for (int i = 0; i < N; i++) {
+            CHECKF(cf_ctx_decode(c, &ids[i], 1, one, false, &err) == 0, "%s", err.msg);
+            CHECKF(!memcmp(one, batch + (size_t)i * V, (size_t)V * sizeof *one),
+                   "%s: token %d alone differs from the batch", path, i);
+        }
         cf_ctx_free(c);
     } else {
         CHECKF(0, "%s", err.msg);
     }
-    free(logits);
+    free(batch);
+    free(one);
     cf_model_free(m);
 }
 
@@ -273,7 +303,8 @@ static void test_every_type(void)
         cf_mk_params p = {.ftype = (cf_mk_ftype)ft, .vocab_path = vocab, .seed = 7, .n_threads = 2};
         /* llama with 256-wide rows; qwen2 with 288-wide rows (K-quant fallbacks) */
         for (int arch = 0; arch < 2; arch++) {
-            p.shape = (cf_mk_shape){"t", CF_ARCH_LLAMA, 0, 0, 0, 0, 0, 512, 10000.0f, 1e-5f, false};
+            p.shape = (cf_mk_shape){.name = "t", .arch = CF_ARCH_LLAMA, .n_ctx = 512,
+                                    .rope_base = 10000.0f, .norm_eps = 1e-5f};
             const char *dims = arch ? "arch=qwen2,embd=288,layers=2,heads=6,kv_heads=2,ff=512,tied=1"
                                     : "embd=256,layers=2,heads=4,kv_heads=2,ff=512";
             CHECKF(cf_mk_shape_apply_dims(&p.shape, dims, &err) == 0, "%s", err.msg);
@@ -283,7 +314,7 @@ static void test_every_type(void)
                 continue;
             }
             check_contents(p.out_path, &p, 512);
-            load_and_decode(p.out_path);
+            load_and_decode(p.out_path, &p.shape);
             unlink(p.out_path);
         }
     }
@@ -297,7 +328,8 @@ static void test_iq_types(void)
     const char *vocab = shared_path("models/stories260K.gguf");
     cf_err err;
     cf_mk_params p = {.ftype = CF_MK_IQ2_M, .pure = true, .vocab_path = vocab, .seed = 7, .n_threads = 2};
-    p.shape = (cf_mk_shape){"t", CF_ARCH_LLAMA, 0, 0, 0, 0, 0, 512, 10000.0f, 1e-5f, false};
+    p.shape = (cf_mk_shape){.name = "t", .arch = CF_ARCH_LLAMA, .n_ctx = 512, .rope_base = 10000.0f,
+                            .norm_eps = 1e-5f};
     CHECKF(cf_mk_shape_apply_dims(&p.shape, "embd=256,layers=2,heads=4,kv_heads=2,ff=512", &err) == 0, "%s",
            err.msg);
     cf_mk_tensor *plan;
@@ -310,7 +342,7 @@ static void test_iq_types(void)
     p.out_path = tmp_path("IQ2_M");
     if (cf_mkmodel(&p, &err) == 0) {
         check_contents(p.out_path, &p, 512);
-        load_and_decode(p.out_path);
+        load_and_decode(p.out_path, &p.shape);
         unlink(p.out_path);
     } else {
         CHECKF(0, "IQ2_M --pure: %s", err.msg);
@@ -320,6 +352,94 @@ static void test_iq_types(void)
             CHECK(cf_mk_plan(&p.shape, (cf_mk_ftype)ft, pure, 512, &plan, &n, &err) != 0);
             CHECKF(strstr(err.msg, "importance matrix") && !strchr(err.msg, '\n'), "%s", err.msg);
         }
+}
+
+/* Each family mkmodel learned after llama and qwen2, at a tiny shape that
+ * keeps its features: q wider than the embedding (qwen3, gemma3), a
+ * 4-token window on gemma3's sliding layers (5 of 6), smollm3's NoPE
+ * layer, olmo2's post-norms, granite's multipliers. */
+static void test_families(void)
+{
+    static const char *dims[] = {
+        "arch=qwen3,embd=128,layers=2,heads=4,kv_heads=2,head_dim=64,ff=256",
+        "arch=gemma3,embd=128,layers=6,heads=4,kv_heads=1,head_dim=64,ff=256,swa=4,"
+        "rope_base_swa=20000,tied=1",
+        "arch=smollm3,embd=128,layers=4,heads=4,kv_heads=2,ff=256,tied=1",
+        "arch=olmo2,embd=128,layers=2,heads=4,ff=256",
+        "arch=granite,embd=128,layers=2,heads=4,kv_heads=2,ff=256",
+    };
+    cf_err err;
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
+        cf_mk_params p = {.ftype = CF_MK_Q8_0, .vocab_path = shared_path("models/stories260K.gguf"),
+                          .seed = 11, .n_threads = 2, .out_path = tmp_path("family")};
+        p.shape = (cf_mk_shape){.name = "t", .arch = CF_ARCH_LLAMA, .n_ctx = 512,
+                                .rope_base = 10000.0f, .norm_eps = 1e-6f};
+        CHECKF(cf_mk_shape_apply_dims(&p.shape, dims[i], &err) == 0, "%s", err.msg);
+        if (cf_mkmodel(&p, &err) != 0) {
+            CHECKF(0, "%s: %s", dims[i], err.msg);
+            continue;
+        }
+        check_contents(p.out_path, &p, 512);
+        load_and_decode(p.out_path, &p.shape);
+        unlink(p.out_path);
+    }
+}
+
+/* The built-in shapes of the newer families, planned with their models'
+ * vocabulary sizes: the published parameter counts, llama.cpp's tensor
+ * counts, the Q8_0 bytes those give (matrices 34 bytes per 32 weights,
+ * norms F32) and the attention widths. */
+static void test_builtin_plans(void)
+{
+    static const struct {
+        const char *shape;
+        int n_vocab, n_tensors;
+        uint64_t n_params, q8_bytes;
+        int64_t q, kv, qk_norm; /* attn_q and attn_k rows, attn_q_norm width (0: none) */
+        bool post_norms;
+    } cases[] = {
+        {"qwen3-0.6b", 151936, 310, 596049920, 633495552, 2048, 1024, 128, false},
+        {"qwen3-4b", 151936, 398, 4022468096, 4274448384, 4096, 1024, 128, false},
+        {"gemma3-1b", 262144, 340, 999885952, 1062773248, 1024, 256, 256, true},
+        {"smollm3-3b", 128256, 326, 3075098624, 3267731456, 2048, 512, 0, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cf_mk_shape s;
+        cf_mk_tensor *plan;
+        int n;
+        cf_err err;
+        if (cf_mk_shape_named(cases[i].shape, &s) != 0 ||
+            cf_mk_plan(&s, CF_MK_Q8_0, false, cases[i].n_vocab, &plan, &n, &err) != 0) {
+            CHECKF(0, "%s: no plan", cases[i].shape);
+            continue;
+        }
+        uint64_t params = 0, bytes = 0;
+        for (int j = 0; j < n; j++) {
+            params += (uint64_t)(plan[j].ne[0] * plan[j].ne[1]);
+            bytes += cf_row_bytes(plan[j].type, plan[j].ne[0]) * (uint64_t)plan[j].ne[1];
+        }
+        CHECKF(n == cases[i].n_tensors && params == cases[i].n_params && bytes == cases[i].q8_bytes,
+               "%s: %d tensors, %llu parameters, %llu bytes", cases[i].shape, n,
+               (unsigned long long)params, (unsigned long long)bytes);
+        const int64_t E = s.n_embd, last = s.n_layer - 1;
+        char name[48];
+        const cf_mk_tensor *q = find(plan, n, "blk.0.attn_q.weight");
+        const cf_mk_tensor *k = find(plan, n, "blk.0.attn_k.weight");
+        snprintf(name, sizeof name, "blk.%lld.attn_output.weight", (long long)last);
+        const cf_mk_tensor *o = find(plan, n, name);
+        const cf_mk_tensor *qn = find(plan, n, "blk.0.attn_q_norm.weight");
+        CHECKF(q && q->ne[0] == E && q->ne[1] == cases[i].q && k && k->ne[0] == E &&
+                   k->ne[1] == cases[i].kv && o && o->ne[0] == cases[i].q && o->ne[1] == E,
+               "%s: attention widths", cases[i].shape);
+        CHECKF(cases[i].qk_norm ? qn && qn->ne[0] == cases[i].qk_norm && qn->type == CF_TYPE_F32 &&
+                                      qn->init_mean == 1.0f
+                                : !qn,
+               "%s: attn_q_norm", cases[i].shape);
+        CHECKF(!find(plan, n, "blk.0.post_ffw_norm.weight") == !cases[i].post_norms,
+               "%s: post_ffw_norm", cases[i].shape);
+        CHECK(!find(plan, n, "output.weight"));
+        free(plan);
+    }
 }
 
 static bool same_file(const char *a, const char *b)
@@ -376,6 +496,19 @@ static void test_dims_errors(void)
     CHECK(cf_mk_shape_check(&s, &err) != 0); /* 256 is not 3 heads */
     CHECK(cf_mk_shape_apply_dims(&s, "heads=4", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
     CHECK(cf_mk_shape_named("no-such-model", &s) != 0);
+    /* with head_dim the heads need not divide the embedding */
+    CHECK(cf_mk_shape_apply_dims(&s, "heads=3", &err) == 0 && cf_mk_shape_check(&s, &err) != 0);
+    CHECK(cf_mk_shape_apply_dims(&s, "head_dim=64", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
+    CHECK(cf_mk_shape_apply_dims(&s, "head_dim=63", &err) == 0 && cf_mk_shape_check(&s, &err) != 0);
+    CHECK(cf_mk_shape_apply_dims(&s, "arch=phi3", &err) != 0 && strstr(err.msg, "gemma3"));
+    CHECK(cf_mk_shape_apply_dims(&s, "head_dim=64,swa=512", &err) == 0 &&
+          cf_mk_shape_check(&s, &err) != 0 && strstr(err.msg, "gemma3"));
+    CHECK(cf_mk_shape_apply_dims(&s, "arch=gemma3", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
+    /* 0 gives back the defaults: embd / heads, no sliding layers */
+    CHECK(cf_mk_shape_named("gemma3-1b", &s) == 0 &&
+          cf_mk_shape_apply_dims(&s, "head_dim=0,swa=0,heads=8", &err) == 0 &&
+          cf_mk_shape_check(&s, &err) == 0 && cf_mk_head_dim(&s) == 144 && !s.n_swa);
+    CHECK(cf_mk_shape_apply_dims(&s, "arch=qwen3", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
     CHECK(cf_mk_ftype_parse("q4_k_m") == CF_MK_Q4_K_M && cf_mk_ftype_parse("Q3_K") < 0);
     CHECK(cf_mk_ftype_parse("iq4_xs") == CF_MK_IQ4_XS && cf_mk_ftype_parse("mxfp4") == CF_MK_MXFP4);
 }
@@ -394,6 +527,8 @@ int main(void)
     test_builtin_shapes();
     test_every_type();
     test_iq_types();
+    test_families();
+    test_builtin_plans();
     test_threads_and_seed();
     test_dims_errors();
     return test_summary("mkmodel");

@@ -90,7 +90,8 @@ int main(void)
     for (int i = 0; i < 2; i++) {
         cf_mk_params p = {.ftype = types[i], .vocab_path = shared_path("models/stories260K.gguf"),
                           .seed = 5};
-        p.shape = (cf_mk_shape){"t", CF_ARCH_LLAMA, 0, 0, 0, 0, 0, 4096, 10000.0f, 1e-5f, false};
+        p.shape = (cf_mk_shape){.name = "t", .arch = CF_ARCH_LLAMA, .n_ctx = 4096,
+                                .rope_base = 10000.0f, .norm_eps = 1e-5f};
         cf_err err;
         CHECK(cf_mk_shape_apply_dims(&p.shape, dims[i], &err) == 0);
         char path[256];
