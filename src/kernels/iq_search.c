@@ -120,6 +120,14 @@ int cf_iq_search_init(cf_iq_search *s, const void *grid, int n, int dim, int bit
     return 0;
 }
 
+void cf_iq_search_free(cf_iq_search *s)
+{
+    free((void *)s->pos);
+    free((void *)s->map);
+    free((void *)s->neighbours);
+    *s = (cf_iq_search){0};
+}
+
 int cf_iq_search_find(const cf_iq_search *s, int8_t *L, const float *xval, const float *w, float scale,
                       bool *on_grid)
 {

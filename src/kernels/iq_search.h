@@ -28,6 +28,9 @@ typedef struct cf_iq_search {
 int cf_iq_search_init(cf_iq_search *s, const void *grid, int n, int dim, int bits, int (*level)(uint8_t),
                       int nwant);
 
+/* Frees what cf_iq_search_init built (tests; the quantizers keep theirs). */
+void cf_iq_search_free(cf_iq_search *s);
+
 /* The grid entry for the lattice point of levels L (dim of them): the
  * point itself when it is an entry (*on_grid set), else the neighbour of
  * least sum w[i] (scale * (2l + 1) - xval[i])^2, whose levels replace L. */

@@ -99,6 +99,7 @@ static void test_search(const char *name, const uint32_t *g, int n, int (*level)
     CHECKF(bad_map == 0, "%s: %d grid points not mapped to their entry", name, bad_map);
     CHECKF(bad_list == 0, "%s: %d neighbour lists differ from ggml's rule", name, bad_list);
     CHECKF(bad_find == 0, "%s: %d points not given a nearest entry", name, bad_find);
+    cf_iq_search_free(&s);
 }
 
 int main(void)
