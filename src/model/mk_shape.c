@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "confab/mkmodel.h"
+#include "model_internal.h" /* CF_MAX_EXPERTS */
 
 /* Qwen3's whole vocabulary travels in this fixture */
 #define QWEN3_VOCAB "models/qwen3-bpe.Q8_0.gguf"
@@ -42,6 +43,17 @@ static const cf_mk_shape builtin[] = {
     {.name = "smollm3-3b", .arch = CF_ARCH_SMOLLM3, .n_embd = 2048, .n_layer = 36, .n_head = 16,
      .n_head_kv = 4, .n_ff = 11008, .n_ctx = 65536, .rope_base = 5000000.0f, .norm_eps = 1e-6f,
      .tied = true, .vocab = "vocab/ggml-vocab-llama-bpe.gguf"},
+    /* Qwen/Qwen3-30B-A3B with 24 of its 48 layers (Q4_K_M: about 9 GB);
+     * feed_forward_length 6144 is its config's intermediate_size */
+    {.name = "qwen3-30b-a3b-24l", .arch = CF_ARCH_QWEN3MOE, .n_embd = 2048, .n_layer = 24, .n_head = 32,
+     .n_head_kv = 4, .head_dim = 128, .n_ff = 6144, .n_expert = 128, .n_expert_used = 8, .n_ff_exp = 768,
+     .n_ctx = 40960, .rope_base = 1000000.0f, .norm_eps = 1e-6f, .vocab = QWEN3_VOCAB},
+    /* openai/gpt-oss-20b; no o200k vocabulary is at hand: Qwen3's 151936
+     * tokens stand in for its 201088 */
+    {.name = "gpt-oss-20b", .arch = CF_ARCH_GPT_OSS, .n_embd = 2880, .n_layer = 24, .n_head = 64,
+     .n_head_kv = 8, .head_dim = 64, .n_ff = 2880, .n_expert = 32, .n_expert_used = 4, .n_swa = 128,
+     .n_ctx = 131072, .rope_base = 150000.0f, .yarn_factor = 32.0f, .yarn_orig_ctx = 4096,
+     .norm_eps = 1e-5f, .vocab = QWEN3_VOCAB},
 };
 
 int cf_mk_shape_named(const char *name, cf_mk_shape *out)
@@ -56,7 +68,8 @@ int cf_mk_shape_named(const char *name, cf_mk_shape *out)
 
 const char *cf_mk_shape_list(void)
 {
-    return "smollm2-135m, llama-1b, qwen2.5-0.5b, qwen3-0.6b, qwen3-4b, gemma3-1b, smollm3-3b";
+    return "smollm2-135m, llama-1b, qwen2.5-0.5b, qwen3-0.6b, qwen3-4b, gemma3-1b, smollm3-3b, "
+           "qwen3-30b-a3b-24l, gpt-oss-20b";
 }
 
 int cf_mk_head_dim(const cf_mk_shape *s)
@@ -111,6 +124,10 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         {"ff", offsetof(cf_mk_shape, n_ff), 32, 1 << 20},
         {"ctx", offsetof(cf_mk_shape, n_ctx), 1, 1 << 24},
         {"swa", offsetof(cf_mk_shape, n_swa), 0, 1 << 24}, /* 0: no sliding layers */
+        {"experts", offsetof(cf_mk_shape, n_expert), 0, CF_MAX_EXPERTS}, /* 0: dense */
+        {"experts_used", offsetof(cf_mk_shape, n_expert_used), 1, CF_MAX_EXPERTS},
+        {"expert_ff", offsetof(cf_mk_shape, n_ff_exp), 0, 1 << 20}, /* 0: ff */
+        {"yarn_orig_ctx", offsetof(cf_mk_shape, yarn_orig_ctx), 1, 1 << 24},
     };
     static const struct {
         const char *key;
@@ -119,6 +136,7 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         {"rope_base", offsetof(cf_mk_shape, rope_base)},
         {"eps", offsetof(cf_mk_shape, norm_eps)},
         {"rope_base_swa", offsetof(cf_mk_shape, rope_base_swa)},
+        {"yarn_factor", offsetof(cf_mk_shape, yarn_factor)},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (!strcmp(key, ints[i].key))
@@ -142,7 +160,8 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         return 0;
     }
     return cf_fail(err, "--dims: unknown key '%s' (keys: arch embd layers heads kv_heads head_dim "
-                        "ff ctx rope_base eps tied swa rope_base_swa name)", key);
+                        "ff ctx rope_base eps tied swa rope_base_swa experts experts_used expert_ff "
+                        "yarn_factor yarn_orig_ctx name)", key);
 }
 
 int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err)
@@ -160,6 +179,24 @@ int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err)
         if (apply_one(s, item, eq + 1, err) != 0)
             return -1;
     }
+    return 0;
+}
+
+/* qwen3moe and gpt-oss always have experts, llama may (Mixtral), the
+ * others never. */
+static int check_experts(const cf_mk_shape *s, cf_err *err)
+{
+    const bool moe = s->arch == CF_ARCH_QWEN3MOE || s->arch == CF_ARCH_GPT_OSS;
+    if (moe && !s->n_expert)
+        return cf_fail(err, "%s needs experts (experts=N, experts_used=K)", cf_arch_name(s->arch));
+    if (s->n_expert && !moe && s->arch != CF_ARCH_LLAMA)
+        return cf_fail(err, "experts: %s has none (llama, qwen3moe and gpt-oss have; experts=0 removes them)",
+                       cf_arch_name(s->arch));
+    if (s->n_expert_used < (s->n_expert > 0) || s->n_expert_used > s->n_expert)
+        return cf_fail(err, "%d of %d experts per token: 1 to all of them (experts_used)", s->n_expert_used,
+                       s->n_expert);
+    if (s->n_ff_exp % 32)
+        return cf_fail(err, "expert_ff %d is not a multiple of 32 (the quantization block)", s->n_ff_exp);
     return 0;
 }
 
@@ -183,8 +220,10 @@ int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err)
     if (s->n_embd % 32 || s->n_ff % 32 || (s->n_head * hd) % 32)
         return cf_fail(err, "embd, ff and heads x head size must be multiples of 32 (the "
                             "quantization block)");
-    if (s->n_swa && s->arch != CF_ARCH_GEMMA3)
-        return cf_fail(err, "swa: %s has no sliding layers (gemma3 has; swa=0 removes them)",
+    if (s->n_swa && s->arch != CF_ARCH_GEMMA3 && s->arch != CF_ARCH_GPT_OSS)
+        return cf_fail(err, "swa: %s has no sliding layers (gemma3 and gpt-oss have; swa=0 removes them)",
                        cf_arch_name(s->arch));
-    return 0;
+    if (s->yarn_factor > 0 && !s->yarn_orig_ctx)
+        return cf_fail(err, "yarn_factor needs yarn_orig_ctx, the context YaRN extends");
+    return check_experts(s, err);
 }

@@ -28,7 +28,9 @@ static const cf_mk_tensor *find(const cf_mk_tensor *t, int n, const char *name)
     return NULL;
 }
 
-static void test_recipe_matches_llama_quantize(const char *file, cf_mk_ftype ft)
+/* The plan of shape s (--dims) for ft has every tensor of the file, with
+ * its shape and type. */
+static void test_plan_matches_file(const char *file, const char *dims, cf_mk_ftype ft)
 {
     cf_gguf *g;
     cf_err err;
@@ -36,9 +38,9 @@ static void test_recipe_matches_llama_quantize(const char *file, cf_mk_ftype ft)
         CHECKF(0, "%s", err.msg);
         return;
     }
-    cf_mk_shape s = {.name = "fixture", .arch = CF_ARCH_LLAMA, .n_embd = 256, .n_layer = 2,
-                     .n_head = 8, .n_head_kv = 2, .n_ff = 768, .n_ctx = 2048,
-                     .rope_base = 10000.0f, .norm_eps = 1e-5f};
+    cf_mk_shape s = {.name = "fixture", .arch = CF_ARCH_LLAMA, .n_ctx = 2048, .rope_base = 10000.0f,
+                     .norm_eps = 1e-5f};
+    CHECKF(cf_mk_shape_apply_dims(&s, dims, &err) == 0, "%s", err.msg);
     cf_mk_tensor *plan;
     int n;
     if (cf_mk_plan(&s, ft, false, 512, &plan, &n, &err) != 0) {
@@ -53,14 +55,23 @@ static void test_recipe_matches_llama_quantize(const char *file, cf_mk_ftype ft)
         const cf_mk_tensor *p = find(plan, n, t->name);
         CHECKF(p != NULL, "%s is not planned", t->name);
         if (p)
-            CHECKF(p->type == t->type && p->ne[0] == t->ne[0] && p->ne[1] == t->ne[1],
-                   "%s %s: planned %s %lldx%lld, llama-quantize wrote %s %lldx%lld", file, t->name,
-                   cf_type_name(p->type), (long long)p->ne[0], (long long)p->ne[1],
-                   cf_type_name(t->type), (long long)t->ne[0], (long long)t->ne[1]);
+            CHECKF(p->type == t->type && p->ne[0] == t->ne[0] && p->ne[1] == t->ne[1] &&
+                       p->ne[2] == t->ne[2],
+                   "%s %s: planned %s %lldx%lldx%lld, llama-quantize wrote %s %lldx%lldx%lld", file, t->name,
+                   cf_type_name(p->type), (long long)p->ne[0], (long long)p->ne[1], (long long)p->ne[2],
+                   cf_type_name(t->type), (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2]);
     }
     free(plan);
     cf_gguf_close(g);
 }
+
+/* README-2026's fixture shapes: A (quant-*), QM, MX and GO */
+#define SHAPE_A "embd=256,layers=2,heads=8,kv_heads=2,ff=768"
+#define SHAPE_QM "arch=qwen3moe,embd=128,layers=2,heads=4,kv_heads=2,head_dim=64,ff=64,experts=8,experts_used=4"
+#define SHAPE_MX "embd=128,layers=2,heads=4,kv_heads=2,ff=256,experts=8,experts_used=2"
+#define SHAPE_GO                                                                                               \
+    "arch=gpt-oss,embd=128,layers=4,heads=4,kv_heads=2,head_dim=64,ff=128,experts=8,experts_used=4,swa=8,"  \
+    "rope_base=150000,yarn_factor=32,yarn_orig_ctx=4096"
 
 static cf_type planned(const char *shape, cf_mk_ftype ft, const char *name)
 {
@@ -357,26 +368,39 @@ static void test_iq_types(void)
 /* Each family mkmodel learned after llama and qwen2, at a tiny shape that
  * keeps its features: q wider than the embedding (qwen3, gemma3), a
  * 4-token window on gemma3's sliding layers (5 of 6), smollm3's NoPE
- * layer, olmo2's post-norms, granite's multipliers. */
+ * layer, olmo2's post-norms, granite's multipliers; the experts of
+ * qwen3moe, Mixtral (llama) and gpt-oss (with its 8-token window on
+ * alternate layers, sinks and YaRN), in the fixtures' shapes. */
 static void test_families(void)
 {
-    static const char *dims[] = {
-        "arch=qwen3,embd=128,layers=2,heads=4,kv_heads=2,head_dim=64,ff=256",
-        "arch=gemma3,embd=128,layers=6,heads=4,kv_heads=1,head_dim=64,ff=256,swa=4,"
-        "rope_base_swa=20000,tied=1",
-        "arch=smollm3,embd=128,layers=4,heads=4,kv_heads=2,ff=256,tied=1",
-        "arch=olmo2,embd=128,layers=2,heads=4,ff=256",
-        "arch=granite,embd=128,layers=2,heads=4,kv_heads=2,ff=256",
+    static const struct {
+        const char *dims;
+        cf_mk_ftype ft;
+    } cases[] = {
+        {"arch=qwen3,embd=128,layers=2,heads=4,kv_heads=2,head_dim=64,ff=256", CF_MK_Q8_0},
+        {"arch=gemma3,embd=128,layers=6,heads=4,kv_heads=1,head_dim=64,ff=256,swa=4,"
+         "rope_base_swa=20000,tied=1",
+         CF_MK_Q8_0},
+        {"arch=smollm3,embd=128,layers=4,heads=4,kv_heads=2,ff=256,tied=1", CF_MK_Q8_0},
+        {"arch=olmo2,embd=128,layers=2,heads=4,ff=256", CF_MK_Q8_0},
+        {"arch=granite,embd=128,layers=2,heads=4,kv_heads=2,ff=256", CF_MK_Q8_0},
+        {SHAPE_QM, CF_MK_Q8_0},
+        {SHAPE_QM ",embd=256,expert_ff=256", CF_MK_Q4_K_M}, /* Q4_K and Q6_K experts */
+        {SHAPE_MX, CF_MK_Q8_0},
+        {SHAPE_MX ",embd=256", CF_MK_Q4_K_M},
+        {SHAPE_GO, CF_MK_Q8_0},
+        {SHAPE_GO, CF_MK_MXFP4_MOE},
     };
     cf_err err;
-    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
-        cf_mk_params p = {.ftype = CF_MK_Q8_0, .vocab_path = shared_path("models/stories260K.gguf"),
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *dims = cases[i].dims;
+        cf_mk_params p = {.ftype = cases[i].ft, .vocab_path = shared_path("models/stories260K.gguf"),
                           .seed = 11, .n_threads = 2, .out_path = tmp_path("family")};
         p.shape = (cf_mk_shape){.name = "t", .arch = CF_ARCH_LLAMA, .n_ctx = 512,
                                 .rope_base = 10000.0f, .norm_eps = 1e-6f};
-        CHECKF(cf_mk_shape_apply_dims(&p.shape, dims[i], &err) == 0, "%s", err.msg);
+        CHECKF(cf_mk_shape_apply_dims(&p.shape, dims, &err) == 0, "%s", err.msg);
         if (cf_mkmodel(&p, &err) != 0) {
-            CHECKF(0, "%s: %s", dims[i], err.msg);
+            CHECKF(0, "%s: %s", dims, err.msg);
             continue;
         }
         check_contents(p.out_path, &p, 512);
@@ -517,13 +541,16 @@ int main(void)
 {
     if (!shared_dir())
         return TEST_SKIP;
-    test_recipe_matches_llama_quantize("models/quant-Q4_K_M.gguf", CF_MK_Q4_K_M);
-    test_recipe_matches_llama_quantize("models/quant-IQ3_XXS.gguf", CF_MK_IQ3_XXS);
-    test_recipe_matches_llama_quantize("models/quant-IQ3_S.gguf", CF_MK_IQ3_S);
-    test_recipe_matches_llama_quantize("models/quant-IQ4_NL.gguf", CF_MK_IQ4_NL);
-    test_recipe_matches_llama_quantize("models/quant-IQ4_XS.gguf", CF_MK_IQ4_XS);
-    test_recipe_matches_llama_quantize("models/quant-MXFP4.gguf", CF_MK_MXFP4);
-    test_recipe_matches_llama_quantize("models/quant-TQ2_0.gguf", CF_MK_TQ2_0);
+    test_plan_matches_file("models/quant-Q4_K_M.gguf", SHAPE_A, CF_MK_Q4_K_M);
+    test_plan_matches_file("models/quant-IQ3_XXS.gguf", SHAPE_A, CF_MK_IQ3_XXS);
+    test_plan_matches_file("models/quant-IQ3_S.gguf", SHAPE_A, CF_MK_IQ3_S);
+    test_plan_matches_file("models/quant-IQ4_NL.gguf", SHAPE_A, CF_MK_IQ4_NL);
+    test_plan_matches_file("models/quant-IQ4_XS.gguf", SHAPE_A, CF_MK_IQ4_XS);
+    test_plan_matches_file("models/quant-MXFP4.gguf", SHAPE_A, CF_MK_MXFP4);
+    test_plan_matches_file("models/quant-TQ2_0.gguf", SHAPE_A, CF_MK_TQ2_0);
+    test_plan_matches_file("models/qwen3moe.Q8_0.gguf", SHAPE_QM, CF_MK_Q8_0);
+    test_plan_matches_file("models/mixtral.Q8_0.gguf", SHAPE_MX, CF_MK_Q8_0);
+    test_plan_matches_file("models/gpt-oss.MXFP4_MOE.gguf", SHAPE_GO, CF_MK_MXFP4_MOE);
     test_builtin_shapes();
     test_every_type();
     test_iq_types();
