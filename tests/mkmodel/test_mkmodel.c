@@ -466,6 +466,82 @@ static void test_builtin_plans(void)
     }
 }
 
+/* The MoE shapes, planned with their models' vocabulary sizes: the
+ * published parameter counts (gpt-oss-20b's 20.9 B, half of
+ * Qwen3-30B-A3B's layers), llama.cpp's tensor counts (19 and 12 a layer),
+ * the expert tensors' shapes and types, and qwen3-30b-a3b-24l's Q4_K_M
+ * under 12 GB. */
+static void test_moe_plans(void)
+{
+    static const struct {
+        const char *shape;
+        int n_vocab, n_tensors;
+        uint64_t n_params;
+        cf_mk_ftype ft;
+        const char *tensor;
+        int64_t ne[3];
+        cf_type want;
+    } cases[] = {
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "blk.0.ffn_gate_exps.weight",
+         {2880, 2880, 32}, CF_TYPE_MXFP4},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "blk.23.ffn_down_exps.weight",
+         {2880, 2880, 32}, CF_TYPE_MXFP4},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "blk.0.ffn_up_exps.bias", {2880, 32, 1},
+         CF_TYPE_F32},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "blk.0.attn_q.weight", {2880, 4096, 1},
+         CF_TYPE_Q8_0},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "output.weight", {2880, 201088, 1},
+         CF_TYPE_Q8_0},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "blk.5.attn_sinks.weight", {64, 1, 1},
+         CF_TYPE_F32},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "blk.5.ffn_gate_inp.weight", {2880, 32, 1},
+         CF_TYPE_F32},
+        /* 2880 is not a multiple of 256: Q4_K -> Q5_0, Q6_K -> Q8_0 */
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_Q4_K_M, "blk.1.ffn_up_exps.weight", {2880, 2880, 32},
+         CF_TYPE_Q5_0},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_Q4_K_M, "blk.0.ffn_down_exps.weight",
+         {2880, 2880, 32}, CF_TYPE_Q8_0},
+        {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q4_K_M, "blk.0.ffn_down_exps.weight",
+         {768, 2048, 128}, CF_TYPE_Q6_K},
+        {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q4_K_M, "blk.3.ffn_down_exps.weight",
+         {768, 2048, 128}, CF_TYPE_Q4_K},
+        {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q4_K_M, "blk.5.ffn_down_exps.weight",
+         {768, 2048, 128}, CF_TYPE_Q6_K},
+        {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q4_K_M, "blk.3.ffn_gate_exps.weight",
+         {2048, 768, 128}, CF_TYPE_Q4_K},
+        {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q4_K_M, "blk.3.ffn_gate_inp.weight",
+         {2048, 128, 1}, CF_TYPE_F32},
+        {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q8_0, "blk.3.ffn_up_exps.weight",
+         {2048, 768, 128}, CF_TYPE_Q8_0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cf_mk_shape s;
+        cf_mk_tensor *plan;
+        int n;
+        cf_err err;
+        if (cf_mk_shape_named(cases[i].shape, &s) != 0 ||
+            cf_mk_plan(&s, cases[i].ft, false, cases[i].n_vocab, &plan, &n, &err) != 0) {
+            CHECKF(0, "%s: no plan", cases[i].shape);
+            continue;
+        }
+        uint64_t params = 0, bytes = 0;
+        for (int j = 0; j < n; j++) {
+            params += (uint64_t)(plan[j].ne[0] * plan[j].ne[1] * plan[j].ne[2]);
+            bytes += cf_row_bytes(plan[j].type, plan[j].ne[0]) * (uint64_t)(plan[j].ne[1] * plan[j].ne[2]);
+        }
+        CHECKF(n == cases[i].n_tensors && params == cases[i].n_params, "%s: %d tensors, %llu parameters",
+               cases[i].shape, n, (unsigned long long)params);
+        const cf_mk_tensor *t = find(plan, n, cases[i].tensor);
+        CHECKF(t && t->type == cases[i].want && !memcmp(t->ne, cases[i].ne, sizeof t->ne) &&
+                   t->n_dims == (t->ne[2] > 1 ? 3 : t->ne[1] > 1 ? 2 : 1),
+               "%s %s %s: %s", cases[i].shape, cf_mk_ftype_name(cases[i].ft), cases[i].tensor,
+               t ? cf_type_name(t->type) : "missing");
+        if (s.arch == CF_ARCH_QWEN3MOE && cases[i].ft == CF_MK_Q4_K_M)
+            CHECKF(bytes < 12000000000u, "%s Q4_K_M: %llu bytes", cases[i].shape, (unsigned long long)bytes);
+        free(plan);
+    }
+}
+
 static bool same_file(const char *a, const char *b)
 {
     size_t na, nb;
@@ -535,6 +611,19 @@ static void test_dims_errors(void)
     CHECK(cf_mk_shape_apply_dims(&s, "arch=qwen3", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
     CHECK(cf_mk_ftype_parse("q4_k_m") == CF_MK_Q4_K_M && cf_mk_ftype_parse("Q3_K") < 0);
     CHECK(cf_mk_ftype_parse("iq4_xs") == CF_MK_IQ4_XS && cf_mk_ftype_parse("mxfp4") == CF_MK_MXFP4);
+    CHECK(cf_mk_ftype_parse("mxfp4_moe") == CF_MK_MXFP4_MOE);
+    /* experts: qwen3moe and gpt-oss need them, llama may have them, qwen3 not */
+    CHECK(cf_mk_shape_apply_dims(&s, "arch=qwen3moe", &err) == 0 && cf_mk_shape_check(&s, &err) != 0 &&
+          strstr(err.msg, "experts"));
+    CHECK(cf_mk_shape_apply_dims(&s, "experts=8,experts_used=2", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
+    CHECK(cf_mk_shape_apply_dims(&s, "experts_used=9", &err) == 0 && cf_mk_shape_check(&s, &err) != 0);
+    CHECK(cf_mk_shape_apply_dims(&s, "arch=qwen3,experts_used=2", &err) == 0 &&
+          cf_mk_shape_check(&s, &err) != 0 && strstr(err.msg, "qwen3"));
+    CHECK(cf_mk_shape_apply_dims(&s, "arch=llama,head_dim=0,heads=8,swa=0", &err) == 0 &&
+          cf_mk_shape_check(&s, &err) == 0);
+    CHECK(cf_mk_shape_apply_dims(&s, "yarn_factor=32", &err) == 0 && cf_mk_shape_check(&s, &err) != 0 &&
+          strstr(err.msg, "yarn_orig_ctx"));
+    CHECK(cf_mk_shape_apply_dims(&s, "experts=1000", &err) != 0);
 }
 
 int main(void)
@@ -556,6 +645,7 @@ int main(void)
     test_iq_types();
     test_families();
     test_builtin_plans();
+    test_moe_plans();
     test_threads_and_seed();
     test_dims_errors();
     return test_summary("mkmodel");
