@@ -5,7 +5,9 @@
  * 1 + N(0, 0.1^2), biases N(0, 0.1^2); as in the shared fixtures
  * (README-2026), routers (ffn_gate_inp) gain 3, N(0, 9/fan_in), so that
  * tokens prefer some experts clearly, and gpt-oss's attention sinks
- * N(0, 1.5^2).  Every row comes from its own random
+ * N(0, 1.5^2); qwen35's delta nets as README-2026's fixture: decays
+ * ssm_a = -exp(N(ln 3, 0.5^2)), ssm_dt.bias N(-3.5, 0.5^2) (time steps
+ * about 0.03), conv kernels N(0, 1/kernel).  Every row comes from its own random
  * stream keyed by (seed, tensor name, row), so a file does not depend on the
  * thread count and the same tensor has the same values in every type. */
 #ifndef CONFAB_MKMODEL_H
@@ -31,11 +33,18 @@ typedef struct cf_mk_shape {
     int n_expert;        /* a mixture of experts in every layer (llama: Mixtral); 0: none */
     int n_expert_used;   /* experts per token */
     int n_ff_exp;        /* one expert's FFN width; 0: n_ff */
+    int n_rot;           /* dims RoPE rotates; 0: all of head_dim */
+    /* qwen35's gated delta nets (three of every four layers): conv kernel,
+     * head size (state_size), key heads (group_count), value heads */
+    int ssm_conv, ssm_state, ssm_k_heads, ssm_v_heads;
     float yarn_factor;   /* YaRN context extension (gpt-oss); 0: none */
     int yarn_orig_ctx;   /* the context YaRN extends */
     const char *vocab;   /* the default vocabulary, a path under the shared folder
                             (NULL: vocab/ggml-vocab-llama-spm.gguf) */
 } cf_mk_shape;
+
+/* qwen35: layer l is attention when (l + 1) % 4 == 0, else a delta net */
+#define CF_MK_ATTN_INTERVAL 4
 
 /* A built-in shape ("smollm2-135m", "llama-1b", "qwen3-0.6b", ...); -1 when
  * there is none by that name. */
@@ -45,7 +54,8 @@ const char *cf_mk_shape_list(void);
 /* Apply a --dims spec to s: comma-separated KEY=VALUE with keys
  *   arch (cf_mk_arch_list()'s), embd, layers, heads, kv_heads, head_dim,
  *   ff, ctx, rope_base, eps, tied (0|1), swa, rope_base_swa, experts,
- *   experts_used, expert_ff, yarn_factor, yarn_orig_ctx, name.
+ *   experts_used, expert_ff, yarn_factor, yarn_orig_ctx, rot, ssm_conv,
+ *   ssm_state, ssm_k_heads, ssm_v_heads, name.
  * Unknown keys and bad values fail with a message naming them. */
 int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err);
 /* Check a shape is complete and consistent. */
@@ -125,6 +135,7 @@ typedef struct cf_mk_tensor {
     cf_type type;
     float init_std;   /* of the random part */
     float init_mean;  /* 1 for norm weights, 0 otherwise */
+    bool init_neg_exp; /* -exp(the normal value): qwen35's ssm_a, -exp(A_log) */
 } cf_mk_tensor;
 
 /* The tensors of a file of shape s and type ft with an n_vocab vocabulary,

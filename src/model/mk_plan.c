@@ -64,6 +64,11 @@ typedef enum kind {
     FFN_UP,
     FFN_DOWN,
     ROUTER, /* ffn_gate_inp: llama-quantize never quantizes it */
+    ATTN_QKV, /* qwen35's delta-net input */
+    PLAIN,    /* a matrix no rule of the mixtures names: the base type */
+    CONV,     /* ssm_conv1d: llama-quantize never quantizes it */
+    DECAY,    /* ssm_a, -exp(A_log) */
+    DT_BIAS,
     NORM,
     BIAS,
     SINKS,
@@ -153,7 +158,7 @@ static cf_type eight_experts(cf_mk_ftype ft, kind k, cf_type t)
 static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, int layer, int64_t ne0,
                       bool experts)
 {
-    if (k == NORM || k == BIAS || k == ROUTER || k == SINKS)
+    if (k == NORM || k == BIAS || k == ROUTER || k == SINKS || k == CONV || k == DECAY || k == DT_BIAS)
         return CF_TYPE_F32;
     cf_type t = ftypes[ft].base;
     if (t == CF_TYPE_F32 || t == CF_TYPE_F16 || t == CF_TYPE_BF16)
@@ -164,8 +169,13 @@ static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, i
         return fall_back(experts ? CF_TYPE_MXFP4 : CF_TYPE_Q8_0, ne0);
     if (k == OUTPUT || (s->tied && k == EMBD))
         t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : mixed(ft, OUTPUT, layer, s, CF_TYPE_Q6_K);
+    else if (ft == CF_MK_Q4_K_M && k == ATTN_V && s->arch == CF_ARCH_QWEN35)
+        /* counted over the attention layers alone */
+        t = use_more_bits(layer / CF_MK_ATTN_INTERVAL, s->n_layer / CF_MK_ATTN_INTERVAL) ? CF_TYPE_Q6_K : t;
     else if (ft == CF_MK_Q4_K_M && (k == ATTN_V || k == FFN_DOWN) && use_more_bits(layer, s->n_layer))
         t = CF_TYPE_Q6_K;
+    else if (ft == CF_MK_Q4_K_M && k == ATTN_QKV)
+        t = CF_TYPE_Q5_K;
     else
         t = mixed(ft, k, layer, s, t);
     if (s->n_expert == 8)
@@ -183,6 +193,7 @@ static const struct family {
     cf_qk_norm qk;     /* attn_q_norm / attn_k_norm: head_dim, or the whole q and k */
     bool moe;          /* always experts (llama has them when n_expert > 0) */
     bool oss;          /* gpt-oss: biases everywhere, sinks, post_attention_norm before the FFN */
+    bool hybrid;       /* qwen35: delta nets and gated attention, post_attention_norm before the FFN */
 } families[CF_ARCH_COUNT] = {
     [CF_ARCH_LLAMA] = {.writes = true},
     [CF_ARCH_QWEN2] = {.writes = true, .qkv_bias = true},
@@ -194,6 +205,7 @@ static const struct family {
     [CF_ARCH_GRANITE] = {.writes = true},
     [CF_ARCH_QWEN3MOE] = {.writes = true, .qk = CF_QK_NORM_HEAD, .moe = true},
     [CF_ARCH_GPT_OSS] = {.writes = true, .moe = true, .oss = true},
+    [CF_ARCH_QWEN35] = {.writes = true, .hybrid = true},
 };
 
 /* the most tensors a layer has (gpt-oss) */
@@ -206,7 +218,7 @@ bool cf_mk_arch_writes(cf_arch a)
 
 const char *cf_mk_arch_list(void)
 {
-    return "llama, qwen2, qwen3, gemma3, smollm3, olmo2, granite, qwen3moe, gpt-oss";
+    return "llama, qwen2, qwen3, gemma3, smollm3, olmo2, granite, qwen3moe, gpt-oss, qwen35";
 }
 
 typedef struct planner {
@@ -231,11 +243,13 @@ static void add3(planner *p, kind k, int layer, const char *what, int64_t ne0, i
     t->ne[1] = ne1;
     t->ne[2] = ne2;
     t->type = recipe(p->s, p->ft, p->pure, k, layer, ne0, ne2 > 1);
-    t->init_mean = k == NORM ? 1.0f : 0.0f;
-    t->init_std = k == NORM || k == BIAS ? 0.1f
-                  : k == SINKS           ? 1.5f
-                  : k == ROUTER          ? 3.0f / sqrtf((float)ne0)
-                                         : 1.0f / sqrtf((float)ne0);
+    t->init_mean = k == NORM ? 1.0f : k == DECAY ? logf(3.0f) : k == DT_BIAS ? -3.5f : 0.0f;
+    t->init_std = k == NORM || k == BIAS      ? 0.1f
+                  : k == SINKS                ? 1.5f
+                  : k == DECAY || k == DT_BIAS ? 0.5f
+                  : k == ROUTER               ? 3.0f / sqrtf((float)ne0)
+                                              : 1.0f / sqrtf((float)ne0);
+    t->init_neg_exp = k == DECAY;
 }
 
 static void add(planner *p, kind k, int layer, const char *what, int64_t ne0, int64_t ne1)
@@ -300,14 +314,60 @@ static void add_oss_layer(planner *p, int l)
     add_experts(p, l, true);
 }
 
+/* qwen35's gated delta net, in llama.cpp's order */
+static void add_delta_net(planner *p, int l)
+{
+    const cf_mk_shape *s = p->s;
+    const int64_t E = s->n_embd, D = s->ssm_state, Hv = s->ssm_v_heads;
+    const int64_t conv_dim = 2 * s->ssm_k_heads * D + Hv * D;
+    add(p, ATTN_QKV, l, "attn_qkv.weight", E, conv_dim);
+    add(p, PLAIN, l, "attn_gate.weight", E, Hv * D);
+    add(p, CONV, l, "ssm_conv1d.weight", s->ssm_conv, conv_dim);
+    add(p, DT_BIAS, l, "ssm_dt.bias", Hv, 1);
+    add(p, DECAY, l, "ssm_a", Hv, 1);
+    add(p, PLAIN, l, "ssm_beta.weight", E, Hv);
+    add(p, PLAIN, l, "ssm_alpha.weight", E, Hv);
+    add(p, NORM, l, "ssm_norm.weight", D, 1);
+    add(p, PLAIN, l, "ssm_out.weight", Hv * D, E);
+}
+
+/* qwen35's gated attention: attn_q gives each head its query and its
+ * output gate */
+static void add_gated_attention(planner *p, int l)
+{
+    const cf_mk_shape *s = p->s;
+    const int64_t E = s->n_embd, hd = cf_mk_head_dim(s);
+    const int64_t Q = s->n_head * hd, KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
+    add(p, ATTN_Q, l, "attn_q.weight", E, 2 * Q);
+    add(p, ATTN_K, l, "attn_k.weight", E, KV);
+    add(p, ATTN_V, l, "attn_v.weight", E, KV);
+    add(p, ATTN_OUT, l, "attn_output.weight", Q, E);
+    add(p, NORM, l, "attn_q_norm.weight", hd, 1);
+    add(p, NORM, l, "attn_k_norm.weight", hd, 1);
+}
+
+static void add_hybrid_layer(planner *p, int l)
+{
+    const int64_t E = p->s->n_embd, F = p->s->n_ff;
+    add(p, NORM, l, "attn_norm.weight", E, 1);
+    if ((l + 1) % CF_MK_ATTN_INTERVAL)
+        add_delta_net(p, l);
+    else
+        add_gated_attention(p, l);
+    add(p, NORM, l, "post_attention_norm.weight", E, 1);
+    add(p, FFN_GATE, l, "ffn_gate.weight", E, F);
+    add(p, FFN_UP, l, "ffn_up.weight", E, F);
+    add(p, FFN_DOWN, l, "ffn_down.weight", F, E);
+}
+
 static void add_layer(planner *p, int l)
 {
     const cf_mk_shape *s = p->s;
     const struct family *f = &families[s->arch];
     const int64_t E = s->n_embd, F = s->n_ff, hd = cf_mk_head_dim(s);
     const int64_t Q = s->n_head * hd, KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
-    if (f->oss) {
-        add_oss_layer(p, l);
+    if (f->oss || f->hybrid) {
+        (f->oss ? add_oss_layer : add_hybrid_layer)(p, l);
         return;
     }
     if (!f->no_pre_norms)

@@ -128,6 +128,11 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         {"experts_used", offsetof(cf_mk_shape, n_expert_used), 1, CF_MAX_EXPERTS},
         {"expert_ff", offsetof(cf_mk_shape, n_ff_exp), 0, 1 << 20}, /* 0: ff */
         {"yarn_orig_ctx", offsetof(cf_mk_shape, yarn_orig_ctx), 1, 1 << 24},
+        {"rot", offsetof(cf_mk_shape, n_rot), 0, 1024}, /* 0: head_dim */
+        {"ssm_conv", offsetof(cf_mk_shape, ssm_conv), 2, 16},
+        {"ssm_state", offsetof(cf_mk_shape, ssm_state), 32, 256},
+        {"ssm_k_heads", offsetof(cf_mk_shape, ssm_k_heads), 1, 1024},
+        {"ssm_v_heads", offsetof(cf_mk_shape, ssm_v_heads), 1, 1024},
     };
     static const struct {
         const char *key;
@@ -161,7 +166,8 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
     }
     return cf_fail(err, "--dims: unknown key '%s' (keys: arch embd layers heads kv_heads head_dim "
                         "ff ctx rope_base eps tied swa rope_base_swa experts experts_used expert_ff "
-                        "yarn_factor yarn_orig_ctx name)", key);
+                        "yarn_factor yarn_orig_ctx rot ssm_conv ssm_state ssm_k_heads ssm_v_heads name)",
+                   key);
 }
 
 int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err)
@@ -200,6 +206,21 @@ static int check_experts(const cf_mk_shape *s, cf_err *err)
     return 0;
 }
 
+/* qwen35 needs its delta nets' four numbers (value heads tile over key
+ * heads, state rows whole quantization blocks); no other family has them. */
+static int check_delta_nets(const cf_mk_shape *s, cf_err *err)
+{
+    const bool any = s->ssm_conv || s->ssm_state || s->ssm_k_heads || s->ssm_v_heads;
+    if (s->arch != CF_ARCH_QWEN35)
+        return any ? cf_fail(err, "ssm_*: %s has no delta nets (qwen35 has)", cf_arch_name(s->arch)) : 0;
+    if (!s->ssm_conv || !s->ssm_state || !s->ssm_k_heads || !s->ssm_v_heads)
+        return cf_fail(err, "qwen35 needs ssm_conv, ssm_state, ssm_k_heads and ssm_v_heads");
+    if (s->ssm_v_heads % s->ssm_k_heads || s->ssm_state % 32)
+        return cf_fail(err, "%d value heads cannot tile %d key heads, or state %d is not a multiple of 32",
+                       s->ssm_v_heads, s->ssm_k_heads, s->ssm_state);
+    return 0;
+}
+
 int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err)
 {
     if (!s->n_embd || !s->n_layer || !s->n_head || !s->n_ff)
@@ -225,5 +246,9 @@ int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err)
                        cf_arch_name(s->arch));
     if (s->yarn_factor > 0 && !s->yarn_orig_ctx)
         return cf_fail(err, "yarn_factor needs yarn_orig_ctx, the context YaRN extends");
+    if (s->n_rot % 2 || s->n_rot > hd)
+        return cf_fail(err, "rot %d: RoPE rotates an even number of dims, at most the head size %d", s->n_rot, hd);
+    if (check_delta_nets(s, err) != 0)
+        return -1;
     return check_experts(s, err);
 }

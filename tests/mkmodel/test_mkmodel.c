@@ -73,6 +73,10 @@ static void test_plan_matches_file(const char *file, const char *dims, cf_mk_fty
     "arch=gpt-oss,embd=128,layers=4,heads=4,kv_heads=2,head_dim=64,ff=128,experts=8,experts_used=4,swa=8,"  \
     "rope_base=150000,yarn_factor=32,yarn_orig_ctx=4096"
 
+#define SHAPE_Q35                                                                                              \
+    "arch=qwen35,embd=128,layers=8,heads=4,kv_heads=2,head_dim=32,rot=16,ff=192,rope_base=10000000,tied=1,"  \
+    "ssm_conv=4,ssm_state=32,ssm_k_heads=2,ssm_v_heads=4"
+
 static cf_type planned(const char *shape, cf_mk_ftype ft, const char *name)
 {
     cf_mk_shape s;
@@ -261,7 +265,7 @@ static void load_and_decode(const char *path, const cf_mk_shape *s)
     }
     const cf_hparams *hp = cf_model_hparams(m);
     CHECKF(hp->arch == s->arch && hp->n_embd == s->n_embd && hp->n_layer == s->n_layer &&
-               hp->head_dim == cf_mk_head_dim(s) && hp->n_rot == hp->head_dim &&
+               hp->head_dim == cf_mk_head_dim(s) && hp->n_rot == (s->n_rot ? s->n_rot : hp->head_dim) &&
                hp->n_swa == s->n_swa && hp->tied_output == s->tied,
            "%s: loaded %s, %d wide, %d layers, head %d, rot %d, window %d, tied %d", path,
            cf_arch_name(hp->arch), hp->n_embd, hp->n_layer, hp->head_dim, hp->n_rot, hp->n_swa,
@@ -370,7 +374,8 @@ static void test_iq_types(void)
  * 4-token window on gemma3's sliding layers (5 of 6), smollm3's NoPE
  * layer, olmo2's post-norms, granite's multipliers; the experts of
  * qwen3moe, Mixtral (llama) and gpt-oss (with its 8-token window on
- * alternate layers, sinks and YaRN), in the fixtures' shapes. */
+ * alternate layers, sinks and YaRN), qwen35's delta nets and gated
+ * attention (rotating 16 of 32 dims), in the fixtures' shapes. */
 static void test_families(void)
 {
     static const struct {
@@ -390,6 +395,8 @@ static void test_families(void)
         {SHAPE_MX ",embd=256", CF_MK_Q4_K_M},
         {SHAPE_GO, CF_MK_Q8_0},
         {SHAPE_GO, CF_MK_MXFP4_MOE},
+        {SHAPE_Q35, CF_MK_Q8_0},
+        {SHAPE_Q35 ",embd=256,ff=512", CF_MK_Q4_K_M}, /* Q5_K attn_qkv */
     };
     cf_err err;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -640,6 +647,7 @@ int main(void)
     test_plan_matches_file("models/qwen3moe.Q8_0.gguf", SHAPE_QM, CF_MK_Q8_0);
     test_plan_matches_file("models/mixtral.Q8_0.gguf", SHAPE_MX, CF_MK_Q8_0);
     test_plan_matches_file("models/gpt-oss.MXFP4_MOE.gguf", SHAPE_GO, CF_MK_MXFP4_MOE);
+    test_plan_matches_file("models/qwen35.Q8_0.gguf", SHAPE_Q35, CF_MK_Q8_0);
     test_builtin_shapes();
     test_every_type();
     test_iq_types();
