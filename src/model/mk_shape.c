@@ -54,6 +54,17 @@ static const cf_mk_shape builtin[] = {
      .n_head_kv = 8, .head_dim = 64, .n_ff = 2880, .n_expert = 32, .n_expert_used = 4, .n_swa = 128,
      .n_ctx = 131072, .rope_base = 150000.0f, .yarn_factor = 32.0f, .yarn_orig_ctx = 4096,
      .norm_eps = 1e-5f, .vocab = QWEN3_VOCAB},
+    /* Qwen/Qwen3.5-0.8B (its text model; Qwen3's vocabulary stands in for
+     * its 248320 tokens): delta nets of 16 key and 16 value heads of 128 */
+    {.name = "qwen3.5-0.8b", .arch = CF_ARCH_QWEN35, .n_embd = 1024, .n_layer = 24, .n_head = 8,
+     .n_head_kv = 2, .head_dim = 256, .n_rot = 64, .n_ff = 3584, .n_ctx = 262144, .rope_base = 10000000.0f,
+     .norm_eps = 1e-6f, .tied = true, .ssm_conv = 4, .ssm_state = 128, .ssm_k_heads = 16, .ssm_v_heads = 16,
+     .vocab = QWEN3_VOCAB},
+    /* Qwen/Qwen3.5-4B: 32 value heads over 16 key heads */
+    {.name = "qwen3.5-4b", .arch = CF_ARCH_QWEN35, .n_embd = 2560, .n_layer = 32, .n_head = 16,
+     .n_head_kv = 4, .head_dim = 256, .n_rot = 64, .n_ff = 9216, .n_ctx = 262144, .rope_base = 10000000.0f,
+     .norm_eps = 1e-6f, .tied = true, .ssm_conv = 4, .ssm_state = 128, .ssm_k_heads = 16, .ssm_v_heads = 32,
+     .vocab = QWEN3_VOCAB},
 };
 
 int cf_mk_shape_named(const char *name, cf_mk_shape *out)
@@ -69,7 +80,7 @@ int cf_mk_shape_named(const char *name, cf_mk_shape *out)
 const char *cf_mk_shape_list(void)
 {
     return "smollm2-135m, llama-1b, qwen2.5-0.5b, qwen3-0.6b, qwen3-4b, gemma3-1b, smollm3-3b, "
-           "qwen3-30b-a3b-24l, gpt-oss-20b";
+           "qwen3-30b-a3b-24l, gpt-oss-20b, qwen3.5-0.8b, qwen3.5-4b";
 }
 
 int cf_mk_head_dim(const cf_mk_shape *s)

@@ -473,12 +473,13 @@ static void test_builtin_plans(void)
     }
 }
 
-/* The MoE shapes, planned with their models' vocabulary sizes: the
- * published parameter counts (gpt-oss-20b's 20.9 B, half of
- * Qwen3-30B-A3B's layers), llama.cpp's tensor counts (19 and 12 a layer),
- * the expert tensors' shapes and types, and qwen3-30b-a3b-24l's Q4_K_M
- * under 12 GB. */
-static void test_moe_plans(void)
+/* The MoE and hybrid shapes, planned with their models' vocabulary sizes:
+ * the published parameter counts (gpt-oss-20b's 20.9 B, half of
+ * Qwen3-30B-A3B's layers, Qwen3.5's text models), llama.cpp's tensor
+ * counts (19 and 12 a layer; qwen35: 14 a delta-net layer, 11 an
+ * attention layer), the expert and delta-net tensors' shapes and types,
+ * and qwen3-30b-a3b-24l's Q4_K_M under 12 GB. */
+static void test_moe_and_hybrid_plans(void)
 {
     static const struct {
         const char *shape;
@@ -520,6 +521,26 @@ static void test_moe_plans(void)
          {2048, 128, 1}, CF_TYPE_F32},
         {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q8_0, "blk.3.ffn_up_exps.weight",
          {2048, 768, 128}, CF_TYPE_Q8_0},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.0.attn_qkv.weight", {1024, 6144, 1},
+         CF_TYPE_Q5_K},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.0.ssm_conv1d.weight", {4, 6144, 1},
+         CF_TYPE_F32},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.1.ssm_a", {16, 1, 1}, CF_TYPE_F32},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.3.attn_q.weight", {1024, 4096, 1},
+         CF_TYPE_Q4_K},
+        /* attn_v's more-bits layers count the 6 attention layers: the 3rd and the last */
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.3.attn_v.weight", {1024, 512, 1},
+         CF_TYPE_Q4_K},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.11.attn_v.weight", {1024, 512, 1},
+         CF_TYPE_Q6_K},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.23.attn_v.weight", {1024, 512, 1},
+         CF_TYPE_Q6_K},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "token_embd.weight", {1024, 248320, 1},
+         CF_TYPE_Q6_K},
+        {"qwen3.5-4b", 248320, 426, 4205751296, CF_MK_Q8_0, "blk.30.ssm_out.weight", {4096, 2560, 1},
+         CF_TYPE_Q8_0},
+        {"qwen3.5-4b", 248320, 426, 4205751296, CF_MK_Q8_0, "blk.31.attn_k_norm.weight", {256, 1, 1},
+         CF_TYPE_F32},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cf_mk_shape s;
@@ -653,7 +674,7 @@ int main(void)
     test_iq_types();
     test_families();
     test_builtin_plans();
-    test_moe_plans();
+    test_moe_and_hybrid_plans();
     test_threads_and_seed();
     test_dims_errors();
     return test_summary("mkmodel");
