@@ -46,7 +46,9 @@ static void usage(FILE *f)
           "                 swa and rope_base_swa (gemma3's sliding window and its RoPE\n"
           "                 base; gpt-oss's window), experts, experts_used, expert_ff\n"
           "                 (default ff; llama with experts is Mixtral), yarn_factor,\n"
-          "                 yarn_orig_ctx (YaRN RoPE), name, and arch, one of\n"
+          "                 yarn_orig_ctx (YaRN RoPE), rot (RoPE dims, default head_dim),\n"
+          "                 ssm_conv, ssm_state, ssm_k_heads, ssm_v_heads (qwen35's delta\n"
+          "                 nets), name, and arch, one of\n"
           "                 ",
           f);
     put_list(f, cf_mk_arch_list());
@@ -62,7 +64,7 @@ static void usage(FILE *f)
           "  -o FILE        the file to write\n"
           "  --vocab FILE   copy the tokenizer.* keys of this GGUF (default: under\n"
           "                 $CONFAB_SHARED or ../shared, the shape's real vocabulary:\n"
-          "                 models/qwen3-bpe.Q8_0.gguf for qwen3-* and gpt-oss-20b,\n"
+          "                 models/qwen3-bpe.Q8_0.gguf for qwen3*-* and gpt-oss-20b,\n"
           "                 vocab/ggml-vocab-gemma3.gguf for gemma3-1b,\n"
           "                 vocab/ggml-vocab-llama-bpe.gguf for smollm3-3b,\n"
           "                 else vocab/ggml-vocab-llama-spm.gguf)\n"
