@@ -68,7 +68,7 @@ typedef enum kind {
     PLAIN,    /* a matrix no rule of the mixtures names: the base type */
     CONV,     /* ssm_conv1d: llama-quantize never quantizes it */
     DECAY,    /* ssm_a, -exp(A_log) */
-    DT_BIAS,
+    DT_BIAS,  /* ssm_dt.bias: softplus of it is the delta net's time step */
     NORM,
     BIAS,
     SINKS,
@@ -184,14 +184,13 @@ static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, i
 }
 
 /* What each family adds to (or takes from) the llama block: the tensors its
- * file in arch/ binds. */
+ * file in arch/ binds (the experts come with shape->n_expert). */
 static const struct family {
     bool writes;
     bool qkv_bias;
     bool no_pre_norms; /* no attn_norm / ffn_norm */
     bool post_norms;   /* post_attention_norm, post_ffw_norm */
     cf_qk_norm qk;     /* attn_q_norm / attn_k_norm: head_dim, or the whole q and k */
-    bool moe;          /* always experts (llama has them when n_expert > 0) */
     bool oss;          /* gpt-oss: biases everywhere, sinks, post_attention_norm before the FFN */
     bool hybrid;       /* qwen35: delta nets and gated attention, post_attention_norm before the FFN */
 } families[CF_ARCH_COUNT] = {
@@ -203,8 +202,8 @@ static const struct family {
     [CF_ARCH_OLMO2] = {.writes = true, .no_pre_norms = true, .post_norms = true,
                        .qk = CF_QK_NORM_FULL},
     [CF_ARCH_GRANITE] = {.writes = true},
-    [CF_ARCH_QWEN3MOE] = {.writes = true, .qk = CF_QK_NORM_HEAD, .moe = true},
-    [CF_ARCH_GPT_OSS] = {.writes = true, .moe = true, .oss = true},
+    [CF_ARCH_QWEN3MOE] = {.writes = true, .qk = CF_QK_NORM_HEAD},
+    [CF_ARCH_GPT_OSS] = {.writes = true, .oss = true},
     [CF_ARCH_QWEN35] = {.writes = true, .hybrid = true},
 };
 

@@ -258,7 +258,8 @@ int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err)
     if (s->yarn_factor > 0 && !s->yarn_orig_ctx)
         return cf_fail(err, "yarn_factor needs yarn_orig_ctx, the context YaRN extends");
     if (s->n_rot % 2 || s->n_rot > hd)
-        return cf_fail(err, "rot %d: RoPE rotates an even number of dims, at most the head size %d", s->n_rot, hd);
+        return cf_fail(err, "rot %d: RoPE rotates an even number of dims, at most the head size %d", s->n_rot,
+                       hd);
     if (check_delta_nets(s, err) != 0)
         return -1;
     return check_experts(s, err);

@@ -65,17 +65,17 @@ static void test_plan_matches_file(const char *file, const char *dims, cf_mk_fty
     cf_gguf_close(g);
 }
 
-/* README-2026's fixture shapes: A (quant-*), QM, MX and GO */
+/* README-2026's fixture shapes: A (quant-*), QM, MX, GO and Q */
 #define SHAPE_A "embd=256,layers=2,heads=8,kv_heads=2,ff=768"
-#define SHAPE_QM "arch=qwen3moe,embd=128,layers=2,heads=4,kv_heads=2,head_dim=64,ff=64,experts=8,experts_used=4"
+#define SHAPE_QM                                                                                          \
+    "arch=qwen3moe,embd=128,layers=2,heads=4,kv_heads=2,head_dim=64,ff=64,experts=8,experts_used=4"
 #define SHAPE_MX "embd=128,layers=2,heads=4,kv_heads=2,ff=256,experts=8,experts_used=2"
-#define SHAPE_GO                                                                                               \
-    "arch=gpt-oss,embd=128,layers=4,heads=4,kv_heads=2,head_dim=64,ff=128,experts=8,experts_used=4,swa=8,"  \
-    "rope_base=150000,yarn_factor=32,yarn_orig_ctx=4096"
-
-#define SHAPE_Q35                                                                                              \
-    "arch=qwen35,embd=128,layers=8,heads=4,kv_heads=2,head_dim=32,rot=16,ff=192,rope_base=10000000,tied=1,"  \
-    "ssm_conv=4,ssm_state=32,ssm_k_heads=2,ssm_v_heads=4"
+#define SHAPE_GO                                                                                          \
+    "arch=gpt-oss,embd=128,layers=4,heads=4,kv_heads=2,head_dim=64,ff=128,experts=8,experts_used=4,"   \
+    "swa=8,rope_base=150000,yarn_factor=32,yarn_orig_ctx=4096"
+#define SHAPE_Q35                                                                                         \
+    "arch=qwen35,embd=128,layers=8,heads=4,kv_heads=2,head_dim=32,rot=16,ff=192,rope_base=10000000,"   \
+    "tied=1,ssm_conv=4,ssm_state=32,ssm_k_heads=2,ssm_v_heads=4"
 
 static cf_type planned(const char *shape, cf_mk_ftype ft, const char *name)
 {
@@ -643,7 +643,8 @@ static void test_dims_errors(void)
     /* experts: qwen3moe and gpt-oss need them, llama may have them, qwen3 not */
     CHECK(cf_mk_shape_apply_dims(&s, "arch=qwen3moe", &err) == 0 && cf_mk_shape_check(&s, &err) != 0 &&
           strstr(err.msg, "experts"));
-    CHECK(cf_mk_shape_apply_dims(&s, "experts=8,experts_used=2", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
+    CHECK(cf_mk_shape_apply_dims(&s, "experts=8,experts_used=2", &err) == 0 &&
+          cf_mk_shape_check(&s, &err) == 0);
     CHECK(cf_mk_shape_apply_dims(&s, "experts_used=9", &err) == 0 && cf_mk_shape_check(&s, &err) != 0);
     CHECK(cf_mk_shape_apply_dims(&s, "arch=qwen3,experts_used=2", &err) == 0 &&
           cf_mk_shape_check(&s, &err) != 0 && strstr(err.msg, "qwen3"));
