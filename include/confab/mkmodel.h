@@ -90,8 +90,8 @@ bool cf_mk_arch_writes(cf_arch a);
  * for gpt-oss: the 3-D expert tensors MXFP4, every other matrix Q8_0.
  * Expert tensors take the type of the layer's dense FFN matrix of their
  * kind (ffn_down_exps: Q6_K in Q4_K_M's more-bits layers); with exactly 8
- * experts (Mixtral) Q4_K_M puts attn_k and attn_v in Q8_0 and attn_output
- * in Q5_K.  Routers (ffn_gate_inp) and 1-D tensors are always F32. */
+ * experts (Mixtral) attn_k and attn_v are Q8_0, and attn_output Q5_K in
+ * Q4_K_M, IQ3_M and IQ3_XS.  Routers (ffn_gate_inp) and 1-D tensors are always F32. */
 typedef enum cf_mk_ftype {
     CF_MK_F32,
     CF_MK_F16,

@@ -144,12 +144,13 @@ static cf_type mixed(cf_mk_ftype ft, kind k, int layer, const cf_mk_shape *s, cf
 }
 
 /* Mixtral's: with exactly 8 experts llama-quantize gives the attention
- * more bits, the experts being most of the file. */
+ * more bits, the experts being most of the file (attn_output's Q5_K
+ * replacing IQ3_M's Q4_K). */
 static cf_type eight_experts(cf_mk_ftype ft, kind k, cf_type t)
 {
     if (k == ATTN_K || k == ATTN_V)
         return CF_TYPE_Q8_0;
-    if (k == ATTN_OUT && ft == CF_MK_Q4_K_M)
+    if (k == ATTN_OUT && (ft == CF_MK_Q4_K_M || ft == CF_MK_IQ3_M || ft == CF_MK_IQ3_XS))
         return CF_TYPE_Q5_K;
     return t;
 }

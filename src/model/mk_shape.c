@@ -43,6 +43,10 @@ static const cf_mk_shape builtin[] = {
     {.name = "smollm3-3b", .arch = CF_ARCH_SMOLLM3, .n_embd = 2048, .n_layer = 36, .n_head = 16,
      .n_head_kv = 4, .n_ff = 11008, .n_ctx = 65536, .rope_base = 5000000.0f, .norm_eps = 1e-6f,
      .tied = true, .vocab = "vocab/ggml-vocab-llama-bpe.gguf"},
+    /* mistralai/Mixtral-8x7B-v0.1 (the Llama 2 vocabulary it shares) */
+    {.name = "mixtral-8x7b", .arch = CF_ARCH_LLAMA, .n_embd = 4096, .n_layer = 32, .n_head = 32,
+     .n_head_kv = 8, .n_ff = 14336, .n_expert = 8, .n_expert_used = 2, .n_ctx = 32768,
+     .rope_base = 1000000.0f, .norm_eps = 1e-5f},
     /* Qwen/Qwen3-30B-A3B with 24 of its 48 layers (Q4_K_M: about 9 GB);
      * feed_forward_length 6144 is its config's intermediate_size */
     {.name = "qwen3-30b-a3b-24l", .arch = CF_ARCH_QWEN3MOE, .n_embd = 2048, .n_layer = 24, .n_head = 32,
@@ -80,7 +84,7 @@ int cf_mk_shape_named(const char *name, cf_mk_shape *out)
 const char *cf_mk_shape_list(void)
 {
     return "smollm2-135m, llama-1b, qwen2.5-0.5b, qwen3-0.6b, qwen3-4b, gemma3-1b, smollm3-3b, "
-           "qwen3-30b-a3b-24l, gpt-oss-20b, qwen3.5-0.8b, qwen3.5-4b";
+           "mixtral-8x7b, qwen3-30b-a3b-24l, gpt-oss-20b, qwen3.5-0.8b, qwen3.5-4b";
 }
 
 int cf_mk_head_dim(const cf_mk_shape *s)

@@ -521,6 +521,13 @@ static void test_moe_and_hybrid_plans(void)
          {2048, 128, 1}, CF_TYPE_F32},
         {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q8_0, "blk.3.ffn_up_exps.weight",
          {2048, 768, 128}, CF_TYPE_Q8_0},
+        /* 8 experts (Mixtral, llama-quantize's rule for it) */
+        {"mixtral-8x7b", 32000, 323, 46702792704, CF_MK_Q4_K_M, "blk.0.attn_v.weight", {4096, 1024, 1},
+         CF_TYPE_Q8_0},
+        {"mixtral-8x7b", 32000, 323, 46702792704, CF_MK_IQ3_M, "blk.9.attn_output.weight", {4096, 4096, 1},
+         CF_TYPE_Q5_K},
+        {"mixtral-8x7b", 32000, 323, 46702792704, CF_MK_Q4_K_M, "blk.31.ffn_down_exps.weight",
+         {14336, 4096, 8}, CF_TYPE_Q6_K},
         {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.0.attn_qkv.weight", {1024, 6144, 1},
          CF_TYPE_Q5_K},
         {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.0.ssm_conv1d.weight", {4, 6144, 1},
