@@ -2,7 +2,12 @@
  * shape, quantized with llama-quantize's recipe, for benchmarks and tests.
  *
  * Weights: matrices N(0, 1/fan_in) (fan_in = ne0), norm weights
- * 1 + N(0, 0.1^2), biases N(0, 0.1^2).  Every row comes from its own random
+ * 1 + N(0, 0.1^2), biases N(0, 0.1^2); as in the shared fixtures
+ * (README-2026), routers (ffn_gate_inp) gain 3, N(0, 9/fan_in), so that
+ * tokens prefer some experts clearly, and gpt-oss's attention sinks
+ * N(0, 1.5^2); qwen35's delta nets as README-2026's fixture: decays
+ * ssm_a = -exp(N(ln 3, 0.5^2)), ssm_dt.bias N(-3.5, 0.5^2) (time steps
+ * about 0.03), conv kernels N(0, 1/kernel).  Every row comes from its own random
  * stream keyed by (seed, tensor name, row), so a file does not depend on the
  * thread count and the same tensor has the same values in every type. */
 #ifndef CONFAB_MKMODEL_H
@@ -23,11 +28,23 @@ typedef struct cf_mk_shape {
     float rope_base, norm_eps;
     bool tied;           /* no output.weight: token_embd.weight is the output matrix */
     int head_dim;        /* 0: n_embd / n_head */
-    int n_swa;           /* gemma3's sliding window; 0: none */
+    int n_swa;           /* gemma3's and gpt-oss's sliding window; 0: none */
     float rope_base_swa; /* their RoPE base (written with n_swa); 0: the engine's default */
+    int n_expert;        /* a mixture of experts in every layer (llama: Mixtral); 0: none */
+    int n_expert_used;   /* experts per token */
+    int n_ff_exp;        /* one expert's FFN width; 0: n_ff */
+    int n_rot;           /* dims RoPE rotates; 0: all of head_dim */
+    /* qwen35's gated delta nets (three of every four layers): conv kernel,
+     * head size (state_size), key heads (group_count), value heads */
+    int ssm_conv, ssm_state, ssm_k_heads, ssm_v_heads;
+    float yarn_factor;   /* YaRN context extension (gpt-oss); 0: none */
+    int yarn_orig_ctx;   /* the context YaRN extends */
     const char *vocab;   /* the default vocabulary, a path under the shared folder
                             (NULL: vocab/ggml-vocab-llama-spm.gguf) */
 } cf_mk_shape;
+
+/* qwen35: layer l is attention when (l + 1) % 4 == 0, else a delta net */
+#define CF_MK_ATTN_INTERVAL 4
 
 /* A built-in shape ("smollm2-135m", "llama-1b", "qwen3-0.6b", ...); -1 when
  * there is none by that name. */
@@ -36,7 +53,9 @@ int cf_mk_shape_named(const char *name, cf_mk_shape *out);
 const char *cf_mk_shape_list(void);
 /* Apply a --dims spec to s: comma-separated KEY=VALUE with keys
  *   arch (cf_mk_arch_list()'s), embd, layers, heads, kv_heads, head_dim,
- *   ff, ctx, rope_base, eps, tied (0|1), swa, rope_base_swa, name.
+ *   ff, ctx, rope_base, eps, tied (0|1), swa, rope_base_swa, experts,
+ *   experts_used, expert_ff, yarn_factor, yarn_orig_ctx, rot, ssm_conv,
+ *   ssm_state, ssm_k_heads, ssm_v_heads, name.
  * Unknown keys and bad values fail with a message naming them. */
 int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err);
 /* Check a shape is complete and consistent. */
@@ -67,7 +86,12 @@ bool cf_mk_arch_writes(cf_arch a);
  * the fallbacks apply.  IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M files need
  * an importance matrix (cf_type_needs_imatrix): cf_mk_plan refuses them.
  * MXFP4 files say general.file_type 38 (MOSTLY_MXFP4_MOE, llama.cpp's only
- * MXFP4 file type). */
+ * MXFP4 file type): MXFP4 is MXFP4_MOE --pure.  MXFP4_MOE is its recipe
+ * for gpt-oss: the 3-D expert tensors MXFP4, every other matrix Q8_0.
+ * Expert tensors take the type of the layer's dense FFN matrix of their
+ * kind (ffn_down_exps: Q6_K in Q4_K_M's more-bits layers); with exactly 8
+ * experts (Mixtral) attn_k and attn_v are Q8_0, and attn_output Q5_K in
+ * Q4_K_M, IQ3_M and IQ3_XS.  Routers (ffn_gate_inp) and 1-D tensors are always F32. */
 typedef enum cf_mk_ftype {
     CF_MK_F32,
     CF_MK_F16,
@@ -93,6 +117,7 @@ typedef enum cf_mk_ftype {
     CF_MK_IQ4_XS,
     CF_MK_MXFP4,
     CF_MK_TQ2_0,
+    CF_MK_MXFP4_MOE,
     CF_MK_FTYPE_COUNT
 } cf_mk_ftype;
 
@@ -106,10 +131,11 @@ const char *cf_mk_ftype_list(void);
 typedef struct cf_mk_tensor {
     char name[48];
     int n_dims;
-    int64_t ne[2];
+    int64_t ne[3]; /* 1 beyond n_dims; 3-D: ne[2] experts of ne[1] rows */
     cf_type type;
     float init_std;   /* of the random part */
     float init_mean;  /* 1 for norm weights, 0 otherwise */
+    bool init_neg_exp; /* -exp(the normal value): qwen35's ssm_a, -exp(A_log) */
 } cf_mk_tensor;
 
 /* The tensors of a file of shape s and type ft with an n_vocab vocabulary,
@@ -120,7 +146,8 @@ typedef struct cf_mk_tensor {
 int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, int n_vocab, cf_mk_tensor **out, int *n,
                cf_err *err);
 
-/* The f32 values of one row of a planned tensor (ne[0] floats). */
+/* The f32 values of one row (of ne[1] * ne[2]) of a planned tensor (ne[0]
+ * floats). */
 void cf_mk_row(uint64_t seed, const cf_mk_tensor *t, int64_t row, float *dst);
 
 typedef struct cf_mk_params {

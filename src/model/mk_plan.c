@@ -31,6 +31,7 @@ static const struct {
     [CF_MK_IQ4_XS] = {"IQ4_XS", CF_TYPE_IQ4_XS, true},
     [CF_MK_MXFP4] = {"MXFP4", CF_TYPE_MXFP4, true},
     [CF_MK_TQ2_0] = {"TQ2_0", CF_TYPE_TQ2_0, true},
+    [CF_MK_MXFP4_MOE] = {"MXFP4_MOE", CF_TYPE_MXFP4},
 };
 
 int cf_mk_ftype_parse(const char *name)
@@ -49,7 +50,7 @@ const char *cf_mk_ftype_name(cf_mk_ftype ft)
 const char *cf_mk_ftype_list(void)
 {
     return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M, IQ2_M, IQ3_XXS, IQ3_S, IQ3_M, IQ3_XS, "
-           "IQ4_NL, IQ4_XS, MXFP4, TQ2_0";
+           "IQ4_NL, IQ4_XS, MXFP4, MXFP4_MOE, TQ2_0";
 }
 
 typedef enum kind {
@@ -62,8 +63,15 @@ typedef enum kind {
     FFN_GATE,
     FFN_UP,
     FFN_DOWN,
+    ROUTER, /* ffn_gate_inp: llama-quantize never quantizes it */
+    ATTN_QKV, /* qwen35's delta-net input */
+    PLAIN,    /* a matrix no rule of the mixtures names: the base type */
+    CONV,     /* ssm_conv1d: llama-quantize never quantizes it */
+    DECAY,    /* ssm_a, -exp(A_log) */
+    DT_BIAS,  /* ssm_dt.bias: softplus of it is the delta net's time step */
     NORM,
     BIAS,
+    SINKS,
 } kind;
 
 /* llama.cpp's layers that get more bits in the _M mixtures: the first and
@@ -135,32 +143,57 @@ static cf_type mixed(cf_mk_ftype ft, kind k, int layer, const cf_mk_shape *s, cf
     return t;
 }
 
-static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, int layer, int64_t ne0)
+/* Mixtral's: with exactly 8 experts llama-quantize gives the attention
+ * more bits, the experts being most of the file (attn_output's Q5_K
+ * replacing IQ3_M's Q4_K). */
+static cf_type eight_experts(cf_mk_ftype ft, kind k, cf_type t)
 {
-    if (k == NORM || k == BIAS)
+    if (k == ATTN_K || k == ATTN_V)
+        return CF_TYPE_Q8_0;
+    if (k == ATTN_OUT && (ft == CF_MK_Q4_K_M || ft == CF_MK_IQ3_M || ft == CF_MK_IQ3_XS))
+        return CF_TYPE_Q5_K;
+    return t;
+}
+
+/* experts: a 3-D expert tensor (MXFP4_MOE's MXFP4 ones) */
+static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, int layer, int64_t ne0,
+                      bool experts)
+{
+    if (k == NORM || k == BIAS || k == ROUTER || k == SINKS || k == CONV || k == DECAY || k == DT_BIAS)
         return CF_TYPE_F32;
     cf_type t = ftypes[ft].base;
     if (t == CF_TYPE_F32 || t == CF_TYPE_F16 || t == CF_TYPE_BF16)
         return t;
     if (pure || ftypes[ft].pure)
         return fall_back(t, ne0);
+    if (ft == CF_MK_MXFP4_MOE)
+        return fall_back(experts ? CF_TYPE_MXFP4 : CF_TYPE_Q8_0, ne0);
     if (k == OUTPUT || (s->tied && k == EMBD))
         t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : mixed(ft, OUTPUT, layer, s, CF_TYPE_Q6_K);
+    else if (ft == CF_MK_Q4_K_M && k == ATTN_V && s->arch == CF_ARCH_QWEN35)
+        /* counted over the attention layers alone */
+        t = use_more_bits(layer / CF_MK_ATTN_INTERVAL, s->n_layer / CF_MK_ATTN_INTERVAL) ? CF_TYPE_Q6_K : t;
     else if (ft == CF_MK_Q4_K_M && (k == ATTN_V || k == FFN_DOWN) && use_more_bits(layer, s->n_layer))
         t = CF_TYPE_Q6_K;
+    else if (ft == CF_MK_Q4_K_M && k == ATTN_QKV)
+        t = CF_TYPE_Q5_K;
     else
         t = mixed(ft, k, layer, s, t);
+    if (s->n_expert == 8)
+        t = eight_experts(ft, k, t);
     return fall_back(t, ne0);
 }
 
 /* What each family adds to (or takes from) the llama block: the tensors its
- * file in arch/ binds. */
+ * file in arch/ binds (the experts come with shape->n_expert). */
 static const struct family {
     bool writes;
     bool qkv_bias;
     bool no_pre_norms; /* no attn_norm / ffn_norm */
     bool post_norms;   /* post_attention_norm, post_ffw_norm */
     cf_qk_norm qk;     /* attn_q_norm / attn_k_norm: head_dim, or the whole q and k */
+    bool oss;          /* gpt-oss: biases everywhere, sinks, post_attention_norm before the FFN */
+    bool hybrid;       /* qwen35: delta nets and gated attention, post_attention_norm before the FFN */
 } families[CF_ARCH_COUNT] = {
     [CF_ARCH_LLAMA] = {.writes = true},
     [CF_ARCH_QWEN2] = {.writes = true, .qkv_bias = true},
@@ -170,10 +203,13 @@ static const struct family {
     [CF_ARCH_OLMO2] = {.writes = true, .no_pre_norms = true, .post_norms = true,
                        .qk = CF_QK_NORM_FULL},
     [CF_ARCH_GRANITE] = {.writes = true},
+    [CF_ARCH_QWEN3MOE] = {.writes = true, .qk = CF_QK_NORM_HEAD},
+    [CF_ARCH_GPT_OSS] = {.writes = true, .oss = true},
+    [CF_ARCH_QWEN35] = {.writes = true, .hybrid = true},
 };
 
-/* the most tensors a layer has (gemma3) */
-#define MAX_LAYER_TENSORS 13
+/* the most tensors a layer has (gpt-oss) */
+#define MAX_LAYER_TENSORS 19
 
 bool cf_mk_arch_writes(cf_arch a)
 {
@@ -182,7 +218,7 @@ bool cf_mk_arch_writes(cf_arch a)
 
 const char *cf_mk_arch_list(void)
 {
-    return "llama, qwen2, qwen3, gemma3, smollm3, olmo2, granite";
+    return "llama, qwen2, qwen3, gemma3, smollm3, olmo2, granite, qwen3moe, gpt-oss, qwen35";
 }
 
 typedef struct planner {
@@ -193,7 +229,8 @@ typedef struct planner {
     int n;
 } planner;
 
-static void add(planner *p, kind k, int layer, const char *what, int64_t ne0, int64_t ne1)
+/* A tensor of ne0 x ne1 x ne2; ne2 > 1: ne2 experts' matrices. */
+static void add3(planner *p, kind k, int layer, const char *what, int64_t ne0, int64_t ne1, int64_t ne2)
 {
     cf_mk_tensor *t = &p->t[p->n++];
     memset(t, 0, sizeof *t);
@@ -201,12 +238,23 @@ static void add(planner *p, kind k, int layer, const char *what, int64_t ne0, in
         snprintf(t->name, sizeof t->name, "blk.%d.%s", layer, what);
     else
         snprintf(t->name, sizeof t->name, "%s", what);
-    t->n_dims = ne1 > 1 ? 2 : 1;
+    t->n_dims = ne2 > 1 ? 3 : ne1 > 1 ? 2 : 1;
     t->ne[0] = ne0;
     t->ne[1] = ne1;
-    t->type = recipe(p->s, p->ft, p->pure, k, layer, ne0);
-    t->init_mean = k == NORM ? 1.0f : 0.0f;
-    t->init_std = k == NORM || k == BIAS ? 0.1f : 1.0f / sqrtf((float)ne0);
+    t->ne[2] = ne2;
+    t->type = recipe(p->s, p->ft, p->pure, k, layer, ne0, ne2 > 1);
+    t->init_mean = k == NORM ? 1.0f : k == DECAY ? logf(3.0f) : k == DT_BIAS ? -3.5f : 0.0f;
+    t->init_std = k == NORM || k == BIAS      ? 0.1f
+                  : k == SINKS                ? 1.5f
+                  : k == DECAY || k == DT_BIAS ? 0.5f
+                  : k == ROUTER               ? 3.0f / sqrtf((float)ne0)
+                                              : 1.0f / sqrtf((float)ne0);
+    t->init_neg_exp = k == DECAY;
+}
+
+static void add(planner *p, kind k, int layer, const char *what, int64_t ne0, int64_t ne1)
+{
+    add3(p, k, layer, what, ne0, ne1, 1);
 }
 
 /* One line on the first tensor whose type confab cannot write. */
@@ -226,12 +274,102 @@ static int check_writable(const cf_mk_tensor *t, int n, cf_mk_ftype ft, cf_err *
     return 0;
 }
 
+/* The router and the experts, with gpt-oss's biases; ffn_down_exps is
+ * planned as the layer's ffn_down. */
+static void add_experts(planner *p, int l, bool biases)
+{
+    const cf_mk_shape *s = p->s;
+    const int64_t E = s->n_embd, F = s->n_ff_exp ? s->n_ff_exp : s->n_ff, X = s->n_expert;
+    add(p, ROUTER, l, "ffn_gate_inp.weight", E, X);
+    if (biases)
+        add(p, BIAS, l, "ffn_gate_inp.bias", X, 1);
+    add3(p, FFN_GATE, l, "ffn_gate_exps.weight", E, F, X);
+    if (biases)
+        add(p, BIAS, l, "ffn_gate_exps.bias", F, X);
+    add3(p, FFN_UP, l, "ffn_up_exps.weight", E, F, X);
+    if (biases)
+        add(p, BIAS, l, "ffn_up_exps.bias", F, X);
+    add3(p, FFN_DOWN, l, "ffn_down_exps.weight", F, E, X);
+    if (biases)
+        add(p, BIAS, l, "ffn_down_exps.bias", E, X);
+}
+
+/* gpt-oss's block, in llama.cpp's order */
+static void add_oss_layer(planner *p, int l)
+{
+    const cf_mk_shape *s = p->s;
+    const int64_t E = s->n_embd, hd = cf_mk_head_dim(s);
+    const int64_t Q = s->n_head * hd, KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
+    add(p, NORM, l, "attn_norm.weight", E, 1);
+    add(p, ATTN_Q, l, "attn_q.weight", E, Q);
+    add(p, BIAS, l, "attn_q.bias", Q, 1);
+    add(p, ATTN_K, l, "attn_k.weight", E, KV);
+    add(p, BIAS, l, "attn_k.bias", KV, 1);
+    add(p, ATTN_V, l, "attn_v.weight", E, KV);
+    add(p, BIAS, l, "attn_v.bias", KV, 1);
+    add(p, ATTN_OUT, l, "attn_output.weight", Q, E);
+    add(p, BIAS, l, "attn_output.bias", E, 1);
+    add(p, SINKS, l, "attn_sinks.weight", s->n_head, 1);
+    add(p, NORM, l, "post_attention_norm.weight", E, 1);
+    add_experts(p, l, true);
+}
+
+/* qwen35's gated delta net, in llama.cpp's order */
+static void add_delta_net(planner *p, int l)
+{
+    const cf_mk_shape *s = p->s;
+    const int64_t E = s->n_embd, D = s->ssm_state, Hv = s->ssm_v_heads;
+    const int64_t conv_dim = 2 * s->ssm_k_heads * D + Hv * D;
+    add(p, ATTN_QKV, l, "attn_qkv.weight", E, conv_dim);
+    add(p, PLAIN, l, "attn_gate.weight", E, Hv * D);
+    add(p, CONV, l, "ssm_conv1d.weight", s->ssm_conv, conv_dim);
+    add(p, DT_BIAS, l, "ssm_dt.bias", Hv, 1);
+    add(p, DECAY, l, "ssm_a", Hv, 1);
+    add(p, PLAIN, l, "ssm_beta.weight", E, Hv);
+    add(p, PLAIN, l, "ssm_alpha.weight", E, Hv);
+    add(p, NORM, l, "ssm_norm.weight", D, 1);
+    add(p, PLAIN, l, "ssm_out.weight", Hv * D, E);
+}
+
+/* qwen35's gated attention: attn_q gives each head its query and its
+ * output gate */
+static void add_gated_attention(planner *p, int l)
+{
+    const cf_mk_shape *s = p->s;
+    const int64_t E = s->n_embd, hd = cf_mk_head_dim(s);
+    const int64_t Q = s->n_head * hd, KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
+    add(p, ATTN_Q, l, "attn_q.weight", E, 2 * Q);
+    add(p, ATTN_K, l, "attn_k.weight", E, KV);
+    add(p, ATTN_V, l, "attn_v.weight", E, KV);
+    add(p, ATTN_OUT, l, "attn_output.weight", Q, E);
+    add(p, NORM, l, "attn_q_norm.weight", hd, 1);
+    add(p, NORM, l, "attn_k_norm.weight", hd, 1);
+}
+
+static void add_hybrid_layer(planner *p, int l)
+{
+    const int64_t E = p->s->n_embd, F = p->s->n_ff;
+    add(p, NORM, l, "attn_norm.weight", E, 1);
+    if ((l + 1) % CF_MK_ATTN_INTERVAL)
+        add_delta_net(p, l);
+    else
+        add_gated_attention(p, l);
+    add(p, NORM, l, "post_attention_norm.weight", E, 1);
+    add(p, FFN_GATE, l, "ffn_gate.weight", E, F);
+    add(p, FFN_UP, l, "ffn_up.weight", E, F);
+    add(p, FFN_DOWN, l, "ffn_down.weight", F, E);
+}
+
 static void add_layer(planner *p, int l)
 {
     const cf_mk_shape *s = p->s;
     const struct family *f = &families[s->arch];
     const int64_t E = s->n_embd, F = s->n_ff, hd = cf_mk_head_dim(s);
     const int64_t Q = s->n_head * hd, KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
+    if (f->oss || f->hybrid) {
+        (f->oss ? add_oss_layer : add_hybrid_layer)(p, l);
+        return;
+    }
     if (!f->no_pre_norms)
         add(p, NORM, l, "attn_norm.weight", E, 1);
     add(p, ATTN_Q, l, "attn_q.weight", E, Q);
@@ -252,6 +390,10 @@ static void add_layer(planner *p, int l)
         add(p, NORM, l, "post_attention_norm.weight", E, 1);
     if (!f->no_pre_norms)
         add(p, NORM, l, "ffn_norm.weight", E, 1);
+    if (s->n_expert) {
+        add_experts(p, l, false);
+        return;
+    }
     add(p, FFN_GATE, l, "ffn_gate.weight", E, F);
     add(p, FFN_UP, l, "ffn_up.weight", E, F);
     add(p, FFN_DOWN, l, "ffn_down.weight", F, E);

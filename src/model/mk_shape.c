@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "confab/mkmodel.h"
+#include "model_internal.h" /* CF_MAX_EXPERTS */
 
 /* Qwen3's whole vocabulary travels in this fixture */
 #define QWEN3_VOCAB "models/qwen3-bpe.Q8_0.gguf"
@@ -42,6 +43,32 @@ static const cf_mk_shape builtin[] = {
     {.name = "smollm3-3b", .arch = CF_ARCH_SMOLLM3, .n_embd = 2048, .n_layer = 36, .n_head = 16,
      .n_head_kv = 4, .n_ff = 11008, .n_ctx = 65536, .rope_base = 5000000.0f, .norm_eps = 1e-6f,
      .tied = true, .vocab = "vocab/ggml-vocab-llama-bpe.gguf"},
+    /* mistralai/Mixtral-8x7B-v0.1 (the Llama 2 vocabulary it shares) */
+    {.name = "mixtral-8x7b", .arch = CF_ARCH_LLAMA, .n_embd = 4096, .n_layer = 32, .n_head = 32,
+     .n_head_kv = 8, .n_ff = 14336, .n_expert = 8, .n_expert_used = 2, .n_ctx = 32768,
+     .rope_base = 1000000.0f, .norm_eps = 1e-5f},
+    /* Qwen/Qwen3-30B-A3B with 24 of its 48 layers (Q4_K_M: about 9 GB);
+     * feed_forward_length 6144 is its config's intermediate_size */
+    {.name = "qwen3-30b-a3b-24l", .arch = CF_ARCH_QWEN3MOE, .n_embd = 2048, .n_layer = 24, .n_head = 32,
+     .n_head_kv = 4, .head_dim = 128, .n_ff = 6144, .n_expert = 128, .n_expert_used = 8, .n_ff_exp = 768,
+     .n_ctx = 40960, .rope_base = 1000000.0f, .norm_eps = 1e-6f, .vocab = QWEN3_VOCAB},
+    /* openai/gpt-oss-20b; no o200k vocabulary is at hand: Qwen3's 151936
+     * tokens stand in for its 201088 */
+    {.name = "gpt-oss-20b", .arch = CF_ARCH_GPT_OSS, .n_embd = 2880, .n_layer = 24, .n_head = 64,
+     .n_head_kv = 8, .head_dim = 64, .n_ff = 2880, .n_expert = 32, .n_expert_used = 4, .n_swa = 128,
+     .n_ctx = 131072, .rope_base = 150000.0f, .yarn_factor = 32.0f, .yarn_orig_ctx = 4096,
+     .norm_eps = 1e-5f, .vocab = QWEN3_VOCAB},
+    /* Qwen/Qwen3.5-0.8B (its text model; Qwen3's vocabulary stands in for
+     * its 248320 tokens): delta nets of 16 key and 16 value heads of 128 */
+    {.name = "qwen3.5-0.8b", .arch = CF_ARCH_QWEN35, .n_embd = 1024, .n_layer = 24, .n_head = 8,
+     .n_head_kv = 2, .head_dim = 256, .n_rot = 64, .n_ff = 3584, .n_ctx = 262144, .rope_base = 10000000.0f,
+     .norm_eps = 1e-6f, .tied = true, .ssm_conv = 4, .ssm_state = 128, .ssm_k_heads = 16, .ssm_v_heads = 16,
+     .vocab = QWEN3_VOCAB},
+    /* Qwen/Qwen3.5-4B: 32 value heads over 16 key heads */
+    {.name = "qwen3.5-4b", .arch = CF_ARCH_QWEN35, .n_embd = 2560, .n_layer = 32, .n_head = 16,
+     .n_head_kv = 4, .head_dim = 256, .n_rot = 64, .n_ff = 9216, .n_ctx = 262144, .rope_base = 10000000.0f,
+     .norm_eps = 1e-6f, .tied = true, .ssm_conv = 4, .ssm_state = 128, .ssm_k_heads = 16, .ssm_v_heads = 32,
+     .vocab = QWEN3_VOCAB},
 };
 
 int cf_mk_shape_named(const char *name, cf_mk_shape *out)
@@ -56,7 +83,8 @@ int cf_mk_shape_named(const char *name, cf_mk_shape *out)
 
 const char *cf_mk_shape_list(void)
 {
-    return "smollm2-135m, llama-1b, qwen2.5-0.5b, qwen3-0.6b, qwen3-4b, gemma3-1b, smollm3-3b";
+    return "smollm2-135m, llama-1b, qwen2.5-0.5b, qwen3-0.6b, qwen3-4b, gemma3-1b, smollm3-3b, "
+           "mixtral-8x7b, qwen3-30b-a3b-24l, gpt-oss-20b, qwen3.5-0.8b, qwen3.5-4b";
 }
 
 int cf_mk_head_dim(const cf_mk_shape *s)
@@ -111,6 +139,15 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         {"ff", offsetof(cf_mk_shape, n_ff), 32, 1 << 20},
         {"ctx", offsetof(cf_mk_shape, n_ctx), 1, 1 << 24},
         {"swa", offsetof(cf_mk_shape, n_swa), 0, 1 << 24}, /* 0: no sliding layers */
+        {"experts", offsetof(cf_mk_shape, n_expert), 0, CF_MAX_EXPERTS}, /* 0: dense */
+        {"experts_used", offsetof(cf_mk_shape, n_expert_used), 1, CF_MAX_EXPERTS},
+        {"expert_ff", offsetof(cf_mk_shape, n_ff_exp), 0, 1 << 20}, /* 0: ff */
+        {"yarn_orig_ctx", offsetof(cf_mk_shape, yarn_orig_ctx), 1, 1 << 24},
+        {"rot", offsetof(cf_mk_shape, n_rot), 0, 1024}, /* 0: head_dim */
+        {"ssm_conv", offsetof(cf_mk_shape, ssm_conv), 2, 16},
+        {"ssm_state", offsetof(cf_mk_shape, ssm_state), 32, 256},
+        {"ssm_k_heads", offsetof(cf_mk_shape, ssm_k_heads), 1, 1024},
+        {"ssm_v_heads", offsetof(cf_mk_shape, ssm_v_heads), 1, 1024},
     };
     static const struct {
         const char *key;
@@ -119,6 +156,7 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         {"rope_base", offsetof(cf_mk_shape, rope_base)},
         {"eps", offsetof(cf_mk_shape, norm_eps)},
         {"rope_base_swa", offsetof(cf_mk_shape, rope_base_swa)},
+        {"yarn_factor", offsetof(cf_mk_shape, yarn_factor)},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         if (!strcmp(key, ints[i].key))
@@ -142,7 +180,9 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         return 0;
     }
     return cf_fail(err, "--dims: unknown key '%s' (keys: arch embd layers heads kv_heads head_dim "
-                        "ff ctx rope_base eps tied swa rope_base_swa name)", key);
+                        "ff ctx rope_base eps tied swa rope_base_swa experts experts_used expert_ff "
+                        "yarn_factor yarn_orig_ctx rot ssm_conv ssm_state ssm_k_heads ssm_v_heads name)",
+                   key);
 }
 
 int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err)
@@ -160,6 +200,39 @@ int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err)
         if (apply_one(s, item, eq + 1, err) != 0)
             return -1;
     }
+    return 0;
+}
+
+/* qwen3moe and gpt-oss always have experts, llama may (Mixtral), the
+ * others never. */
+static int check_experts(const cf_mk_shape *s, cf_err *err)
+{
+    const bool moe = s->arch == CF_ARCH_QWEN3MOE || s->arch == CF_ARCH_GPT_OSS;
+    if (moe && !s->n_expert)
+        return cf_fail(err, "%s needs experts (experts=N, experts_used=K)", cf_arch_name(s->arch));
+    if (s->n_expert && !moe && s->arch != CF_ARCH_LLAMA)
+        return cf_fail(err, "experts: %s has none (llama, qwen3moe and gpt-oss have; experts=0 removes them)",
+                       cf_arch_name(s->arch));
+    if (s->n_expert_used < (s->n_expert > 0) || s->n_expert_used > s->n_expert)
+        return cf_fail(err, "%d of %d experts per token: 1 to all of them (experts_used)", s->n_expert_used,
+                       s->n_expert);
+    if (s->n_ff_exp % 32)
+        return cf_fail(err, "expert_ff %d is not a multiple of 32 (the quantization block)", s->n_ff_exp);
+    return 0;
+}
+
+/* qwen35 needs its delta nets' four numbers (value heads tile over key
+ * heads, state rows whole quantization blocks); no other family has them. */
+static int check_delta_nets(const cf_mk_shape *s, cf_err *err)
+{
+    const bool any = s->ssm_conv || s->ssm_state || s->ssm_k_heads || s->ssm_v_heads;
+    if (s->arch != CF_ARCH_QWEN35)
+        return any ? cf_fail(err, "ssm_*: %s has no delta nets (qwen35 has)", cf_arch_name(s->arch)) : 0;
+    if (!s->ssm_conv || !s->ssm_state || !s->ssm_k_heads || !s->ssm_v_heads)
+        return cf_fail(err, "qwen35 needs ssm_conv, ssm_state, ssm_k_heads and ssm_v_heads");
+    if (s->ssm_v_heads % s->ssm_k_heads || s->ssm_state % 32)
+        return cf_fail(err, "%d value heads cannot tile %d key heads, or state %d is not a multiple of 32",
+                       s->ssm_v_heads, s->ssm_k_heads, s->ssm_state);
     return 0;
 }
 
@@ -183,8 +256,15 @@ int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err)
     if (s->n_embd % 32 || s->n_ff % 32 || (s->n_head * hd) % 32)
         return cf_fail(err, "embd, ff and heads x head size must be multiples of 32 (the "
                             "quantization block)");
-    if (s->n_swa && s->arch != CF_ARCH_GEMMA3)
-        return cf_fail(err, "swa: %s has no sliding layers (gemma3 has; swa=0 removes them)",
+    if (s->n_swa && s->arch != CF_ARCH_GEMMA3 && s->arch != CF_ARCH_GPT_OSS)
+        return cf_fail(err, "swa: %s has no sliding layers (gemma3 and gpt-oss have; swa=0 removes them)",
                        cf_arch_name(s->arch));
-    return 0;
+    if (s->yarn_factor > 0 && !s->yarn_orig_ctx)
+        return cf_fail(err, "yarn_factor needs yarn_orig_ctx, the context YaRN extends");
+    if (s->n_rot % 2 || s->n_rot > hd)
+        return cf_fail(err, "rot %d: RoPE rotates an even number of dims, at most the head size %d", s->n_rot,
+                       hd);
+    if (check_delta_nets(s, err) != 0)
+        return -1;
+    return check_experts(s, err);
 }

@@ -45,6 +45,9 @@ void cf_mk_row(uint64_t seed, const cf_mk_tensor *t, int64_t row, float *dst)
         if (i + 1 < t->ne[0])
             dst[i + 1] = mean + sd * rad * s;
     }
+    if (t->init_neg_exp)
+        for (int64_t i = 0; i < t->ne[0]; i++)
+            dst[i] = -expf(dst[i]);
 }
 
 /* ---- the file -------------------------------------------------------------- */
@@ -60,9 +63,10 @@ static int fill(void *user, int64_t i, void *dst, size_t nbytes, cf_err *err)
     const job *j = user;
     const cf_mk_tensor *t = &j->plan[i];
     const size_t row_bytes = cf_row_bytes(t->type, t->ne[0]);
-    if (row_bytes * (size_t)t->ne[1] != nbytes)
-        return cf_fail(err, "tensor '%s': %zu bytes planned, %zu asked", t->name,
-                       row_bytes * (size_t)t->ne[1], nbytes);
+    const int64_t n_rows = t->ne[1] * t->ne[2];
+    if (row_bytes * (size_t)n_rows != nbytes)
+        return cf_fail(err, "tensor '%s': %zu bytes planned, %zu asked", t->name, row_bytes * (size_t)n_rows,
+                       nbytes);
     int failed = 0;
     const int nth = j->p->n_threads > 0 ? j->p->n_threads : omp_get_max_threads();
 #pragma omp parallel num_threads(nth) reduction(| : failed)
@@ -70,7 +74,7 @@ static int fill(void *user, int64_t i, void *dst, size_t nbytes, cf_err *err)
         float *row = malloc((size_t)t->ne[0] * sizeof *row);
         failed = !row;
 #pragma omp for schedule(dynamic, 16)
-        for (int64_t r = 0; r < t->ne[1]; r++) {
+        for (int64_t r = 0; r < n_rows; r++) {
             if (failed)
                 continue;
             cf_mk_row(j->p->seed, t, r, row);
@@ -93,14 +97,55 @@ static uint32_t llama_ftype(cf_mk_ftype ft)
         [CF_MK_IQ2_XS] = 20, [CF_MK_IQ2_S] = 28, [CF_MK_IQ1_S] = 24, [CF_MK_IQ1_M] = 31,
         [CF_MK_IQ3_XXS] = 23, [CF_MK_IQ3_S] = 26, [CF_MK_IQ3_M] = 27, [CF_MK_IQ3_XS] = 22,
         [CF_MK_IQ4_NL] = 25, [CF_MK_IQ4_XS] = 30, [CF_MK_MXFP4] = 38, [CF_MK_TQ2_0] = 37,
+        [CF_MK_MXFP4_MOE] = 38,
     };
     return ids[ft];
 }
 
 #define AKEY(suffix) (snprintf(key, sizeof key, "%s.%s", cf_arch_name(s->arch), suffix), key)
 
+/* The experts' keys, and YaRN's (gpt-oss). */
+static int put_moe_keys(cf_gguf_writer *w, const cf_mk_shape *s)
+{
+    char key[96];
+    int rc = 0;
+    if (s->n_expert) {
+        rc |= cf_gguf_w_u32(w, AKEY("expert_count"), (uint32_t)s->n_expert);
+        rc |= cf_gguf_w_u32(w, AKEY("expert_used_count"), (uint32_t)s->n_expert_used);
+        rc |= cf_gguf_w_u32(w, AKEY("expert_feed_forward_length"),
+                            (uint32_t)(s->n_ff_exp ? s->n_ff_exp : s->n_ff));
+    }
+    if (s->yarn_factor > 0) {
+        rc |= cf_gguf_w_str(w, AKEY("rope.scaling.type"), "yarn", 4);
+        rc |= cf_gguf_w_f32(w, AKEY("rope.scaling.factor"), s->yarn_factor);
+        rc |= cf_gguf_w_u32(w, AKEY("rope.scaling.original_context_length"), (uint32_t)s->yarn_orig_ctx);
+    }
+    return rc;
+}
+
+/* qwen35's delta nets; its M-RoPE sections, which llama.cpp needs (for
+ * text every section carries the position: confab reads none), split the
+ * rotated pairs in three as Qwen3.5's [11, 11, 10] does its 32. */
+static int put_ssm_keys(cf_gguf_writer *w, const cf_mk_shape *s)
+{
+    char key[96];
+    int rc = 0;
+    if (s->arch != CF_ARCH_QWEN35)
+        return 0;
+    const int pairs = (s->n_rot ? s->n_rot : cf_mk_head_dim(s)) / 2;
+    const int32_t sections[4] = {(pairs + 2) / 3, (pairs + 1) / 3, pairs / 3, 0};
+    rc |= cf_gguf_w_arr(w, AKEY("rope.dimension_sections"), CF_GGUF_INT32, sections, 4);
+    rc |= cf_gguf_w_u32(w, AKEY("ssm.conv_kernel"), (uint32_t)s->ssm_conv);
+    rc |= cf_gguf_w_u32(w, AKEY("ssm.state_size"), (uint32_t)s->ssm_state);
+    rc |= cf_gguf_w_u32(w, AKEY("ssm.group_count"), (uint32_t)s->ssm_k_heads);
+    rc |= cf_gguf_w_u32(w, AKEY("ssm.time_step_rank"), (uint32_t)s->ssm_v_heads);
+    rc |= cf_gguf_w_u32(w, AKEY("ssm.inner_size"), (uint32_t)(s->ssm_v_heads * s->ssm_state));
+    rc |= cf_gguf_w_u32(w, AKEY("full_attention_interval"), CF_MK_ATTN_INTERVAL);
+    return rc;
+}
+
 /* The keys only some families read: the head width when it is not
- * n_embd / n_head, gemma3's sliding layers, granite's multipliers. */
+ * n_embd / n_head, the sliding layers, granite's multipliers. */
 static int put_family_keys(cf_gguf_writer *w, const cf_mk_shape *s)
 {
     const int hd = cf_mk_head_dim(s);
@@ -143,10 +188,12 @@ static int put_metadata(cf_gguf_writer *w, const cf_mk_params *p, const cf_gguf 
     rc |= cf_gguf_w_u32(w, AKEY("attention.head_count_kv"),
                         (uint32_t)(s->n_head_kv ? s->n_head_kv : s->n_head));
     rc |= cf_gguf_w_f32(w, AKEY("attention.layer_norm_rms_epsilon"), s->norm_eps);
-    rc |= cf_gguf_w_u32(w, AKEY("rope.dimension_count"), (uint32_t)cf_mk_head_dim(s));
+    rc |= cf_gguf_w_u32(w, AKEY("rope.dimension_count"), (uint32_t)(s->n_rot ? s->n_rot : cf_mk_head_dim(s)));
     rc |= cf_gguf_w_f32(w, AKEY("rope.freq_base"), s->rope_base);
     rc |= cf_gguf_w_u32(w, AKEY("vocab_size"), (uint32_t)n_vocab);
     rc |= put_family_keys(w, s);
+    rc |= put_moe_keys(w, s);
+    rc |= put_ssm_keys(w, s);
     for (int64_t i = 0; i < cf_gguf_n_kv(vocab); i++) {
         const cf_gguf_kv *kv = cf_gguf_kv_at(vocab, i);
         if (!strncmp(kv->key, "tokenizer.", 10))

@@ -44,7 +44,11 @@ static void usage(FILE *f)
           "                 KEY=VALUE, keys embd, layers, heads, kv_heads, head_dim\n"
           "                 (default embd/heads), ff, ctx, rope_base, eps, tied (0|1),\n"
           "                 swa and rope_base_swa (gemma3's sliding window and its RoPE\n"
-          "                 base), name, and arch, one of\n"
+          "                 base; gpt-oss's window), experts, experts_used, expert_ff\n"
+          "                 (default ff; llama with experts is Mixtral), yarn_factor,\n"
+          "                 yarn_orig_ctx (YaRN RoPE), rot (RoPE dims, default head_dim),\n"
+          "                 ssm_conv, ssm_state, ssm_k_heads, ssm_v_heads (qwen35's delta\n"
+          "                 nets), name, and arch, one of\n"
           "                 ",
           f);
     put_list(f, cf_mk_arch_list());
@@ -53,13 +57,14 @@ static void usage(FILE *f)
           "  --type TYPE    ",
           f);
     put_list(f, cf_mk_ftype_list());
-    fputs("  --pure         every matrix of TYPE's own type (llama-quantize --pure; IQ2_M:\n"
-          "                 IQ2_S, IQ3_M and IQ3_XS: IQ3_S), only row lengths its blocks do\n"
-          "                 not divide fall back\n"
+    fputs("                 (MXFP4_MOE: MXFP4 experts, other matrices Q8_0)\n"
+          "  --pure         every matrix of TYPE's own type (llama-quantize --pure; IQ2_M:\n"
+          "                 IQ2_S, IQ3_M and IQ3_XS: IQ3_S, MXFP4_MOE: MXFP4), only row\n"
+          "                 lengths its blocks do not divide fall back\n"
           "  -o FILE        the file to write\n"
           "  --vocab FILE   copy the tokenizer.* keys of this GGUF (default: under\n"
           "                 $CONFAB_SHARED or ../shared, the shape's real vocabulary:\n"
-          "                 models/qwen3-bpe.Q8_0.gguf for qwen3-*,\n"
+          "                 models/qwen3-bpe.Q8_0.gguf for qwen3*-* and gpt-oss-20b,\n"
           "                 vocab/ggml-vocab-gemma3.gguf for gemma3-1b,\n"
           "                 vocab/ggml-vocab-llama-bpe.gguf for smollm3-3b,\n"
           "                 else vocab/ggml-vocab-llama-spm.gguf)\n"

@@ -28,7 +28,9 @@ static const cf_mk_tensor *find(const cf_mk_tensor *t, int n, const char *name)
     return NULL;
 }
 
-static void test_recipe_matches_llama_quantize(const char *file, cf_mk_ftype ft)
+/* The plan of shape s (--dims) for ft has every tensor of the file, with
+ * its shape and type. */
+static void test_plan_matches_file(const char *file, const char *dims, cf_mk_ftype ft)
 {
     cf_gguf *g;
     cf_err err;
@@ -36,9 +38,9 @@ static void test_recipe_matches_llama_quantize(const char *file, cf_mk_ftype ft)
         CHECKF(0, "%s", err.msg);
         return;
     }
-    cf_mk_shape s = {.name = "fixture", .arch = CF_ARCH_LLAMA, .n_embd = 256, .n_layer = 2,
-                     .n_head = 8, .n_head_kv = 2, .n_ff = 768, .n_ctx = 2048,
-                     .rope_base = 10000.0f, .norm_eps = 1e-5f};
+    cf_mk_shape s = {.name = "fixture", .arch = CF_ARCH_LLAMA, .n_ctx = 2048, .rope_base = 10000.0f,
+                     .norm_eps = 1e-5f};
+    CHECKF(cf_mk_shape_apply_dims(&s, dims, &err) == 0, "%s", err.msg);
     cf_mk_tensor *plan;
     int n;
     if (cf_mk_plan(&s, ft, false, 512, &plan, &n, &err) != 0) {
@@ -53,14 +55,27 @@ static void test_recipe_matches_llama_quantize(const char *file, cf_mk_ftype ft)
         const cf_mk_tensor *p = find(plan, n, t->name);
         CHECKF(p != NULL, "%s is not planned", t->name);
         if (p)
-            CHECKF(p->type == t->type && p->ne[0] == t->ne[0] && p->ne[1] == t->ne[1],
-                   "%s %s: planned %s %lldx%lld, llama-quantize wrote %s %lldx%lld", file, t->name,
-                   cf_type_name(p->type), (long long)p->ne[0], (long long)p->ne[1],
-                   cf_type_name(t->type), (long long)t->ne[0], (long long)t->ne[1]);
+            CHECKF(p->type == t->type && p->ne[0] == t->ne[0] && p->ne[1] == t->ne[1] &&
+                       p->ne[2] == t->ne[2],
+                   "%s %s: planned %s %lldx%lldx%lld, llama-quantize wrote %s %lldx%lldx%lld", file, t->name,
+                   cf_type_name(p->type), (long long)p->ne[0], (long long)p->ne[1], (long long)p->ne[2],
+                   cf_type_name(t->type), (long long)t->ne[0], (long long)t->ne[1], (long long)t->ne[2]);
     }
     free(plan);
     cf_gguf_close(g);
 }
+
+/* README-2026's fixture shapes: A (quant-*), QM, MX, GO and Q */
+#define SHAPE_A "embd=256,layers=2,heads=8,kv_heads=2,ff=768"
+#define SHAPE_QM                                                                                          \
+    "arch=qwen3moe,embd=128,layers=2,heads=4,kv_heads=2,head_dim=64,ff=64,experts=8,experts_used=4"
+#define SHAPE_MX "embd=128,layers=2,heads=4,kv_heads=2,ff=256,experts=8,experts_used=2"
+#define SHAPE_GO                                                                                          \
+    "arch=gpt-oss,embd=128,layers=4,heads=4,kv_heads=2,head_dim=64,ff=128,experts=8,experts_used=4,"   \
+    "swa=8,rope_base=150000,yarn_factor=32,yarn_orig_ctx=4096"
+#define SHAPE_Q35                                                                                         \
+    "arch=qwen35,embd=128,layers=8,heads=4,kv_heads=2,head_dim=32,rot=16,ff=192,rope_base=10000000,"   \
+    "tied=1,ssm_conv=4,ssm_state=32,ssm_k_heads=2,ssm_v_heads=4"
 
 static cf_type planned(const char *shape, cf_mk_ftype ft, const char *name)
 {
@@ -250,7 +265,7 @@ static void load_and_decode(const char *path, const cf_mk_shape *s)
     }
     const cf_hparams *hp = cf_model_hparams(m);
     CHECKF(hp->arch == s->arch && hp->n_embd == s->n_embd && hp->n_layer == s->n_layer &&
-               hp->head_dim == cf_mk_head_dim(s) && hp->n_rot == hp->head_dim &&
+               hp->head_dim == cf_mk_head_dim(s) && hp->n_rot == (s->n_rot ? s->n_rot : hp->head_dim) &&
                hp->n_swa == s->n_swa && hp->tied_output == s->tied,
            "%s: loaded %s, %d wide, %d layers, head %d, rot %d, window %d, tied %d", path,
            cf_arch_name(hp->arch), hp->n_embd, hp->n_layer, hp->head_dim, hp->n_rot, hp->n_swa,
@@ -357,26 +372,42 @@ static void test_iq_types(void)
 /* Each family mkmodel learned after llama and qwen2, at a tiny shape that
  * keeps its features: q wider than the embedding (qwen3, gemma3), a
  * 4-token window on gemma3's sliding layers (5 of 6), smollm3's NoPE
- * layer, olmo2's post-norms, granite's multipliers. */
+ * layer, olmo2's post-norms, granite's multipliers; the experts of
+ * qwen3moe, Mixtral (llama) and gpt-oss (with its 8-token window on
+ * alternate layers, sinks and YaRN), qwen35's delta nets and gated
+ * attention (rotating 16 of 32 dims), in the fixtures' shapes. */
 static void test_families(void)
 {
-    static const char *dims[] = {
-        "arch=qwen3,embd=128,layers=2,heads=4,kv_heads=2,head_dim=64,ff=256",
-        "arch=gemma3,embd=128,layers=6,heads=4,kv_heads=1,head_dim=64,ff=256,swa=4,"
-        "rope_base_swa=20000,tied=1",
-        "arch=smollm3,embd=128,layers=4,heads=4,kv_heads=2,ff=256,tied=1",
-        "arch=olmo2,embd=128,layers=2,heads=4,ff=256",
-        "arch=granite,embd=128,layers=2,heads=4,kv_heads=2,ff=256",
+    static const struct {
+        const char *dims;
+        cf_mk_ftype ft;
+    } cases[] = {
+        {"arch=qwen3,embd=128,layers=2,heads=4,kv_heads=2,head_dim=64,ff=256", CF_MK_Q8_0},
+        {"arch=gemma3,embd=128,layers=6,heads=4,kv_heads=1,head_dim=64,ff=256,swa=4,"
+         "rope_base_swa=20000,tied=1",
+         CF_MK_Q8_0},
+        {"arch=smollm3,embd=128,layers=4,heads=4,kv_heads=2,ff=256,tied=1", CF_MK_Q8_0},
+        {"arch=olmo2,embd=128,layers=2,heads=4,ff=256", CF_MK_Q8_0},
+        {"arch=granite,embd=128,layers=2,heads=4,kv_heads=2,ff=256", CF_MK_Q8_0},
+        {SHAPE_QM, CF_MK_Q8_0},
+        {SHAPE_QM ",embd=256,expert_ff=256", CF_MK_Q4_K_M}, /* Q4_K and Q6_K experts */
+        {SHAPE_MX, CF_MK_Q8_0},
+        {SHAPE_MX ",embd=256", CF_MK_Q4_K_M},
+        {SHAPE_GO, CF_MK_Q8_0},
+        {SHAPE_GO, CF_MK_MXFP4_MOE},
+        {SHAPE_Q35, CF_MK_Q8_0},
+        {SHAPE_Q35 ",embd=256,ff=512", CF_MK_Q4_K_M}, /* Q5_K attn_qkv */
     };
     cf_err err;
-    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
-        cf_mk_params p = {.ftype = CF_MK_Q8_0, .vocab_path = shared_path("models/stories260K.gguf"),
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *dims = cases[i].dims;
+        cf_mk_params p = {.ftype = cases[i].ft, .vocab_path = shared_path("models/stories260K.gguf"),
                           .seed = 11, .n_threads = 2, .out_path = tmp_path("family")};
         p.shape = (cf_mk_shape){.name = "t", .arch = CF_ARCH_LLAMA, .n_ctx = 512,
                                 .rope_base = 10000.0f, .norm_eps = 1e-6f};
-        CHECKF(cf_mk_shape_apply_dims(&p.shape, dims[i], &err) == 0, "%s", err.msg);
+        CHECKF(cf_mk_shape_apply_dims(&p.shape, dims, &err) == 0, "%s", err.msg);
         if (cf_mkmodel(&p, &err) != 0) {
-            CHECKF(0, "%s: %s", dims[i], err.msg);
+            CHECKF(0, "%s: %s", dims, err.msg);
             continue;
         }
         check_contents(p.out_path, &p, 512);
@@ -438,6 +469,110 @@ static void test_builtin_plans(void)
         CHECKF(!find(plan, n, "blk.0.post_ffw_norm.weight") == !cases[i].post_norms,
                "%s: post_ffw_norm", cases[i].shape);
         CHECK(!find(plan, n, "output.weight"));
+        free(plan);
+    }
+}
+
+/* The MoE and hybrid shapes, planned with their models' vocabulary sizes:
+ * the published parameter counts (gpt-oss-20b's 20.9 B, half of
+ * Qwen3-30B-A3B's layers, Qwen3.5's text models), llama.cpp's tensor
+ * counts (19 and 12 a layer; qwen35: 14 a delta-net layer, 11 an
+ * attention layer), the expert and delta-net tensors' shapes and types,
+ * and qwen3-30b-a3b-24l's Q4_K_M under 12 GB. */
+static void test_moe_and_hybrid_plans(void)
+{
+    static const struct {
+        const char *shape;
+        int n_vocab, n_tensors;
+        uint64_t n_params;
+        cf_mk_ftype ft;
+        const char *tensor;
+        int64_t ne[3];
+        cf_type want;
+    } cases[] = {
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "blk.0.ffn_gate_exps.weight",
+         {2880, 2880, 32}, CF_TYPE_MXFP4},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "blk.23.ffn_down_exps.weight",
+         {2880, 2880, 32}, CF_TYPE_MXFP4},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "blk.0.ffn_up_exps.bias", {2880, 32, 1},
+         CF_TYPE_F32},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "blk.0.attn_q.weight", {2880, 4096, 1},
+         CF_TYPE_Q8_0},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "output.weight", {2880, 201088, 1},
+         CF_TYPE_Q8_0},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "blk.5.attn_sinks.weight", {64, 1, 1},
+         CF_TYPE_F32},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_MXFP4_MOE, "blk.5.ffn_gate_inp.weight", {2880, 32, 1},
+         CF_TYPE_F32},
+        /* 2880 is not a multiple of 256: Q4_K -> Q5_0, Q6_K -> Q8_0 */
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_Q4_K_M, "blk.1.ffn_up_exps.weight", {2880, 2880, 32},
+         CF_TYPE_Q5_0},
+        {"gpt-oss-20b", 201088, 459, 20914757184, CF_MK_Q4_K_M, "blk.0.ffn_down_exps.weight",
+         {2880, 2880, 32}, CF_TYPE_Q8_0},
+        {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q4_K_M, "blk.0.ffn_down_exps.weight",
+         {768, 2048, 128}, CF_TYPE_Q6_K},
+        {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q4_K_M, "blk.3.ffn_down_exps.weight",
+         {768, 2048, 128}, CF_TYPE_Q4_K},
+        {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q4_K_M, "blk.5.ffn_down_exps.weight",
+         {768, 2048, 128}, CF_TYPE_Q6_K},
+        {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q4_K_M, "blk.3.ffn_gate_exps.weight",
+         {2048, 768, 128}, CF_TYPE_Q4_K},
+        {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q4_K_M, "blk.3.ffn_gate_inp.weight",
+         {2048, 128, 1}, CF_TYPE_F32},
+        {"qwen3-30b-a3b-24l", 151936, 291, 15577227264, CF_MK_Q8_0, "blk.3.ffn_up_exps.weight",
+         {2048, 768, 128}, CF_TYPE_Q8_0},
+        /* 8 experts (Mixtral, llama-quantize's rule for it) */
+        {"mixtral-8x7b", 32000, 323, 46702792704, CF_MK_Q4_K_M, "blk.0.attn_v.weight", {4096, 1024, 1},
+         CF_TYPE_Q8_0},
+        {"mixtral-8x7b", 32000, 323, 46702792704, CF_MK_IQ3_M, "blk.9.attn_output.weight", {4096, 4096, 1},
+         CF_TYPE_Q5_K},
+        {"mixtral-8x7b", 32000, 323, 46702792704, CF_MK_Q4_K_M, "blk.31.ffn_down_exps.weight",
+         {14336, 4096, 8}, CF_TYPE_Q6_K},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.0.attn_qkv.weight", {1024, 6144, 1},
+         CF_TYPE_Q5_K},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.0.ssm_conv1d.weight", {4, 6144, 1},
+         CF_TYPE_F32},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.1.ssm_a", {16, 1, 1}, CF_TYPE_F32},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.3.attn_q.weight", {1024, 4096, 1},
+         CF_TYPE_Q4_K},
+        /* attn_v's more-bits layers count the 6 attention layers: the 3rd and the last */
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.3.attn_v.weight", {1024, 512, 1},
+         CF_TYPE_Q4_K},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.11.attn_v.weight", {1024, 512, 1},
+         CF_TYPE_Q6_K},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "blk.23.attn_v.weight", {1024, 512, 1},
+         CF_TYPE_Q6_K},
+        {"qwen3.5-0.8b", 248320, 320, 752393024, CF_MK_Q4_K_M, "token_embd.weight", {1024, 248320, 1},
+         CF_TYPE_Q6_K},
+        {"qwen3.5-4b", 248320, 426, 4205751296, CF_MK_Q8_0, "blk.30.ssm_out.weight", {4096, 2560, 1},
+         CF_TYPE_Q8_0},
+        {"qwen3.5-4b", 248320, 426, 4205751296, CF_MK_Q8_0, "blk.31.attn_k_norm.weight", {256, 1, 1},
+         CF_TYPE_F32},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cf_mk_shape s;
+        cf_mk_tensor *plan;
+        int n;
+        cf_err err;
+        if (cf_mk_shape_named(cases[i].shape, &s) != 0 ||
+            cf_mk_plan(&s, cases[i].ft, false, cases[i].n_vocab, &plan, &n, &err) != 0) {
+            CHECKF(0, "%s: no plan", cases[i].shape);
+            continue;
+        }
+        uint64_t params = 0, bytes = 0;
+        for (int j = 0; j < n; j++) {
+            params += (uint64_t)(plan[j].ne[0] * plan[j].ne[1] * plan[j].ne[2]);
+            bytes += cf_row_bytes(plan[j].type, plan[j].ne[0]) * (uint64_t)(plan[j].ne[1] * plan[j].ne[2]);
+        }
+        CHECKF(n == cases[i].n_tensors && params == cases[i].n_params, "%s: %d tensors, %llu parameters",
+               cases[i].shape, n, (unsigned long long)params);
+        const cf_mk_tensor *t = find(plan, n, cases[i].tensor);
+        CHECKF(t && t->type == cases[i].want && !memcmp(t->ne, cases[i].ne, sizeof t->ne) &&
+                   t->n_dims == (t->ne[2] > 1 ? 3 : t->ne[1] > 1 ? 2 : 1),
+               "%s %s %s: %s", cases[i].shape, cf_mk_ftype_name(cases[i].ft), cases[i].tensor,
+               t ? cf_type_name(t->type) : "missing");
+        if (s.arch == CF_ARCH_QWEN3MOE && cases[i].ft == CF_MK_Q4_K_M)
+            CHECKF(bytes < 12000000000u, "%s Q4_K_M: %llu bytes", cases[i].shape, (unsigned long long)bytes);
         free(plan);
     }
 }
@@ -511,24 +646,43 @@ static void test_dims_errors(void)
     CHECK(cf_mk_shape_apply_dims(&s, "arch=qwen3", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
     CHECK(cf_mk_ftype_parse("q4_k_m") == CF_MK_Q4_K_M && cf_mk_ftype_parse("Q3_K") < 0);
     CHECK(cf_mk_ftype_parse("iq4_xs") == CF_MK_IQ4_XS && cf_mk_ftype_parse("mxfp4") == CF_MK_MXFP4);
+    CHECK(cf_mk_ftype_parse("mxfp4_moe") == CF_MK_MXFP4_MOE);
+    /* experts: qwen3moe and gpt-oss need them, llama may have them, qwen3 not */
+    CHECK(cf_mk_shape_apply_dims(&s, "arch=qwen3moe", &err) == 0 && cf_mk_shape_check(&s, &err) != 0 &&
+          strstr(err.msg, "experts"));
+    CHECK(cf_mk_shape_apply_dims(&s, "experts=8,experts_used=2", &err) == 0 &&
+          cf_mk_shape_check(&s, &err) == 0);
+    CHECK(cf_mk_shape_apply_dims(&s, "experts_used=9", &err) == 0 && cf_mk_shape_check(&s, &err) != 0);
+    CHECK(cf_mk_shape_apply_dims(&s, "arch=qwen3,experts_used=2", &err) == 0 &&
+          cf_mk_shape_check(&s, &err) != 0 && strstr(err.msg, "qwen3"));
+    CHECK(cf_mk_shape_apply_dims(&s, "arch=llama,head_dim=0,heads=8,swa=0", &err) == 0 &&
+          cf_mk_shape_check(&s, &err) == 0);
+    CHECK(cf_mk_shape_apply_dims(&s, "yarn_factor=32", &err) == 0 && cf_mk_shape_check(&s, &err) != 0 &&
+          strstr(err.msg, "yarn_orig_ctx"));
+    CHECK(cf_mk_shape_apply_dims(&s, "experts=1000", &err) != 0);
 }
 
 int main(void)
 {
     if (!shared_dir())
         return TEST_SKIP;
-    test_recipe_matches_llama_quantize("models/quant-Q4_K_M.gguf", CF_MK_Q4_K_M);
-    test_recipe_matches_llama_quantize("models/quant-IQ3_XXS.gguf", CF_MK_IQ3_XXS);
-    test_recipe_matches_llama_quantize("models/quant-IQ3_S.gguf", CF_MK_IQ3_S);
-    test_recipe_matches_llama_quantize("models/quant-IQ4_NL.gguf", CF_MK_IQ4_NL);
-    test_recipe_matches_llama_quantize("models/quant-IQ4_XS.gguf", CF_MK_IQ4_XS);
-    test_recipe_matches_llama_quantize("models/quant-MXFP4.gguf", CF_MK_MXFP4);
-    test_recipe_matches_llama_quantize("models/quant-TQ2_0.gguf", CF_MK_TQ2_0);
+    test_plan_matches_file("models/quant-Q4_K_M.gguf", SHAPE_A, CF_MK_Q4_K_M);
+    test_plan_matches_file("models/quant-IQ3_XXS.gguf", SHAPE_A, CF_MK_IQ3_XXS);
+    test_plan_matches_file("models/quant-IQ3_S.gguf", SHAPE_A, CF_MK_IQ3_S);
+    test_plan_matches_file("models/quant-IQ4_NL.gguf", SHAPE_A, CF_MK_IQ4_NL);
+    test_plan_matches_file("models/quant-IQ4_XS.gguf", SHAPE_A, CF_MK_IQ4_XS);
+    test_plan_matches_file("models/quant-MXFP4.gguf", SHAPE_A, CF_MK_MXFP4);
+    test_plan_matches_file("models/quant-TQ2_0.gguf", SHAPE_A, CF_MK_TQ2_0);
+    test_plan_matches_file("models/qwen3moe.Q8_0.gguf", SHAPE_QM, CF_MK_Q8_0);
+    test_plan_matches_file("models/mixtral.Q8_0.gguf", SHAPE_MX, CF_MK_Q8_0);
+    test_plan_matches_file("models/gpt-oss.MXFP4_MOE.gguf", SHAPE_GO, CF_MK_MXFP4_MOE);
+    test_plan_matches_file("models/qwen35.Q8_0.gguf", SHAPE_Q35, CF_MK_Q8_0);
     test_builtin_shapes();
     test_every_type();
     test_iq_types();
     test_families();
     test_builtin_plans();
+    test_moe_and_hybrid_plans();
     test_threads_and_seed();
     test_dims_errors();
     return test_summary("mkmodel");
