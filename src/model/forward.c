@@ -665,22 +665,24 @@ static void delta_head(const thr *T, const cf_layer *L, float *S, int h)
         const float decay = expf((x > 20.0f ? x : log1pf(expf(x))) * a); /* softplus, as ggml */
         for (int i = 0; i < D * D; i++)
             S[i] *= decay;
-        for (int j = 0; j < D; j++) {
-            float sk = 0.0f;
-            for (int i = 0; i < D; i++)
-                sk += S[i * D + j] * k[i];
-            d[j] = beta * (v[j] - sk);
-        }
+        /* S^T k and S^T q run over rows of S (contiguous, so they
+         * vectorise), each sum still in increasing i */
+        for (int j = 0; j < D; j++)
+            d[j] = 0.0f;
+        for (int i = 0; i < D; i++)
+            for (int j = 0; j < D; j++)
+                d[j] += S[i * D + j] * k[i];
+        for (int j = 0; j < D; j++)
+            d[j] = beta * (v[j] - d[j]);
         for (int i = 0; i < D; i++)
             for (int j = 0; j < D; j++)
                 S[i * D + j] += k[i] * d[j];
         float *o = c->ff + (size_t)t * Hv * D + (size_t)h * D;
-        for (int j = 0; j < D; j++) {
-            float s = 0.0f;
-            for (int i = 0; i < D; i++)
-                s += S[i * D + j] * q[i];
-            o[j] = s;
-        }
+        for (int j = 0; j < D; j++)
+            o[j] = 0.0f;
+        for (int i = 0; i < D; i++)
+            for (int j = 0; j < D; j++)
+                o[j] += S[i * D + j] * q[i];
         P->vec->rmsnorm(o, o, L->dn_norm->data, D, eps);
         const float *z = c->dn_z + (size_t)t * Hv * D + (size_t)h * D;
         for (int j = 0; j < D; j++)
