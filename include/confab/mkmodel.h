@@ -75,13 +75,15 @@ bool cf_mk_arch_writes(cf_arch a);
  * when n_head >= 4 n_head_kv and a Q5_K output matrix; IQ3_M: IQ3_S with
  * Q4_K for attn_v, attn_output and the first eighth of ffn_down; IQ3_XS:
  * IQ3_S with IQ3_XXS for attn_q, attn_k and the middle layers'
- * ffn_gate/ffn_up, Q4_K for attn_v when n_head >= 4 n_head_kv).  For the
+ * ffn_gate/ffn_up, Q4_K for attn_v when n_head >= 4 n_head_kv; IQ4_NL and
+ * IQ4_XS without an importance matrix: Q5_K for attn_v when n_head >= 4
+ * n_head_kv and for the first eighth of ffn_down).  For the
  * others every matrix has that type, except that the output matrix
  * (token_embd when tied) becomes Q6_K (Q8_0 stays Q8_0; the IQ3 mixtures
  * do the same).  A row length that is not a multiple of the block size
  * falls back (Q4_K -> Q5_0, Q6_K -> Q8_0, the IQ1/IQ2/IQ3 types and
  * IQ4_XS -> IQ4_NL, TQ2_0 -> Q4_0, output -> Q8_0), as llama-quantize
- * does.  IQ3_XXS, IQ3_S, IQ4_NL, IQ4_XS, MXFP4 and TQ2_0 are always pure
+ * does.  IQ3_XXS, IQ3_S, MXFP4 and TQ2_0 are always pure
  * (llama-quantize --pure): the output matrix too has the type, and only
  * the fallbacks apply.  IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M files need
  * an importance matrix (cf_type_needs_imatrix): cf_mk_plan refuses them.

@@ -27,8 +27,8 @@ static const struct {
     [CF_MK_IQ3_S] = {"IQ3_S", CF_TYPE_IQ3_S, true},
     [CF_MK_IQ3_M] = {"IQ3_M", CF_TYPE_IQ3_S},
     [CF_MK_IQ3_XS] = {"IQ3_XS", CF_TYPE_IQ3_S},
-    [CF_MK_IQ4_NL] = {"IQ4_NL", CF_TYPE_IQ4_NL, true},
-    [CF_MK_IQ4_XS] = {"IQ4_XS", CF_TYPE_IQ4_XS, true},
+    [CF_MK_IQ4_NL] = {"IQ4_NL", CF_TYPE_IQ4_NL},
+    [CF_MK_IQ4_XS] = {"IQ4_XS", CF_TYPE_IQ4_XS},
     [CF_MK_MXFP4] = {"MXFP4", CF_TYPE_MXFP4, true},
     [CF_MK_TQ2_0] = {"TQ2_0", CF_TYPE_TQ2_0, true},
     [CF_MK_MXFP4_MOE] = {"MXFP4_MOE", CF_TYPE_MXFP4},
@@ -128,6 +128,11 @@ static const struct {
     {CF_MK_IQ3_XS, ATTN_K, ALL, CF_TYPE_IQ3_XXS},
     {CF_MK_IQ3_XS, FFN_GATE, MIDDLE, CF_TYPE_IQ3_XXS},
     {CF_MK_IQ3_XS, FFN_UP, MIDDLE, CF_TYPE_IQ3_XXS},
+    /* without an importance matrix */
+    {CF_MK_IQ4_NL, ATTN_V, GQA4, CF_TYPE_Q5_K},
+    {CF_MK_IQ4_NL, FFN_DOWN, FIRST_EIGHTH, CF_TYPE_Q5_K},
+    {CF_MK_IQ4_XS, ATTN_V, GQA4, CF_TYPE_Q5_K},
+    {CF_MK_IQ4_XS, FFN_DOWN, FIRST_EIGHTH, CF_TYPE_Q5_K},
 };
 
 static cf_type mixed(cf_mk_ftype ft, kind k, int layer, const cf_mk_shape *s, cf_type t)

@@ -43,7 +43,9 @@ static void test_plan_matches_file(const char *file, const char *dims, cf_mk_fty
     CHECKF(cf_mk_shape_apply_dims(&s, dims, &err) == 0, "%s", err.msg);
     cf_mk_tensor *plan;
     int n;
-    if (cf_mk_plan(&s, ft, false, 512, &plan, &n, &err) != 0) {
+    /* the quant-* fixtures but Q4_K_M were made with llama-quantize --pure */
+    const bool pure = strstr(file, "/quant-") && ft != CF_MK_Q4_K_M;
+    if (cf_mk_plan(&s, ft, pure, 512, &plan, &n, &err) != 0) {
         CHECKF(0, "%s: %s", file, err.msg);
         cf_gguf_close(g);
         return;
@@ -156,13 +158,19 @@ static void test_builtin_shapes(void)
         {"llama-1b", CF_MK_IQ3_S, "blk.0.attn_v.weight", CF_TYPE_IQ3_S},
         {"llama-1b", CF_MK_IQ3_XXS, "token_embd.weight", CF_TYPE_IQ3_XXS},
         {"llama-1b", CF_MK_IQ3_XXS, "blk.15.ffn_down.weight", CF_TYPE_IQ3_XXS},
-        {"llama-1b", CF_MK_IQ4_XS, "token_embd.weight", CF_TYPE_IQ4_XS},
+        /* IQ4_XS: tied output Q6_K, attn_v Q5_K (4 heads a KV head), the first eighth's ffn_down Q5_K */
+        {"llama-1b", CF_MK_IQ4_XS, "token_embd.weight", CF_TYPE_Q6_K},
+        {"llama-1b", CF_MK_IQ4_XS, "blk.3.attn_v.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_IQ4_XS, "blk.1.ffn_down.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_IQ4_XS, "blk.2.ffn_down.weight", CF_TYPE_IQ4_XS},
+        {"llama-1b", CF_MK_IQ4_XS, "blk.2.attn_q.weight", CF_TYPE_IQ4_XS},
         {"llama-1b", CF_MK_TQ2_0, "blk.3.ffn_down.weight", CF_TYPE_TQ2_0},
         {"llama-1b", CF_MK_MXFP4, "token_embd.weight", CF_TYPE_MXFP4},
         {"smollm2-135m", CF_MK_IQ3_XXS, "blk.0.ffn_down.weight", CF_TYPE_IQ3_XXS}, /* ne0 1536 */
-        {"smollm2-135m", CF_MK_IQ4_NL, "token_embd.weight", CF_TYPE_IQ4_NL},
+        {"smollm2-135m", CF_MK_IQ4_NL, "token_embd.weight", CF_TYPE_Q8_0}, /* tied output of 576 */
         {"smollm2-135m", CF_MK_IQ4_XS, "blk.0.attn_q.weight", CF_TYPE_IQ4_NL},
-        {"smollm2-135m", CF_MK_IQ4_XS, "blk.0.ffn_down.weight", CF_TYPE_IQ4_XS}, /* ne0 1536 */
+        {"smollm2-135m", CF_MK_IQ4_XS, "blk.0.ffn_down.weight", CF_TYPE_Q5_K}, /* first eighth */
+        {"smollm2-135m", CF_MK_IQ4_XS, "blk.9.ffn_down.weight", CF_TYPE_IQ4_XS}, /* ne0 1536 */
         {"smollm2-135m", CF_MK_TQ2_0, "token_embd.weight", CF_TYPE_Q4_0},
         {"qwen2.5-0.5b", CF_MK_MXFP4, "blk.0.attn_k.bias", CF_TYPE_F32},
         {"qwen2.5-0.5b", CF_MK_TQ2_0, "blk.0.ffn_down.weight", CF_TYPE_TQ2_0}, /* ne0 4864 */
