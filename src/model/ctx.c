@@ -31,12 +31,20 @@ int cf_xq_index(cf_weight const ws[3], int i)
     return i;
 }
 
+void cf_moe_group(const cf_layer *L, cf_weight moe[3])
+{
+    moe[0] = L->moe_router;
+    moe[1] = L->moe_gate;
+    moe[2] = L->moe_up;
+}
+
 void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3])
 {
     qkv[0] = L->conv_in ? L->conv_in : L->dn_qkv ? L->dn_qkv : L->wqkv ? L->wqkv : L->wq;
     qkv[1] = L->dn_qkv ? L->dn_z : L->wqkv ? NULL : L->wk;
-    qkv[2] = L->dn_qkv ? L->dn_beta : L->wqkv ? NULL : L->wv;
-    if (L->moe_router) {
+    /* no attn_v: V is the K projection (gemma4 MoE's global layers) */
+    qkv[2] = L->dn_qkv ? L->dn_beta : L->wqkv ? NULL : L->wv ? L->wv : L->wk;
+    if (L->moe_router && !L->dense_norm) {
         ff[0] = L->moe_router;
         ff[1] = L->moe_gate;
         ff[2] = L->moe_up;
@@ -56,10 +64,11 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
     int nb = 1;
     for (int l = 0; l < m->hp.n_layer; l++) {
         const cf_layer *L = &m->layers[l];
-        cf_weight g[2][3], single[] = {L->wo,     L->w_down,  L->moe_down, L->conv_out,
+        cf_weight g[3][3], single[] = {L->wo,     L->w_down,  L->moe_down, L->conv_out,
                                        L->dn_out, L->sh_down, L->ple_gate, L->ple_proj};
         cf_layer_groups(L, g[0], g[1]);
-        for (int k = 0; k < 2; k++)
+        cf_moe_group(L, g[2]); /* a dense FFN beside the experts rounds for both */
+        for (int k = 0; k < 3; k++)
             for (int i = 0; i < 3; i++) {
                 if (!g[k][i])
                     continue;
@@ -209,6 +218,9 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->ff = alloc_floats(B * (ff_w > dn_inner ? ff_w : dn_inner));
     if (hp->ple_dim)
         c->ple = alloc_floats(B * (size_t)hp->n_layer * (size_t)hp->ple_dim);
+    const bool dual = hp->n_expert && m->layers[0].dense_norm;
+    if (dual)
+        c->dense_out = alloc_floats(B * E);
     if (dn_inner) {
         c->dn_z = alloc_floats(B * dn_inner);
         c->dn_beta = alloc_floats(B * (size_t)hp->ssm_v_heads);
@@ -218,7 +230,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->work = calloc((size_t)c->n_work, sizeof *c->work);
     c->shares = alloc_shares(c->n_work, c->n_threads);
     bool ok = c->x && c->tmp && c->qkv && c->ff && c->part && c->work && c->shares &&
-              (!dn_inner || (c->dn_z && c->dn_beta && c->dn_alpha)) && (!hp->ple_dim || c->ple) &&
+              (!dn_inner || (c->dn_z && c->dn_beta && c->dn_alpha)) && (!hp->ple_dim || c->ple) && (!dual || c->dense_out) &&
               rope_tables(c) == 0;
     for (int i = 0; ok && i < c->n_xq; i++)
         ok = (c->xq[i] = alloc_bytes(B * c->xq_stride)) != NULL;
@@ -239,6 +251,7 @@ void cf_ctx_free(cf_ctx *c)
     cf_kv_free(&c->kv);
     cf_rs_free(c);
     free(c->ple);
+    free(c->dense_out);
     free(c->dn_z);
     free(c->dn_beta);
     free(c->dn_alpha);

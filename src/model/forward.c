@@ -822,6 +822,9 @@ static void moe_up_phase(thr *T, const cf_layer *L, cf_weight const ff[3])
                 }
                 if (P->hp->ffn == CF_FFN_SWIGLU_OAI)
                     cf_swiglu_oai(gi, ui, (int)cnt);
+                else if (P->hp->ffn == CF_FFN_GEGLU)
+                    for (int64_t j = 0; j < cnt; j++)
+                        gi[j] = cf_gelu(gi[j]) * ui[j];
                 else
                     P->vec->silu_mul(gi, ui, (int)cnt);
             }
@@ -866,7 +869,8 @@ static void moe_down_phase(thr *T, const cf_layer *L)
     for (int t = 0; t < P->n; t++) {
         float *y = c->tmp + (size_t)t * E;
         for (int j = 0; j < k; j++) {
-            const float w = c->moe_w[t * k + j];
+            const float *s = L->exp_scale ? L->exp_scale->data : NULL; /* per expert (gemma4) */
+            const float w = c->moe_w[t * k + j] * (s ? s[c->moe_sel[t * k + j]] : 1.0f);
             const float *o = c->moe_out + (size_t)c->moe_slot[t * k + j] * E;
             for (int i = i0; i < i1; i++) {
                 const float wo = o[i] * w;
@@ -955,6 +959,53 @@ static void moe_block(thr *T, const cf_layer *L, cf_weight const ff[3])
     moe_down_phase(T, L);
     if (L->sh_gate)
         shared_expert(T, L, ff);
+}
+
+/* Gemma 4 MoE, after its dense FFN (in c->tmp): that output normalised
+ * aside, and the residual rounded for the router, rms(x) / sqrt(n_embd) *
+ * router_scale, and for the experts, rms(x, exp_pre_norm). */
+static void dual_ffn_inputs(thr *T, const cf_layer *L, cf_weight const moe[3])
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int E = hp->n_embd;
+    int r0, r1;
+    split(P->n, T->ith, T->nth, &r0, &r1);
+    for (int r = r0; r < r1; r++)
+        P->vec->rmsnorm(c->dense_out + (size_t)r * E, c->tmp + (size_t)r * E, L->dense_norm->data, E,
+                        hp->norm_eps);
+    const float *scale = L->router_scale->data, inv_sqrt_e = 1.0f / sqrtf((float)E);
+    float *row = T->b->row;
+    my_rows(T, 0, P->n, &r0, &r1);
+    for (int r = r0; r < r1; r++) {
+        const float *x = resid(T, r);
+        for (int i = 0; i < E; i++)
+            row[i] = x[i];
+        rms_unweighted(row, E, hp->norm_eps);
+        for (int i = 0; i < E; i++)
+            row[i] = row[i] * inv_sqrt_e * scale[i];
+        cf_quantize_row(cf_vec_dot_type(moe[0]->type), row, act(T, cf_xq_index(moe, 0), r), E);
+        P->vec->rmsnorm(row, x, L->exp_pre_norm->data, E, hp->norm_eps);
+        cf_quantize_row(cf_vec_dot_type(moe[1]->type), row, act(T, cf_xq_index(moe, 1), r), E);
+    }
+    sync_all(T);
+}
+
+/* Gemma 4 MoE's FFN output: the dense part plus rms(experts, exp_norm). */
+static void dual_ffn_sum(thr *T, const cf_layer *L)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const int E = P->hp->n_embd;
+    int r0, r1;
+    split(P->n, T->ith, T->nth, &r0, &r1);
+    for (int r = r0; r < r1; r++) {
+        float *y = c->tmp + (size_t)r * E;
+        P->vec->rmsnorm(y, y, L->exp_norm->data, E, P->hp->norm_eps);
+        P->vec->add(y, c->dense_out + (size_t)r * E, y, NULL, E);
+    }
+    sync_all(T);
 }
 
 /* The dense FFN, from the rounded normalised input to c->tmp. */
@@ -1058,10 +1109,18 @@ static void layer(thr *T, int l)
     else
         attention_block(T, L, l);
     norm_phase(T, 0, n, &attn_out, L->ffn_norm, L->ffn_norm_b, ff);
-    if (L->moe_router)
+    if (L->moe_router && !L->dense_norm) {
         moe_block(T, L, ff);
-    else
+    } else {
         ffn_block(T, L);
+    }
+    if (L->dense_norm) {
+        cf_weight moe[3];
+        cf_moe_group(L, moe);
+        dual_ffn_inputs(T, L, moe);
+        moe_block(T, L, moe);
+        dual_ffn_sum(T, L);
+    }
     if (L->ple_gate)
         ple_block(T, L, l);
 }

@@ -46,6 +46,11 @@ typedef struct cf_layer {
      * token's embedding for this layer)); then x *= out_scale (1 value) */
     cf_weight ple_gate, ple_proj, ple_norm, out_scale;
     bool v_norm; /* V is RMS-normalised per head, without a weight (gemma4) */
+    /* gemma4 MoE: a dense FFN and the experts side by side, each with its
+     * norms (dense_norm after the dense FFN; exp_pre_norm / exp_norm around
+     * the experts), the router reading rms(x) / sqrt(n_embd) * router_scale,
+     * each expert's output times exp_scale[e]; post_ffn_norm of their sum */
+    cf_weight dense_norm, exp_pre_norm, exp_norm, router_scale, exp_scale;
     /* the layer's attention geometry (hp's values unless the family says
      * otherwise); kv_src: the layer whose cache it reads (its own unless it
      * shares an earlier layer's, gemma4) */
@@ -133,6 +138,8 @@ struct cf_ctx {
     float *moe_ff;     /* pair rows: act(gate) * up, n_ff_exp wide */
     uint8_t *moe_xd;   /* pair rows: moe_ff rounded for the down matrices */
     float *moe_out;    /* pair rows: the experts' outputs */
+    /* gemma4 MoE: the dense branch's output while the experts run */
+    float *dense_out;
     /* gemma4: each token's per-layer inputs, n_layer x ple_dim */
     float *ple;
     /* gated delta nets: a batch's z gates, and beta and alpha per value head */
@@ -166,6 +173,8 @@ void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3]);
 /* Which xq buffer holds the input of ws[i]: the first of the group whose
  * weight has the same dot type. */
 int cf_xq_index(cf_weight const ws[3], int i);
+/* The weights reading the experts' inputs: the router, gate and up. */
+void cf_moe_group(const cf_layer *L, cf_weight moe[3]);
 
 /* ---- ops (ops.c) ---------------------------------------------------------- */
 void cf_layernorm(float *y, const float *x, const float *w, const float *b, int n, float eps);

@@ -45,11 +45,9 @@ check_err 2 "^confab: --repeat-penalty: the repeat penalty must be" -m "$models/
 check_err 2 "-p TEXT or -f FILE" -m "$models/stories260K.gguf"
 check_err 3 "cannot open" -m "$tmp/none.gguf" -p x
 check_err 5 "context holds" -m "$models/stories260K.gguf" -p "$prompt" -c 8
-# a variant confab does not run yet: one line naming it; inspect still reads it
-if [ -f "$models/gemma4moe.Q8_0.gguf" ]; then
-    check_err 3 "gemma4 with experts (Gemma 4 MoE) is not supported yet" -m "$models/gemma4moe.Q8_0.gguf" -p x
-    "$bin" inspect "$models/gemma4moe.Q8_0.gguf" | grep -q "gemma4.expert_count" ||
-        fail "inspect of an unsupported model"
-fi
+# an architecture confab does not run: one line naming it and the list; inspect still reads it
+printf 'GGUF\003\000\000\000\000\000\000\000\000\000\000\000\001\000\000\000\000\000\000\000\024\000\000\000\000\000\000\000general.architecture\010\000\000\000\005\000\000\000\000\000\000\000mamba' >"$tmp/mamba.gguf"
+check_err 3 "architecture 'mamba' is not supported; confab runs llama (.*), qwen3 (Qwen3), gemma3" -m "$tmp/mamba.gguf" -p x
+"$bin" inspect "$tmp/mamba.gguf" | grep -q "general.architecture .*'mamba'" || fail "inspect of an unsupported architecture"
 rm -rf "$tmp"
 [ $fails -eq 0 ] && echo "complete: ok"

@@ -39,6 +39,12 @@ static tol tolerance_for(const char *stem)
         return (tol){0.01, 0.01, 0, 0};
     if (!strcmp(stem, "gemma4.Q8_0"))
         return (tol){0.75, 0.2, 0, 0};
+    /* README-2026: with 6 MoE layers choosing 2 of 8, llama.cpp does not
+     * agree with itself at the Q8_0 level; RMS 0.8 is the useful bound (an
+     * independent float64 reading rounding as llama.cpp: max 4.8 in the
+     * steps, 1.0 / RMS 0.24 at the prompt's end) */
+    if (!strcmp(stem, "gemma4moe.Q8_0"))
+        return (tol){5.0, 0.8, 0, 0};
     if (strstr(stem, "F32") || strncmp(stem, "stories260K", 11) == 0)
         return (tol){2e-4, 2e-4, 0, 0};
     if (strstr(stem, "BF16"))
