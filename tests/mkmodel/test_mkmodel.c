@@ -65,7 +65,7 @@ static void test_plan_matches_file(const char *file, const char *dims, cf_mk_fty
     cf_gguf_close(g);
 }
 
-/* README-2026's fixture shapes: A (quant-*), QM, MX, GO and Q */
+/* README-2026's fixture shapes: A (quant-*), QM, MX, GO, Q and G */
 #define SHAPE_A "embd=256,layers=2,heads=8,kv_heads=2,ff=768"
 #define SHAPE_QM                                                                                          \
     "arch=qwen3moe,embd=128,layers=2,heads=4,kv_heads=2,head_dim=64,ff=64,experts=8,experts_used=4"
@@ -76,6 +76,10 @@ static void test_plan_matches_file(const char *file, const char *dims, cf_mk_fty
 #define SHAPE_Q35                                                                                         \
     "arch=qwen35,embd=128,layers=8,heads=4,kv_heads=2,head_dim=32,rot=16,ff=192,rope_base=10000000,"   \
     "tied=1,ssm_conv=4,ssm_state=32,ssm_k_heads=2,ssm_v_heads=4"
+
+#define SHAPE_G4                                                                                          \
+    "arch=gemma4,embd=128,layers=6,heads=4,kv_heads=1,head_dim=64,head_dim_swa=32,ff=192,swa=12,"        \
+    "swa_period=3,kv_shared=3,ple=32,rope_base=1000000,rope_base_swa=10000,tied=1"
 
 static cf_type planned(const char *shape, cf_mk_ftype ft, const char *name)
 {
@@ -397,6 +401,8 @@ static void test_families(void)
         {SHAPE_GO, CF_MK_MXFP4_MOE},
         {SHAPE_Q35, CF_MK_Q8_0},
         {SHAPE_Q35 ",embd=256,ff=512", CF_MK_Q4_K_M}, /* Q5_K attn_qkv */
+        {SHAPE_G4 ",swa=4", CF_MK_Q8_0}, /* a window shorter than the batch */
+        {SHAPE_G4 ",swa=4,embd=256,ff=256", CF_MK_Q4_K_M},
     };
     cf_err err;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -677,6 +683,7 @@ int main(void)
     test_plan_matches_file("models/mixtral.Q8_0.gguf", SHAPE_MX, CF_MK_Q8_0);
     test_plan_matches_file("models/gpt-oss.MXFP4_MOE.gguf", SHAPE_GO, CF_MK_MXFP4_MOE);
     test_plan_matches_file("models/qwen35.Q8_0.gguf", SHAPE_Q35, CF_MK_Q8_0);
+    test_plan_matches_file("models/gemma4.Q8_0.gguf", SHAPE_G4, CF_MK_Q8_0);
     test_builtin_shapes();
     test_every_type();
     test_iq_types();
