@@ -483,8 +483,8 @@ int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, int n_vocab, cf_
     if (n_vocab < 1 || n_vocab > (1 << 24))
         return cf_fail(err, "a vocabulary of %d tokens is out of range", n_vocab);
     const int64_t E = s->n_embd;
-    planner p = {s, ft, pure, calloc((size_t)s->n_layer * MAX_LAYER_TENSORS + MAX_GLOBAL_TENSORS, sizeof *p.t),
-                 0};
+    const size_t most = (size_t)s->n_layer * MAX_LAYER_TENSORS + MAX_GLOBAL_TENSORS;
+    planner p = {s, ft, pure, calloc(most, sizeof *p.t), 0};
     if (!p.t)
         return cf_fail(err, "out of memory");
     add(&p, EMBD, -1, "token_embd.weight", E, n_vocab);

@@ -314,7 +314,8 @@ int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err)
         return cf_fail(err, "embd, ff and heads x head size must be multiples of 32 (the "
                             "quantization block)");
     if (s->n_swa && s->arch != CF_ARCH_GEMMA3 && s->arch != CF_ARCH_GPT_OSS && s->arch != CF_ARCH_GEMMA4)
-        return cf_fail(err, "swa: %s has no sliding layers (gemma3, gemma4 and gpt-oss have; swa=0 removes them)",
+        return cf_fail(err, "swa: %s has no sliding layers (gemma3, gemma4 and gpt-oss have; swa=0 "
+                            "removes them)",
                        cf_arch_name(s->arch));
     if (s->yarn_factor > 0 && !s->yarn_orig_ctx)
         return cf_fail(err, "yarn_factor needs yarn_orig_ctx, the context YaRN extends");

@@ -479,6 +479,51 @@ static void test_builtin_plans(void)
     }
 }
 
+/* gemma4-e2b, planned with Gemma 4's 262144 tokens: 4.63 B parameters
+ * (the published 5.1 B less the vision and audio encoders; 2.3 B without
+ * the per-layer embeddings), 6 tensors outside the layers, 17 in the 15
+ * with their own cache and 14 in the 20 shared ones (no attn_k, attn_v,
+ * attn_k_norm); sliding layers' heads of 256, global ones' of 512, the
+ * shared layers' FFNs twice as wide, F32 per_layer_model_proj and
+ * rope_freqs (64 of 256 pairs rotated). */
+static void test_gemma4_plan(void)
+{
+    cf_mk_shape s;
+    cf_mk_tensor *plan;
+    int n;
+    cf_err err;
+    if (cf_mk_shape_named("gemma4-e2b", &s) != 0 ||
+        cf_mk_plan(&s, CF_MK_Q8_0, false, 262144, &plan, &n, &err) != 0) {
+        CHECK(0);
+        return;
+    }
+    uint64_t params = 0;
+    for (int j = 0; j < n; j++)
+        params += (uint64_t)(plan[j].ne[0] * plan[j].ne[1]);
+    CHECKF(n == 6 + 15 * 17 + 20 * 14 && params == 4628569635ull, "gemma4-e2b: %d tensors, %llu parameters",
+           n, (unsigned long long)params);
+    const cf_mk_tensor *q0 = find(plan, n, "blk.0.attn_q.weight"), *q4 = find(plan, n, "blk.4.attn_q.weight");
+    const cf_mk_tensor *k14 = find(plan, n, "blk.14.attn_k.weight");
+    const cf_mk_tensor *up15 = find(plan, n, "blk.15.ffn_up.weight");
+    const cf_mk_tensor *proj = find(plan, n, "per_layer_model_proj.weight");
+    const cf_mk_tensor *rf = find(plan, n, "rope_freqs.weight");
+    CHECK(q0 && q0->ne[1] == 8 * 256 && q4 && q4->ne[1] == 8 * 512 && k14 && k14->ne[1] == 512);
+    CHECK(!find(plan, n, "blk.15.attn_k.weight") && !find(plan, n, "blk.34.attn_v.weight") &&
+          !find(plan, n, "blk.15.attn_k_norm.weight") && find(plan, n, "blk.15.attn_q_norm.weight"));
+    CHECK(up15 && up15->ne[1] == 2 * 6144 && find(plan, n, "blk.14.ffn_up.weight")->ne[1] == 6144);
+    CHECK(proj && proj->type == CF_TYPE_F32 && proj->ne[0] == 1536 && proj->ne[1] == 35 * 256);
+    CHECK(rf && rf->ne[0] == 256 && rf->init_prope && !find(plan, n, "output.weight"));
+    float freqs[256];
+    cf_mk_row(1, rf, 0, freqs);
+    CHECK(freqs[63] == 1.0f && freqs[64] == 1e30f);
+    free(plan);
+    /* Q4_K_M's attn_v: the more-bits layers of the 15 that have one */
+    CHECK(planned("gemma4-e2b", CF_MK_Q4_K_M, "blk.14.attn_v.weight") == CF_TYPE_Q6_K &&
+          planned("gemma4-e2b", CF_MK_Q4_K_M, "blk.4.attn_v.weight") == CF_TYPE_Q4_K &&
+          planned("gemma4-e2b", CF_MK_Q4_K_M, "per_layer_token_embd.weight") == CF_TYPE_Q4_K &&
+          planned("gemma4-e2b", CF_MK_Q4_K_M, "token_embd.weight") == CF_TYPE_Q6_K);
+}
+
 /* The MoE and hybrid shapes, planned with their models' vocabulary sizes:
  * the published parameter counts (gpt-oss-20b's 20.9 B, half of
  * Qwen3-30B-A3B's layers, Qwen3.5's text models), llama.cpp's tensor
@@ -690,6 +735,7 @@ int main(void)
     test_families();
     test_builtin_plans();
     test_moe_and_hybrid_plans();
+    test_gemma4_plan();
     test_threads_and_seed();
     test_dims_errors();
     return test_summary("mkmodel");
