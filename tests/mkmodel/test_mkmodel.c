@@ -695,6 +695,15 @@ static void test_dims_errors(void)
           cf_mk_shape_apply_dims(&s, "head_dim=0,swa=0,heads=8", &err) == 0 &&
           cf_mk_shape_check(&s, &err) == 0 && cf_mk_head_dim(&s) == 144 && !s.n_swa);
     CHECK(cf_mk_shape_apply_dims(&s, "arch=qwen3", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
+    /* gemma4's keys: its own; a shared layer needs a global last own layer
+     * and a sliding one before it */
+    cf_mk_shape g = s;
+    CHECK(cf_mk_shape_apply_dims(&g, "ple=32", &err) == 0 && cf_mk_shape_check(&g, &err) != 0 &&
+          strstr(err.msg, "gemma4"));
+    CHECK(cf_mk_shape_named("gemma4-e2b", &g) == 0 && cf_mk_shape_apply_dims(&g, "kv_shared=21", &err) == 0 &&
+          cf_mk_shape_check(&g, &err) != 0 && strstr(err.msg, "kv_shared"));
+    CHECK(cf_mk_shape_apply_dims(&g, "kv_shared=0,swa=0", &err) == 0 && cf_mk_shape_check(&g, &err) != 0 &&
+          strstr(err.msg, "swa_period"));
     CHECK(cf_mk_ftype_parse("q4_k_m") == CF_MK_Q4_K_M && cf_mk_ftype_parse("Q3_K") < 0);
     CHECK(cf_mk_ftype_parse("iq4_xs") == CF_MK_IQ4_XS && cf_mk_ftype_parse("mxfp4") == CF_MK_MXFP4);
     CHECK(cf_mk_ftype_parse("mxfp4_moe") == CF_MK_MXFP4_MOE);
