@@ -31,7 +31,7 @@ typedef struct cf_mk_shape {
     float rope_base, norm_eps;
     bool tied;           /* no output.weight: token_embd.weight is the output matrix */
     int head_dim;        /* 0: n_embd / n_head */
-    int n_swa;           /* gemma3's and gpt-oss's sliding window; 0: none */
+    int n_swa;           /* gemma3's, gemma4's and gpt-oss's sliding window; 0: none */
     float rope_base_swa; /* their RoPE base (written with n_swa); 0: the engine's default */
     int n_expert;        /* a mixture of experts in every layer (llama: Mixtral); 0: none */
     int n_expert_used;   /* experts per token */
