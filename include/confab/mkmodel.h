@@ -7,7 +7,10 @@
  * tokens prefer some experts clearly, and gpt-oss's attention sinks
  * N(0, 1.5^2); qwen35's delta nets as README-2026's fixture: decays
  * ssm_a = -exp(N(ln 3, 0.5^2)), ssm_dt.bias N(-3.5, 0.5^2) (time steps
- * about 0.03), conv kernels N(0, 1/kernel).  Every row comes from its own random
+ * about 0.03), conv kernels N(0, 1/kernel); gemma4's as its fixture, so
+ * that random models do not collapse onto one token: post-sublayer norms
+ * 4 + N(0, 0.1^2), q/k norms 0.7 + N(0, 0.1^2), layer_output_scale
+ * N(0.8, 0.1^2), per_layer_token_embd N(0, 1/ple).  Every row comes from its own random
  * stream keyed by (seed, tensor name, row), so a file does not depend on the
  * thread count and the same tensor has the same values in every type. */
 #ifndef CONFAB_MKMODEL_H
@@ -28,7 +31,7 @@ typedef struct cf_mk_shape {
     float rope_base, norm_eps;
     bool tied;           /* no output.weight: token_embd.weight is the output matrix */
     int head_dim;        /* 0: n_embd / n_head */
-    int n_swa;           /* gemma3's and gpt-oss's sliding window; 0: none */
+    int n_swa;           /* gemma3's, gemma4's and gpt-oss's sliding window; 0: none */
     float rope_base_swa; /* their RoPE base (written with n_swa); 0: the engine's default */
     int n_expert;        /* a mixture of experts in every layer (llama: Mixtral); 0: none */
     int n_expert_used;   /* experts per token */
@@ -37,6 +40,11 @@ typedef struct cf_mk_shape {
     /* qwen35's gated delta nets (three of every four layers): conv kernel,
      * head size (state_size), key heads (group_count), value heads */
     int ssm_conv, ssm_state, ssm_k_heads, ssm_v_heads;
+    /* gemma4: the sliding layers' head size (0: head_dim), every
+     * swa_period-th layer global and the rest sliding (0: all global),
+     * the last kv_shared layers reading an earlier layer's cache, and
+     * per-layer embeddings of ple dims (0: none) */
+    int head_dim_swa, swa_period, n_kv_shared, ple_dim;
     float yarn_factor;   /* YaRN context extension (gpt-oss); 0: none */
     int yarn_orig_ctx;   /* the context YaRN extends */
     const char *vocab;   /* the default vocabulary, a path under the shared folder
@@ -45,6 +53,14 @@ typedef struct cf_mk_shape {
 
 /* qwen35: layer l is attention when (l + 1) % 4 == 0, else a delta net */
 #define CF_MK_ATTN_INTERVAL 4
+
+/* gemma4's layers: whether layer l is sliding, whether it has no cache of
+ * its own (one of the last kv_shared), its FFN width (twice n_ff in
+ * those, Gemma 4's double-wide MLP) and its head size. */
+bool cf_mk_sliding(const cf_mk_shape *s, int l);
+bool cf_mk_kv_shared(const cf_mk_shape *s, int l);
+int cf_mk_layer_ff(const cf_mk_shape *s, int l);
+int cf_mk_layer_head_dim(const cf_mk_shape *s, int l);
 
 /* A built-in shape ("smollm2-135m", "llama-1b", "qwen3-0.6b", ...); -1 when
  * there is none by that name. */
@@ -55,7 +71,8 @@ const char *cf_mk_shape_list(void);
  *   arch (cf_mk_arch_list()'s), embd, layers, heads, kv_heads, head_dim,
  *   ff, ctx, rope_base, eps, tied (0|1), swa, rope_base_swa, experts,
  *   experts_used, expert_ff, yarn_factor, yarn_orig_ctx, rot, ssm_conv,
- *   ssm_state, ssm_k_heads, ssm_v_heads, name.
+ *   ssm_state, ssm_k_heads, ssm_v_heads, head_dim_swa, swa_period,
+ *   kv_shared, ple, name.
  * Unknown keys and bad values fail with a message naming them. */
 int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err);
 /* Check a shape is complete and consistent. */
@@ -93,7 +110,9 @@ bool cf_mk_arch_writes(cf_arch a);
  * Expert tensors take the type of the layer's dense FFN matrix of their
  * kind (ffn_down_exps: Q6_K in Q4_K_M's more-bits layers); with exactly 8
  * experts (Mixtral) attn_k and attn_v are Q8_0, and attn_output Q5_K in
- * Q4_K_M, IQ3_M and IQ3_XS.  Routers (ffn_gate_inp) and 1-D tensors are always F32. */
+ * Q4_K_M, IQ3_M and IQ3_XS.  Routers (ffn_gate_inp), gemma4's
+ * per_layer_model_proj and 1-D tensors are always F32; gemma4's attn_v
+ * more-bits layers are counted over the layers that have one. */
 typedef enum cf_mk_ftype {
     CF_MK_F32,
     CF_MK_F16,
@@ -138,6 +157,8 @@ typedef struct cf_mk_tensor {
     float init_std;   /* of the random part */
     float init_mean;  /* 1 for norm weights, 0 otherwise */
     bool init_neg_exp; /* -exp(the normal value): qwen35's ssm_a, -exp(A_log) */
+    bool init_prope;   /* gemma4's rope_freqs: 1 for the first quarter, 1e30 (no
+                          rotation) for the rest, its proportional RoPE */
 } cf_mk_tensor;
 
 /* The tensors of a file of shape s and type ft with an n_vocab vocabulary,

@@ -69,6 +69,7 @@ typedef enum kind {
     CONV,     /* ssm_conv1d: llama-quantize never quantizes it */
     DECAY,    /* ssm_a, -exp(A_log) */
     DT_BIAS,  /* ssm_dt.bias: softplus of it is the delta net's time step */
+    PLE_PROJ, /* gemma4's per_layer_model_proj: llama-quantize keeps it F32 */
     NORM,
     BIAS,
     SINKS,
@@ -164,7 +165,8 @@ static cf_type eight_experts(cf_mk_ftype ft, kind k, cf_type t)
 static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, int layer, int64_t ne0,
                       bool experts)
 {
-    if (k == NORM || k == BIAS || k == ROUTER || k == SINKS || k == CONV || k == DECAY || k == DT_BIAS)
+    if (k == NORM || k == BIAS || k == ROUTER || k == SINKS || k == CONV || k == DECAY || k == DT_BIAS ||
+        k == PLE_PROJ)
         return CF_TYPE_F32;
     cf_type t = ftypes[ft].base;
     if (t == CF_TYPE_F32 || t == CF_TYPE_F16 || t == CF_TYPE_BF16)
@@ -178,6 +180,9 @@ static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, i
     else if (ft == CF_MK_Q4_K_M && k == ATTN_V && s->arch == CF_ARCH_QWEN35)
         /* counted over the attention layers alone */
         t = use_more_bits(layer / CF_MK_ATTN_INTERVAL, s->n_layer / CF_MK_ATTN_INTERVAL) ? CF_TYPE_Q6_K : t;
+    else if (ft == CF_MK_Q4_K_M && k == ATTN_V && s->arch == CF_ARCH_GEMMA4)
+        /* counted over the layers with a cache of their own, the first ones */
+        t = use_more_bits(layer, s->n_layer - s->n_kv_shared) ? CF_TYPE_Q6_K : t;
     else if (ft == CF_MK_Q4_K_M && (k == ATTN_V || k == FFN_DOWN) && use_more_bits(layer, s->n_layer))
         t = CF_TYPE_Q6_K;
     else if (ft == CF_MK_Q4_K_M && k == ATTN_QKV)
@@ -199,6 +204,7 @@ static const struct family {
     cf_qk_norm qk;     /* attn_q_norm / attn_k_norm: head_dim, or the whole q and k */
     bool oss;          /* gpt-oss: biases everywhere, sinks, post_attention_norm before the FFN */
     bool hybrid;       /* qwen35: delta nets and gated attention, post_attention_norm before the FFN */
+    bool gemma4;       /* two kinds of layer, shared caches, per-layer embeddings */
 } families[CF_ARCH_COUNT] = {
     [CF_ARCH_LLAMA] = {.writes = true},
     [CF_ARCH_QWEN2] = {.writes = true, .qkv_bias = true},
@@ -211,10 +217,12 @@ static const struct family {
     [CF_ARCH_QWEN3MOE] = {.writes = true, .qk = CF_QK_NORM_HEAD},
     [CF_ARCH_GPT_OSS] = {.writes = true, .oss = true},
     [CF_ARCH_QWEN35] = {.writes = true, .hybrid = true},
+    [CF_ARCH_GEMMA4] = {.writes = true, .gemma4 = true},
 };
 
-/* the most tensors a layer has (gpt-oss) */
+/* the most tensors a layer has (gpt-oss), and outside the layers (gemma4) */
 #define MAX_LAYER_TENSORS 19
+#define MAX_GLOBAL_TENSORS 7
 
 bool cf_mk_arch_writes(cf_arch a)
 {
@@ -223,7 +231,7 @@ bool cf_mk_arch_writes(cf_arch a)
 
 const char *cf_mk_arch_list(void)
 {
-    return "llama, qwen2, qwen3, gemma3, smollm3, olmo2, granite, qwen3moe, gpt-oss, qwen35";
+    return "llama, qwen2, qwen3, gemma3, smollm3, olmo2, granite, qwen3moe, gpt-oss, qwen35, gemma4";
 }
 
 typedef struct planner {
@@ -260,6 +268,13 @@ static void add3(planner *p, kind k, int layer, const char *what, int64_t ne0, i
 static void add(planner *p, kind k, int layer, const char *what, int64_t ne0, int64_t ne1)
 {
     add3(p, k, layer, what, ne0, ne1, 1);
+}
+
+/* The last tensor added gets its own distribution. */
+static void init_last(planner *p, float mean, float sd)
+{
+    p->t[p->n - 1].init_mean = mean;
+    p->t[p->n - 1].init_std = sd;
 }
 
 /* One line on the first tensor whose type confab cannot write. */
@@ -365,14 +380,69 @@ static void add_hybrid_layer(planner *p, int l)
     add(p, FFN_DOWN, l, "ffn_down.weight", F, E);
 }
 
+/* gemma4's block, in llama.cpp's order: the shared layers have no attn_k,
+ * attn_v or attn_k_norm; the norms' values as mkmodel.h says */
+static void add_gemma4_layer(planner *p, int l)
+{
+    const cf_mk_shape *s = p->s;
+    const int64_t E = s->n_embd, F = cf_mk_layer_ff(s, l), hd = cf_mk_layer_head_dim(s, l);
+    const int64_t Q = s->n_head * hd, KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
+    const bool own = !cf_mk_kv_shared(s, l);
+    add(p, NORM, l, "attn_norm.weight", E, 1);
+    add(p, ATTN_Q, l, "attn_q.weight", E, Q);
+    if (own) {
+        add(p, ATTN_K, l, "attn_k.weight", E, KV);
+        add(p, ATTN_V, l, "attn_v.weight", E, KV);
+    }
+    add(p, NORM, l, "attn_q_norm.weight", hd, 1);
+    init_last(p, 0.7f, 0.1f);
+    if (own) {
+        add(p, NORM, l, "attn_k_norm.weight", hd, 1);
+        init_last(p, 0.7f, 0.1f);
+    }
+    add(p, ATTN_OUT, l, "attn_output.weight", Q, E);
+    add(p, NORM, l, "post_attention_norm.weight", E, 1);
+    init_last(p, 4.0f, 0.1f);
+    add(p, NORM, l, "ffn_norm.weight", E, 1);
+    add(p, FFN_GATE, l, "ffn_gate.weight", E, F);
+    add(p, FFN_UP, l, "ffn_up.weight", E, F);
+    add(p, FFN_DOWN, l, "ffn_down.weight", F, E);
+    add(p, NORM, l, "post_ffw_norm.weight", E, 1);
+    init_last(p, 4.0f, 0.1f);
+    if (s->ple_dim) {
+        add(p, PLAIN, l, "inp_gate.weight", E, s->ple_dim);
+        add(p, PLAIN, l, "proj.weight", s->ple_dim, E);
+        add(p, NORM, l, "post_norm.weight", E, 1);
+        init_last(p, 4.0f, 0.1f);
+    }
+    add(p, NORM, l, "layer_output_scale.weight", 1, 1);
+    init_last(p, 0.8f, 0.1f);
+}
+
+/* gemma4's tensors before the layers: the per-layer embeddings and the
+ * global layers' RoPE frequency divisors */
+static void add_gemma4_globals(planner *p, int n_vocab)
+{
+    const cf_mk_shape *s = p->s;
+    const int64_t PL = (int64_t)s->ple_dim * s->n_layer;
+    if (s->ple_dim) {
+        add(p, PLAIN, -1, "per_layer_token_embd.weight", PL, n_vocab);
+        init_last(p, 0.0f, 1.0f / sqrtf((float)s->ple_dim));
+        add(p, PLE_PROJ, -1, "per_layer_model_proj.weight", s->n_embd, PL);
+        add(p, NORM, -1, "per_layer_proj_norm.weight", s->ple_dim, 1);
+    }
+    add(p, NORM, -1, "rope_freqs.weight", (s->n_rot ? s->n_rot : cf_mk_head_dim(s)) / 2, 1);
+    p->t[p->n - 1].init_prope = true;
+}
+
 static void add_layer(planner *p, int l)
 {
     const cf_mk_shape *s = p->s;
     const struct family *f = &families[s->arch];
     const int64_t E = s->n_embd, F = s->n_ff, hd = cf_mk_head_dim(s);
     const int64_t Q = s->n_head * hd, KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
-    if (f->oss || f->hybrid) {
-        (f->oss ? add_oss_layer : add_hybrid_layer)(p, l);
+    if (f->oss || f->hybrid || f->gemma4) {
+        (f->oss ? add_oss_layer : f->hybrid ? add_hybrid_layer : add_gemma4_layer)(p, l);
         return;
     }
     if (!f->no_pre_norms)
@@ -418,10 +488,13 @@ int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, int n_vocab, cf_
     if (n_vocab < 1 || n_vocab > (1 << 24))
         return cf_fail(err, "a vocabulary of %d tokens is out of range", n_vocab);
     const int64_t E = s->n_embd;
-    planner p = {s, ft, pure, calloc((size_t)s->n_layer * MAX_LAYER_TENSORS + 3, sizeof *p.t), 0};
+    const size_t most = (size_t)s->n_layer * MAX_LAYER_TENSORS + MAX_GLOBAL_TENSORS;
+    planner p = {s, ft, pure, calloc(most, sizeof *p.t), 0};
     if (!p.t)
         return cf_fail(err, "out of memory");
     add(&p, EMBD, -1, "token_embd.weight", E, n_vocab);
+    if (families[s->arch].gemma4)
+        add_gemma4_globals(&p, n_vocab);
     for (int l = 0; l < s->n_layer; l++)
         add_layer(&p, l);
     add(&p, NORM, -1, "output_norm.weight", E, 1);

@@ -69,6 +69,15 @@ static const cf_mk_shape builtin[] = {
      .n_head_kv = 4, .head_dim = 256, .n_rot = 64, .n_ff = 9216, .n_ctx = 262144, .rope_base = 10000000.0f,
      .norm_eps = 1e-6f, .tied = true, .ssm_conv = 4, .ssm_state = 128, .ssm_k_heads = 16, .ssm_v_heads = 32,
      .vocab = QWEN3_VOCAB},
+    /* google/gemma-4-E2B (its text model): four 512-token sliding layers
+     * (heads of 256) to each global one (heads of 512, a quarter of them
+     * rotated), the last 20 layers reading the first 15's caches with
+     * FFNs twice as wide, 256-dim per-layer embeddings; Gemma 3's
+     * vocabulary stands in for its 262144 tokens */
+    {.name = "gemma4-e2b", .arch = CF_ARCH_GEMMA4, .n_embd = 1536, .n_layer = 35, .n_head = 8,
+     .n_head_kv = 1, .head_dim = 512, .head_dim_swa = 256, .n_ff = 6144, .n_ctx = 131072,
+     .rope_base = 1000000.0f, .norm_eps = 1e-6f, .tied = true, .n_swa = 512, .rope_base_swa = 10000.0f,
+     .swa_period = 5, .n_kv_shared = 20, .ple_dim = 256, .vocab = "vocab/ggml-vocab-gemma3.gguf"},
 };
 
 int cf_mk_shape_named(const char *name, cf_mk_shape *out)
@@ -84,12 +93,32 @@ int cf_mk_shape_named(const char *name, cf_mk_shape *out)
 const char *cf_mk_shape_list(void)
 {
     return "smollm2-135m, llama-1b, qwen2.5-0.5b, qwen3-0.6b, qwen3-4b, gemma3-1b, smollm3-3b, "
-           "mixtral-8x7b, qwen3-30b-a3b-24l, gpt-oss-20b, qwen3.5-0.8b, qwen3.5-4b";
+           "mixtral-8x7b, qwen3-30b-a3b-24l, gpt-oss-20b, qwen3.5-0.8b, qwen3.5-4b, gemma4-e2b";
 }
 
 int cf_mk_head_dim(const cf_mk_shape *s)
 {
     return s->head_dim ? s->head_dim : s->n_head ? s->n_embd / s->n_head : 0;
+}
+
+bool cf_mk_sliding(const cf_mk_shape *s, int l)
+{
+    return s->swa_period && (l + 1) % s->swa_period;
+}
+
+bool cf_mk_kv_shared(const cf_mk_shape *s, int l)
+{
+    return l >= s->n_layer - s->n_kv_shared;
+}
+
+int cf_mk_layer_ff(const cf_mk_shape *s, int l)
+{
+    return cf_mk_kv_shared(s, l) ? 2 * s->n_ff : s->n_ff;
+}
+
+int cf_mk_layer_head_dim(const cf_mk_shape *s, int l)
+{
+    return cf_mk_sliding(s, l) && s->head_dim_swa ? s->head_dim_swa : cf_mk_head_dim(s);
 }
 
 static int parse_int(const char *key, const char *v, int lo, int hi, int *out, cf_err *err)
@@ -148,6 +177,10 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         {"ssm_state", offsetof(cf_mk_shape, ssm_state), 32, 256},
         {"ssm_k_heads", offsetof(cf_mk_shape, ssm_k_heads), 1, 1024},
         {"ssm_v_heads", offsetof(cf_mk_shape, ssm_v_heads), 1, 1024},
+        {"head_dim_swa", offsetof(cf_mk_shape, head_dim_swa), 0, 1024}, /* 0: head_dim */
+        {"swa_period", offsetof(cf_mk_shape, swa_period), 0, 1024},    /* 0: no sliding layers */
+        {"kv_shared", offsetof(cf_mk_shape, n_kv_shared), 0, 1023},
+        {"ple", offsetof(cf_mk_shape, ple_dim), 0, 65536},
     };
     static const struct {
         const char *key;
@@ -181,7 +214,8 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
     }
     return cf_fail(err, "--dims: unknown key '%s' (keys: arch embd layers heads kv_heads head_dim "
                         "ff ctx rope_base eps tied swa rope_base_swa experts experts_used expert_ff "
-                        "yarn_factor yarn_orig_ctx rot ssm_conv ssm_state ssm_k_heads ssm_v_heads name)",
+                        "yarn_factor yarn_orig_ctx rot ssm_conv ssm_state ssm_k_heads ssm_v_heads "
+                        "head_dim_swa swa_period kv_shared ple name)",
                    key);
 }
 
@@ -236,6 +270,29 @@ static int check_delta_nets(const cf_mk_shape *s, cf_err *err)
     return 0;
 }
 
+/* gemma4's own numbers, which no other family has; a shared layer reads
+ * the last own layer of its kind (arch/gemma4.c): the last own layer must
+ * be global and the one before it sliding. */
+static int check_gemma4(const cf_mk_shape *s, cf_err *err)
+{
+    const bool any = s->head_dim_swa || s->swa_period || s->n_kv_shared || s->ple_dim;
+    if (s->arch != CF_ARCH_GEMMA4)
+        return any ? cf_fail(err, "head_dim_swa, swa_period, kv_shared, ple: %s has none (gemma4 has)",
+                             cf_arch_name(s->arch))
+                   : 0;
+    if (!s->n_swa != !s->swa_period)
+        return cf_fail(err, "gemma4's sliding layers need both swa (the window) and swa_period");
+    if (s->head_dim_swa % 2 || (s->n_head * s->head_dim_swa) % 32 || s->head_dim_swa > cf_mk_head_dim(s))
+        return cf_fail(err, "head_dim_swa %d: even, heads x it a multiple of 32, at most head_dim",
+                       s->head_dim_swa);
+    const int own = s->n_layer - s->n_kv_shared;
+    if (s->n_kv_shared && (own < 2 || cf_mk_sliding(s, own - 1) || !cf_mk_sliding(s, own - 2)))
+        return cf_fail(err, "kv_shared %d: the last layer with its own cache (%d) must be global and the one "
+                            "before it sliding",
+                       s->n_kv_shared, own - 1);
+    return 0;
+}
+
 int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err)
 {
     if (!s->n_embd || !s->n_layer || !s->n_head || !s->n_ff)
@@ -256,15 +313,16 @@ int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err)
     if (s->n_embd % 32 || s->n_ff % 32 || (s->n_head * hd) % 32)
         return cf_fail(err, "embd, ff and heads x head size must be multiples of 32 (the "
                             "quantization block)");
-    if (s->n_swa && s->arch != CF_ARCH_GEMMA3 && s->arch != CF_ARCH_GPT_OSS)
-        return cf_fail(err, "swa: %s has no sliding layers (gemma3 and gpt-oss have; swa=0 removes them)",
+    if (s->n_swa && s->arch != CF_ARCH_GEMMA3 && s->arch != CF_ARCH_GPT_OSS && s->arch != CF_ARCH_GEMMA4)
+        return cf_fail(err, "swa: %s has no sliding layers (gemma3, gemma4 and gpt-oss have; swa=0 "
+                            "removes them)",
                        cf_arch_name(s->arch));
     if (s->yarn_factor > 0 && !s->yarn_orig_ctx)
         return cf_fail(err, "yarn_factor needs yarn_orig_ctx, the context YaRN extends");
     if (s->n_rot % 2 || s->n_rot > hd)
         return cf_fail(err, "rot %d: RoPE rotates an even number of dims, at most the head size %d", s->n_rot,
                        hd);
-    if (check_delta_nets(s, err) != 0)
+    if (check_delta_nets(s, err) != 0 || check_gemma4(s, err) != 0)
         return -1;
     return check_experts(s, err);
 }

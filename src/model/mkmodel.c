@@ -48,6 +48,9 @@ void cf_mk_row(uint64_t seed, const cf_mk_tensor *t, int64_t row, float *dst)
     if (t->init_neg_exp)
         for (int64_t i = 0; i < t->ne[0]; i++)
             dst[i] = -expf(dst[i]);
+    if (t->init_prope)
+        for (int64_t i = 0; i < t->ne[0]; i++)
+            dst[i] = i < t->ne[0] / 4 ? 1.0f : 1e30f;
 }
 
 /* ---- the file -------------------------------------------------------------- */
@@ -144,6 +147,45 @@ static int put_ssm_keys(cf_gguf_writer *w, const cf_mk_shape *s)
     return rc;
 }
 
+/* gemma4's: the sliding layers' heads and RoPE, which layers slide, the
+ * shared caches, the per-layer embeddings and Gemma's logit soft-cap. */
+static int put_gemma4_keys(cf_gguf_writer *w, const cf_mk_shape *s)
+{
+    char key[96];
+    int rc = 0;
+    if (s->arch != CF_ARCH_GEMMA4)
+        return 0;
+    uint8_t pattern[1024];
+    for (int l = 0; l < s->n_layer; l++)
+        pattern[l] = cf_mk_sliding(s, l);
+    const int hd_swa = s->head_dim_swa ? s->head_dim_swa : cf_mk_head_dim(s);
+    rc |= cf_gguf_w_u32(w, AKEY("attention.key_length_swa"), (uint32_t)hd_swa);
+    rc |= cf_gguf_w_u32(w, AKEY("attention.value_length_swa"), (uint32_t)hd_swa);
+    rc |= cf_gguf_w_u32(w, AKEY("rope.dimension_count_swa"), (uint32_t)hd_swa);
+    rc |= cf_gguf_w_arr(w, AKEY("attention.sliding_window_pattern"), CF_GGUF_BOOL, pattern,
+                        (uint64_t)s->n_layer);
+    rc |= cf_gguf_w_u32(w, AKEY("attention.shared_kv_layers"), (uint32_t)s->n_kv_shared);
+    rc |= cf_gguf_w_u32(w, AKEY("embedding_length_per_layer_input"), (uint32_t)s->ple_dim);
+    rc |= cf_gguf_w_f32(w, AKEY("final_logit_softcapping"), 30.0f); /* Gemma 2 to 4's */
+    return rc;
+}
+
+/* One FFN width, or one per layer when they differ (gemma4's shared
+ * layers). */
+static int put_ff(cf_gguf_writer *w, const cf_mk_shape *s)
+{
+    char key[96];
+    int32_t ff[1024];
+    bool same = true;
+    for (int l = 0; l < s->n_layer; l++) {
+        ff[l] = cf_mk_layer_ff(s, l);
+        same = same && ff[l] == s->n_ff;
+    }
+    if (same)
+        return cf_gguf_w_u32(w, AKEY("feed_forward_length"), (uint32_t)s->n_ff);
+    return cf_gguf_w_arr(w, AKEY("feed_forward_length"), CF_GGUF_INT32, ff, (uint64_t)s->n_layer);
+}
+
 /* The keys only some families read: the head width when it is not
  * n_embd / n_head, the sliding layers, granite's multipliers. */
 static int put_family_keys(cf_gguf_writer *w, const cf_mk_shape *s)
@@ -183,7 +225,7 @@ static int put_metadata(cf_gguf_writer *w, const cf_mk_params *p, const cf_gguf 
     rc |= cf_gguf_w_u32(w, AKEY("context_length"), (uint32_t)s->n_ctx);
     rc |= cf_gguf_w_u32(w, AKEY("embedding_length"), (uint32_t)s->n_embd);
     rc |= cf_gguf_w_u32(w, AKEY("block_count"), (uint32_t)s->n_layer);
-    rc |= cf_gguf_w_u32(w, AKEY("feed_forward_length"), (uint32_t)s->n_ff);
+    rc |= put_ff(w, s);
     rc |= cf_gguf_w_u32(w, AKEY("attention.head_count"), (uint32_t)s->n_head);
     rc |= cf_gguf_w_u32(w, AKEY("attention.head_count_kv"),
                         (uint32_t)(s->n_head_kv ? s->n_head_kv : s->n_head));
@@ -194,6 +236,7 @@ static int put_metadata(cf_gguf_writer *w, const cf_mk_params *p, const cf_gguf 
     rc |= put_family_keys(w, s);
     rc |= put_moe_keys(w, s);
     rc |= put_ssm_keys(w, s);
+    rc |= put_gemma4_keys(w, s);
     for (int64_t i = 0; i < cf_gguf_n_kv(vocab); i++) {
         const cf_gguf_kv *kv = cf_gguf_kv_at(vocab, i);
         if (!strncmp(kv->key, "tokenizer.", 10))

@@ -43,12 +43,15 @@ static void usage(FILE *f)
     fputs("  --dims SPEC    a custom shape, or changes to --shape's: comma-separated\n"
           "                 KEY=VALUE, keys embd, layers, heads, kv_heads, head_dim\n"
           "                 (default embd/heads), ff, ctx, rope_base, eps, tied (0|1),\n"
-          "                 swa and rope_base_swa (gemma3's sliding window and its RoPE\n"
-          "                 base; gpt-oss's window), experts, experts_used, expert_ff\n"
-          "                 (default ff; llama with experts is Mixtral), yarn_factor,\n"
-          "                 yarn_orig_ctx (YaRN RoPE), rot (RoPE dims, default head_dim),\n"
+          "                 swa and rope_base_swa (gemma3's and gemma4's sliding window\n"
+          "                 and its RoPE base; gpt-oss's window), experts, experts_used,\n"
+          "                 expert_ff (default ff; llama with experts is Mixtral),\n"
+          "                 yarn_factor, yarn_orig_ctx (YaRN RoPE), rot (RoPE dims,\n"
+          "                 default head_dim),\n"
           "                 ssm_conv, ssm_state, ssm_k_heads, ssm_v_heads (qwen35's delta\n"
-          "                 nets), name, and arch, one of\n"
+          "                 nets), head_dim_swa, swa_period (every Nth layer global),\n"
+          "                 kv_shared (last layers without a cache), ple (per-layer\n"
+          "                 embedding dims; all four gemma4's), name, and arch, one of\n"
           "                 ",
           f);
     put_list(f, cf_mk_arch_list());

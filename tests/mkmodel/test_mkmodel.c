@@ -67,7 +67,7 @@ static void test_plan_matches_file(const char *file, const char *dims, cf_mk_fty
     cf_gguf_close(g);
 }
 
-/* README-2026's fixture shapes: A (quant-*), QM, MX, GO and Q */
+/* README-2026's fixture shapes: A (quant-*), QM, MX, GO, Q and G */
 #define SHAPE_A "embd=256,layers=2,heads=8,kv_heads=2,ff=768"
 #define SHAPE_QM                                                                                          \
     "arch=qwen3moe,embd=128,layers=2,heads=4,kv_heads=2,head_dim=64,ff=64,experts=8,experts_used=4"
@@ -78,6 +78,10 @@ static void test_plan_matches_file(const char *file, const char *dims, cf_mk_fty
 #define SHAPE_Q35                                                                                         \
     "arch=qwen35,embd=128,layers=8,heads=4,kv_heads=2,head_dim=32,rot=16,ff=192,rope_base=10000000,"   \
     "tied=1,ssm_conv=4,ssm_state=32,ssm_k_heads=2,ssm_v_heads=4"
+
+#define SHAPE_G4                                                                                          \
+    "arch=gemma4,embd=128,layers=6,heads=4,kv_heads=1,head_dim=64,head_dim_swa=32,ff=192,swa=12,"        \
+    "swa_period=3,kv_shared=3,ple=32,rope_base=1000000,rope_base_swa=10000,tied=1"
 
 static cf_type planned(const char *shape, cf_mk_ftype ft, const char *name)
 {
@@ -405,6 +409,8 @@ static void test_families(void)
         {SHAPE_GO, CF_MK_MXFP4_MOE},
         {SHAPE_Q35, CF_MK_Q8_0},
         {SHAPE_Q35 ",embd=256,ff=512", CF_MK_Q4_K_M}, /* Q5_K attn_qkv */
+        {SHAPE_G4 ",swa=4", CF_MK_Q8_0}, /* a window shorter than the batch */
+        {SHAPE_G4 ",swa=4,embd=256,ff=256", CF_MK_Q4_K_M},
     };
     cf_err err;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -479,6 +485,51 @@ static void test_builtin_plans(void)
         CHECK(!find(plan, n, "output.weight"));
         free(plan);
     }
+}
+
+/* gemma4-e2b, planned with Gemma 4's 262144 tokens: 4.63 B parameters
+ * (the published 5.1 B less the vision and audio encoders; 2.3 B without
+ * the per-layer embeddings), 6 tensors outside the layers, 17 in the 15
+ * with their own cache and 14 in the 20 shared ones (no attn_k, attn_v,
+ * attn_k_norm); sliding layers' heads of 256, global ones' of 512, the
+ * shared layers' FFNs twice as wide, F32 per_layer_model_proj and
+ * rope_freqs (64 of 256 pairs rotated). */
+static void test_gemma4_plan(void)
+{
+    cf_mk_shape s;
+    cf_mk_tensor *plan;
+    int n;
+    cf_err err;
+    if (cf_mk_shape_named("gemma4-e2b", &s) != 0 ||
+        cf_mk_plan(&s, CF_MK_Q8_0, false, 262144, &plan, &n, &err) != 0) {
+        CHECK(0);
+        return;
+    }
+    uint64_t params = 0;
+    for (int j = 0; j < n; j++)
+        params += (uint64_t)(plan[j].ne[0] * plan[j].ne[1]);
+    CHECKF(n == 6 + 15 * 17 + 20 * 14 && params == 4628569635ull, "gemma4-e2b: %d tensors, %llu parameters",
+           n, (unsigned long long)params);
+    const cf_mk_tensor *q0 = find(plan, n, "blk.0.attn_q.weight"), *q4 = find(plan, n, "blk.4.attn_q.weight");
+    const cf_mk_tensor *k14 = find(plan, n, "blk.14.attn_k.weight");
+    const cf_mk_tensor *up15 = find(plan, n, "blk.15.ffn_up.weight");
+    const cf_mk_tensor *proj = find(plan, n, "per_layer_model_proj.weight");
+    const cf_mk_tensor *rf = find(plan, n, "rope_freqs.weight");
+    CHECK(q0 && q0->ne[1] == 8 * 256 && q4 && q4->ne[1] == 8 * 512 && k14 && k14->ne[1] == 512);
+    CHECK(!find(plan, n, "blk.15.attn_k.weight") && !find(plan, n, "blk.34.attn_v.weight") &&
+          !find(plan, n, "blk.15.attn_k_norm.weight") && find(plan, n, "blk.15.attn_q_norm.weight"));
+    CHECK(up15 && up15->ne[1] == 2 * 6144 && find(plan, n, "blk.14.ffn_up.weight")->ne[1] == 6144);
+    CHECK(proj && proj->type == CF_TYPE_F32 && proj->ne[0] == 1536 && proj->ne[1] == 35 * 256);
+    CHECK(rf && rf->ne[0] == 256 && rf->init_prope && !find(plan, n, "output.weight"));
+    float freqs[256];
+    cf_mk_row(1, rf, 0, freqs);
+    CHECK(freqs[63] == 1.0f && freqs[64] == 1e30f);
+    free(plan);
+    /* Q4_K_M's attn_v: the more-bits layers of the 15 that have one */
+    CHECK(planned("gemma4-e2b", CF_MK_Q4_K_M, "blk.14.attn_v.weight") == CF_TYPE_Q6_K &&
+          planned("gemma4-e2b", CF_MK_Q4_K_M, "blk.4.attn_v.weight") == CF_TYPE_Q4_K &&
+          planned("gemma4-e2b", CF_MK_Q4_K_M, "per_layer_token_embd.weight") == CF_TYPE_Q4_K &&
+          planned("gemma4-e2b", CF_MK_Q4_K_M, "token_embd.weight") == CF_TYPE_Q6_K);
 }
 
 /* The MoE and hybrid shapes, planned with their models' vocabulary sizes:
@@ -652,6 +703,15 @@ static void test_dims_errors(void)
           cf_mk_shape_apply_dims(&s, "head_dim=0,swa=0,heads=8", &err) == 0 &&
           cf_mk_shape_check(&s, &err) == 0 && cf_mk_head_dim(&s) == 144 && !s.n_swa);
     CHECK(cf_mk_shape_apply_dims(&s, "arch=qwen3", &err) == 0 && cf_mk_shape_check(&s, &err) == 0);
+    /* gemma4's keys: its own; a shared layer needs a global last own layer
+     * and a sliding one before it */
+    cf_mk_shape g = s;
+    CHECK(cf_mk_shape_apply_dims(&g, "ple=32", &err) == 0 && cf_mk_shape_check(&g, &err) != 0 &&
+          strstr(err.msg, "gemma4"));
+    CHECK(cf_mk_shape_named("gemma4-e2b", &g) == 0 && cf_mk_shape_apply_dims(&g, "kv_shared=21", &err) == 0 &&
+          cf_mk_shape_check(&g, &err) != 0 && strstr(err.msg, "kv_shared"));
+    CHECK(cf_mk_shape_apply_dims(&g, "kv_shared=0,swa=0", &err) == 0 && cf_mk_shape_check(&g, &err) != 0 &&
+          strstr(err.msg, "swa_period"));
     CHECK(cf_mk_ftype_parse("q4_k_m") == CF_MK_Q4_K_M && cf_mk_ftype_parse("Q3_K") < 0);
     CHECK(cf_mk_ftype_parse("iq4_xs") == CF_MK_IQ4_XS && cf_mk_ftype_parse("mxfp4") == CF_MK_MXFP4);
     CHECK(cf_mk_ftype_parse("mxfp4_moe") == CF_MK_MXFP4_MOE);
@@ -685,12 +745,14 @@ int main(void)
     test_plan_matches_file("models/mixtral.Q8_0.gguf", SHAPE_MX, CF_MK_Q8_0);
     test_plan_matches_file("models/gpt-oss.MXFP4_MOE.gguf", SHAPE_GO, CF_MK_MXFP4_MOE);
     test_plan_matches_file("models/qwen35.Q8_0.gguf", SHAPE_Q35, CF_MK_Q8_0);
+    test_plan_matches_file("models/gemma4.Q8_0.gguf", SHAPE_G4, CF_MK_Q8_0);
     test_builtin_shapes();
     test_every_type();
     test_iq_types();
     test_families();
     test_builtin_plans();
     test_moe_and_hybrid_plans();
+    test_gemma4_plan();
     test_threads_and_seed();
     test_dims_errors();
     return test_summary("mkmodel");
