@@ -6,6 +6,15 @@
 #include <math.h>
 #include <stdint.h>
 
+/* The largest magnitude of n values (a NaN is skipped). */
+static inline float cf_absmax(const float *x, int n)
+{
+    float amax = 0.0f;
+    for (int j = 0; j < n; j++)
+        amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+    return amax;
+}
+
 /* The element of largest magnitude, sign kept (the first one on ties). */
 static inline float cf_signed_absmax(const float *x, int n)
 {

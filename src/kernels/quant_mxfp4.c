@@ -25,9 +25,7 @@ void cf_quantize_mxfp4(const float *x, void *dst, int64_t k)
 {
     block_mxfp4 *y = dst;
     for (int64_t i = 0; i < k / QK32; i++, x += QK32) {
-        float amax = 0.0f;
-        for (int j = 0; j < QK32; j++)
-            amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+        const float amax = cf_absmax(x, QK32);
         /* floor(log2(amax)) exactly, from the binary exponent (llama.cpp's
          * log2f can round up just below a power of two) */
         int ex = 0;

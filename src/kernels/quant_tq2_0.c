@@ -10,9 +10,7 @@ void cf_quantize_tq2_0(const float *x, void *dst, int64_t k)
 {
     block_tq2_0 *y = dst;
     for (int64_t i = 0; i < k / QK_K; i++, x += QK_K) {
-        float amax = 0.0f;
-        for (int j = 0; j < QK_K; j++)
-            amax = fabsf(x[j]) > amax ? fabsf(x[j]) : amax;
+        const float amax = cf_absmax(x, QK_K);
         const float id = amax != 0.0f ? 1.0f / amax : 0.0f;
         y[i].d = cf_f32_to_f16(amax);
         memset(y[i].qs, 0, sizeof y[i].qs);
