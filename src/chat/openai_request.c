@@ -1,0 +1,396 @@
+/* Requests: the settings table, the body a client sends, and reading it
+ * back on the server.
+ *
+ * temperature, top_p, max_tokens, seed, presence_penalty,
+ * frequency_penalty, stop and reasoning_effort are OpenAI's own fields.
+ * top_k, min_p, typical_p, repeat_penalty and repeat_last_n are
+ * llama-server's extensions (vLLM takes top_k, min_p and repeat_penalty
+ * too); chat_template_kwargs.enable_thinking is how llama-server and vLLM
+ * pass the template the thinking switch.  Servers that do not know a field
+ * mostly ignore it, OpenAI's own API refuses it: so a client sends only
+ * the settings the user set. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "confab/openai.h"
+#include "json.h"
+
+typedef enum kind { K_NUMBER, K_INT, K_STRING, K_SWITCH } kind;
+
+static const struct field {
+    const char *setting, *field;
+    kind kind;
+} fields[] = {
+    {"temp", "temperature", K_NUMBER},
+    {"top-p", "top_p", K_NUMBER},
+    {"top-k", "top_k", K_INT},
+    {"min-p", "min_p", K_NUMBER},
+    {"typical", "typical_p", K_NUMBER},
+    {"repeat-penalty", "repeat_penalty", K_NUMBER},
+    {"repeat-last-n", "repeat_last_n", K_INT},
+    {"presence-penalty", "presence_penalty", K_NUMBER},
+    {"frequency-penalty", "frequency_penalty", K_NUMBER},
+    {"seed", "seed", K_INT},
+    {"n-predict", "max_tokens", K_INT},
+    {"reasoning-effort", "reasoning_effort", K_STRING},
+    {"thinking", "enable_thinking", K_SWITCH}, /* inside chat_template_kwargs */
+};
+#define N_FIELDS (sizeof fields / sizeof fields[0])
+
+const char *cf_oai_field_of(const char *setting)
+{
+    for (size_t i = 0; i < N_FIELDS; i++)
+        if (!strcmp(fields[i].setting, setting))
+            return fields[i].kind == K_SWITCH ? "chat_template_kwargs.enable_thinking"
+                                              : fields[i].field;
+    return NULL;
+}
+
+static const struct field *field_for(const char *setting)
+{
+    for (size_t i = 0; i < N_FIELDS; i++)
+        if (!strcmp(fields[i].setting, setting))
+            return &fields[i];
+    return NULL;
+}
+
+static const char *role_name(cf_role r)
+{
+    return r == CF_ROLE_SYSTEM ? "system" : r == CF_ROLE_USER ? "user" : "assistant";
+}
+
+static int put(cf_json *obj, const char *key, cf_json *v)
+{
+    return cf_json_set(obj, key, strlen(key), v);
+}
+
+/* A setting's value as JSON: NULL when it means "the server's default"
+ * (seed random, thinking or effort auto) or does not parse. */
+static cf_json *value_json(const struct field *f, const char *value)
+{
+    char *end;
+    errno = 0;
+    switch (f->kind) {
+    case K_NUMBER: {
+        double d = strtod(value, &end);
+        return *value && !*end && !errno ? cf_json_float(d) : NULL;
+    }
+    case K_INT: {
+        long long v = strtoll(value, &end, 10);
+        return *value && !*end && !errno ? cf_json_int(v) : NULL;
+    }
+    case K_STRING:
+        return strcmp(value, "auto") ? cf_json_string(value, strlen(value)) : NULL;
+    case K_SWITCH:
+        return !strcmp(value, "on") || !strcmp(value, "off") ? cf_json_bool(!strcmp(value, "on"))
+                                                              : NULL;
+    }
+    return NULL;
+}
+
+char *cf_oai_request_build(const char *model, const cf_message *msgs, int n,
+                           const cf_oai_setting *settings, int n_settings,
+                           const char *const *stops, bool stream, size_t *len)
+{
+    cf_json *root = cf_json_object(), *list = cf_json_array(), *kwargs = cf_json_object();
+    if (!root || !list || !kwargs) {
+        cf_json_free(root);
+        cf_json_free(list);
+        cf_json_free(kwargs);
+        return NULL;
+    }
+    int bad = 0;
+    if (model && *model)
+        bad |= put(root, "model", cf_json_string(model, strlen(model)));
+    for (int i = 0; i < n; i++) {
+        /* earlier replies' reasoning stays here: DeepSeek's API refuses
+         * it, and templates drop it anyway */
+        const char *role = role_name(msgs[i].role);
+        cf_json *m = cf_json_object();
+        if (m)
+            bad |= put(m, "role", cf_json_string(role, strlen(role))) |
+                   put(m, "content", cf_json_string(msgs[i].content, strlen(msgs[i].content)));
+        bad |= cf_json_push(list, m);
+    }
+    bad |= put(root, "messages", list);
+    bad |= put(root, "stream", cf_json_bool(stream));
+    if (stream) {
+        cf_json *so = cf_json_object();
+        if (so)
+            bad |= put(so, "include_usage", cf_json_bool(true));
+        bad |= put(root, "stream_options", so);
+    }
+    for (int i = 0; i < n_settings; i++) {
+        const struct field *f = field_for(settings[i].name);
+        cf_json *v = f ? value_json(f, settings[i].value) : NULL;
+        if (v)
+            bad |= put(f->kind == K_SWITCH ? kwargs : root, f->field, v);
+    }
+    if (kwargs->n)
+        bad |= put(root, "chat_template_kwargs", kwargs);
+    else
+        cf_json_free(kwargs);
+    if (stops && stops[0]) {
+        cf_json *st = cf_json_array();
+        for (size_t i = 0; st && stops[i]; i++)
+            bad |= cf_json_push(st, cf_json_string(stops[i], strlen(stops[i])));
+        bad |= put(root, "stop", st);
+    }
+    cf_json_dump_opts o = {.indent = -1, .item_sep = ",", .key_sep = ":"};
+    char *text = bad ? NULL : cf_json_dump(root, &o, len);
+    cf_json_free(root);
+    return text;
+}
+
+/* ---- reading a request --------------------------------------------------------- */
+
+void cf_oai_request_free(cf_oai_request *r)
+{
+    free(r->model);
+    for (int i = 0; r->msgs && i < r->n_msgs; i++) {
+        free((char *)r->msgs[i].content);
+        free((char *)r->msgs[i].reasoning);
+    }
+    free(r->msgs);
+    for (int i = 0; r->settings && i < r->n_settings; i++) {
+        free((char *)r->settings[i].name);
+        free((char *)r->settings[i].value);
+    }
+    free(r->settings);
+    for (int i = 0; r->stops && i < r->n_stops; i++)
+        free(r->stops[i]);
+    free(r->stops);
+    memset(r, 0, sizeof *r);
+}
+
+static char *dup_json_str(const cf_json *v)
+{
+    char *s = malloc(v->len + 1);
+    if (s)
+        memcpy(s, v->str, v->len + 1);
+    return s;
+}
+
+/* A message's content: a string, null (as "") or text parts joined. */
+static int content_text(const cf_json *c, int i, char **out, cf_err *err)
+{
+    if (!c || c->type == CF_JSON_NULL) {
+        *out = strdup("");
+    } else if (c->type == CF_JSON_STRING) {
+        *out = dup_json_str(c);
+    } else if (c->type == CF_JSON_ARRAY) {
+        cf_jbuf b = {0};
+        for (size_t k = 0; k < c->n; k++) {
+            const cf_json *p = c->items[k], *type, *text;
+            if (p->type != CF_JSON_OBJECT || !(type = cf_json_get(p, "type")) ||
+                type->type != CF_JSON_STRING || strcmp(type->str, "text") ||
+                !(text = cf_json_get(p, "text")) || text->type != CF_JSON_STRING) {
+                cf_jbuf_free(&b);
+                return cf_fail(err, "messages[%d].content[%zu]: only {\"type\": \"text\", "
+                               "\"text\": ...} parts are supported", i, k);
+            }
+            cf_jbuf_put(&b, text->str, text->len);
+        }
+        cf_jbuf_putc(&b, '\0');
+        *out = cf_jbuf_take(&b, NULL);
+    } else {
+        return cf_fail(err, "messages[%d].content is not a string or a list of text parts", i);
+    }
+    return *out ? 0 : cf_fail(err, "out of memory");
+}
+
+static int read_message(const cf_json *m, int i, cf_message *out, cf_err *err)
+{
+    if (m->type != CF_JSON_OBJECT)
+        return cf_fail(err, "messages[%d] is not an object", i);
+    const cf_json *role = cf_json_get(m, "role");
+    if (!role || role->type != CF_JSON_STRING)
+        return cf_fail(err, "messages[%d] has no role", i);
+    if (!strcmp(role->str, "system") || !strcmp(role->str, "developer"))
+        out->role = CF_ROLE_SYSTEM;
+    else if (!strcmp(role->str, "user"))
+        out->role = CF_ROLE_USER;
+    else if (!strcmp(role->str, "assistant"))
+        out->role = CF_ROLE_ASSISTANT;
+    else
+        return cf_fail(err, "messages[%d]: role '%.40s' is not supported (system, user, "
+                       "assistant)", i, role->str);
+    const cf_json *c = cf_json_get(m, "content");
+    if (!c && out->role != CF_ROLE_ASSISTANT)
+        return cf_fail(err, "messages[%d] has no content", i);
+    char *text;
+    if (content_text(c, i, &text, err))
+        return -1;
+    out->content = text;
+    const cf_json *r = cf_json_get(m, "reasoning_content");
+    if (!r)
+        r = cf_json_get(m, "reasoning");
+    if (r && r->type == CF_JSON_STRING && out->role == CF_ROLE_ASSISTANT && r->len &&
+        !(out->reasoning = dup_json_str(r)))
+        return cf_fail(err, "out of memory");
+    return 0;
+}
+
+static int read_messages(const cf_json *list, cf_oai_request *r, cf_err *err)
+{
+    if (!list || list->type != CF_JSON_ARRAY || list->n == 0)
+        return cf_fail(err, "messages must be a non-empty list");
+    if (!(r->msgs = calloc(list->n, sizeof *r->msgs)))
+        return cf_fail(err, "out of memory");
+    for (size_t i = 0; i < list->n; i++) {
+        if (read_message(list->items[i], (int)i, &r->msgs[i], err)) {
+            free((char *)r->msgs[i].content);
+            return -1;
+        }
+        r->n_msgs++;
+    }
+    return 0;
+}
+
+/* A field's value in cf_session_set's spelling, or NULL (with err set
+ * when it is of the wrong type). */
+static char *setting_text(const struct field *f, const cf_json *v, const char *key, cf_err *err)
+{
+    char buf[64];
+    bool integral = v->type == CF_JSON_INT || (v->type == CF_JSON_FLOAT && v->f == (double)(long long)v->f);
+    switch (f->kind) {
+    case K_NUMBER:
+        if (v->type == CF_JSON_INT)
+            snprintf(buf, sizeof buf, "%lld", (long long)v->i);
+        else if (v->type == CF_JSON_FLOAT)
+            snprintf(buf, sizeof buf, "%.9g", v->f);
+        else
+            goto bad;
+        break;
+    case K_INT:
+        if (!integral)
+            goto bad;
+        snprintf(buf, sizeof buf, "%lld", v->type == CF_JSON_INT ? (long long)v->i : (long long)v->f);
+        break;
+    case K_STRING:
+        if (v->type != CF_JSON_STRING)
+            goto bad;
+        return dup_json_str(v);
+    case K_SWITCH:
+        if (v->type != CF_JSON_BOOL)
+            goto bad;
+        snprintf(buf, sizeof buf, "%s", v->b ? "on" : "off");
+        break;
+    }
+    return strdup(buf);
+bad:
+    cf_fail(err, "%s must be %s", key,
+            f->kind == K_NUMBER ? "a number" : f->kind == K_INT ? "an integer"
+            : f->kind == K_STRING ? "a string" : "true or false");
+    return NULL;
+}
+
+static int add_setting(cf_oai_request *r, const struct field *f, const cf_json *v, const char *key,
+                       cf_err *err)
+{
+    cf_err why = {.msg = ""};
+    char *value = setting_text(f, v, key, &why), *name = strdup(f->setting);
+    cf_oai_setting *s = realloc(r->settings, (size_t)(r->n_settings + 1) * sizeof *s);
+    if (!value || !name || !s) {
+        free(value);
+        free(name);
+        if (s)
+            r->settings = s;
+        return why.msg[0] ? cf_fail(err, "%s", why.msg) : cf_fail(err, "out of memory");
+    }
+    r->settings = s;
+    s[r->n_settings++] = (cf_oai_setting){name, value};
+    return 0;
+}
+
+static int read_settings(const cf_json *root, cf_oai_request *r, cf_err *err)
+{
+    const cf_json *kw = cf_json_get(root, "chat_template_kwargs");
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        const struct field *f = &fields[i];
+        const char *key = f->field;
+        const cf_json *v;
+        if (f->kind == K_SWITCH) {
+            v = kw && kw->type == CF_JSON_OBJECT ? cf_json_get(kw, f->field) : NULL;
+            key = "chat_template_kwargs.enable_thinking";
+        } else {
+            v = cf_json_get(root, f->field);
+        }
+        /* max_tokens has two other names: OpenAI's newer, llama-server's own */
+        if (!v && !strcmp(f->setting, "n-predict") &&
+            !(v = cf_json_get(root, key = "max_completion_tokens")))
+            v = cf_json_get(root, key = "n_predict");
+        if (v && v->type != CF_JSON_NULL && add_setting(r, f, v, key, err))
+            return -1;
+    }
+    return 0;
+}
+
+static int read_stops(const cf_json *st, cf_oai_request *r, cf_err *err)
+{
+    if (!st || st->type == CF_JSON_NULL)
+        return 0;
+    size_t n = st->type == CF_JSON_ARRAY ? st->n : 1;
+    if (st->type != CF_JSON_STRING && st->type != CF_JSON_ARRAY)
+        return cf_fail(err, "stop must be a string or a list of strings");
+    if (!(r->stops = calloc(n + 1, sizeof *r->stops)))
+        return cf_fail(err, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const cf_json *s = st->type == CF_JSON_ARRAY ? st->items[i] : st;
+        if (s->type != CF_JSON_STRING || s->len == 0 || strlen(s->str) != s->len)
+            return cf_fail(err, "stop must be a string or a list of non-empty strings");
+        if (!(r->stops[r->n_stops] = dup_json_str(s)))
+            return cf_fail(err, "out of memory");
+        r->n_stops++;
+    }
+    return 0;
+}
+
+static int read_flag(const cf_json *obj, const char *key, bool *out, cf_err *err)
+{
+    const cf_json *v = obj && obj->type == CF_JSON_OBJECT ? cf_json_get(obj, key) : NULL;
+    if (!v || v->type == CF_JSON_NULL)
+        return 0;
+    if (v->type != CF_JSON_BOOL)
+        return cf_fail(err, "%s must be true or false", key);
+    *out = v->b;
+    return 0;
+}
+
+int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_err *err)
+{
+    memset(out, 0, sizeof *out);
+    cf_json *root;
+    cf_err why;
+    if (cf_json_parse(body, len, NULL, &root, &why))
+        return cf_fail(err, "the body is not JSON: %s", why.msg);
+    int rc = -1;
+    const cf_json *model;
+    if (root->type != CF_JSON_OBJECT) {
+        cf_fail(err, "the body is not a JSON object");
+        goto out;
+    }
+    if ((model = cf_json_get(root, "model")) && model->type != CF_JSON_NULL) {
+        if (model->type != CF_JSON_STRING) {
+            cf_fail(err, "model must be a string");
+            goto out;
+        }
+        if (!(out->model = dup_json_str(model))) {
+            cf_fail(err, "out of memory");
+            goto out;
+        }
+    }
+    if (read_messages(cf_json_get(root, "messages"), out, err) || read_settings(root, out, err) ||
+        read_stops(cf_json_get(root, "stop"), out, err) ||
+        read_flag(root, "stream", &out->stream, err) ||
+        read_flag(cf_json_get(root, "stream_options"), "include_usage", &out->include_usage, err))
+        goto out;
+    rc = 0;
+out:
+    cf_json_free(root);
+    if (rc)
+        cf_oai_request_free(out);
+    return rc;
+}
