@@ -93,6 +93,14 @@ const cf_message *cf_session_message(const cf_session *s, int i);
  * messages). */
 int cf_session_set_system(cf_session *s, const char *text, cf_err *err);
 
+/* Replace the whole conversation, the system prompt included (a system
+ * message may only come first), as a server does with each request.  The
+ * leading messages that agree with the session's (an assistant's sent
+ * back without its reasoning agrees) keep the tokens the model wrote, so
+ * the next turn's cache keeps their prefix; the rest is rendered and
+ * prefilled as text at the next turn.  On an error nothing changes. */
+int cf_session_set_messages(cf_session *s, const cf_message *msgs, int n, cf_err *err);
+
 /* Stop strings besides the template's own ("<|im_end|>" written as text,
  * ...): the list replaces the previous one (n = 0 clears it).  A reply
  * ends before the first stop string it contains. */

@@ -28,6 +28,7 @@ int cmd_inspect(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_mkmodel(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* The exit code for a failure of the class err->code. */
 int cli_exit_for(const cf_err *err);

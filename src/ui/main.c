@@ -14,6 +14,7 @@ static const struct {
     {"tokenize", cmd_tokenize, "show the tokens of a text"},
     {"inspect", cmd_inspect, "print a model file's metadata and tensors"},
     {"template", cmd_template, "render a chat template"},
+    {"serve", cmd_serve, "serve the model over the OpenAI chat completions protocol"},
     {"bench", cmd_bench, "measure prompt and generation speed"},
     {"mkmodel", cmd_mkmodel, "write a GGUF with random weights in a real model's shape"},
 };

@@ -1,0 +1,49 @@
+/* serve: confab's engine behind the OpenAI chat completions protocol, so
+ * one machine's loaded model answers several terminals (confab
+ * --endpoint, or any client of the protocol).
+ *
+ *   POST /v1/chat/completions   streamed (server-sent events) or not
+ *   GET  /v1/models             the one model
+ *   GET  /health                {"status": "ok"}
+ *
+ * One model and one session: requests are answered one at a time, in the
+ * order they arrived, each replacing the session's conversation with its
+ * messages, so the cache keeps the prefix the last conversation shares
+ * with the new one (a client continuing its chat prefills only its new
+ * message).  Plain HTTP/1.1 over POSIX sockets, one request per
+ * connection; bad requests get a 4xx JSON error, a request without the key
+ * (when one is set) 401.
+ *
+ * This is a front end beside the terminal one (src/ui), not below it: it
+ * drives a session (src/chat) over sockets and knows no terminal. */
+#ifndef CONFAB_SERVE_H
+#define CONFAB_SERVE_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "confab/common.h"
+#include "confab/session.h"
+
+typedef struct cf_serve_params {
+    cf_session_params session; /* the model and its context */
+    const char *host;          /* NULL: 127.0.0.1 */
+    int port;                  /* 0: any free port (see ready) */
+    const char *api_key;       /* NULL: none asked for */
+    const char *model_id;      /* the model's name in the protocol; NULL: the file's base name */
+    bool verbose;              /* log each request's settings too */
+    /* Set (by a signal handler) to stop: the server finishes the reply
+     * under way, refuses what waits, and returns. */
+    const volatile sig_atomic_t *stop;
+    /* One line per request and event (no newline), from any thread. */
+    void (*log)(void *ud, const char *line);
+    /* Listening now, on this address and port. */
+    void (*ready)(void *ud, const char *host, int port);
+    void *ud;
+} cf_serve_params;
+
+/* Load the model, listen, answer until *stop; 0, or -1 with err (the
+ * model, the address) when it could not start. */
+int cf_serve_run(const cf_serve_params *p, cf_err *err);
+
+#endif

@@ -1,0 +1,159 @@
+/* confab serve: the engine behind the OpenAI chat completions protocol
+ * (the server itself: src/serve).  Here only the options, the signals
+ * that stop it and where its log goes. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "confab/serve.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: confab serve -m FILE [--host ADDR] [--port N] [--api-key-env VAR] [options]\n"
+            "\n"
+            "Serve the model over the OpenAI chat completions protocol, for confab --endpoint\n"
+            "and any other client of it: POST /v1/chat/completions (streamed or not),\n"
+            "GET /v1/models, GET /health.  Requests are answered one at a time in the order\n"
+            "they come; each one's messages replace the conversation, and the cache keeps\n"
+            "what the last one shares with it.  Stop with Ctrl-C or SIGTERM.\n"
+            "\n"
+            "  -m, --model FILE        the model (default: the one 'confab chat' would use)\n"
+            "      --host ADDR         the address to listen on (default 127.0.0.1: this\n"
+            "                          machine only; 0.0.0.0 for every interface)\n"
+            "      --port N            the port (default 8080; 0: any free one)\n"
+            "      --api-key-env VAR   ask for the key in $VAR (Authorization: Bearer KEY);\n"
+            "                          without it, anyone who reaches the port may use it\n"
+            "      --model-id NAME     the model's name in the protocol (default: the file's\n"
+            "                          name); requests naming another model get 404\n"
+            "  -c, --ctx-size N        context size in tokens (default: the model's, at most 4096)\n"
+            "  -t, --threads N         threads (default: the physical cores)\n"
+            "      --kv-type f32|f16   KV cache element type (default f16)\n"
+            "      --chat-template NAME, --chat-template-file FILE   as for confab chat\n"
+            "  -v, --verbose           log each request's settings too\n"
+            "\n"
+            "Every request and its outcome is logged on stderr, one line each.\n");
+}
+
+static void log_line(void *ud, const char *line)
+{
+    (void)ud;
+    fprintf(stderr, "%s\n", line);
+}
+
+static void ready(void *ud, const char *host, int port)
+{
+    const cf_serve_params *p = ud;
+    fprintf(stderr, "confab serve: listening on http://%s%s%s:%d/v1 (model '%s'%s)\n",
+            strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port,
+            p->model_id, p->api_key ? ", API key required" : "");
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"model", required_argument, 0, 'm'},       {"host", required_argument, 0, 'H'},
+        {"port", required_argument, 0, 'P'},        {"api-key-env", required_argument, 0, 'K'},
+        {"model-id", required_argument, 0, 'I'},    {"ctx-size", required_argument, 0, 'c'},
+        {"threads", required_argument, 0, 't'},     {"kv-type", required_argument, 0, 'k'},
+        {"chat-template", required_argument, 0, 'T'},
+        {"chat-template-file", required_argument, 0, 'F'},
+        {"verbose", no_argument, 0, 'v'},           {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    cf_serve_params p = {.port = 8080, .stop = &stop, .log = log_line, .ready = ready};
+    p.ud = &p;
+    const char *model_opt = NULL, *key_env = NULL;
+    long long v;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":m:c:t:vh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': model_opt = optarg; break;
+        case 'H': p.host = optarg; break;
+        case 'P':
+            if (!cli_parse_int("--port", optarg, 0, 65535, &v))
+                return CF_EXIT_USAGE;
+            p.port = (int)v;
+            break;
+        case 'K': key_env = optarg; break;
+        case 'I': p.model_id = optarg; break;
+        case 'c':
+            if (!cli_parse_int("--ctx-size", optarg, 0, 1 << 20, &v))
+                return CF_EXIT_USAGE;
+            p.session.n_ctx = (int)v;
+            break;
+        case 't':
+            if (!cli_parse_int("--threads", optarg, 1, 1024, &v))
+                return CF_EXIT_USAGE;
+            p.session.n_threads = (int)v;
+            break;
+        case 'k':
+            if (strcmp(optarg, "f32") && strcmp(optarg, "f16")) {
+                cli_error("--kv-type: '%s' is not f32 or f16", optarg);
+                return CF_EXIT_USAGE;
+            }
+            p.session.kv_type = !strcmp(optarg, "f32") ? CF_KV_F32 : CF_KV_F16;
+            break;
+        case 'T': p.session.chat_template = optarg; break;
+        case 'F': p.session.chat_template_file = optarg; break;
+        case 'v': p.verbose = true; break;
+        case 'h': usage(stdout); return CF_EXIT_OK;
+        case ':':
+            cli_error("serve: %s needs a value", argv[optind - 1]);
+            return CF_EXIT_USAGE;
+        default:
+            cli_error("serve: unknown option '%s' (see confab serve --help)", argv[optind - 1]);
+            return CF_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cli_error("serve: unexpected argument '%s'", argv[optind]);
+        return CF_EXIT_USAGE;
+    }
+    if (key_env) {
+        p.api_key = getenv(key_env);
+        if (!p.api_key || !*p.api_key) {
+            cli_error("--api-key-env: $%s is not set (or empty)", key_env);
+            return CF_EXIT_USAGE;
+        }
+    }
+    char *model = cli_resolve_model(model_opt);
+    if (!model)
+        return CF_EXIT_MODEL;
+    p.session.model_path = model;
+    if (!p.session.n_threads)
+        p.session.n_threads = cli_default_threads();
+    const char *slash = strrchr(model, '/');
+    if (!p.model_id)
+        p.model_id = slash ? slash + 1 : model;
+    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    cf_err err = {.msg = ""};
+    int rc = cf_serve_run(&p, &err);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    int status = CF_EXIT_OK;
+    if (rc) {
+        cli_error("%s", err.msg);
+        status = cli_exit_for(&err);
+    } else {
+        fprintf(stderr, "confab serve: stopped\n");
+    }
+    free(model);
+    return status;
+}
