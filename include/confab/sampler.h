@@ -75,6 +75,26 @@ void cf_sampler_reset(cf_sampler *s); /* forget the history */
 size_t cf_sampler_candidates(cf_sampler *s, const float *logits, int32_t *ids, float *probs,
                              size_t cap);
 
+/* ---- token probabilities ----------------------------------------------------
+ * What llama-server's n_probs reports: the chosen token's probability in
+ * the distribution it was drawn from, and the most likely tokens there.
+ * With greedy settings (temp <= 0) that distribution is the chain's at
+ * temperature 1.  The draw is the one cf_sampler_sample makes (the same
+ * random numbers, the same token). */
+#define CF_TOP_PROBS 5
+
+typedef struct cf_token_prob {
+    int32_t id;
+    float p;    /* 0: the filters removed it (a token not drawn, as a test script's) */
+    int32_t n_top;
+    int32_t top_id[CF_TOP_PROBS]; /* most likely first, ties: lower id first */
+    float top_p[CF_TOP_PROBS];
+} cf_token_prob;
+
+int32_t cf_sampler_sample_probs(cf_sampler *s, const float *logits, cf_token_prob *out);
+/* The same description for a token chosen elsewhere; no randomness used. */
+void cf_sampler_token_prob(cf_sampler *s, const float *logits, int32_t token, cf_token_prob *out);
+
 /* ---- saving and restoring ---------------------------------------------------
  * The random state alone is a plain struct (xoshiro256**). */
 typedef struct cf_rng {

@@ -31,6 +31,7 @@
 
 #include "confab/common.h"
 #include "confab/model.h"
+#include "confab/sampler.h"
 #include "confab/template.h"
 
 typedef struct cf_session cf_session;
@@ -57,7 +58,8 @@ void cf_session_free(cf_session *s);
  * frequency-penalty, seed, n-predict; thinking (auto|on|off: the template
  * variable enable_thinking, unset for auto) and reasoning-effort
  * (auto|low|medium|high: reasoning_effort, gpt-oss's), which change the
- * prompt from the next turn on.  A bad name or value changes nothing and
+ * prompt from the next turn on; probs (on|off): record each sampled
+ * token's probability and alternatives (cf_session_probs).  A bad name or value changes nothing and
  * returns an error naming the problem and the valid range.  A sampler
  * setting takes effect from the next sampled token. */
 int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *err);
@@ -127,6 +129,11 @@ int cf_session_next(cf_session *s, const char **piece, cf_err *err);
 typedef struct cf_reply_part {
     const char *reasoning, *content;
     bool thinking;
+    /* The probability of the token sampled in this step (the setting
+     * probs on), else -1.  Its text is almost always what this part hands
+     * out; text held back to decide a stop string or a reasoning marker
+     * comes out with a later token's part. */
+    float prob;
 } cf_reply_part;
 int cf_session_next_part(cf_session *s, cf_reply_part *part, cf_err *err);
 /* Close the reply; cut = the user stopped it (it stays, marked as cut). */
@@ -190,6 +197,13 @@ const cf_chat_reasoning *cf_session_reasoning(const cf_session *s);
  * is what the turn would prefill). */
 int cf_session_prompt_text(cf_session *s, const char *user_text, char **text, int *n_tokens,
                            int *n_cached, cf_err *err);
+/* Message i's sampled tokens with their probabilities (cf_token_prob:
+ * the token's p and the top alternatives), *n of them, recorded while the
+ * setting probs is on (replies generated with it off, and replies loaded
+ * from a file, have none: NULL). */
+const cf_token_prob *cf_session_probs(const cf_session *s, int i, int *n);
+/* A token's text as replies show it (special tokens as their text). */
+cf_str cf_session_token_text(const cf_session *s, int32_t id);
 /* Whether anything changed since the last save or load. */
 bool cf_session_dirty(const cf_session *s);
 

@@ -84,6 +84,7 @@ void sess_msg_free(sess_msg *m)
     free((char *)m->pub.reasoning);
     cf_tokens_free(&m->ids);
     cf_tokens_free(&m->rids);
+    free(m->probs);
 }
 
 void sess_pop_msg(cf_session *s)
@@ -203,6 +204,7 @@ void cf_session_free(cf_session *s)
     free(s->reply.text);
     cf_tokens_free(&s->reply.ids);
     free(s->reply.ends);
+    free(s->reply.probs);
     free(s->reply.out[0]);
     free(s->reply.out[1]);
     sess_script_free(s);
@@ -292,6 +294,18 @@ const char *cf_session_template_desc(const cf_session *s)
 const cf_chat_reasoning *cf_session_reasoning(const cf_session *s)
 {
     return &s->reasoning;
+}
+
+const cf_token_prob *cf_session_probs(const cf_session *s, int i, int *n)
+{
+    const sess_msg *m = i >= 0 && i < s->n_msgs ? &s->msgs[i] : NULL;
+    *n = m ? m->n_probs : 0;
+    return m && m->n_probs ? m->probs : NULL;
+}
+
+cf_str cf_session_token_text(const cf_session *s, int32_t id)
+{
+    return sess_raw_piece(s, id);
 }
 
 bool cf_session_dirty(const cf_session *s)

@@ -26,6 +26,8 @@ typedef struct sess_msg {
     cf_tokens ids;  /* assistant: the content's tokens as sampled */
     cf_tokens rids; /* assistant: the reasoning's tokens as sampled */
     int start;      /* user: cache position where its turn begins, -1 unknown */
+    cf_token_prob *probs; /* assistant: every sampled token's, when recorded */
+    int n_probs;
 } sess_msg;
 
 /* The reply being generated. */
@@ -38,6 +40,9 @@ typedef struct sess_reply {
     cf_tokens ids;     /* the sampled tokens */
     size_t *ends;      /* text length after each of them */
     size_t ends_cap;
+    cf_token_prob *probs; /* per sampled token while probs is on (p -1: off then) */
+    size_t probs_cap, n_described; /* probs[0..n_described) are set */
+    float step_prob;   /* this step's token's p, -1: none */
     size_t shown;      /* bytes of text given to the splitter */
     size_t stop_at;    /* where a stop string begins (finished by one) */
     splitter sp0;      /* the split's state where the generation prompt left it */
@@ -68,6 +73,7 @@ struct cf_session {
     cf_chat_reasoning reasoning; /* the family replies are split by, and switches */
     reasoning_family fam;
     int thinking, effort;      /* THINK_*, EFFORT_* */
+    bool probs;                /* record token probabilities */
     cf_tokens *scripted;       /* test-only replies (session_script.c) */
     int n_scripted, next_script;
 
@@ -123,6 +129,9 @@ void sess_find_starts(cf_session *s, const cf_tokens *full, const char *text, si
 void sess_prime_split(const cf_session *s, const char *text, size_t len, splitter *sp);
 
 /* ---- session_reply.c ----------------------------------------------------- */
+/* A token's bytes in a reply's raw text (the reasoning family's markup
+ * tokens as their text). */
+cf_str sess_raw_piece(const cf_session *s, cf_token t);
 /* Start the reply (its message pushed already); sp0 the primed split. */
 void sess_reply_open(cf_session *s, double t0, const splitter *sp0);
 /* The reply's parts as they stand (texts, tokens, thinking_cut) into m,

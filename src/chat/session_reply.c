@@ -21,8 +21,7 @@
 
 /* ---- the raw text ------------------------------------------------------------ */
 
-/* A token's bytes in the raw text. */
-static cf_str raw_piece(const cf_session *s, cf_token t)
+cf_str sess_raw_piece(const cf_session *s, cf_token t)
 {
     cf_str p = cf_tok_piece(s->tok, t, false);
     if (p.len == 0 && s->fam != RF_NONE && cf_tok_is_control(s->tok, t)) {
@@ -124,7 +123,7 @@ static void emit_shown(void *ud, split_kind kind, size_t at, size_t len)
 static void show(cf_session *s, size_t upto, bool flush, cf_reply_part *part)
 {
     sess_reply *r = &s->reply;
-    *part = (cf_reply_part){"", "", false};
+    *part = (cf_reply_part){"", "", false, -1};
     /* the splitter may hand out held blanks from before what it consumed */
     size_t from = r->sp.ws_len && r->sp.ws_at < r->sp.pos ? r->sp.ws_at : r->sp.pos;
     size_t need = CF_UTF8_STREAM_OUT(upto > from ? upto - from : 0) + 8;
@@ -272,6 +271,40 @@ void sess_reply_settle(cf_session *s, size_t end, sess_msg *m)
     free(rg.v);
 }
 
+/* Keep token k's description (k = its index among the sampled ones). */
+static int record_prob(sess_reply *r, size_t k, const cf_token_prob *rec)
+{
+    if (k >= r->probs_cap) {
+        size_t cap = r->ends_cap > k ? r->ends_cap : k + 1;
+        cf_token_prob *p = realloc(r->probs, cap * sizeof *p);
+        if (!p)
+            return -1;
+        for (size_t i = r->probs_cap; i < cap; i++)
+            p[i] = (cf_token_prob){.p = -1};
+        r->probs = p;
+        r->probs_cap = cap;
+    }
+    /* tokens sampled while probs was off stay undescribed */
+    for (size_t i = r->n_described; i < k; i++)
+        r->probs[i] = (cf_token_prob){.id = r->ids.ids[i], .p = -1};
+    r->probs[k] = *rec;
+    r->n_described = k + 1;
+    return 0;
+}
+
+/* The reply's descriptions into its message (on finishing). */
+static void keep_probs(const sess_reply *r, sess_msg *m)
+{
+    free(m->probs);
+    m->probs = NULL;
+    m->n_probs = 0;
+    if (!r->n_described || !(m->probs = malloc(r->ids.n * sizeof *m->probs)))
+        return;
+    for (size_t i = 0; i < r->ids.n; i++)
+        m->probs[i] = i < r->n_described ? r->probs[i] : (cf_token_prob){.id = r->ids.ids[i], .p = -1};
+    m->n_probs = (int)r->ids.n;
+}
+
 /* End the reply; its last text goes into part (false: there is none). */
 static bool finish(cf_session *s, cf_stop_reason why, cf_reply_part *part)
 {
@@ -281,6 +314,7 @@ static bool finish(cf_session *s, cf_stop_reason why, cf_reply_part *part)
     s->stats.stop = why;
     s->have_logits = false;
     sess_reply_settle(s, end, &s->msgs[s->n_msgs - 1]);
+    keep_probs(r, &s->msgs[s->n_msgs - 1]);
     /* a last token cut by a stop string is not part of the reply */
     if (r->ids.n && r->ends[r->ids.n - 1] > end)
         r->pending = CF_TOKEN_NULL;
@@ -301,6 +335,7 @@ void sess_reply_open(cf_session *s, double t0, const splitter *sp0)
     r->sp0 = r->sp = *sp0;
     r->undecided = 0;
     r->reasoning_tok = false;
+    r->n_described = 0;
     memset(r->utf8, 0, sizeof r->utf8);
     r->script = sess_script_next(s);
     r->script_pos = 0;
@@ -322,15 +357,21 @@ static int make_room(cf_session *s, cf_err *err)
 }
 
 /* The next token: the script's while it lasts (its end is the end of
- * generation), else the sampler's. */
-static cf_token next_token(cf_session *s)
+ * generation), else the sampler's; with probs on, its description into
+ * *rec. */
+static cf_token next_token(cf_session *s, cf_token_prob *rec)
 {
     sess_reply *r = &s->reply;
+    cf_token t;
     if (!r->script)
-        return cf_sampler_sample(s->smp, s->logits);
-    if (r->script_pos < r->script->n)
-        return r->script->ids[r->script_pos++];
-    return CF_TOKEN_NULL;
+        return s->probs ? cf_sampler_sample_probs(s->smp, s->logits, rec)
+                        : cf_sampler_sample(s->smp, s->logits);
+    if (r->script_pos >= r->script->n)
+        return CF_TOKEN_NULL;
+    t = r->script->ids[r->script_pos++];
+    if (s->probs)
+        cf_sampler_token_prob(s->smp, s->logits, t, rec);
+    return t;
 }
 
 /* Count the token just shown as reasoning or content; a gpt-oss header's
@@ -372,15 +413,18 @@ static int next_part(cf_session *s, cf_reply_part *part, cf_err *err)
     } else if (s->n_predict >= 0 && r->n_gen >= s->n_predict) {
         goto stop_n_predict;
     }
-    cf_token t = next_token(s);
+    cf_token_prob rec = {.p = -1};
+    cf_token t = next_token(s, &rec);
     if (t < 0 || ends_reply(s, t)) {
         more = finish(s, CF_STOP_EOG, part);
         goto last;
     }
     cf_sampler_accept(s->smp, t);
-    cf_str p = raw_piece(s, t);
-    if (reserve_text(r, p.len) || cf_tokens_push(&r->ids, t))
+    cf_str p = sess_raw_piece(s, t);
+    if (reserve_text(r, p.len) || cf_tokens_push(&r->ids, t) ||
+        (s->probs && record_prob(r, r->ids.n - 1, &rec)))
         return cf_fail(err, "out of memory");
+    r->step_prob = s->probs ? rec.p : -1;
     r->pending = t;
     r->n_gen++;
     s->stats.gen_tokens++;
@@ -408,11 +452,13 @@ last:
 int cf_session_next_part(cf_session *s, cf_reply_part *part, cf_err *err)
 {
     sess_reply *r = &s->reply;
-    *part = (cf_reply_part){"", "", false};
+    *part = (cf_reply_part){"", "", false, -1};
     if (!r->active || r->finished)
         return CF_NEXT_DONE;
+    r->step_prob = -1;
     double t = sess_now_ms();
     int rc = next_part(s, part, err);
+    part->prob = r->step_prob;
     double now = sess_now_ms();
     if (s->stats.ttft_ms == 0)
         s->stats.ttft_ms = now - r->t0;

@@ -1,6 +1,6 @@
 /* Settings by name, as /set and the command line spell them: the
- * sampler's (its own table), the seed, n-predict, and the thinking
- * switches the chat template reads.  A bad name or value changes
+ * sampler's (its own table), the seed, n-predict, the thinking
+ * switches the chat template reads, and probs.  A bad name or value changes
  * nothing. */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,7 +20,8 @@ const char *const *cf_session_setting_names(void)
         names[n++] = "seed";
         names[n++] = "n-predict";
         names[n++] = "thinking";
-        names[n] = "reasoning-effort";
+        names[n++] = "reasoning-effort";
+        names[n] = "probs";
     }
     return names;
 }
@@ -69,6 +70,7 @@ static int set_seed(cf_session *s, const char *value, cf_err *err)
 
 static const char *const thinking_values[] = {"auto", "on", "off", NULL};
 static const char *const effort_values[] = {"auto", "low", "medium", "high", NULL};
+static const char *const onoff_values[] = {"off", "on", NULL};
 
 /* The index of value in a NULL-terminated list, or -1. */
 static int choice(const char *const *list, const char *value)
@@ -107,6 +109,12 @@ int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *e
     } else if (strcmp(name, "thinking") == 0 || strcmp(name, "reasoning-effort") == 0) {
         if (set_choice(s, name, value, err))
             return -1;
+    } else if (strcmp(name, "probs") == 0) {
+        int v = choice(onoff_values, value);
+        if (v < 0)
+            return cf_fail_as(err, CF_E_USAGE, "probs: '%s' is not on or off", value);
+        s->probs = v; /* a display choice: the conversation is unchanged */
+        return 0;
     } else if (strcmp(name, "n-predict") == 0) {
         char *end;
         errno = 0;
@@ -134,6 +142,8 @@ const char *cf_session_get(const cf_session *s, const char *name, char *buf, siz
         snprintf(buf, n, "%s", thinking_values[s->thinking]);
     else if (strcmp(name, "reasoning-effort") == 0)
         snprintf(buf, n, "%s", effort_values[s->effort]);
+    else if (strcmp(name, "probs") == 0)
+        snprintf(buf, n, "%s", onoff_values[s->probs]);
     else
         return cf_sampler_setting_get(cf_sampler_get_params(s->smp), name, buf, n);
     return buf;

@@ -210,12 +210,9 @@ uint64_t cf_sampler_seed(const cf_sampler *s)
 
 /* ---- sampling -------------------------------------------------------------- */
 
-int32_t cf_sampler_sample(cf_sampler *s, const float *logits)
+/* Draw from the n candidates the chain left (their p set). */
+static int32_t draw(cf_sampler *s, size_t n)
 {
-    size_t n = cf_sampler_run_chain(s, logits);
-    if (n == 1)
-        return s->cand[0].id;
-    cf_cand_softmax(s->cand, n);
     double u = (double)(cf_rng_next(&s->rng) >> 11) * 0x1.0p-53, acc = 0;
     for (size_t i = 0; i + 1 < n; i++) {
         acc += s->cand[i].p;
@@ -223,6 +220,73 @@ int32_t cf_sampler_sample(cf_sampler *s, const float *logits)
             return s->cand[i].id;
     }
     return s->cand[n - 1].id;
+}
+
+int32_t cf_sampler_sample(cf_sampler *s, const float *logits)
+{
+    size_t n = cf_sampler_run_chain(s, logits);
+    if (n == 1)
+        return s->cand[0].id;
+    cf_cand_softmax(s->cand, n);
+    return draw(s, n);
+}
+
+/* token's probability and the most likely few among the n candidates
+ * (their p set), by a pass per place: n is top-k's few dozen at most
+ * unless top-k is off. */
+static void describe(const cf_sampler *s, size_t n, int32_t token, cf_token_prob *out)
+{
+    const cf_cand *c = s->cand;
+    *out = (cf_token_prob){.id = token};
+    for (size_t i = 0; i < n; i++)
+        if (c[i].id == token)
+            out->p = c[i].p;
+    for (int k = 0; k < CF_TOP_PROBS && (size_t)k < n; k++) {
+        const cf_cand *best = NULL;
+        for (size_t i = 0; i < n; i++) {
+            bool taken = false;
+            for (int j = 0; j < k; j++)
+                taken |= out->top_id[j] == c[i].id;
+            if (!taken && (!best || c[i].p > best->p || (c[i].p == best->p && c[i].id < best->id)))
+                best = &c[i];
+        }
+        out->top_id[k] = best->id;
+        out->top_p[k] = best->p;
+        out->n_top = k + 1;
+    }
+}
+
+/* The chain's distribution into s->cand; greedy settings draw from a
+ * point, so they are described by the chain at temperature 1 (the model's
+ * own confidence after the filters). */
+static size_t distribution(cf_sampler *s, const float *logits)
+{
+    float temp = s->par.temp;
+    if (temp <= 0)
+        s->par.temp = 1;
+    size_t n = cf_sampler_run_chain(s, logits);
+    s->par.temp = temp;
+    cf_cand_softmax(s->cand, n);
+    return n;
+}
+
+int32_t cf_sampler_sample_probs(cf_sampler *s, const float *logits, cf_token_prob *out)
+{
+    int32_t t;
+    if (s->par.temp <= 0) {
+        t = cf_sampler_sample(s, logits);
+        describe(s, distribution(s, logits), t, out);
+        return t;
+    }
+    size_t n = distribution(s, logits);
+    t = n == 1 ? s->cand[0].id : draw(s, n);
+    describe(s, n, t, out);
+    return t;
+}
+
+void cf_sampler_token_prob(cf_sampler *s, const float *logits, int32_t token, cf_token_prob *out)
+{
+    describe(s, distribution(s, logits), token, out);
 }
 
 static int by_prob(const void *a, const void *b)

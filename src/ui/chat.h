@@ -95,6 +95,7 @@ typedef struct think_out {
     const char *dim, *reset; /* around it (colour) */
     bool marked;             /* in a "[thinking]" ... "[/thinking]" block (no colour) */
     bool indicator;          /* not shown: "thinking..." on stdout while it lasts */
+    bool probs_color;        /* with probs on, tones as colours (else underline) */
 } think_out;
 
 /* Stream the reply begun to stdout (reply_stdout.c), its thinking as th

@@ -58,7 +58,7 @@ static int reply(chat *c)
     /* The thinking dim, or marked without colour; hidden, a note while it
      * lasts.  A Ctrl-C while the prompt was read in stops the reply at once. */
     think_out th = {c->show_thinking ? stdout : NULL, m->pal.dim, m->pal.reset,
-                    c->show_thinking && !*m->pal.dim, isatty(STDOUT_FILENO)};
+                    c->show_thinking && !*m->pal.dim, isatty(STDOUT_FILENO), *m->pal.dim != 0};
     int rc = chat_stream_stdout(c, true, &th);
     if (rc == 1)
         printf("%s[stopped: the partial reply stays in the conversation]%s\n", m->pal.dim,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "chat.h"
+#include "probs.h"
 #include "term.h"
 #include "text.h"
 
@@ -19,6 +20,7 @@ typedef struct stdout_stream {
     bool in_block;      /* the thinking is open on th.to */
     bool block_at_start; /* th.to is at the start of a line */
     bool noting;        /* the "thinking..." note is on screen */
+    bool probs;         /* tone the answer's tokens (a terminal, probs on) */
 } stdout_stream;
 
 /* Write text made safe when asked; returns whether it ended a line. */
@@ -84,7 +86,11 @@ static void put_part(void *ud, const cf_reply_part *p)
         end_note(st);
         if (st->in_block)
             close_block(st);
+        const char *tone = st->probs ? prob_sgr(prob_tone(p->prob), st->th.probs_color) : "";
+        fputs(tone, stdout);
         st->at_line_start = put(stdout, st->make_safe, p->content, st->at_line_start);
+        if (*tone)
+            fputs("\033[0m", stdout);
     }
 }
 
@@ -96,8 +102,11 @@ static bool stop_on_signal(void *ud)
 
 int chat_stream_stdout(chat *c, bool make_safe, const think_out *th)
 {
-    static const think_out none = {NULL, "", "", false, false};
-    stdout_stream st = {make_safe, true, th ? *th : none, false, true, false};
+    static const think_out none = {NULL, "", "", false, false, false};
+    char on[8];
+    const char *probs = cf_session_get(c->s, "probs", on, sizeof on);
+    stdout_stream st = {make_safe, true, th ? *th : none, false, true, false,
+                        make_safe && probs && !strcmp(probs, "on")};
     stream_hooks h = {put_part, stop_on_signal, &st};
     int rc = chat_stream(c, &h);
     end_note(&st);

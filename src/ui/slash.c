@@ -211,11 +211,13 @@ static const slash_cmd cmds[] = {
      "                      template's enable_thinking; auto: its default), from the\n"
      "                      next message on\n"
      "  reasoning-effort low|medium|high|auto  how long it thinks (gpt-oss)\n"
+     "  probs on|off        colour each token by its probability (and record them\n"
+     "                      for /show probs)\n"
      "  show-thinking on|off  show the thinking as it streams (it is kept either way)\n"
      "/set system TEXT replaces the system prompt (no TEXT removes it); use \"\"\"\n"
      "for a prompt of several lines.  A bad name or value changes nothing.",
      cmd_set},
-    {"show", "TOPIC", "show settings, model, template, context, stats, thinking or prompt",
+    {"show", "TOPIC", "show settings, model, template, context, stats, thinking, prompt or probs",
      "/show settings   the sampler settings and the system prompt\n"
      "/show model      the model's name, architecture, size and file\n"
      "/show template   the chat template in use, and how replies mark their thinking\n"
@@ -225,7 +227,10 @@ static const slash_cmd cmds[] = {
      "                 and times\n"
      "/show thinking [N]  the thinking of reply N (1 = the first; default the last)\n"
      "/show prompt [MESSAGE]  the exact text the chat template renders for the next\n"
-     "                 turn, with MESSAGE as your message (default: an empty one)",
+     "                 turn, with MESSAGE as your message (default: an empty one)\n"
+     "/show probs [N]  reply N's tokens with their probability and the top 5\n"
+     "                 alternatives, its mean log-prob and perplexity (recorded\n"
+     "                 while /set probs is on)",
      cmd_show},
     {"save", "[FILE]", "save the conversation",
      "/save FILE writes the session (conversation and cache) to FILE, which\n"

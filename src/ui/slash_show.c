@@ -1,12 +1,15 @@
-/* /show: settings, model, template, context, stats, thinking, prompt. */
+/* /show: settings, model, template, context, stats, thinking, prompt,
+ * probs (probs.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chat.h"
+#include "probs.h"
 
 const char *const show_topics[] = {"settings", "model",    "template", "context",
-                                   "stats",    "thinking", "prompt",   NULL};
+                                   "stats",    "thinking", "prompt",   "probs",
+                                   NULL};
 
 static void show_settings(chat *c)
 {
@@ -161,8 +164,8 @@ void slash_show(chat *c, const char *args)
     const char *rest = args + len;
     rest += strspn(rest, " \t\n");
     snprintf(topic, sizeof topic, "%.*s", (int)(len < sizeof topic ? len : sizeof topic - 1), args);
-    /* only thinking and prompt take more */
-    bool more = strcmp(topic, "thinking") && strcmp(topic, "prompt") && *rest;
+    /* only thinking, probs and prompt take more */
+    bool more = strcmp(topic, "thinking") && strcmp(topic, "prompt") && strcmp(topic, "probs") && *rest;
     if (more)
         chat_say(c, OUT_ERROR, "/show %s takes nothing more", topic);
     else if (!strcmp(topic, "settings"))
@@ -179,8 +182,10 @@ void slash_show(chat *c, const char *args)
         show_thinking(c, rest);
     else if (!strcmp(topic, "prompt"))
         show_prompt(c, rest);
+    else if (!strcmp(topic, "probs"))
+        show_probs(c, rest);
     else
         chat_say(c, OUT_ERROR,
-                 "%s%s%s (try /show settings|model|template|context|stats|thinking|prompt)",
+                 "%s%s%s (try /show settings|model|template|context|stats|thinking|prompt|probs)",
                  *topic ? "nothing to show called '" : "/show what?", topic, *topic ? "'" : "");
 }

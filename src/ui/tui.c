@@ -3,7 +3,8 @@
  *
  * While a reply streams, the keyboard is polled between tokens: F5-F9
  * change the sampler from the next token on (the status bar shows it at
- * once), F3 folds or unfolds the thinking blocks, Ctrl-C stops the reply,
+ * once), F3 folds or unfolds the thinking blocks, F4 colours the tokens
+ * by their probability (/set probs), Ctrl-C stops the reply,
  * PgUp/PgDn scroll, a resize redraws, and anything else is kept for the
  * input line.  A reply's thinking is a dim block above its answer, under
  * a header line; folded, the header alone says how long it thought.  The terminal is restored on
@@ -22,17 +23,18 @@
 
 #include "cli.h"
 #include "input.h"
+#include "probs.h"
 #include "repl.h"
 #include "term.h"
 #include "text.h"
 #include "tui.h"
 
-#define HOTKEY_HINT "F3 thinking  F5/F6 temp -/+0.1  F7/F8 top-k /2 x2  F9 greedy  PgUp/PgDn scroll"
+#define HOTKEY_HINT "F3 thinking  F4 probs  F5/F6 temp -/+0.1  F7/F8 top-k /2 x2  F9 greedy  PgUp/PgDn scroll"
 #define PASTE_ON "\033[?2004h"
 #define PASTE_OFF "\033[?2004l"
 
 enum { POLL_MS = 200, DRAW_EVERY_MS = 40, WHEEL_ROWS = 3 };
-enum { PAIR_USER = 1, PAIR_ERROR, PAIR_INFO };
+enum { PAIR_USER = 1, PAIR_ERROR, PAIR_INFO, PAIR_TONE }; /* PAIR_TONE + tone 1..4 */
 
 typedef struct tui {
     chat *c;
@@ -150,7 +152,7 @@ static void draw_status(tui *t)
 /* The input line is drawn last so the cursor ends up there. */
 static void draw_all(tui *t)
 {
-    transcript_draw(&t->tr, t->pane, t->color);
+    transcript_draw(&t->tr, t->pane, t->color, PAIR_TONE);
     draw_status(t);
     tui_rl_redisplay();
     doupdate();
@@ -260,6 +262,18 @@ static void hotkey(tui *t, int key)
     draw_status_now(t);
 }
 
+/* F4: token probabilities on or off, from the next token. */
+static void toggle_probs(tui *t)
+{
+    char buf[8];
+    const char *v = cf_session_get(t->c->s, "probs", buf, sizeof buf);
+    bool on = v && !strcmp(v, "on");
+    cf_session_set(t->c->s, "probs", on ? "off" : "on", NULL);
+    if (!t->streaming)
+        chat_say(t->c, OUT_DIM, "probs = %s", on ? "off" : "on");
+    draw_status_now(t);
+}
+
 /* ---- keys --------------------------------------------------------------------------- */
 typedef enum key_result { KEY_DONE, KEY_STOP } key_result;
 
@@ -296,6 +310,10 @@ static key_result handle_key(tui *t, int r, wint_t ch)
                 draw_all(t);
                 return KEY_DONE;
             }
+            if (ch == KEY_F(4)) {
+                toggle_probs(t);
+                return KEY_DONE;
+            }
         }
     } else if (ch == 3) { /* Ctrl-C: raw mode delivers it as a key */
         if (t->streaming)
@@ -323,8 +341,9 @@ static void say(chat *c, out_kind kind, const char *text)
     draw_all(t);
 }
 
-/* Text for item *at, which is added (of this kind) when it is not yet. */
-static void grow_item(tui *t, int *at, item_kind kind, const char *text)
+/* Text for item *at, which is added (of this kind) when it is not yet;
+ * tone: its token's probability tone (probs.h). */
+static void grow_item(tui *t, int *at, item_kind kind, const char *text, int tone)
 {
     if (*at < 0) {
         if (transcript_add(&t->tr, kind, "") < 0)
@@ -335,7 +354,7 @@ static void grow_item(tui *t, int *at, item_kind kind, const char *text)
     }
     char *safe = text_for_terminal(text);
     if (safe)
-        transcript_append(&t->tr, *at, safe, COLS);
+        transcript_append(&t->tr, *at, safe, tone, COLS);
     free(safe);
 }
 
@@ -343,9 +362,9 @@ static void put_part(void *ud, const cf_reply_part *p)
 {
     tui *t = ud;
     if (*p->reasoning)
-        grow_item(t, &t->think_item, IT_THINK, p->reasoning);
+        grow_item(t, &t->think_item, IT_THINK, p->reasoning, 0);
     if (*p->content)
-        grow_item(t, &t->reply_item, IT_REPLY, p->content);
+        grow_item(t, &t->reply_item, IT_REPLY, p->content, prob_tone(p->prob));
     t->thinking = p->thinking;
 }
 
@@ -396,7 +415,7 @@ static int reply(chat *c)
     if (t->think_item >= 0)
         chat_thinking_summary(c, t->tr.items[t->think_item].head, sizeof t->tr.items[0].head);
     if (t->reply_item < 0)
-        grow_item(t, &t->reply_item, IT_REPLY, "");
+        grow_item(t, &t->reply_item, IT_REPLY, "", 0);
     sig_interrupt = 0;
     const cf_turn_stats *st = cf_session_last_stats(s);
     if (st && st->gen_ms > 0)
@@ -509,6 +528,12 @@ static bool start_curses(tui *t)
         init_pair(PAIR_USER, COLOR_GREEN, -1);
         init_pair(PAIR_ERROR, COLOR_RED, -1);
         init_pair(PAIR_INFO, COLOR_CYAN, -1);
+        /* the tones' colours where the terminal has 256, else the nearest
+         * of its 8 */
+        static const short eight[PROB_TONES] = {-1, COLOR_GREEN, COLOR_YELLOW, COLOR_MAGENTA,
+                                                COLOR_RED};
+        for (int k = 1; k < PROB_TONES; k++)
+            init_pair((short)(PAIR_TONE + k), COLORS >= 256 ? prob_color256[k] : eight[k], -1);
     } else {
         t->color = false;
     }

@@ -20,6 +20,9 @@ typedef struct t_item {
     item_kind kind;
     char *text;
     size_t len, cap;
+    unsigned char *tone; /* per byte of text, a reply's token probability
+                            tones (probs.h); NULL: none */
+    size_t tone_cap;
     char head[96]; /* IT_THINK: what the header says */
 } t_item;
 
@@ -33,8 +36,9 @@ typedef struct transcript {
 
 /* Add an item (text is copied, tabs become spaces); -1 when out of memory. */
 int transcript_add(transcript *t, item_kind kind, const char *text);
-/* Append to item i (the last one that grows). */
-int transcript_append(transcript *t, int i, const char *text, int width);
+/* Append to item i (the last one that grows), its bytes in a tone of
+ * probs.h (0: plain). */
+int transcript_append(transcript *t, int i, const char *text, int tone, int width);
 /* Fold or unfold every thinking block, the view kept at the bottom. */
 void transcript_fold(transcript *t, bool fold);
 /* Keep the first n items. */
@@ -46,8 +50,9 @@ void transcript_free(transcript *t);
 int transcript_rows(const transcript *t, int width);
 /* Scroll by delta rows (positive: back in time), kept within the text. */
 void transcript_scroll(transcript *t, int delta, int width, int height);
-/* Draw the rows in view, bottom-anchored. */
-void transcript_draw(const transcript *t, WINDOW *w, bool color);
+/* Draw the rows in view, bottom-anchored; tones as colour pairs
+ * tone_pair + tone (colour) or, the last one, underlined. */
+void transcript_draw(const transcript *t, WINDOW *w, bool color, short tone_pair);
 
 /* ---- status bar (tui_status.c) -------------------------------------------- */
 typedef struct status_info {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probs.h"
 #include "text.h"
 #include "tui.h"
 
@@ -15,13 +16,31 @@ static int grow(t_item *it, size_t more)
     return buf_reserve(&it->text, &it->cap, it->len + more + 1);
 }
 
-static int put(t_item *it, const char *s)
+/* Tones for text[0..len) (all plain so far) once one is not plain. */
+static int give_tones(t_item *it, int tone)
+{
+    if (!tone && !it->tone)
+        return 0;
+    if (it->tone_cap < it->cap) {
+        unsigned char *p = realloc(it->tone, it->cap);
+        if (!p)
+            return -1;
+        memset(p + it->tone_cap, 0, it->cap - it->tone_cap);
+        it->tone = p;
+        it->tone_cap = it->cap;
+    }
+    return 0;
+}
+
+static int put(t_item *it, const char *s, int tone)
 {
     for (; *s; s++) {
         int n = *s == '\t' ? TAB_WIDTH : 1;
-        if (grow(it, (size_t)n) < 0)
+        if (grow(it, (size_t)n) < 0 || give_tones(it, tone) < 0)
             return -1;
         memset(it->text + it->len, *s == '\t' ? ' ' : *s, (size_t)n);
+        if (it->tone)
+            memset(it->tone + it->len, tone, (size_t)n);
         it->len += (size_t)n;
     }
     if (it->text)
@@ -45,7 +64,7 @@ int transcript_add(transcript *t, item_kind kind, const char *text)
     if (grow(it, 0) < 0)
         return -1;
     it->text[0] = 0;
-    return put(it, text);
+    return put(it, text, 0);
 }
 
 /* What an item shows: its text, or for a thinking block its header and,
@@ -76,14 +95,14 @@ static int item_rows(const transcript *t, const t_item *it, int width)
     return rows;
 }
 
-int transcript_append(transcript *t, int i, const char *text, int width)
+int transcript_append(transcript *t, int i, const char *text, int tone, int width)
 {
     if (i < 0 || i >= t->n)
         return -1;
     t_item *it = &t->items[i];
     /* Reading back in time: keep the view where it is as text arrives. */
     int before = t->scroll ? item_rows(t, it, width) : 0;
-    if (put(it, text) < 0)
+    if (put(it, text, tone) < 0)
         return -1;
     if (t->scroll)
         t->scroll += item_rows(t, it, width) - before;
@@ -98,8 +117,10 @@ void transcript_fold(transcript *t, bool fold)
 
 void transcript_truncate(transcript *t, int n)
 {
-    while (t->n > n && t->n > 0)
+    while (t->n > n && t->n > 0) {
         free(t->items[--t->n].text);
+        free(t->items[t->n].tone);
+    }
     t->scroll = 0;
 }
 
@@ -154,9 +175,28 @@ static attr_t item_attr(item_kind k, bool color)
     return A_NORMAL;
 }
 
+/* A row's bytes, in runs of one tone. */
+static void draw_toned(WINDOW *w, int y, const char *text, const unsigned char *tone, size_t len,
+                       attr_t base, bool color, short tone_pair)
+{
+    wmove(w, y, 0);
+    for (size_t a = 0, b; a < len; a = b) {
+        for (b = a + 1; b < len && tone[b] == tone[a]; b++)
+            ;
+        attr_t at = base;
+        if (tone[a] && color)
+            at |= COLOR_PAIR(tone_pair + tone[a]);
+        else if (tone[a] == PROB_TONES - 1)
+            at |= A_UNDERLINE;
+        wattrset(w, at);
+        waddnstr(w, text + a, (int)(b - a));
+    }
+    wattrset(w, base);
+}
+
 /* Draw rows [first, first + count) of an item with its top row at y. */
 static void draw_item(const transcript *t, const t_item *it, WINDOW *w, int y, int first,
-                      int count, int width, bool color)
+                      int count, int width, bool color, short tone_pair)
 {
     size_t pos = 0, n;
     char *tmp;
@@ -165,7 +205,10 @@ static void draw_item(const transcript *t, const t_item *it, WINDOW *w, int y, i
     for (int row = 0; row < first + count; row++) {
         size_t next;
         size_t len = wrap_row(text + pos, n - pos, width, &next);
-        if (row >= first)
+        if (row >= first && it->tone && !tmp)
+            draw_toned(w, y + row - first, text + pos, it->tone + pos, len,
+                       item_attr(it->kind, color), color, tone_pair);
+        else if (row >= first)
             mvwaddnstr(w, y + row - first, 0, text + pos, (int)len);
         pos += next;
         if (pos >= n)
@@ -175,7 +218,7 @@ static void draw_item(const transcript *t, const t_item *it, WINDOW *w, int y, i
     free(tmp);
 }
 
-void transcript_draw(const transcript *t, WINDOW *w, bool color)
+void transcript_draw(const transcript *t, WINDOW *w, bool color, short tone_pair)
 {
     int height, width;
     getmaxyx(w, height, width);
@@ -191,7 +234,8 @@ void transcript_draw(const transcript *t, WINDOW *w, bool color)
         int first = y_top < 0 ? -y_top : 0;
         int last = rows - (bottom < t->scroll ? t->scroll - bottom : 0);
         if (last > first)
-            draw_item(t, &t->items[i], w, y_top + first, first, last - first, width, color);
+            draw_item(t, &t->items[i], w, y_top + first, first, last - first, width, color,
+                      tone_pair);
         bottom = top;
     }
     wnoutrefresh(w);

@@ -500,6 +500,56 @@ static void check_settings_by_name(void)
     CHECK(memcmp(&p, &before, sizeof p) == 0);
 }
 
+/* Probabilities: the same draws as without them, p the drawn token's
+ * share of the candidates' distribution, the top list sorted and led by
+ * the most likely; greedy described at temperature 1. */
+static void check_probs(void)
+{
+    static float logits[1000];
+    for (int i = 0; i < 1000; i++)
+        logits[i] = 2 * nrand();
+    cf_sampler_params p;
+    cf_sampler_params_default(&p);
+    p.repeat_penalty = 1.2f;
+    cf_sampler *a = make(1000, &p, 7), *b = make(1000, &p, 7);
+    for (int i = 0; i < 300; i++) {
+        cf_token_prob tp;
+        int32_t ta = cf_sampler_sample(a, logits), tb = cf_sampler_sample_probs(b, logits, &tp);
+        CHECK(ta == tb && tp.id == tb && tp.p > 0 && tp.p <= 1);
+        CHECK(tp.n_top >= 1 && tp.n_top <= CF_TOP_PROBS && tp.top_p[0] >= tp.p);
+        float sum = 0;
+        bool in_top = false;
+        for (int k = 0; k < tp.n_top; k++) {
+            sum += tp.top_p[k];
+            in_top |= tp.top_id[k] == tb;
+            CHECK(k == 0 || tp.top_p[k] <= tp.top_p[k - 1]);
+        }
+        CHECK(sum <= 1.0001f && (in_top || tp.p <= tp.top_p[tp.n_top - 1]));
+        cf_sampler_accept(a, ta);
+        cf_sampler_accept(b, tb);
+    }
+    /* greedy: the top token, with its temperature-1 share */
+    float small[4] = {1.0f, 3.0f, 2.0f, 3.0f};
+    cf_err err;
+    p = (cf_sampler_params){.temp = 0, .top_k = 0, .top_p = 1, .typical_p = 1, .repeat_penalty = 1};
+    cf_sampler_free(a);
+    a = make(4, &p, 1);
+    cf_token_prob tp;
+    CHECK(cf_sampler_sample_probs(a, small, &tp) == 1);
+    double z = exp(1) + 2 * exp(3) + exp(2);
+    CHECK(fabs(tp.p - exp(3) / z) < 1e-6 && tp.n_top == 4 && tp.top_id[0] == 1 &&
+          tp.top_id[1] == 3 && tp.top_id[2] == 2 && tp.top_id[3] == 0);
+    cf_sampler_token_prob(a, small, 0, &tp);
+    CHECK(tp.id == 0 && fabs(tp.p - exp(1) / z) < 1e-6);
+    /* a token the filters removed has p 0 */
+    p.top_k = 2;
+    CHECK(cf_sampler_set_params(a, &p, &err) == 0);
+    cf_sampler_token_prob(a, small, 2, &tp);
+    CHECK(tp.p == 0 && tp.n_top == 2);
+    cf_sampler_free(a);
+    cf_sampler_free(b);
+}
+
 int main(void)
 {
     check_defaults();
@@ -511,5 +561,6 @@ int main(void)
     check_penalties_and_greedy();
     check_bad_settings();
     check_settings_by_name();
+    check_probs();
     return test_summary("sampler");
 }
