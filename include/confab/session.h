@@ -22,6 +22,13 @@
  * chat template decides what of the reasoning goes back to the model in
  * later turns (most drop it), and the cache keeps whatever still agrees.
  *
+ * The replies come from an engine: the model file loaded here, or an
+ * OpenAI-compatible server (vLLM, llama-server, ollama, a hosted API, or
+ * `confab serve`) given by its URL.  Everything above works the same with
+ * either; a remote session has no model, tokens, cache or logits of its
+ * own (those calls say so), sends the whole transcript with each request
+ * and reads the reply as it streams.
+ *
  * Knows nothing of terminals. */
 #ifndef CONFAB_SESSION_H
 #define CONFAB_SESSION_H
@@ -45,10 +52,22 @@ typedef struct cf_session_params {
     const char *chat_template;      /* built-in name, or NULL */
     const char *chat_template_file; /* Jinja file, or NULL */
     const char *system_prompt;      /* NULL: none */
+    /* A remote engine instead of a model file: an OpenAI-compatible
+     * server's base URL (requests go to {endpoint}/chat/completions), the
+     * model to ask it for (NULL: the only one its GET {endpoint}/models
+     * lists) and the key to send (never saved).  The model file and
+     * context fields are unused then. */
+    const char *endpoint;
+    const char *remote_model;
+    const char *api_key;
+    int timeout_ms;                 /* the longest silence from the server; 0: 300 s */
+    int retries;                    /* of 429 and 5xx answers; 0: 3, < 0: none */
 } cf_session_params;
 
-/* Open the model and create an empty session.  Settings start at
- * llama.cpp's defaults; change them with cf_session_set. */
+/* Open the model (or reach the server) and create an empty session.
+ * Settings start at llama.cpp's defaults; change them with cf_session_set
+ * (a remote session sends only those given a value: the rest are the
+ * server's). */
 int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err);
 void cf_session_free(cf_session *s);
 
@@ -67,6 +86,9 @@ int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *e
 const char *cf_session_get(const cf_session *s, const char *name, char *buf, size_t n);
 /* NULL-terminated list of setting names (for /show settings, completion). */
 const char *const *cf_session_setting_names(void);
+/* Whether the setting was never given a value (a remote session leaves
+ * it to the server then). */
+bool cf_session_setting_is_default(const cf_session *s, const char *name);
 
 /* ---- the conversation ------------------------------------------------------ */
 typedef enum cf_role {
@@ -167,6 +189,12 @@ typedef struct cf_turn_stats {
     double ttft_ms;      /* begin_reply to the first piece */
     int shifted_tokens;  /* dropped by a context shift during this turn */
     cf_stop_reason stop; /* why the reply ended */
+    /* A remote reply: prompt_tokens and gen_tokens are the server's usage
+     * when it reports one (usage; else 0), prompt_ms and gen_ms its
+     * timings when it gives them (timings; else measured here: the wait
+     * for the first piece, then the stream). */
+    bool remote, usage, timings;
+    int cached_tokens;   /* of the prompt, those the server had cached, when it says */
 } cf_turn_stats;
 
 const cf_turn_stats *cf_session_last_stats(const cf_session *s);
@@ -177,8 +205,20 @@ typedef struct cf_context_info {
     int shift_would_drop_turns;
 } cf_context_info;
 
+/* (A remote session: used is the last reply's prompt and reply tokens as
+ * the server counted them, total 0: unknown.) */
 void cf_session_context_info(const cf_session *s, cf_context_info *out);
+/* The model; NULL for a remote session. */
 const cf_model *cf_session_model(const cf_session *s);
+
+/* A remote session's server; NULL for a local one. */
+typedef struct cf_remote_info {
+    const char *endpoint, *model;
+} cf_remote_info;
+const cf_remote_info *cf_session_remote(const cf_session *s);
+/* A remote session's GET {endpoint}/models: the ids, NULL-terminated
+ * (free with cf_oai_models_free, confab/openai.h). */
+int cf_session_models(cf_session *s, char ***ids, cf_err *err);
 /* The tokens the KV cache holds, in order (*n of them; valid until the
  * session changes): the conversation as the model has seen it. */
 const int32_t *cf_session_tokens(const cf_session *s, int *n);
@@ -191,7 +231,9 @@ const char *cf_session_template_desc(const cf_session *s);
  * "think" when the vocabulary has <think> and </think>; NULL: none, every
  * reply is all content) and the variables the template reads. */
 const cf_chat_reasoning *cf_session_reasoning(const cf_session *s);
-/* The exact text the chat template renders for the next turn, with
+/* The exact text the chat template renders for the next turn (a remote
+ * session: the body of the request it would send, *n_tokens and
+ * *n_cached 0), with
  * user_text as the user's message (malloc'ed into *text), and its size in
  * tokens: *n_tokens, of which *n_cached the cache holds already (the rest
  * is what the turn would prefill). */
@@ -211,12 +253,20 @@ bool cf_session_dirty(const cf_session *s);
 /* Write the session (crash-safe: temp file, fsync, rename, fsync dir).  A
  * reply still running is saved as it stands, marked as cut. */
 int cf_session_save(cf_session *s, const char *path, cf_err *err);
+/* A session file's engine without loading it: 1 when it was saved by a
+ * remote session (its endpoint and model into *endpoint, *model,
+ * malloc'ed), 0 when by a local one, -1 when it cannot be read. */
+int cf_session_file_remote(const char *path, char **endpoint, char **model, cf_err *err);
 /* Replace this session with a saved one of the same model; on any problem
  * (wrong model, version, truncated, corrupt) the current session is left
  * untouched and err says what is wrong.  Brings back the messages (their
  * reasoning too), token history, KV cache, settings (thinking ones too),
  * stop strings and random state; the chat template in use stays.  Files of
- * older versions load as well.  The format: src/chat/sessfile.c. */
+ * older versions load as well.  A remote session's file holds the
+ * transcript, settings and endpoint (never the key): loaded into a local
+ * session it is rendered and prefilled afresh at the next turn; a local
+ * session's file loaded into a remote one gives its transcript (the
+ * endpoint in use stays).  The format: src/chat/sessfile.c. */
 int cf_session_load(cf_session *s, const char *path, cf_err *err);
 
 #endif

@@ -37,8 +37,8 @@ enum {
     HTTP_WAIT = 2,   /* nothing new in wait_ms */
 };
 
-/* Whether this build can make requests at all. */
-bool http_available(void);
+/* Whether this build can make requests at all (err says why not). */
+bool http_available(cf_err *err);
 /* Start a request (nothing blocks). */
 int http_start(const http_opts *o, http_call **out, cf_err *err);
 /* Wait at most wait_ms for more of the body; *data stays valid until the

@@ -1,8 +1,10 @@
 /* A build without libcurl: remote engines are not built in, and say so. */
 #include "http_client.h"
 
-bool http_available(void)
+bool http_available(cf_err *err)
 {
+    cf_fail_as(err, CF_E_USAGE, "remote endpoints are not built in: this confab was built "
+               "without libcurl (install libcurl4-openssl-dev and build again)");
     return false;
 }
 
@@ -10,8 +12,8 @@ int http_start(const http_opts *o, http_call **out, cf_err *err)
 {
     (void)o;
     *out = NULL;
-    return cf_fail_as(err, CF_E_USAGE, "remote endpoints are not built in: this confab was built "
-                      "without libcurl (install libcurl4-openssl-dev and build again)");
+    http_available(err);
+    return -1;
 }
 
 int http_pump(http_call *c, int wait_ms, const char **data, size_t *len, cf_err *err)

@@ -111,6 +111,14 @@ void cf_jbuf_free(cf_jbuf *b)
     b->n = b->cap = 0;
 }
 
+void cf_jbuf_reset(cf_jbuf *b)
+{
+    b->n = 0;
+    b->failed = false;
+    if (b->p)
+        b->p[0] = 0;
+}
+
 /* ---- numbers and strings in Python's spelling --------------------------- */
 
 void cf_json_format_double(char out[32], double v, bool json)

@@ -87,6 +87,8 @@ void cf_jbuf_putc(cf_jbuf *b, char c);
  * the buffer failed (it is freed then). */
 char *cf_jbuf_take(cf_jbuf *b, size_t *len);
 void cf_jbuf_free(cf_jbuf *b);
+/* Empty it for reuse (its memory kept, a failure forgotten). */
+void cf_jbuf_reset(cf_jbuf *b);
 
 /* A JSON string literal for s, escaped as json.dumps does: \" \\ \n \r \t
  * \b \f, other controls as \u00XX; with ensure_ascii also every non-ASCII

@@ -1,15 +1,20 @@
 /* Session files: a conversation saved with its KV cache, to resume exactly.
  *
- * Format, version 2.  Little-endian; a str is a u32 byte count and the
+ * Format, version 3.  Little-endian; a str is a u32 byte count and the
  * bytes (UTF-8, no NUL); ids are i32 token ids.
  *
  *   magic      8 bytes  "CFSESS\r\n"
- *   version    u32      2
+ *   version    u32      3
+ *   engine     u8       0 = the local model, 1 = a remote server
+ *   local:
  *   model      u64 fingerprint (cf_gguf_fingerprint: metadata, tensor table,
  *              file size), u64 file size, str name
  *   n_vocab    u32
  *   n_ctx      u32      context positions of the session that saved it
  *   kv_type    u32      0 = f32, 1 = f16
+ *   remote:
+ *   server     str endpoint, str model (the API key is never saved)
+ *   both:
  *   clock      i64      the time the chat template sees (fixed per session)
  *   template   str      the label of the chat template in use (for people)
  *   settings   f32 temp, i32 top_k, f32 top_p, f32 min_p, f32 typical_p,
@@ -18,7 +23,9 @@
  *              u8 thinking (0 auto, 1 on, 2 off), u8 reasoning effort (0 auto,
  *              1 low, 2 medium, 3 high)
  *   sampler    u32 byte count, cf_sampler_state_save's bytes (random state,
- *              penalty history)
+ *              penalty history); remote: none
+ *   given      u32      the settings given a value (bit i: the i-th of
+ *              cf_session_setting_names), which a remote session sends
  *   stops      u32 count, then count strs (the user's stop strings)
  *   messages   u32 count, then for each: u8 role (0 system, 1 user,
  *              2 assistant), u8 flags (1 = cut by the user, 2 = ended inside
@@ -26,16 +33,24 @@
  *              first cache position, -1 = unknown), str content, str
  *              reasoning ("" without flag 4), then u32 count, count ids
  *              twice: the content's and the reasoning's sampled tokens
- *   history    u32 count, count ids: the tokens the KV cache holds
+ *   history    u32 count, count ids: the tokens the KV cache holds (remote: 0)
  *   kv         u64 byte count, cf_ctx_kv_save of exactly those positions
- *              (the used cells only: per layer K then V, [head][pos][dim])
+ *              (the used cells only: per layer K then V, [head][pos][dim];
+ *              remote: 0)
  *   checksum   u64 over every byte before it: FNV-1a's multiply over 64-bit
  *              words in four interleaved lanes, then the tail bytes and the
  *              lanes folded in one by one, then the length
  *
- * Version 1 (before reasoning) had no thinking settings, and per message
+ * Version 2 (before remote sessions) had no engine byte and no given
+ * settings: it loads as a local session's file with none given.  Version
+ * 1 (before reasoning) had no thinking settings either, and per message
  * only flag 1, the text and one list of ids; it loads as replies without
  * reasoning.
+ *
+ * Either engine's file loads into either kind of session: the transcript
+ * and settings are common ground; a local file's tokens and cache go only
+ * into a session of its own model, a remote file's transcript is rendered
+ * and prefilled afresh.
  *
  * Saving is crash-safe: the file is written beside the target under a
  * temporary name, synced, renamed over the target, and the folder synced;
@@ -55,14 +70,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "session_internal.h"
+#include "remote.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "session files are written in the host's byte order, which must be little-endian"
 #endif
 
 static const char MAGIC[8] = {'C', 'F', 'S', 'E', 'S', 'S', '\r', '\n'};
-enum { VERSION = 2, MAX_STOPS = 1024 };
+enum { VERSION = 3, MAX_STOPS = 1024 };
 enum { F_CUT = 1, F_THINKING_CUT = 2, F_REASONING = 4 };
 
 /* ---- checksum ----------------------------------------------------------------- */
@@ -148,7 +163,8 @@ static void put_ids(wbuf *b, const cf_token *ids, size_t n)
 
 static void put_settings(wbuf *b, const cf_session *s)
 {
-    const cf_sampler_params *p = cf_sampler_get_params(s->smp);
+    const sess_remote *r = s->remote;
+    const cf_sampler_params *p = r ? &r->par : cf_sampler_get_params(s->smp);
     PUT(b, float, p->temp);
     PUT(b, int32_t, p->top_k);
     PUT(b, float, p->top_p);
@@ -159,15 +175,16 @@ static void put_settings(wbuf *b, const cf_session *s)
     PUT(b, float, p->presence_penalty);
     PUT(b, float, p->frequency_penalty);
     PUT(b, int32_t, p->min_keep);
-    PUT(b, uint64_t, cf_sampler_seed(s->smp));
+    PUT(b, uint64_t, r ? r->seed : cf_sampler_seed(s->smp));
     PUT(b, int32_t, s->n_predict);
     PUT(b, uint8_t, s->thinking);
     PUT(b, uint8_t, s->effort);
-    size_t n = cf_sampler_state_save(s->smp, NULL, 0);
+    size_t n = r ? 0 : cf_sampler_state_save(s->smp, NULL, 0);
     PUT(b, uint32_t, n);
     uint8_t *at = grab(b, n);
-    if (at)
+    if (at && n)
         cf_sampler_state_save(s->smp, at, n);
+    PUT(b, uint32_t, s->set_mask);
 }
 
 static void put_messages(wbuf *b, cf_session *s)
@@ -179,7 +196,10 @@ static void put_messages(wbuf *b, cf_session *s)
         sess_msg now = {.start = -1};
         if (i == s->n_msgs - 1 && s->reply.active && !s->reply.finished) {
             now.pub.role = CF_ROLE_ASSISTANT;
-            sess_reply_settle(s, s->reply.len, &now);
+            if (s->remote)
+                remote_reply_now(s, &now);
+            else
+                sess_reply_settle(s, s->reply.len, &now);
             now.pub.cut = true;
             m = &now;
         }
@@ -266,19 +286,32 @@ out:
     return rc;
 }
 
-static int save_file(cf_session *s, const char *path, cf_err *err)
+static void put_local(wbuf *b, cf_session *s)
 {
     const cf_gguf *g = cf_model_gguf(s->model);
-    const char *name = cf_model_name(s->model), *tmpl = cf_chat_template_label(s->tmpl);
+    const char *name = cf_model_name(s->model);
+    PUT(b, uint64_t, cf_gguf_fingerprint(g));
+    PUT(b, uint64_t, cf_gguf_file_size(g));
+    put_str(b, name, strlen(name));
+    PUT(b, uint32_t, cf_model_hparams(s->model)->n_vocab);
+    PUT(b, uint32_t, cf_ctx_n_ctx(s->ctx));
+    PUT(b, uint32_t, cf_ctx_kv_type(s->ctx));
+}
+
+static int save_file(cf_session *s, const char *path, cf_err *err)
+{
+    const cf_remote_info *ri = cf_session_remote(s);
+    const char *tmpl = ri ? s->tmpl_desc : cf_chat_template_label(s->tmpl);
     wbuf b = {0};
     put(&b, MAGIC, sizeof MAGIC);
     PUT(&b, uint32_t, VERSION);
-    PUT(&b, uint64_t, cf_gguf_fingerprint(g));
-    PUT(&b, uint64_t, cf_gguf_file_size(g));
-    put_str(&b, name, strlen(name));
-    PUT(&b, uint32_t, cf_model_hparams(s->model)->n_vocab);
-    PUT(&b, uint32_t, cf_ctx_n_ctx(s->ctx));
-    PUT(&b, uint32_t, cf_ctx_kv_type(s->ctx));
+    PUT(&b, uint8_t, ri != NULL);
+    if (ri) {
+        put_str(&b, ri->endpoint, strlen(ri->endpoint));
+        put_str(&b, ri->model, strlen(ri->model));
+    } else {
+        put_local(&b, s);
+    }
     PUT(&b, int64_t, s->now);
     put_str(&b, tmpl, strlen(tmpl));
     put_settings(&b, s);
@@ -287,10 +320,10 @@ static int save_file(cf_session *s, const char *path, cf_err *err)
         put_str(&b, s->stops[i], strlen(s->stops[i]));
     put_messages(&b, s);
     put_ids(&b, s->cache.ids, s->cache.n);
-    uint64_t kv = cf_ctx_kv_bytes(s->ctx, (int)s->cache.n);
+    uint64_t kv = ri ? 0 : cf_ctx_kv_bytes(s->ctx, (int)s->cache.n);
     PUT(&b, uint64_t, kv);
     uint8_t *at = grab(&b, kv);
-    if (at && cf_ctx_kv_save(s->ctx, (int)s->cache.n, at, kv, err)) {
+    if (at && kv && cf_ctx_kv_save(s->ctx, (int)s->cache.n, at, kv, err)) {
         free(b.p);
         return -1;
     }
@@ -362,6 +395,9 @@ static bool get_ids(rbuf *r, int32_t n_vocab, cf_tokens *v)
 
 /* Everything a file holds, checked, before it replaces the session. */
 typedef struct loaded {
+    bool remote;            /* saved by a remote session */
+    char *endpoint, *model; /* its server */
+    uint32_t set_mask;
     int32_t n_ctx;
     cf_kv_type kv_type;
     int64_t now;
@@ -382,6 +418,8 @@ typedef struct loaded {
 
 static void loaded_free(loaded *l)
 {
+    free(l->endpoint);
+    free(l->model);
     for (uint32_t i = 0; l->stops && i < l->n_stops; i++)
         free(l->stops[i]);
     free(l->stops);
@@ -396,20 +434,23 @@ static int damaged(const char *path, const char *what, cf_err *err)
     return cf_fail(err, "%s is damaged (%s); the session was not loaded", path, what);
 }
 
-static int parse_model(rbuf *r, const cf_session *s, const char *path, cf_err *err)
+/* The model record; a local session's must be its own model's (the
+ * tokens and cache are that model's), a remote session takes only the
+ * transcript.  The file's vocabulary size into *n_vocab. */
+static int parse_model(rbuf *r, const cf_session *s, const char *path, uint32_t *n_vocab,
+                       cf_err *err)
 {
-    const cf_gguf *g = cf_model_gguf(s->model);
     uint64_t fp, size;
-    uint32_t n_vocab;
     GET(r, uint64_t, fp);
     GET(r, uint64_t, size);
     char *name = get_str(r, 4096);
-    GET(r, uint32_t, n_vocab);
+    GET(r, uint32_t, *n_vocab);
     int rc = 0;
-    if (r->bad || !name)
+    const cf_gguf *g = s->model ? cf_model_gguf(s->model) : NULL;
+    if (r->bad || !name || *n_vocab > INT32_MAX)
         rc = damaged(path, "bad model record", err);
-    else if (fp != cf_gguf_fingerprint(g) || size != cf_gguf_file_size(g) ||
-             n_vocab != (uint32_t)cf_model_hparams(s->model)->n_vocab)
+    else if (g && (fp != cf_gguf_fingerprint(g) || size != cf_gguf_file_size(g) ||
+                   *n_vocab != (uint32_t)cf_model_hparams(s->model)->n_vocab))
         rc = cf_fail(err, "%s was saved with another model ('%s', %llu bytes), not '%s' (%llu "
                      "bytes); the session was not loaded", path, name, (unsigned long long)size,
                      cf_model_name(s->model), (unsigned long long)cf_gguf_file_size(g));
@@ -438,6 +479,8 @@ static bool parse_settings(rbuf *r, uint32_t version, loaded *l, cf_err *err)
     }
     GET(r, uint32_t, l->smp_len);
     l->smp_state = take(r, l->smp_len);
+    if (version >= 3)
+        GET(r, uint32_t, l->set_mask);
     return !r->bad && l->n_predict >= -1 && l->thinking <= THINK_OFF && l->effort <= EFFORT_HIGH &&
            cf_sampler_params_check(p, err) == 0;
 }
@@ -500,12 +543,24 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
     if (sum != checksum(p, n - 8))
         return damaged(path, "truncated or corrupt: the checksum does not match", err);
     r.n = n - 8;
-    if (parse_model(&r, s, path, err))
-        return -1;
-    const int32_t n_vocab = cf_model_hparams(s->model)->n_vocab;
-    uint32_t n_ctx, kv_type;
-    GET(&r, uint32_t, n_ctx);
-    GET(&r, uint32_t, kv_type);
+    uint8_t engine = 0;
+    if (version >= 3)
+        GET(&r, uint8_t, engine);
+    if (r.bad || engine > 1)
+        return damaged(path, "bad engine record", err);
+    /* a remote file holds no tokens (n_vocab 0 refuses any) */
+    uint32_t n_vocab = 0, n_ctx = 1, kv_type = 0;
+    if ((l->remote = engine == 1)) {
+        l->endpoint = get_str(&r, 4096);
+        l->model = get_str(&r, 4096);
+        if (!l->endpoint || !l->model)
+            return damaged(path, "bad server record", err);
+    } else {
+        if (parse_model(&r, s, path, &n_vocab, err))
+            return -1;
+        GET(&r, uint32_t, n_ctx);
+        GET(&r, uint32_t, kv_type);
+    }
     GET(&r, int64_t, l->now);
     char *tmpl = get_str(&r, 4096);
     free(tmpl);
@@ -522,9 +577,9 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
     for (uint32_t i = 0; i < l->n_stops; i++)
         if (!(l->stops[i] = get_str(&r, 4096)) || !l->stops[i][0])
             return damaged(path, "bad stop string", err);
-    if (!parse_messages(&r, version, n_vocab, l))
+    if (!parse_messages(&r, version, (int32_t)n_vocab, l))
         return damaged(path, "bad message", err);
-    if (!get_ids(&r, n_vocab, &l->cache) || l->cache.n > n_ctx)
+    if (!get_ids(&r, (int32_t)n_vocab, &l->cache) || l->cache.n > n_ctx)
         return damaged(path, "bad token history", err);
     for (uint32_t i = 0, prev = 0; i < l->n_msgs; i++) {
         int start = l->msgs[i].start;
@@ -534,7 +589,7 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
     }
     GET(&r, uint64_t, l->kv_len);
     l->kv = r.bad || l->kv_len > r.n - r.pos ? NULL : take(&r, (size_t)l->kv_len);
-    if (!l->kv || r.pos != r.n)
+    if (!l->kv || r.pos != r.n || (l->remote && (l->kv_len || l->smp_len)))
         return damaged(path, "bad cache record", err);
     return 0;
 }
@@ -577,20 +632,26 @@ static int load_file(cf_session *s, const char *path, cf_err *err)
     int rc = -1;
     if (parse(data, n, s, path, &l, err))
         goto out;
-    /* the live context serves when the cells fit and the types agree */
-    if (cf_ctx_kv_type(s->ctx) != l.kv_type || cf_ctx_n_ctx(s->ctx) < (int)l.cache.n) {
-        cf_ctx_params cp = {.n_ctx = l.n_ctx, .n_threads = cf_ctx_n_threads(s->ctx),
-                            .kv_type = l.kv_type};
-        if (cf_ctx_new(s->model, &cp, &ctx, err))
-            goto out;
-    }
-    if (l.kv_len != cf_ctx_kv_bytes(ctx ? ctx : s->ctx, (int)l.cache.n)) {
-        damaged(path, "the cache size does not match the token history", err);
-        goto out;
-    }
+    /* a local file of this model brings its cache and random state too;
+     * any other the transcript and settings, rendered afresh next turn */
+    bool whole = !l.remote && !s->remote;
     cf_err why;
-    if (cf_sampler_create(cf_model_hparams(s->model)->n_vocab, &l.par, l.seed, &smp, err) ||
-        cf_sampler_state_load(smp, l.smp_state, l.smp_len, &why)) {
+    if (whole) {
+        /* the live context serves when the cells fit and the types agree */
+        if (cf_ctx_kv_type(s->ctx) != l.kv_type || cf_ctx_n_ctx(s->ctx) < (int)l.cache.n) {
+            cf_ctx_params cp = {.n_ctx = l.n_ctx, .n_threads = cf_ctx_n_threads(s->ctx),
+                                .kv_type = l.kv_type};
+            if (cf_ctx_new(s->model, &cp, &ctx, err))
+                goto out;
+        }
+        if (l.kv_len != cf_ctx_kv_bytes(ctx ? ctx : s->ctx, (int)l.cache.n)) {
+            damaged(path, "the cache size does not match the token history", err);
+            goto out;
+        }
+    }
+    if (!s->remote &&
+        (cf_sampler_create(cf_model_hparams(s->model)->n_vocab, &l.par, l.seed, &smp, err) ||
+         (whole && cf_sampler_state_load(smp, l.smp_state, l.smp_len, &why)))) {
         if (smp)
             damaged(path, why.msg, err);
         goto out;
@@ -602,10 +663,27 @@ static int load_file(cf_session *s, const char *path, cf_err *err)
         s->ctx = ctx;
         ctx = NULL;
     }
-    cf_ctx_kv_load(s->ctx, (int)l.cache.n, l.kv, l.kv_len, NULL);
-    cf_sampler_free(s->smp);
-    s->smp = smp;
-    smp = NULL;
+    if (s->remote) {
+        s->remote->par = l.par;
+        s->remote->seed = l.seed;
+    } else {
+        if (whole)
+            cf_ctx_kv_load(s->ctx, (int)l.cache.n, l.kv, l.kv_len, NULL);
+        else
+            cf_ctx_kv_truncate(s->ctx, 0, NULL);
+        cf_sampler_free(s->smp);
+        s->smp = smp;
+        smp = NULL;
+    }
+    if (!whole) /* text only: the tokens were another model's, or none */
+        for (uint32_t i = 0; i < l.n_msgs; i++) {
+            l.msgs[i].start = -1;
+            cf_tokens_free(&l.msgs[i].ids);
+            cf_tokens_free(&l.msgs[i].rids);
+        }
+    if (!whole)
+        l.cache.n = 0;
+    s->set_mask = l.set_mask;
     s->n_predict = l.n_predict;
     s->thinking = l.thinking;
     s->effort = l.effort;
@@ -636,6 +714,44 @@ out:
     if (n > 0)
         munmap((void *)data, n);
     return rc;
+}
+
+int cf_session_file_remote(const char *path, char **endpoint, char **model, cf_err *err)
+{
+    *endpoint = *model = NULL;
+    size_t n;
+    const uint8_t *data = map_file(path, &n, err);
+    if (!data)
+        return -1;
+    rbuf r = {data, n, sizeof MAGIC, false};
+    uint32_t version = 0;
+    uint8_t engine = 0;
+    uint64_t sum = 0;
+    int rc = -1;
+    if (n < sizeof MAGIC + 12 || memcmp(data, MAGIC, sizeof MAGIC) != 0) {
+        cf_fail(err, "%s is not a confab session file", path);
+        goto out;
+    }
+    memcpy(&sum, data + n - 8, 8);
+    r.n = n - 8;
+    GET(&r, uint32_t, version);
+    if (version >= 3)
+        GET(&r, uint8_t, engine);
+    if (sum != checksum(data, n - 8)) {
+        damaged(path, "truncated or corrupt: the checksum does not match", err);
+    } else if (engine != 1) {
+        rc = 0;
+    } else if (!(*endpoint = get_str(&r, 4096)) || !(*model = get_str(&r, 4096))) {
+        free(*endpoint);
+        *endpoint = NULL;
+        damaged(path, "bad server record", err);
+    } else {
+        rc = 1;
+    }
+out:
+    if (n > 0)
+        munmap((void *)data, n);
+    return rc < 0 ? cf_err_class(err, CF_E_SESSION) : rc;
 }
 
 /* Every failure to save or load is of the session-file class. */

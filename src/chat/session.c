@@ -149,6 +149,47 @@ static int open_template(cf_session *s, const cf_session_params *p, cf_err *err)
     return 0;
 }
 
+/* The local engine: the model, its tokenizer, context, chat template
+ * and sampler. */
+int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err)
+{
+    cf_ctx_params cp = {p->n_ctx, p->n_batch, p->n_threads, p->kv_type};
+    cf_sampler_params sp;
+    cf_sampler_params_default(&sp);
+    s->eng = &sess_local_engine;
+    if (cf_model_load_as(p->model_path, p->tokenizer_path, p->load_mode, &s->model, err) ||
+        cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err))
+        return cf_err_class(err, CF_E_MODEL);
+    if (cf_ctx_new(s->model, &cp, &s->ctx, err))
+        return -1;
+    if (open_template(s, p, err))
+        return cf_err_class(err, CF_E_TEMPLATE);
+    if (sess_sampler_reset(s, &sp, CF_SAMPLER_SEED_RANDOM, err) || sess_script_load(s, err))
+        return -1;
+    s->logits = malloc((size_t)cf_model_hparams(s->model)->n_vocab * sizeof *s->logits);
+    return s->logits ? 0 : cf_fail(err, "out of memory");
+}
+
+void sess_local_free(cf_session *s)
+{
+    cf_tokens_free(&s->cache);
+    free(s->reply.text);
+    cf_tokens_free(&s->reply.ids);
+    free(s->reply.ends);
+    free(s->reply.probs);
+    free(s->reply.out[0]);
+    free(s->reply.out[1]);
+    sess_script_free(s);
+    free(s->logits);
+    cf_sampler_free(s->smp);
+    cf_chat_template_free(s->tmpl);
+    free(s->bos_text);
+    free(s->eos_text);
+    cf_ctx_free(s->ctx);
+    cf_tokenizer_free(s->tok);
+    cf_model_free(s->model);
+}
+
 int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
 {
     *out = NULL;
@@ -158,25 +199,9 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
     s->reply.pending = CF_TOKEN_NULL;
     s->n_predict = -1;
     s->now = (int64_t)time(NULL);
-    cf_ctx_params cp = {p->n_ctx, p->n_batch, p->n_threads, p->kv_type};
-    cf_sampler_params sp;
-    cf_sampler_params_default(&sp);
-    if (cf_model_load_as(p->model_path, p->tokenizer_path, p->load_mode, &s->model, err) ||
-        cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err)) {
-        cf_err_class(err, CF_E_MODEL);
+    if ((p->endpoint ? sess_remote_open(s, p, err) : sess_local_open(s, p, err)))
         goto fail;
-    }
-    if (cf_ctx_new(s->model, &cp, &s->ctx, err))
-        goto fail;
-    if (open_template(s, p, err)) {
-        cf_err_class(err, CF_E_TEMPLATE);
-        goto fail;
-    }
-    if (sess_sampler_reset(s, &sp, CF_SAMPLER_SEED_RANDOM, err) || sess_script_load(s, err))
-        goto fail;
-    s->logits = malloc((size_t)cf_model_hparams(s->model)->n_vocab * sizeof *s->logits);
-    s->stops = calloc(1, sizeof *s->stops);
-    if (!s->logits || !s->stops) {
+    if (!(s->stops = calloc(1, sizeof *s->stops))) {
         cf_fail(err, "out of memory");
         goto fail;
     }
@@ -197,26 +222,12 @@ void cf_session_free(cf_session *s)
     while (s->n_msgs > 0)
         sess_pop_msg(s);
     free(s->msgs);
-    cf_tokens_free(&s->cache);
-    for (size_t i = 0; i < s->n_stops; i++)
+    for (size_t i = 0; s->stops && i < s->n_stops; i++)
         free(s->stops[i]);
     free(s->stops);
-    free(s->reply.text);
-    cf_tokens_free(&s->reply.ids);
-    free(s->reply.ends);
-    free(s->reply.probs);
-    free(s->reply.out[0]);
-    free(s->reply.out[1]);
-    sess_script_free(s);
-    free(s->logits);
-    cf_sampler_free(s->smp);
-    cf_chat_template_free(s->tmpl);
     free(s->tmpl_desc);
-    free(s->bos_text);
-    free(s->eos_text);
-    cf_ctx_free(s->ctx);
-    cf_tokenizer_free(s->tok);
-    cf_model_free(s->model);
+    if (s->eng)
+        s->eng->free(s);
     free(s);
 }
 
@@ -265,6 +276,11 @@ const cf_turn_stats *cf_session_last_stats(const cf_session *s)
 
 void cf_session_context_info(const cf_session *s, cf_context_info *out)
 {
+    s->eng->context_info(s, out);
+}
+
+void sess_local_context_info(const cf_session *s, cf_context_info *out)
+{
     out->used = cf_ctx_n_past(s->ctx);
     out->total = cf_ctx_n_ctx(s->ctx);
     out->shift_would_drop = sess_shift_plan(s, out->used, 0, &out->shift_would_drop_turns);
@@ -305,7 +321,7 @@ const cf_token_prob *cf_session_probs(const cf_session *s, int i, int *n)
 
 cf_str cf_session_token_text(const cf_session *s, int32_t id)
 {
-    return sess_raw_piece(s, id);
+    return s->tok ? sess_raw_piece(s, id) : (cf_str){"", 0};
 }
 
 bool cf_session_dirty(const cf_session *s)

@@ -19,6 +19,7 @@
 #include "confab/session.h"
 #include "confab/template.h"
 #include "confab/tokenizer.h"
+#include "engine.h"
 #include "reasoning.h"
 
 typedef struct sess_msg {
@@ -62,6 +63,9 @@ enum { THINK_AUTO, THINK_ON, THINK_OFF };
 enum { EFFORT_AUTO, EFFORT_LOW, EFFORT_MEDIUM, EFFORT_HIGH };
 
 struct cf_session {
+    const sess_engine *eng;
+    struct sess_remote *remote; /* the remote engine's state (remote.h); NULL: local */
+    /* the local engine's: */
     cf_model *model;
     cf_tokenizer *tok;
     cf_ctx *ctx;
@@ -78,6 +82,8 @@ struct cf_session {
     int n_scripted, next_script;
 
     cf_sampler *smp;
+    /* the session's, whatever the engine: */
+    unsigned set_mask; /* settings given a value (bit i: cf_session_setting_names()[i]) */
     int n_predict;
     char **stops; /* user-given, NULL-terminated */
     size_t n_stops;
@@ -93,6 +99,21 @@ struct cf_session {
     cf_turn_stats stats;
     bool dirty;
 };
+
+/* ---- the local engine (engine_local.c lists them) ------------------------- */
+int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err); /* session.c */
+void sess_local_free(cf_session *s);
+void sess_local_context_info(const cf_session *s, cf_context_info *out);
+int sess_local_open_reply(cf_session *s, double t0, sess_msg *old, cf_err *err); /* session_turn.c */
+void sess_local_drop_from(cf_session *s, int i);
+int sess_local_resync(cf_session *s, cf_err *err);
+int sess_local_next_part(cf_session *s, cf_reply_part *part, cf_err *err); /* session_reply.c */
+void sess_local_end_reply(cf_session *s, bool cut);
+int sess_local_prompt_text(cf_session *s, const char *user_text, char **text, int *n_tokens,
+                           int *n_cached, cf_err *err); /* session_prompt.c */
+
+/* ---- the remote engine (remote.c) ------------------------------------------ */
+int sess_remote_open(cf_session *s, const cf_session_params *p, cf_err *err);
 
 /* ---- session.c ---------------------------------------------------------- */
 double sess_now_ms(void);

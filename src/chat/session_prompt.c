@@ -372,6 +372,12 @@ static char *fill_slots(const cf_session *s, int n, const char *text, size_t len
 int cf_session_prompt_text(cf_session *s, const char *user_text, char **text, int *n_tokens,
                            int *n_cached, cf_err *err)
 {
+    return s->eng->prompt_text(s, user_text, text, n_tokens, n_cached, err);
+}
+
+int sess_local_prompt_text(cf_session *s, const char *user_text, char **text, int *n_tokens,
+                           int *n_cached, cf_err *err)
+{
     bool dirty = s->dirty;
     *text = NULL;
     if (sess_push_msg(s, CF_ROLE_USER, user_text, strlen(user_text), err))

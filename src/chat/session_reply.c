@@ -451,10 +451,15 @@ last:
 
 int cf_session_next_part(cf_session *s, cf_reply_part *part, cf_err *err)
 {
-    sess_reply *r = &s->reply;
     *part = (cf_reply_part){"", "", false, -1};
-    if (!r->active || r->finished)
+    if (!s->reply.active || s->reply.finished)
         return CF_NEXT_DONE;
+    return s->eng->next_part(s, part, err);
+}
+
+int sess_local_next_part(cf_session *s, cf_reply_part *part, cf_err *err)
+{
+    sess_reply *r = &s->reply;
     r->step_prob = -1;
     double t = sess_now_ms();
     int rc = next_part(s, part, err);
@@ -478,15 +483,19 @@ int cf_session_next(cf_session *s, const char **piece, cf_err *err)
 
 void cf_session_end_reply(cf_session *s, bool cut)
 {
-    sess_reply *r = &s->reply;
-    if (!r->active)
+    if (!s->reply.active)
         return;
-    if (!r->finished) {
+    s->eng->end_reply(s, cut);
+    s->reply.active = false;
+}
+
+void sess_local_end_reply(cf_session *s, bool cut)
+{
+    if (!s->reply.finished) {
         cf_reply_part rest;
         finish(s, CF_STOP_USER, &rest);
         s->msgs[s->n_msgs - 1].pub.cut = cut;
     }
-    r->active = false;
 }
 
 void sess_close_reply(cf_session *s)

@@ -1,12 +1,13 @@
 /* Settings by name, as /set and the command line spell them: the
  * sampler's (its own table), the seed, n-predict, the thinking
  * switches the chat template reads, and probs.  A bad name or value changes
- * nothing. */
+ * nothing.  A remote session keeps the sampler's values and the seed
+ * itself (they go into each request), and remembers which were given. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "session_internal.h"
+#include "remote.h"
 
 #define N_PREDICT_MAX 1000000000
 
@@ -26,12 +27,20 @@ const char *const *cf_session_setting_names(void)
     return names;
 }
 
-static bool known(const char *name)
+/* The setting's index in cf_session_setting_names, or -1. */
+static int index_of(const char *name)
 {
-    for (const char *const *p = cf_session_setting_names(); *p; p++)
-        if (strcmp(*p, name) == 0)
-            return true;
-    return false;
+    const char *const *names = cf_session_setting_names();
+    for (int i = 0; names[i]; i++)
+        if (strcmp(names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+bool cf_session_setting_is_default(const cf_session *s, const char *name)
+{
+    int i = index_of(name);
+    return i < 0 || !(s->set_mask & 1u << i);
 }
 
 int sess_sampler_reset(cf_session *s, const cf_sampler_params *p, uint64_t seed, cf_err *err)
@@ -44,7 +53,8 @@ int sess_sampler_reset(cf_session *s, const cf_sampler_params *p, uint64_t seed,
     return 0;
 }
 
-static int set_seed(cf_session *s, const char *value, cf_err *err)
+/* The seed a value names (CF_SAMPLER_SEED_RANDOM: draw one). */
+static int parse_seed(const char *value, uint64_t *out, cf_err *err)
 {
     uint64_t seed = CF_SAMPLER_SEED_RANDOM;
     /* "random" or -1 (llama.cpp's spelling) draws a seed */
@@ -57,6 +67,19 @@ static int set_seed(cf_session *s, const char *value, cf_err *err)
                               "seed: '%s' is not a seed (valid: 0 to %llu, or random / -1)", value,
                               (unsigned long long)CF_SAMPLER_SEED_RANDOM - 1);
         seed = v;
+    }
+    *out = seed;
+    return 0;
+}
+
+static int set_seed(cf_session *s, const char *value, cf_err *err)
+{
+    uint64_t seed = CF_SAMPLER_SEED_RANDOM;
+    if (parse_seed(value, &seed, err))
+        return -1;
+    if (s->remote) {
+        s->remote->seed = seed;
+        return 0;
     }
     if (sess_sampler_reset(s, cf_sampler_get_params(s->smp), seed, err))
         return -1;
@@ -97,7 +120,8 @@ static int set_choice(cf_session *s, const char *name, const char *value, cf_err
 
 int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *err)
 {
-    if (!known(name)) {
+    int idx = index_of(name);
+    if (idx < 0) {
         char list[256] = "";
         for (const char *const *p = cf_session_setting_names(); *p; p++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? ", " : "", *p);
@@ -113,6 +137,9 @@ int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *e
         int v = choice(onoff_values, value);
         if (v < 0)
             return cf_fail_as(err, CF_E_USAGE, "probs: '%s' is not on or off", value);
+        if (v && s->remote)
+            return cf_fail_as(err, CF_E_USAGE, "probs: a remote server's replies come without "
+                              "token probabilities here");
         s->probs = v; /* a display choice: the conversation is unchanged */
         return 0;
     } else if (strcmp(name, "n-predict") == 0) {
@@ -123,19 +150,27 @@ int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *e
             return cf_fail_as(err, CF_E_USAGE, "n-predict: '%s' is not a whole number from -1 to %d", value,
                               N_PREDICT_MAX);
         s->n_predict = (int)v;
+    } else if (s->remote) {
+        if (cf_sampler_setting_set(&s->remote->par, name, value, err))
+            return -1;
     } else {
         cf_sampler_params p = *cf_sampler_get_params(s->smp);
         if (cf_sampler_setting_set(&p, name, value, err) || cf_sampler_set_params(s->smp, &p, err))
             return -1;
     }
+    s->set_mask |= 1u << idx;
     s->dirty = true;
     return 0;
 }
 
 const char *cf_session_get(const cf_session *s, const char *name, char *buf, size_t n)
 {
-    if (strcmp(name, "seed") == 0)
-        snprintf(buf, n, "%llu", (unsigned long long)cf_sampler_seed(s->smp));
+    const sess_remote *r = s->remote;
+    if (strcmp(name, "seed") == 0 && r && r->seed == CF_SAMPLER_SEED_RANDOM)
+        snprintf(buf, n, "random");
+    else if (strcmp(name, "seed") == 0)
+        snprintf(buf, n, "%llu", r ? (unsigned long long)r->seed
+                                   : (unsigned long long)cf_sampler_seed(s->smp));
     else if (strcmp(name, "n-predict") == 0)
         snprintf(buf, n, "%d", s->n_predict);
     else if (strcmp(name, "thinking") == 0)
@@ -145,6 +180,6 @@ const char *cf_session_get(const cf_session *s, const char *name, char *buf, siz
     else if (strcmp(name, "probs") == 0)
         snprintf(buf, n, "%s", onoff_values[s->probs]);
     else
-        return cf_sampler_setting_get(cf_sampler_get_params(s->smp), name, buf, n);
+        return cf_sampler_setting_get(r ? &r->par : cf_sampler_get_params(s->smp), name, buf, n);
     return buf;
 }

@@ -159,13 +159,22 @@ out:
     return rc;
 }
 
+int sess_local_open_reply(cf_session *s, double t0, sess_msg *old, cf_err *err)
+{
+    if (prepare_reply(s, t0, err))
+        return -1;
+    if (old)
+        sess_msg_free(old);
+    return 0;
+}
+
 int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err)
 {
     double t0 = sess_now_ms();
     sess_close_reply(s);
     if (sess_push_msg(s, CF_ROLE_USER, user_text, strlen(user_text), err))
         return -1;
-    if (prepare_reply(s, t0, err)) {
+    if (s->eng->open_reply(s, t0, NULL, err)) {
         sess_pop_msg(s);
         return -1;
     }
@@ -200,7 +209,7 @@ static void put_msg(cf_session *s, int i, sess_msg m)
 }
 
 /* Cache what the conversation as it now stands shares with the cache. */
-static int resync(cf_session *s, cf_err *err)
+int sess_local_resync(cf_session *s, cf_err *err)
 {
     cf_tokens full = {0};
     char *text = NULL;
@@ -214,14 +223,14 @@ static int resync(cf_session *s, cf_err *err)
 }
 
 /* Drop messages i.. and rewind the cache to where their turn began. */
-static void drop_from(cf_session *s, int i)
+void sess_local_drop_from(cf_session *s, int i)
 {
     int start = s->msgs[i].start;
     while (s->n_msgs > i)
         sess_pop_msg(s);
     if (start >= 0)
         sess_truncate(s, start < (int)s->cache.n ? start : (int)s->cache.n);
-    else if (resync(s, NULL))
+    else if (sess_local_resync(s, NULL))
         sess_truncate(s, 0);
     s->have_logits = false;
 }
@@ -232,7 +241,7 @@ int cf_session_undo(cf_session *s, cf_err *err)
     int u = last_user(s);
     if (u < 0)
         return cf_fail(err, "there is nothing to undo");
-    drop_from(s, u);
+    s->eng->drop_from(s, u);
     return 0;
 }
 
@@ -243,11 +252,10 @@ int cf_session_regen(cf_session *s, cf_err *err)
     if (s->n_msgs == 0 || s->msgs[s->n_msgs - 1].pub.role != CF_ROLE_ASSISTANT)
         return cf_fail(err, "there is no reply to regenerate");
     sess_msg old = take_msg(s, s->n_msgs - 1);
-    if (prepare_reply(s, t0, err)) {
+    if (s->eng->open_reply(s, t0, &old, err)) {
         put_msg(s, s->n_msgs, old); /* the old reply stays */
         return -1;
     }
-    sess_msg_free(&old);
     return 0;
 }
 
@@ -257,7 +265,7 @@ int cf_session_clear(cf_session *s, cf_err *err)
     sess_close_reply(s);
     int first = sess_first_user(s);
     if (first < s->n_msgs)
-        drop_from(s, first);
+        s->eng->drop_from(s, first);
     return 0;
 }
 
@@ -271,7 +279,7 @@ int cf_session_set_system(cf_session *s, const char *text, cf_err *err)
         put_msg(s, 0, take_msg(s, s->n_msgs - 1));
     /* the cache keeps what still agrees; the rest is prefilled lazily (a
      * template that renders nothing before a user message: all of it) */
-    if (rc == 0 && (rc = resync(s, err)) != 0 && sess_first_user(s) == s->n_msgs) {
+    if (rc == 0 && (rc = s->eng->resync(s, err)) != 0 && sess_first_user(s) == s->n_msgs) {
         sess_truncate(s, 0);
         rc = 0;
     }

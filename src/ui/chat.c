@@ -80,9 +80,16 @@ static long token_delay_ms(void)
     return ms > 0 && ms < 10000 ? ms : 0;
 }
 
+const char *chat_model_name(const chat *c)
+{
+    const cf_remote_info *ri = cf_session_remote(c->s);
+    return ri ? ri->model : cf_model_name(cf_session_model(c->s));
+}
+
 int chat_stream(chat *c, const stream_hooks *h)
 {
     cf_err err = {0};
+    int n_before = cf_session_n_messages(c->s);
     cf_reply_part part;
     long delay = token_delay_ms();
     int rc;
@@ -99,6 +106,9 @@ int chat_stream(chat *c, const stream_hooks *h)
         }
     }
     cf_session_end_reply(c->s, cut);
+    /* a remote reply that failed before it began takes its turn back */
+    if (rc < 0 && cf_session_n_messages(c->s) < n_before && c->view->changed)
+        c->view->changed(c, CHANGE_UNDONE);
     if (rc < 0) {
         note_error(c, cli_exit_for(&err));
         chat_say(c, OUT_ERROR, "%s", err.msg);
@@ -125,8 +135,33 @@ static double per_second(int n, double ms)
     return ms > 0 ? n * 1000.0 / ms : 0;
 }
 
+/* A remote reply's line: the server's counts and timings when it gives
+ * them; speeds measured here include the network. */
+static void remote_stats_line(const cf_turn_stats *st, char *buf, size_t n)
+{
+    char prompt[96], cached[32] = "", reply[64] = "", speed[32] = "";
+    if (st->cached_tokens > 0)
+        snprintf(cached, sizeof cached, " (%d cached)", st->cached_tokens);
+    if (st->usage && st->timings)
+        snprintf(speed, sizeof speed, ", %.1f t/s",
+                 per_second(st->prompt_tokens - st->cached_tokens, st->prompt_ms));
+    if (st->usage)
+        snprintf(prompt, sizeof prompt, "prompt %d tok%s%s", st->prompt_tokens, cached, speed);
+    else
+        snprintf(prompt, sizeof prompt, "no token counts from the server");
+    if (st->usage)
+        snprintf(reply, sizeof reply, " · reply %d tok, %.1f t/s", st->gen_tokens,
+                 per_second(st->gen_tokens, st->gen_ms));
+    snprintf(buf, n, "remote · %s%s · first token %.0f ms%s", prompt, reply, st->ttft_ms,
+             st->timings ? " · speeds: the server's" : "");
+}
+
 void chat_stats_line(const cf_turn_stats *st, const cf_context_info *ci, char *buf, size_t n)
 {
+    if (st->remote) {
+        remote_stats_line(st, buf, n);
+        return;
+    }
     char thinking[48] = "";
     if (st->reasoning_tokens > 0)
         snprintf(thinking, sizeof thinking, " (%d thinking)", st->reasoning_tokens);

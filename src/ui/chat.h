@@ -86,6 +86,8 @@ typedef struct stream_hooks {
 /* Run the reply begun on the session to its end; 0 done, 1 stopped by
  * the user (the partial reply stays, marked as cut), -1 error (shown). */
 int chat_stream(chat *c, const stream_hooks *h);
+/* The model's name as shown: the file's, or the server's model. */
+const char *chat_model_name(const chat *c);
 /* After a reply (once its text is done): notes on a full context. */
 void chat_reply_notes(chat *c);
 

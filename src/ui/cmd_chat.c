@@ -71,19 +71,52 @@ static int resume(chat *c, const char *path)
     return 0;
 }
 
+/* The server a chat talks to: --endpoint, else the one a remote chat
+ * saved in --session was talking to (when no -m names a model file).
+ * Returns 1 when there is one (into p; *endpoint, *model owned), 0 when
+ * the chat is local, -1 after an error line. */
+static int remote_params(const chat_opts *o, cf_session_params *p, char **endpoint, char **model,
+                         int *status)
+{
+    if (!o->endpoint && !o->model && o->session && access(o->session, F_OK) == 0) {
+        cf_err err = {.msg = ""};
+        if (cf_session_file_remote(o->session, endpoint, model, &err) < 0) {
+            cli_error("%s", err.msg);
+            *status = CF_EXIT_SESSION;
+            return -1;
+        }
+    }
+    if (o->endpoint) {
+        free(*endpoint);
+        if (!(*endpoint = strdup(o->endpoint))) {
+            cli_error("out of memory");
+            return -1;
+        }
+    }
+    if (!*endpoint)
+        return 0;
+    const char *key = NULL;
+    if (o->api_key_env && (!(key = getenv(o->api_key_env)) || !*key)) {
+        cli_error("--api-key-env: $%s is not set (or empty)", o->api_key_env);
+        *status = CF_EXIT_USAGE;
+        return -1;
+    }
+    p->endpoint = *endpoint;
+    p->remote_model = o->model ? o->model : *model;
+    p->api_key = key;
+    p->timeout_ms = (int)(o->timeout * 1000);
+    return 1;
+}
+
 static int run(chat_opts *o, bool interactive)
 {
-    char *system = NULL, *model = NULL;
+    char *system = NULL, *model = NULL, *endpoint = NULL, *saved_model = NULL;
     cf_session *s = NULL;
     int status = CF_EXIT_USAGE;
     if (check_template_opts(o) < 0 ||
         (o->system_from != SYSTEM_NONE && !(system = system_prompt(o))))
         goto out;
-    status = CF_EXIT_MODEL;
-    if (!(model = cli_resolve_model(o->model)))
-        goto out;
     cf_session_params p = {
-        .model_path = model,
         .tokenizer_path = o->tokenizer,
         .n_ctx = o->n_ctx,
         .n_threads = o->n_threads ? o->n_threads : cli_default_threads(),
@@ -94,10 +127,25 @@ static int run(chat_opts *o, bool interactive)
         .system_prompt = system,
     };
     cf_err err = {0};
-    if (session_open(&p, interactive && isatty(STDERR_FILENO), &s, &err) < 0) {
-        cli_error("%s", err.msg);
-        status = err.code == CF_E_FAIL ? CF_EXIT_MODEL : cli_exit_for(&err);
+    int remote = remote_params(o, &p, &endpoint, &saved_model, &status);
+    if (remote < 0)
         goto out;
+    if (remote) {
+        if (cf_session_new(&p, &s, &err) < 0) {
+            cli_error("--endpoint: %s", err.msg);
+            status = cli_exit_for(&err);
+            goto out;
+        }
+    } else {
+        status = CF_EXIT_MODEL;
+        if (!(model = cli_resolve_model(o->model)))
+            goto out;
+        p.model_path = model;
+        if (session_open(&p, interactive && isatty(STDERR_FILENO), &s, &err) < 0) {
+            cli_error("%s", err.msg);
+            status = err.code == CF_E_FAIL ? CF_EXIT_MODEL : cli_exit_for(&err);
+            goto out;
+        }
     }
     /* a chat shows the thinking unless told not to; a script only when told */
     chat c = {.s = s, .opts = o, .model_path = model,
@@ -114,6 +162,8 @@ out_chat:
 out:
     cf_session_free(s);
     free(model);
+    free(endpoint);
+    free(saved_model);
     free(system);
     return status;
 }

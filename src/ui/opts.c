@@ -10,13 +10,16 @@
 enum opt_id {
     O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV_TYPE, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
     O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_AUTOSAVE, O_WHOLE,
-    O_TUI, O_VERBOSE, O_NO_COLOR, O_HELP, O_SHOW_THINKING,
+    O_TUI, O_VERBOSE, O_NO_COLOR, O_HELP, O_SHOW_THINKING, O_ENDPOINT, O_API_KEY_ENV, O_TIMEOUT,
 };
 
-enum opt_group { G_MODEL, G_SAMPLING, G_THINKING, G_CONVERSATION, G_INTERFACE, G_COUNT };
+enum opt_group { G_MODEL, G_REMOTE, G_SAMPLING, G_THINKING, G_CONVERSATION, G_INTERFACE, G_COUNT };
 
 static const char *const group_titles[G_COUNT] = {
-    "Model", "Sampling (each also a /set name in the chat)",
+    "Model",
+    "Remote model (an OpenAI-compatible server: vLLM, llama-server, ollama, TGI, a hosted\n"
+    "API, confab serve; -m names the server's model, the model options above are unused)",
+    "Sampling (each also a /set name in the chat)",
     "Thinking (reasoning models; each also a /set name)", "Conversation", "Interface",
 };
 
@@ -43,6 +46,14 @@ static const opt_def defs[] = {
     {"chat-template", 0, "NAME", O_TEMPLATE, G_MODEL, 0,
      "built-in chat template (default: the model's own)"},
     {"chat-template-file", 0, "FILE", O_TEMPLATE_FILE, G_MODEL, 0, "Jinja chat template file"},
+
+    {"endpoint", 0, "URL", O_ENDPOINT, G_REMOTE, 0,
+     "the server's base URL, e.g. http://localhost:8080/v1 (replies come from\n"
+     "URL/chat/completions; without -m, its only model)"},
+    {"api-key-env", 0, "VAR", O_API_KEY_ENV, G_REMOTE, 0,
+     "send the key in $VAR (Authorization: Bearer); it is never saved"},
+    {"timeout", 0, "SECONDS", O_TIMEOUT, G_REMOTE, 0,
+     "give up when the server sends nothing for this long (default 300)"},
 
     {"temp", 0, "X", O_SETTING, G_SAMPLING, 'f', "temperature; 0 = greedy (default 0.8)"},
     {"top-k", 0, "N", O_SETTING, G_SAMPLING, 'i', "keep the N most likely tokens; 0 = all (default 40)"},
@@ -170,6 +181,15 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
         return replace(&o->chat_template, value);
     case O_TEMPLATE_FILE:
         return replace(&o->chat_template_file, value);
+    case O_ENDPOINT:
+        return replace(&o->endpoint, value);
+    case O_API_KEY_ENV:
+        return replace(&o->api_key_env, value);
+    case O_TIMEOUT:
+        if (!cli_parse_float(label, value, 0.05, 86400, &x))
+            return -1;
+        o->timeout = x;
+        return 0;
     case O_SETTING: {
         /* The range is the session's to check (it knows the model); here
          * only that the value is a number of the right kind. */
@@ -289,9 +309,10 @@ int opts_parse_args(chat_opts *o, int argc, char **argv)
 void opts_help(FILE *f)
 {
     fputs("usage: confab [chat] [OPTIONS]\n\n"
-          "Chat with a local model.  On a terminal: an interactive chat (type /help),\n"
-          "full screen with --tui.  With stdin not a terminal: each line is one message\n"
-          "and only the replies are printed.  Defaults come from\n"
+          "Chat with a local model, or one on a server (--endpoint).  On a terminal: an\n"
+          "interactive chat (type /help), full screen with --tui.  With stdin not a\n"
+          "terminal: each line is one message and only the replies are printed.  Defaults\n"
+          "come from\n"
           "${XDG_CONFIG_HOME:-~/.config}/confab/config (key = value, the long names).\n",
           f);
     for (int g = 0; g < G_COUNT; g++) {
@@ -327,6 +348,8 @@ void opts_free(chat_opts *o)
     free(o->tokenizer);
     free(o->chat_template);
     free(o->chat_template_file);
+    free(o->endpoint);
+    free(o->api_key_env);
     free(o->system);
     free(o->session);
     free(o->prompt);

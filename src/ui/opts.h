@@ -20,6 +20,8 @@ typedef enum chat_system_from {
 
 typedef struct chat_opts {
     char *model, *tokenizer, *chat_template, *chat_template_file;
+    char *endpoint, *api_key_env; /* a remote engine: the server's URL, the key's variable */
+    double timeout;               /* seconds the server may stay silent; 0: the default */
     chat_system_from system_from; /* the later of --system / --system-file wins */
     char *system;
     char *session, *prompt;

@@ -183,8 +183,13 @@ int repl_run(chat *c)
 
     cf_context_info ci;
     cf_session_context_info(c->s, &ci);
-    printf("%sconfab %s · %s · context %d · /help for commands, Ctrl-D to leave%s\n", m.pal.dim,
-           CONFAB_VERSION, cf_model_name(cf_session_model(c->s)), ci.total, m.pal.reset);
+    const cf_remote_info *ri = cf_session_remote(c->s);
+    if (ri)
+        printf("%sconfab %s · remote: %s at %s · /help for commands, Ctrl-D to leave%s\n",
+               m.pal.dim, CONFAB_VERSION, ri->model, ri->endpoint, m.pal.reset);
+    else
+        printf("%sconfab %s · %s · context %d · /help for commands, Ctrl-D to leave%s\n", m.pal.dim,
+               CONFAB_VERSION, chat_model_name(c), ci.total, m.pal.reset);
     if (cf_session_n_messages(c->s) > 0)
         replay(&m);
 

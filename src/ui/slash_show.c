@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "chat.h"
+#include "confab/openai.h"
 #include "probs.h"
 
 const char *const show_topics[] = {"settings", "model",    "template", "context",
@@ -13,11 +14,16 @@ const char *const show_topics[] = {"settings", "model",    "template", "context"
 
 static void show_settings(chat *c)
 {
-    char out[2048], buf[64];
+    char out[2560], buf[64];
     size_t used = 0;
+    /* a server gets only the settings given a value */
+    bool remote = cf_session_remote(c->s) != NULL;
     for (const char *const *n = cf_session_setting_names(); *n && used < sizeof out; n++)
-        used += (size_t)snprintf(out + used, sizeof out - used, "%-18s %s\n", *n,
-                                 cf_session_get(c->s, *n, buf, sizeof buf));
+        used += (size_t)snprintf(out + used, sizeof out - used, "%-18s %s%s\n", *n,
+                                 cf_session_get(c->s, *n, buf, sizeof buf),
+                                 remote && cf_oai_field_of(*n) && cf_session_setting_is_default(c->s, *n)
+                                     ? " (not sent: the server's default)"
+                                     : "");
     const char *sys = NULL;
     if (cf_session_n_messages(c->s) > 0 && cf_session_message(c->s, 0)->role == CF_ROLE_SYSTEM)
         sys = cf_session_message(c->s, 0)->content;
@@ -33,8 +39,35 @@ static void show_settings(chat *c)
     chat_say(c, OUT_INFO, "%s", out);
 }
 
+/* A server's model: where it is, and what else it has. */
+static void show_remote_model(chat *c, const cf_remote_info *ri)
+{
+    char **ids = NULL, list[1024] = "";
+    cf_err err = {0};
+    if (cf_session_models(c->s, &ids, &err) < 0) {
+        snprintf(list, sizeof list, "(cannot list them: %s)", err.msg);
+    } else {
+        for (size_t i = 0; ids[i] && strlen(list) < sizeof list - 80; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                     ids[i]);
+        if (!ids[0])
+            snprintf(list, sizeof list, "(none listed)");
+    }
+    cf_oai_models_free(ids);
+    chat_say(c, OUT_INFO,
+             "model      %s (remote)\n"
+             "server     %s\n"
+             "its models %s",
+             ri->model, ri->endpoint, list);
+}
+
 static void show_model(chat *c)
 {
+    const cf_remote_info *ri = cf_session_remote(c->s);
+    if (ri) {
+        show_remote_model(c, ri);
+        return;
+    }
     const cf_model *m = cf_session_model(c->s);
     const cf_hparams *h = cf_model_hparams(m);
     cf_context_info ci;
@@ -55,6 +88,15 @@ static void show_context(chat *c)
 {
     cf_context_info ci;
     cf_session_context_info(c->s, &ci);
+    if (cf_session_remote(c->s)) {
+        int n = cf_session_n_messages(c->s);
+        chat_say(c, OUT_INFO, "context: the server's; %d message%s, sent whole with each request",
+                 n, n == 1 ? "" : "s");
+        if (ci.used > 0)
+            chat_say(c, OUT_INFO, "the last reply used %d tokens (prompt and reply, as the "
+                                  "server counted them)", ci.used);
+        return;
+    }
     int pct = ci.total ? (int)(100.0 * ci.used / ci.total + 0.5) : 0;
     int n = cf_session_n_messages(c->s);
     chat_say(c, OUT_INFO, "context: %d / %d tokens used (%d%%), %d message%s", ci.used, ci.total,
@@ -73,9 +115,35 @@ static void show_context(chat *c)
         chat_say(c, OUT_INFO, "when it is full, there is no old turn a shift could drop");
 }
 
+static void show_remote_stats(chat *c, const cf_turn_stats *st)
+{
+    if (!st->remote) {
+        chat_say(c, OUT_INFO, "no reply yet");
+        return;
+    }
+    char counts[160] = "tokens       not reported by the server";
+    if (st->usage)
+        snprintf(counts, sizeof counts,
+                 "prompt       %d tokens (%d cached)\n"
+                 "reply        %d tokens",
+                 st->prompt_tokens, st->cached_tokens, st->gen_tokens);
+    chat_say(c, OUT_INFO,
+             "%s\n"
+             "first token  %.1f ms\n"
+             "prompt time  %.1f ms%s\n"
+             "reply time   %.1f ms%s",
+             counts, st->ttft_ms, st->prompt_ms,
+             st->timings ? " (the server's)" : " (here: the wait for the first piece)", st->gen_ms,
+             st->timings ? " (the server's)" : " (here: the stream)");
+}
+
 static void show_stats(chat *c)
 {
     const cf_turn_stats *st = cf_session_last_stats(c->s);
+    if (cf_session_remote(c->s)) {
+        show_remote_stats(c, st);
+        return;
+    }
     if (!st || (st->prompt_tokens == 0 && st->gen_tokens == 0)) {
         chat_say(c, OUT_INFO, "no reply yet");
         return;
@@ -96,6 +164,11 @@ static void show_stats(chat *c)
 
 static void show_template(chat *c)
 {
+    if (cf_session_remote(c->s)) {
+        chat_say(c, OUT_INFO, "template: the server's (it renders the prompt); thinking comes as "
+                              "its reasoning_content, or a <think> block in the reply");
+        return;
+    }
     const cf_chat_reasoning *r = cf_session_reasoning(c->s);
     char how[160] = "replies are not split (no thinking markers known)";
     if (r->family)
@@ -152,8 +225,11 @@ static void show_prompt(chat *c, const char *message)
         return;
     }
     chat_say(c, OUT_INFO, "%s", text);
-    chat_say(c, OUT_DIM, "(%d tokens: %d in the cache, %d to evaluate)", n_tokens, n_cached,
-             n_tokens - n_cached);
+    if (cf_session_remote(c->s))
+        chat_say(c, OUT_DIM, "(the request's body: the server renders the prompt)");
+    else
+        chat_say(c, OUT_DIM, "(%d tokens: %d in the cache, %d to evaluate)", n_tokens, n_cached,
+                 n_tokens - n_cached);
     free(text);
 }
 

@@ -116,7 +116,8 @@ static void draw_status(tui *t)
     cf_context_info ci;
     cf_session_context_info(c->s, &ci);
     status_info si = {
-        .model = cf_model_name(cf_session_model(c->s)),
+        .model = chat_model_name(c),
+        .remote = cf_session_remote(c->s) != NULL,
         .ctx_used = ci.used,
         .ctx_total = ci.total,
         .tps = t->last_tps,
@@ -246,7 +247,9 @@ static void hotkey(tui *t, int key)
     chat *c = t->c;
     double temp = chat_setting(c, "temp");
     long k = (long)chat_setting(c, "top-k");
-    long vocab = cf_model_hparams(cf_session_model(c->s))->n_vocab;
+    /* a server's vocabulary is unknown: its top-k stops doubling at 2^16 */
+    const cf_model *model = cf_session_model(c->s);
+    long vocab = model ? cf_model_hparams(model)->n_vocab : 65536;
     if (key == KEY_F(5) || key == KEY_F(6)) {
         double v = round(temp * 10 + (key == KEY_F(6) ? 1 : -1)) / 10;
         set_number(t, "temp", v < 0 ? 0 : v);
@@ -366,6 +369,8 @@ static void put_part(void *ud, const cf_reply_part *p)
     if (*p->content)
         grow_item(t, &t->reply_item, IT_REPLY, p->content, prob_tone(p->prob));
     t->thinking = p->thinking;
+    /* a remote reply's steps include waits that bring nothing */
+    t->gen_tokens += *p->reasoning || *p->content || !cf_session_remote(t->c->s);
 }
 
 /* Between two tokens: keys, signals, and a redraw now and then. */
@@ -375,7 +380,6 @@ static bool poll_keys(void *ud)
     bool stop = false;
     wint_t ch;
     int r;
-    t->gen_tokens++;
     wtimeout(t->input, 0);
     while ((r = wget_wch(t->input, &ch)) != ERR)
         if (handle_key(t, r, ch) == KEY_STOP)
@@ -570,10 +574,12 @@ int tui_run(chat *c)
     c->view = &tui_view;
     c->view_data = &t;
     replay(&t);
+    const cf_remote_info *ri = cf_session_remote(c->s);
     chat_say(c, OUT_DIM,
-             "confab %s - %s - /help for commands, Ctrl-D to leave\n" HOTKEY_HINT
+             "confab %s - %s%s%s%s - /help for commands, Ctrl-D to leave\n" HOTKEY_HINT
              "  Ctrl-C stops a reply",
-             CONFAB_VERSION, cf_model_name(cf_session_model(c->s)));
+             CONFAB_VERSION, ri ? "remote: " : "", chat_model_name(c), ri ? " at " : "",
+             ri ? ri->endpoint : "");
 
     while (!t.done && !sig_quit && !sig_interrupt) {
         wint_t ch;

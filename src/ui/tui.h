@@ -57,6 +57,7 @@ void transcript_draw(const transcript *t, WINDOW *w, bool color, short tone_pair
 /* ---- status bar (tui_status.c) -------------------------------------------- */
 typedef struct status_info {
     const char *model;
+    bool remote;         /* the model is on a server: ctx_used is its usage, ctx_total 0 */
     int ctx_used, ctx_total;
     double tps;          /* last or current generation speed; < 0: none yet */
     double temp, top_p;

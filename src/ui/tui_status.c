@@ -1,5 +1,6 @@
 /* The status bar: model, context as a bar, speed, sampler, save state,
- * thinking and answer tokens of the last reply. */
+ * thinking and answer tokens of the last reply.  A remote model shows
+ * "remote NAME" and the tokens the server said the last reply used. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,11 @@ void status_format(const status_info *si, int width, char *out, size_t n)
         k += (size_t)snprintf(ctx + k, sizeof ctx - k, "%s",
                               i < fill ? (si->unicode ? "█" : "#") : (si->unicode ? "░" : "-"));
     snprintf(ctx + k, sizeof ctx - k, "] %d/%d", si->ctx_used, si->ctx_total);
+    /* a server's context is its own: what it said the last reply used */
+    if (si->remote && si->ctx_used > 0)
+        snprintf(ctx, sizeof ctx, "used %d tok", si->ctx_used);
+    else if (si->remote)
+        snprintf(ctx, sizeof ctx, "used - tok");
     if (si->tps >= 0)
         snprintf(tps, sizeof tps, "%.1f t/s", si->tps);
     else
@@ -37,7 +43,7 @@ void status_format(const status_info *si, int width, char *out, size_t n)
         snprintf(topk, sizeof topk, "top-k off");
     snprintf(topp, sizeof topp, "top-p %.2f", si->top_p);
     snprintf(scroll, sizeof scroll, "scrolled %d", si->scrolled);
-    snprintf(model, sizeof model, "%.40s", si->model);
+    snprintf(model, sizeof model, "%s%.40s", si->remote ? "remote " : "", si->model);
     snprintf(split, sizeof split, "think %d%sanswer %d", si->think_tokens,
              si->unicode ? " · " : ", ", si->answer_tokens);
 

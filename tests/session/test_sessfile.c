@@ -218,10 +218,10 @@ static void test_damage(void)
           strstr(err.msg, "not a confab session file"));
     CHECK(cf_session_load(live, "/nonexistent/x.session", &err) != 0 &&
           strstr(err.msg, "cannot open"));
-    img[8] = 3;
+    img[8] = 4;
     spill(bad, img, size);
-    CHECK(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "version 3"));
-    img[8] = 2;
+    CHECK(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "version 4"));
+    img[8] = 3;
     cf_session *other = open_shared("models/stories260K-llama2chat.gguf", 64, NULL, 2);
     CHECK(other && cf_session_load(other, good, &err) != 0 && strstr(err.msg, "another model"));
     cf_session_free(other);
@@ -299,6 +299,34 @@ static void test_kill_during_save(void)
     cf_session_free(s);
 }
 
+/* A file of version 2 (before remote sessions: no engine byte, no given
+ * settings) loads whole: messages, settings, cache. */
+static void test_version_2(void)
+{
+    const char *src = getenv("CONFAB_SRC");
+    char v2[4096], *endpoint, *model, buf[64];
+    snprintf(v2, sizeof v2, "%s/tests/session/v2.session", src ? src : ".");
+    cf_err err;
+    CHECK(cf_session_file_remote(v2, &endpoint, &model, &err) == 0 && !endpoint && !model);
+    cf_session *s = open_shared(SMALL_MODEL, 256, NULL, 4);
+    if (!s)
+        return;
+    CHECKF(cf_session_load(s, v2, &err) == 0, "%s", err.msg);
+    CHECK(cf_session_n_messages(s) == 2 && !strcmp(cf_session_message(s, 0)->content, "Hi."));
+    CHECK(!strcmp(cf_session_get(s, "temp", buf, sizeof buf), "0.5") &&
+          !strcmp(cf_session_get(s, "top-k", buf, sizeof buf), "7"));
+    CHECK(cf_session_setting_is_default(s, "temp"));
+    char *text;
+    int n, n_tokens, n_cached;
+    cf_session_tokens(s, &n);
+    CHECK(cf_session_prompt_text(s, "Again.", &text, &n_tokens, &n_cached, &err) == 0);
+    CHECKF(n > 0 && n_cached == n, "%d of the loaded %d tokens agree", n_cached, n);
+    free(text);
+    CHECK(exchange(s, "Again.", NULL, 0) == CF_STOP_N_PREDICT);
+    CHECK(cf_session_last_stats(s)->prompt_tokens == n_tokens - n);
+    cf_session_free(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "continue") == 0)
@@ -310,5 +338,6 @@ int main(int argc, char **argv)
     test_resume_exact();
     test_damage();
     test_kill_during_save();
+    test_version_2();
     return test_summary("session-file");
 }
