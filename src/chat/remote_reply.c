@@ -253,7 +253,7 @@ static int explain(const sess_remote *r, int status, const char *why, cf_err *er
     if (status == 404)
         return cf_fail(err, "the server answered %s (is the model '%s' right? /show model lists "
                        "the server's models)", why, r->info.model);
-    if (status)
+    if (status >= 400)
         return cf_fail(err, "the server answered %s", why);
     return cf_fail(err, "%s", why);
 }
