@@ -199,6 +199,7 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
     s->reply.pending = CF_TOKEN_NULL;
     s->n_predict = -1;
     s->now = (int64_t)time(NULL);
+    s->test_delay_ms = sess_test_delay_ms();
     if ((p->endpoint ? sess_remote_open(s, p, err) : sess_local_open(s, p, err)))
         goto fail;
     if (!(s->stops = calloc(1, sizeof *s->stops))) {

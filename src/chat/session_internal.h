@@ -79,6 +79,7 @@ struct cf_session {
     int thinking, effort;      /* THINK_*, EFFORT_* */
     bool probs;                /* record token probabilities */
     cf_tokens *scripted;       /* test-only replies (session_script.c) */
+    long test_delay_ms;        /* test-only: before each piece of a reply */
     int n_scripted, next_script;
 
     cf_sampler *smp;
@@ -173,6 +174,8 @@ int sess_shift_plan(const cf_session *s, int used, int need, int *n_turns);
 int sess_shift(cf_session *s, int n_turns, cf_err *err);
 
 /* ---- session_script.c ----------------------------------------------------- */
+/* Test-only: CONFAB_TEST_TOKEN_DELAY_MS, read at cf_session_new (0: none). */
+long sess_test_delay_ms(void);
 /* Test-only: CONFAB_TEST_REPLIES=FILE, read at cf_session_new. */
 int sess_script_load(cf_session *s, cf_err *err);
 void sess_script_free(cf_session *s);

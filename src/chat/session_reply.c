@@ -16,6 +16,7 @@
  * own), so the model later sees its parts as it wrote them. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "session_internal.h"
 
@@ -454,6 +455,10 @@ int cf_session_next_part(cf_session *s, cf_reply_part *part, cf_err *err)
     *part = (cf_reply_part){"", "", false, -1};
     if (!s->reply.active || s->reply.finished)
         return CF_NEXT_DONE;
+    if (s->test_delay_ms) {
+        struct timespec ts = {s->test_delay_ms / 1000, s->test_delay_ms % 1000 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     return s->eng->next_part(s, part, err);
 }
 

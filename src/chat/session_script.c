@@ -1,4 +1,5 @@
-/* Test-only: scripted replies.  With CONFAB_TEST_REPLIES=FILE, reply k of
+/* Test-only: a delay before each piece of a reply, so tests can act in
+ * the middle of one (CONFAB_TEST_TOKEN_DELAY_MS), and scripted replies.  With CONFAB_TEST_REPLIES=FILE, reply k of
  * the session (each begin_reply or regen) emits the tokens of line k of
  * FILE instead of sampling, then ends as at an end-of-generation token;
  * once the lines run out, the model samples again.  Everything else of a
@@ -15,6 +16,13 @@
 #include <string.h>
 
 #include "session_internal.h"
+
+long sess_test_delay_ms(void)
+{
+    const char *s = getenv("CONFAB_TEST_TOKEN_DELAY_MS");
+    long ms = s ? atol(s) : 0;
+    return ms > 0 && ms < 10000 ? ms : 0;
+}
 
 static int hex(char c)
 {

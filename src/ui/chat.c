@@ -72,14 +72,6 @@ int chat_send(chat *c, const char *text)
     return c->view->reply(c);
 }
 
-/* Tests make replies last long enough to act on them mid-stream. */
-static long token_delay_ms(void)
-{
-    const char *s = getenv("CONFAB_TEST_TOKEN_DELAY_MS");
-    long ms = s ? atol(s) : 0;
-    return ms > 0 && ms < 10000 ? ms : 0;
-}
-
 const char *chat_model_name(const chat *c)
 {
     const cf_remote_info *ri = cf_session_remote(c->s);
@@ -91,15 +83,10 @@ int chat_stream(chat *c, const stream_hooks *h)
     cf_err err = {0};
     int n_before = cf_session_n_messages(c->s);
     cf_reply_part part;
-    long delay = token_delay_ms();
     int rc;
     bool cut = false;
     while ((rc = cf_session_next_part(c->s, &part, &err)) == CF_NEXT_TOKEN) {
         h->part(h->ud, &part);
-        if (delay) {
-            struct timespec ts = {delay / 1000, delay % 1000 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
         if (h->stop(h->ud)) {
             cut = true;
             break;
