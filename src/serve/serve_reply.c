@@ -22,9 +22,14 @@ static int apply_settings(server *sv, const cf_oai_request *rq, cf_err *err)
         cf_session_set(sv->s, names[i], sv->defaults[i], NULL);
     for (int i = 0; i < rq->n_settings; i++) {
         cf_err why;
-        if (cf_session_set(sv->s, rq->settings[i].name, rq->settings[i].value, &why))
-            return cf_fail_as(err, CF_E_USAGE, "%s: %s", cf_oai_field_of(rq->settings[i].name),
-                              why.msg);
+        const char *name = rq->settings[i].name, *msg = why.msg;
+        if (cf_session_set(sv->s, name, rq->settings[i].value, &why)) {
+            /* the session names the setting its own way: the field's name instead */
+            size_t n = strlen(name);
+            if (!strncmp(msg, name, n) && msg[n] == ':' && msg[n + 1] == ' ')
+                msg += n + 2;
+            return cf_fail_as(err, CF_E_USAGE, "%s: %s", cf_oai_field_of(name), msg);
+        }
     }
     static const char *const none[] = {NULL};
     const char *const *stops = rq->stops ? (const char *const *)rq->stops : none;
