@@ -4,7 +4,8 @@
 # Missing Debian packages are installed with apt-get when run as root;
 # otherwise the exact apt-get line is printed and make stops.
 BUILD ?= build
-BUILD_PKGS = meson ninja-build pkg-config gcc libc6-dev libreadline-dev libncurses-dev
+BUILD_PKGS = meson ninja-build pkg-config gcc libc6-dev libreadline-dev libncurses-dev \
+             libcurl4-openssl-dev
 TEST_PKGS = tmux
 
 .PHONY: all build chat check deps deps-test clean
