@@ -4,11 +4,14 @@
  * temperature, top_p, max_tokens, seed, presence_penalty,
  * frequency_penalty, stop and reasoning_effort are OpenAI's own fields.
  * top_k, min_p, typical_p, repeat_penalty and repeat_last_n are
- * llama-server's extensions (vLLM takes top_k, min_p and repeat_penalty
- * too); chat_template_kwargs.enable_thinking is how llama-server and vLLM
- * pass the template the thinking switch.  Servers that do not know a field
+ * llama-server's extensions; vLLM takes top_k and min_p too, and its
+ * repetition_penalty, which goes beside repeat_penalty.
+ * chat_template_kwargs.enable_thinking is how llama-server and vLLM pass
+ * the template the thinking switch.  Servers that do not know a field
  * mostly ignore it, OpenAI's own API refuses it: so a client sends only
- * the settings the user set. */
+ * the settings the user set.  A server reads each field under its other
+ * names too (max_completion_tokens, OpenAI's newer; n_predict,
+ * llama-server's own). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,20 +25,22 @@ typedef enum kind { K_NUMBER, K_INT, K_STRING, K_SWITCH } kind;
 static const struct field {
     const char *setting, *field;
     kind kind;
+    const char *sent_too;    /* another server's name for it, sent beside */
+    const char *read_too[2]; /* other names a request may use */
 } fields[] = {
-    {"temp", "temperature", K_NUMBER},
-    {"top-p", "top_p", K_NUMBER},
-    {"top-k", "top_k", K_INT},
-    {"min-p", "min_p", K_NUMBER},
-    {"typical", "typical_p", K_NUMBER},
-    {"repeat-penalty", "repeat_penalty", K_NUMBER},
-    {"repeat-last-n", "repeat_last_n", K_INT},
-    {"presence-penalty", "presence_penalty", K_NUMBER},
-    {"frequency-penalty", "frequency_penalty", K_NUMBER},
-    {"seed", "seed", K_INT},
-    {"n-predict", "max_tokens", K_INT},
-    {"reasoning-effort", "reasoning_effort", K_STRING},
-    {"thinking", "enable_thinking", K_SWITCH}, /* inside chat_template_kwargs */
+    {"temp", "temperature", K_NUMBER, NULL, {NULL}},
+    {"top-p", "top_p", K_NUMBER, NULL, {NULL}},
+    {"top-k", "top_k", K_INT, NULL, {NULL}},
+    {"min-p", "min_p", K_NUMBER, NULL, {NULL}},
+    {"typical", "typical_p", K_NUMBER, NULL, {NULL}},
+    {"repeat-penalty", "repeat_penalty", K_NUMBER, "repetition_penalty", {"repetition_penalty"}},
+    {"repeat-last-n", "repeat_last_n", K_INT, NULL, {NULL}},
+    {"presence-penalty", "presence_penalty", K_NUMBER, NULL, {NULL}},
+    {"frequency-penalty", "frequency_penalty", K_NUMBER, NULL, {NULL}},
+    {"seed", "seed", K_INT, NULL, {NULL}},
+    {"n-predict", "max_tokens", K_INT, NULL, {"max_completion_tokens", "n_predict"}},
+    {"reasoning-effort", "reasoning_effort", K_STRING, NULL, {NULL}},
+    {"thinking", "enable_thinking", K_SWITCH, NULL, {NULL}}, /* inside chat_template_kwargs */
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
@@ -125,6 +130,8 @@ char *cf_oai_request_build(const char *model, const cf_message *msgs, int n,
     for (int i = 0; i < n_settings; i++) {
         const struct field *f = field_for(settings[i].name);
         cf_json *v = f ? value_json(f, settings[i].value) : NULL;
+        if (v && f->sent_too)
+            bad |= put(root, f->sent_too, cf_json_copy(v));
         if (v)
             bad |= put(f->kind == K_SWITCH ? kwargs : root, f->field, v);
     }
@@ -318,10 +325,8 @@ static int read_settings(const cf_json *root, cf_oai_request *r, cf_err *err)
         } else {
             v = cf_json_get(root, f->field);
         }
-        /* max_tokens has two other names: OpenAI's newer, llama-server's own */
-        if (!v && !strcmp(f->setting, "n-predict") &&
-            !(v = cf_json_get(root, key = "max_completion_tokens")))
-            v = cf_json_get(root, key = "n_predict");
+        for (int k = 0; k < 2 && !v && f->read_too[k]; k++)
+            v = cf_json_get(root, key = f->read_too[k]);
         if (v && v->type != CF_JSON_NULL && add_setting(r, f, v, key, err))
             return -1;
     }

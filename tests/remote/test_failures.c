@@ -314,6 +314,7 @@ static void test_session(const char *exe)
     CHECKF(has(line, "\"temperature\":0.3") && has(line, "\"top_k\":5") && has(line, "\"seed\":9") &&
                has(line, "\"max_tokens\":7") && has(line, "\"enable_thinking\":false") &&
                has(line, "\"min_p\":0.1") && has(line, "\"repeat_penalty\":1.2") &&
+               has(line, "\"repetition_penalty\":1.2") &&
                has(line, "\"stop\":[\"END\"]") && !has(line, "top_p") &&
                has(line, "{\"role\":\"system\",\"content\":\"Be brief.\"}") &&
                has(line, "{\"role\":\"assistant\",\"content\":\"Hello from fake.\"}"),

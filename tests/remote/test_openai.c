@@ -316,7 +316,8 @@ static void test_requests(void)
                strstr(body, "\"max_tokens\":16") && strstr(body, "\"seed\":42") &&
                strstr(body, "\"chat_template_kwargs\":{\"enable_thinking\":false}") &&
                strstr(body, "\"stream_options\":{\"include_usage\":true}") &&
-               strstr(body, "\"stop\":[\"END\",\"\\n\\n\"]") && !strstr(body, "not sent"),
+               strstr(body, "\"stop\":[\"END\",\"\\n\\n\"]") && !strstr(body, "not sent") &&
+               strstr(body, "\"repeat_penalty\":1.1") && strstr(body, "\"repetition_penalty\":1.1"),
            "%s", body);
     cf_oai_request r;
     cf_err err;
@@ -346,11 +347,12 @@ static void test_requests(void)
                      "\"text\",\"text\":\"a\"},{\"type\":\"text\",\"text\":\"b\"}]},{\"role\":"
                      "\"assistant\",\"content\":null,\"reasoning_content\":\"r\"},{\"role\":\"user\","
                      "\"content\":\"q\"}],\"max_completion_tokens\":5.0,\"stop\":\"x\",\"n\":1,"
-                     "\"temperature\":1}";
+                     "\"temperature\":1,\"repetition_penalty\":1.3}";
     CHECKF(cf_oai_request_parse(in, strlen(in), &r, &err) == 0, "%s", err.msg);
     CHECK(r.n_msgs == 3 && r.msgs[0].role == CF_ROLE_SYSTEM && !strcmp(r.msgs[0].content, "ab") &&
           !strcmp(r.msgs[1].content, "") && !strcmp(r.msgs[1].reasoning, "r"));
-    CHECK(!strcmp(setting(&r, "n-predict"), "5") && !strcmp(setting(&r, "temp"), "1"));
+    CHECK(!strcmp(setting(&r, "n-predict"), "5") && !strcmp(setting(&r, "temp"), "1") &&
+          !strcmp(setting(&r, "repeat-penalty"), "1.3"));
     CHECK(r.n_stops == 1 && !strcmp(r.stops[0], "x") && !r.stream);
     cf_oai_request_free(&r);
 
