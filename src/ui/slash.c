@@ -219,7 +219,8 @@ static const slash_cmd cmds[] = {
      cmd_set},
     {"show", "TOPIC", "show settings, model, template, context, stats, thinking, prompt or probs",
      "/show settings   the sampler settings and the system prompt\n"
-     "/show model      the model's name, architecture, size and file\n"
+     "/show model      the model's name, architecture, size and file (a remote\n"
+     "                 model: the server and the models it lists)\n"
      "/show template   the chat template in use, and how replies mark their thinking\n"
      "/show context    tokens used / total, messages, and what a context shift\n"
      "                 would drop (the oldest whole turns; the system prompt stays)\n"
@@ -241,7 +242,8 @@ static const slash_cmd cmds[] = {
     {"load", "FILE", "resume a saved conversation",
      "/load FILE replaces the conversation with the one saved in FILE (a bare\n"
      "name is also looked for in ~/.local/share/confab/sessions/).  It must have\n"
-     "been saved with the same model; if it cannot be loaded, nothing changes.",
+     "been saved with the same model; a remote chat's file (or any file in a\n"
+     "remote chat) brings its transcript.  If it cannot be loaded, nothing changes.",
      cmd_load},
     {"undo", "", "forget the last message and its reply",
      "/undo removes your last message and the reply to it.", cmd_undo},
