@@ -12,6 +12,7 @@
 
 #include "confab/openai.h"
 #include "http_client.h"
+#include "json.h"
 
 enum { ERR_BODY_MAX = 64 << 10, RETRY_MAX_S = 60 };
 
@@ -24,16 +25,14 @@ struct http_call {
     size_t body_len;
     long idle_ms;
     int retries, tries;
-    char *buf;            /* body bytes not handed out yet */
-    size_t len, cap, taken;
-    char *ebody;          /* the body of an error status */
-    size_t elen, ecap;
+    cf_jbuf buf;          /* body bytes; those from `taken` on not handed out yet */
+    size_t taken;
+    cf_jbuf ebody;        /* the body of an error status, its start */
     long status;
     char type[128];
     double last_byte;     /* ms: the server's last sign of life */
     double retry_at;      /* ms: when to try again; 0: not waiting */
     bool delivered;       /* some of the body was handed out: no retry now */
-    bool oom;
 };
 
 static double now_ms(void)
@@ -57,24 +56,6 @@ bool http_available(cf_err *err)
     return true;
 }
 
-static int append(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
-{
-    if (*len + n + 1 > *cap) {
-        size_t c = *cap ? *cap : 4096;
-        while (c < *len + n + 1)
-            c *= 2;
-        char *b = realloc(*buf, c);
-        if (!b)
-            return -1;
-        *buf = b;
-        *cap = c;
-    }
-    memcpy(*buf + *len, p, n);
-    *len += n;
-    (*buf)[*len] = '\0';
-    return 0;
-}
-
 static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
     http_call *c = ud;
@@ -83,18 +64,16 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     if (!c->status)
         curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
     if (c->status >= 400) { /* kept for the message, up to a point */
-        size_t room = c->elen < ERR_BODY_MAX ? ERR_BODY_MAX - c->elen : 0;
-        if (room && append(&c->ebody, &c->elen, &c->ecap, p, n < room ? n : room))
-            c->oom = true;
+        size_t room = c->ebody.n < ERR_BODY_MAX ? ERR_BODY_MAX - c->ebody.n : 0;
+        cf_jbuf_put(&c->ebody, p, n < room ? n : room);
         return n;
     }
-    if (c->taken == c->len) /* everything handed out: start the buffer over */
-        c->len = c->taken = 0;
-    if (append(&c->buf, &c->len, &c->cap, p, n)) {
-        c->oom = true;
-        return 0;
+    if (c->taken == c->buf.n) { /* everything handed out: start the buffer over */
+        cf_jbuf_reset(&c->buf);
+        c->taken = 0;
     }
-    return n;
+    cf_jbuf_put(&c->buf, p, n);
+    return c->buf.failed ? 0 : n;
 }
 
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
@@ -132,7 +111,9 @@ static int begin(http_call *c, cf_err *err)
     if (!e)
         return cf_fail(err, "cannot start an HTTP request (libcurl)");
     c->status = 0;
-    c->len = c->taken = c->elen = 0;
+    cf_jbuf_reset(&c->buf);
+    cf_jbuf_reset(&c->ebody);
+    c->taken = 0;
     c->type[0] = c->errbuf[0] = '\0';
     c->last_byte = now_ms();
     c->tries++;
@@ -235,8 +216,8 @@ void http_end(http_call *c)
     free(c->key);
     free(c->url);
     free(c->body);
-    free(c->buf);
-    free(c->ebody);
+    cf_jbuf_free(&c->buf);
+    cf_jbuf_free(&c->ebody);
     free(c);
 }
 
@@ -300,8 +281,8 @@ static int transfer_error(const http_call *c, CURLcode rc, cf_err *err)
 static int status_error(const http_call *c, cf_err *err)
 {
     char msg[256] = "";
-    if (c->ebody)
-        cf_oai_error_text(c->ebody, c->elen, msg, sizeof msg);
+    if (c->ebody.p)
+        cf_oai_error_text(c->ebody.p, c->ebody.n, msg, sizeof msg);
     return cf_fail(err, "%ld %s%s%s", c->status, reason(c->status), msg[0] ? ": " : "", msg);
 }
 
@@ -323,7 +304,7 @@ static bool schedule_retry(http_call *c)
 /* The transfer ended: what the caller hears. */
 static int finished(http_call *c, CURLcode rc, cf_err *err)
 {
-    if (c->oom)
+    if (c->buf.failed || c->ebody.failed)
         return cf_fail(err, "out of memory reading the server's answer");
     if (rc != CURLE_OK)
         return transfer_error(c, rc, err);
@@ -343,9 +324,9 @@ static int finished(http_call *c, CURLcode rc, cf_err *err)
 
 static int hand_out(http_call *c, const char **data, size_t *len)
 {
-    *data = c->buf + c->taken;
-    *len = c->len - c->taken;
-    c->taken = c->len;
+    *data = c->buf.p + c->taken;
+    *len = c->buf.n - c->taken;
+    c->taken = c->buf.n;
     c->delivered = true;
     return HTTP_DATA;
 }
@@ -369,12 +350,12 @@ int http_pump(http_call *c, int wait_ms, const char **data, size_t *len, cf_err 
                 return HTTP_ERROR;
             continue;
         }
-        if (c->len > c->taken)
+        if (c->buf.n > c->taken)
             return hand_out(c, data, len);
         int running = 0;
         if (curl_multi_perform(c->multi, &running) != CURLM_OK)
             return cf_fail(err, "the HTTP transfer failed (libcurl)");
-        if (c->len > c->taken)
+        if (c->buf.n > c->taken)
             return hand_out(c, data, len);
         int left;
         CURLMsg *m;

@@ -57,7 +57,8 @@ static int put_usage(cf_json *root, const cf_oai_usage *u)
 
 /* The fields every reply has, and choices[0] to fill in (NULL when
  * memory runs out). */
-static cf_json *reply_root(const cf_oai_reply_id *id, const char *object, cf_json **choice, int *bad)
+static cf_json *reply_root(const cf_oai_reply_id *id, const char *object, cf_json **choice,
+                           int *bad)
 {
     cf_json *root = cf_json_object(), *list = cf_json_array(), *c = cf_json_object();
     if (!root || !list || !c) {

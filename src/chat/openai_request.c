@@ -261,7 +261,8 @@ static int read_messages(const cf_json *list, cf_oai_request *r, cf_err *err)
 static char *setting_text(const struct field *f, const cf_json *v, const char *key, cf_err *err)
 {
     char buf[64];
-    bool integral = v->type == CF_JSON_INT || (v->type == CF_JSON_FLOAT && v->f == (double)(long long)v->f);
+    bool integral = v->type == CF_JSON_INT ||
+                    (v->type == CF_JSON_FLOAT && v->f == (double)(long long)v->f);
     switch (f->kind) {
     case K_NUMBER:
         if (v->type == CF_JSON_INT)
@@ -274,7 +275,8 @@ static char *setting_text(const struct field *f, const cf_json *v, const char *k
     case K_INT:
         if (!integral)
             goto bad;
-        snprintf(buf, sizeof buf, "%lld", v->type == CF_JSON_INT ? (long long)v->i : (long long)v->f);
+        snprintf(buf, sizeof buf, "%lld",
+                 v->type == CF_JSON_INT ? (long long)v->i : (long long)v->f);
         break;
     case K_STRING:
         if (v->type != CF_JSON_STRING)

@@ -104,7 +104,8 @@ static int choose_model(sess_remote *r, const char *given, cf_err *err)
     } else if (!given && n != 1) {
         char list[256] = "";
         for (size_t i = 0; i < n && strlen(list) < 200; i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", ids[i]);
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                     ids[i]);
         rc = n ? cf_fail_as(err, CF_E_USAGE, "the server has %zu models (%s): choose one with -m",
                             n, list)
                : cf_fail_as(err, CF_E_USAGE, "the server lists no model: name one with -m");

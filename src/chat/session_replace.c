@@ -37,9 +37,10 @@ int cf_session_set_messages(cf_session *s, const cf_message *msgs, int n, cf_err
         const cf_message *m = &msgs[i];
         v[i] = (sess_msg){.pub = {.role = m->role}, .start = -1};
         v[i].pub.content = sess_utf8_clean(m->content, strlen(m->content));
-        if (m->reasoning && m->role == CF_ROLE_ASSISTANT)
+        bool reasons = m->reasoning && m->role == CF_ROLE_ASSISTANT;
+        if (reasons)
             v[i].pub.reasoning = sess_utf8_clean(m->reasoning, strlen(m->reasoning));
-        if (!v[i].pub.content || (m->reasoning && m->role == CF_ROLE_ASSISTANT && !v[i].pub.reasoning)) {
+        if (!v[i].pub.content || (reasons && !v[i].pub.reasoning)) {
             for (int k = keep; k <= i; k++)
                 sess_msg_free(&v[k]);
             free(v);

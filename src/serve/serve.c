@@ -154,7 +154,8 @@ static void completion(server *sv, int fd, const http_req *r, const char *body, 
     if (cf_oai_request_parse(body, r->body_len, &j->req, &err)) {
         snprintf(msg, sizeof msg, "%s", err.msg);
     } else if (j->req.model && *j->req.model && strcmp(j->req.model, sv->model_id)) {
-        snprintf(msg, sizeof msg, "the model '%.200s' does not exist here (this server has '%.200s')",
+        snprintf(msg, sizeof msg,
+                 "the model '%.200s' does not exist here (this server has '%.200s')",
                  j->req.model, sv->model_id);
         status = 404;
         type = "not_found_error";

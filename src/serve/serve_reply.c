@@ -108,9 +108,12 @@ void serve_reply(server *sv, serve_job *j)
     const char *path = "/v1/chat/completions";
     if (sv->p->verbose)
         log_settings(sv, rq);
-    if (apply_settings(sv, rq, &err) || cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
-        cf_session_begin_reply(s, rq->msgs[rq->n_msgs - 1].content, &err)) {
-        bool theirs = err.code == CF_E_USAGE || err.code == CF_E_CONTEXT || err.code == CF_E_TEMPLATE;
+    const cf_message *last = &rq->msgs[rq->n_msgs - 1];
+    if (apply_settings(sv, rq, &err) ||
+        cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
+        cf_session_begin_reply(s, last->content, &err)) {
+        bool theirs =
+            err.code == CF_E_USAGE || err.code == CF_E_CONTEXT || err.code == CF_E_TEMPLATE;
         serve_log(sv, "POST %s %d · %s", path, theirs ? 400 : 500, err.msg);
         serve_error(j->fd, theirs ? 400 : 500, theirs ? "invalid_request_error" : "server_error",
                     err.msg);
@@ -155,8 +158,8 @@ void serve_reply(server *sv, serve_job *j)
     } else if (o.failed) {
         serve_error(j->fd, 500, "server_error", o.err.msg);
     } else if (rq->stream) {
-        char *last = cf_oai_chunk_encode(&id, NULL, NULL, finish, &u, &len);
-        if (!send_event(j->fd, last, len))
+        char *end = cf_oai_chunk_encode(&id, NULL, NULL, finish, &u, &len);
+        if (!send_event(j->fd, end, len))
             http_send(j->fd, "data: [DONE]\n\n", 14);
     } else if (ctext && rtext) {
         char *body = cf_oai_response_encode(&id, rtext, ctext, finish, &u, &len);
@@ -168,7 +171,8 @@ void serve_reply(server *sv, serve_job *j)
     }
     free(ctext);
     free(rtext);
-    serve_log(sv, "POST %s %d · %d messages · prompt %d tok (%d cached) · reply %d tok%s%s · %.0f ms",
+    serve_log(sv,
+              "POST %s %d · %d messages · prompt %d tok (%d cached) · reply %d tok%s%s · %.0f ms",
               path, status, rq->n_msgs, n_prompt, n_prompt - st->prompt_tokens, st->gen_tokens,
               o.stopped ? ", cut: the server stops" : o.gone ? ", cut: the client went away"
               : o.failed ? ", failed: " : "",

@@ -18,12 +18,12 @@ static void show_settings(chat *c)
     size_t used = 0;
     /* a server gets only the settings given a value */
     bool remote = cf_session_remote(c->s) != NULL;
-    for (const char *const *n = cf_session_setting_names(); *n && used < sizeof out; n++)
+    for (const char *const *n = cf_session_setting_names(); *n && used < sizeof out; n++) {
+        bool unsent = remote && cf_oai_field_of(*n) && cf_session_setting_is_default(c->s, *n);
         used += (size_t)snprintf(out + used, sizeof out - used, "%-18s %s%s\n", *n,
                                  cf_session_get(c->s, *n, buf, sizeof buf),
-                                 remote && cf_oai_field_of(*n) && cf_session_setting_is_default(c->s, *n)
-                                     ? " (not sent: the server's default)"
-                                     : "");
+                                 unsent ? " (not sent: the server's default)" : "");
+    }
     const char *sys = NULL;
     if (cf_session_n_messages(c->s) > 0 && cf_session_message(c->s, 0)->role == CF_ROLE_SYSTEM)
         sys = cf_session_message(c->s, 0)->content;
