@@ -17,8 +17,8 @@ enum opt_group { G_MODEL, G_REMOTE, G_SAMPLING, G_THINKING, G_CONVERSATION, G_IN
 
 static const char *const group_titles[G_COUNT] = {
     "Model",
-    "Remote model (an OpenAI-compatible server: vLLM, llama-server, ollama, TGI, a hosted\n"
-    "API, confab serve; -m names the server's model, the model options above are unused)",
+    "Remote model (an OpenAI-compatible server: vLLM, llama-server, ollama, TGI,\n"
+    "a hosted API, confab serve; -m names its model, the options above are unused)",
     "Sampling (each also a /set name in the chat)",
     "Thinking (reasoning models; each also a /set name)", "Conversation", "Interface",
 };
@@ -48,12 +48,12 @@ static const opt_def defs[] = {
     {"chat-template-file", 0, "FILE", O_TEMPLATE_FILE, G_MODEL, 0, "Jinja chat template file"},
 
     {"endpoint", 0, "URL", O_ENDPOINT, G_REMOTE, 0,
-     "the server's base URL, e.g. http://localhost:8080/v1 (replies come from\n"
-     "URL/chat/completions; without -m, its only model)"},
+     "the server's base URL, e.g. http://localhost:8080/v1\n"
+     "(requests go to URL/chat/completions; no -m: its only model)"},
     {"api-key-env", 0, "VAR", O_API_KEY_ENV, G_REMOTE, 0,
-     "send the key in $VAR (Authorization: Bearer); it is never saved"},
+     "send the key in $VAR (Authorization: Bearer); never saved"},
     {"timeout", 0, "SECONDS", O_TIMEOUT, G_REMOTE, 0,
-     "give up when the server sends nothing for this long (default 300)"},
+     "give up when the server is silent this long (default 300)"},
 
     {"temp", 0, "X", O_SETTING, G_SAMPLING, 'f', "temperature; 0 = greedy (default 0.8)"},
     {"top-k", 0, "N", O_SETTING, G_SAMPLING, 'i', "keep the N most likely tokens; 0 = all (default 40)"},
