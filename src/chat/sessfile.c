@@ -682,7 +682,7 @@ static int load_file(cf_session *s, const char *path, cf_err *err)
             cf_tokens_free(&l.msgs[i].rids);
         }
     if (!whole)
-        l.cache.n = 0;
+        cf_tokens_free(&l.cache);
     s->set_mask = l.set_mask;
     s->n_predict = l.n_predict;
     s->thinking = l.thinking;

@@ -47,7 +47,8 @@ int cf_session_set_messages(cf_session *s, const cf_message *msgs, int n, cf_err
             return cf_fail(err, "out of memory");
         }
     }
-    memcpy(v, s->msgs, (size_t)keep * sizeof *v);
+    if (keep) /* s->msgs may be NULL */
+        memcpy(v, s->msgs, (size_t)keep * sizeof *v);
     for (int i = keep; i < s->n_msgs; i++)
         sess_msg_free(&s->msgs[i]);
     free(s->msgs);

@@ -441,7 +441,9 @@ static void test_load(const server *sv)
             CLIENTS, REQUESTS, CLIENTS * REQUESTS, answered, errors, ms / 1e3, before, after,
             after - before);
     CHECK(answered == CLIENTS * REQUESTS && errors == 0);
+#ifndef __SANITIZE_ADDRESS__ /* its quarantine keeps freed memory resident */
     CHECKF(before > 0 && after - before < 2048, "RSS grew by %ld kB", after - before);
+#endif
     /* every request was logged as answered */
     FILE *f = fopen(sv->log, "r");
     char line[512];
