@@ -172,7 +172,8 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
         cf_err_class(err, CF_E_TEMPLATE);
         goto fail;
     }
-    if (sess_sampler_reset(s, &sp, CF_SAMPLER_SEED_RANDOM, err) || sess_script_load(s, err))
+    if (sess_sampler_reset(s, &sp, CF_SAMPLER_SEED_RANDOM, err) || sess_script_load(s, err) ||
+        sess_branches_init(s, err))
         goto fail;
     s->logits = malloc((size_t)cf_model_hparams(s->model)->n_vocab * sizeof *s->logits);
     s->stops = calloc(1, sizeof *s->stops);
@@ -197,6 +198,7 @@ void cf_session_free(cf_session *s)
     while (s->n_msgs > 0)
         sess_pop_msg(s);
     free(s->msgs);
+    sess_branches_free(s);
     cf_tokens_free(&s->cache);
     for (size_t i = 0; i < s->n_stops; i++)
         free(s->stops[i]);

@@ -30,6 +30,15 @@ typedef struct sess_msg {
     int n_probs;
 } sess_msg;
 
+/* A branch of the conversation: the current one's messages are s->msgs
+ * (msgs here NULL), the others' are kept here. */
+typedef struct sess_branch {
+    int id;         /* 1, 2, ... in the order they began */
+    char name[40];  /* "" none; the first is "main" */
+    sess_msg *msgs;
+    int n_msgs;
+} sess_branch;
+
 /* The reply being generated. */
 typedef struct sess_reply {
     bool active, finished;
@@ -84,6 +93,8 @@ struct cf_session {
 
     sess_msg *msgs;
     int n_msgs, cap_msgs;
+    sess_branch *branches; /* every branch, the current one's messages in msgs */
+    int n_branches, cur, next_branch;
 
     cf_tokens cache;
     float *logits; /* n_vocab: the next token's, when have_logits */
@@ -150,6 +161,21 @@ void sess_truncate(cf_session *s, int n);
 int sess_shift_plan(const cf_session *s, int used, int need, int *n_turns);
 /* Drop the oldest n_turns whole turns (sess_shift_plan's count). */
 int sess_shift(cf_session *s, int n_turns, cf_err *err);
+
+/* Drop messages i.. and rewind the cache to where their turn began. */
+void sess_drop_from(cf_session *s, int i);
+
+/* ---- session_branch.c ------------------------------------------------------ */
+int sess_branches_init(cf_session *s, cf_err *err);
+void sess_branches_free(cf_session *s);
+void sess_branch_free(sess_branch *b);
+/* A deep copy (start -1); -1 when out of memory. */
+int sess_msg_copy(const sess_msg *m, sess_msg *out);
+/* Keep a copy of the current path on the current branch and go on as a
+ * new one (name NULL: none); sess_unfork undoes the last fork, the path
+ * kept coming back. */
+int sess_fork(cf_session *s, const char *name, cf_err *err);
+void sess_unfork(cf_session *s);
 
 /* ---- session_script.c ----------------------------------------------------- */
 /* Test-only: CONFAB_TEST_REPLIES=FILE, read at cf_session_new. */

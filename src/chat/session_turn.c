@@ -213,8 +213,7 @@ static int resync(cf_session *s, cf_err *err)
     return rc;
 }
 
-/* Drop messages i.. and rewind the cache to where their turn began. */
-static void drop_from(cf_session *s, int i)
+void sess_drop_from(cf_session *s, int i)
 {
     int start = s->msgs[i].start;
     while (s->n_msgs > i)
@@ -232,7 +231,7 @@ int cf_session_undo(cf_session *s, cf_err *err)
     int u = last_user(s);
     if (u < 0)
         return cf_fail(err, "there is nothing to undo");
-    drop_from(s, u);
+    sess_drop_from(s, u);
     return 0;
 }
 
@@ -242,12 +241,14 @@ int cf_session_regen(cf_session *s, cf_err *err)
     sess_close_reply(s);
     if (s->n_msgs == 0 || s->msgs[s->n_msgs - 1].pub.role != CF_ROLE_ASSISTANT)
         return cf_fail(err, "there is no reply to regenerate");
-    sess_msg old = take_msg(s, s->n_msgs - 1);
+    /* the old reply stays on the branch it was on */
+    if (sess_fork(s, NULL, err))
+        return -1;
+    sess_pop_msg(s);
     if (prepare_reply(s, t0, err)) {
-        put_msg(s, s->n_msgs, old); /* the old reply stays */
+        sess_unfork(s);
         return -1;
     }
-    sess_msg_free(&old);
     return 0;
 }
 
@@ -257,7 +258,7 @@ int cf_session_clear(cf_session *s, cf_err *err)
     sess_close_reply(s);
     int first = sess_first_user(s);
     if (first < s->n_msgs)
-        drop_from(s, first);
+        sess_drop_from(s, first);
     return 0;
 }
 

@@ -55,10 +55,17 @@ void chat_input(chat *c, const char *text)
 {
     if (text[strspn(text, " \t\n")] == 0)
         return;
-    if (text[0] == '/' && text[1] != '/')
+    int edit = c->edit_next - 1;
+    c->edit_next = 0;
+    if (text[0] == '/' && text[1] != '/') {
+        if (edit >= 0)
+            chat_say(c, OUT_DIM, "(the edit was dropped)");
         slash_run(c, text);
-    else
+    } else if (edit >= 0) {
+        chat_edit_send(c, edit, text[0] == '/' ? text + 1 : text);
+    } else {
         chat_send(c, text[0] == '/' ? text + 1 : text);
+    }
 }
 
 int chat_send(chat *c, const char *text)

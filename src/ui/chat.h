@@ -27,6 +27,9 @@ typedef enum chat_change {
     CHANGE_CLEARED, /* /clear */
     CHANGE_SYSTEM,  /* /set system */
     CHANGE_SHOW,    /* /set show-thinking */
+    CHANGE_BRANCHED, /* /branch NAME: a new branch, the same messages */
+    CHANGE_SWITCHED, /* /switch: another branch's messages */
+    CHANGE_EDITED,  /* /edit: the messages from the edited one on are new; a reply follows */
 } chat_change;
 
 /* What a mode provides. */
@@ -40,6 +43,12 @@ typedef struct chat_view {
     /* The conversation changed other than by a reply; NULL if the mode
      * does not care. */
     void (*changed)(chat *c, chat_change what);
+    /* Put text on the input line to edit (/edit without an editor); NULL:
+     * the mode has no line editor (the next line read is the new text). */
+    void (*prefill)(chat *c, const char *text);
+    /* Give the terminal to another program (on) and take it back; NULL:
+     * nothing to do. */
+    void (*suspend)(chat *c, bool on);
 } chat_view;
 
 struct chat {
@@ -54,6 +63,8 @@ struct chat {
     double temp_before_greedy;
     int first_error;        /* CF_EXIT_* of the first failure (scripting) */
     bool in_command;        /* errors now are a slash command's (CF_EXIT_USAGE) */
+    int edit_next;          /* /edit inline: 1 + the index of the message the next
+                               line replaces; 0: none */
 };
 
 #if defined(__GNUC__)
@@ -134,5 +145,13 @@ extern const char *const slash_names[];
 extern const char *const show_topics[];
 /* /show TOPIC [ARGS] */
 void slash_show(chat *c, const char *args);
+
+/* ---- branches (slash_branch.c) ---------------------------------------------- */
+void cmd_branch(chat *c, const char *args);
+void cmd_branches(chat *c, const char *args);
+void cmd_switch(chat *c, const char *args);
+void cmd_edit(chat *c, const char *args);
+/* Replace message index by text on a new branch and stream the reply. */
+void chat_edit_send(chat *c, int index, const char *text);
 
 #endif

@@ -126,11 +126,17 @@ static void replay(line_mode *m)
 
 static void changed(chat *c, chat_change what)
 {
-    if (what == CHANGE_LOADED)
+    if (what == CHANGE_LOADED || what == CHANGE_SWITCHED)
         replay(c->view_data);
 }
 
-static const chat_view line_view = {say, reply, changed};
+static void prefill(chat *c, const char *text)
+{
+    (void)c;
+    line_prefill(text);
+}
+
+static const chat_view line_view = {say, reply, changed, prefill, NULL};
 
 static void on_line(char *line)
 {

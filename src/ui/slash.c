@@ -246,8 +246,27 @@ static const slash_cmd cmds[] = {
     {"undo", "", "forget the last message and its reply",
      "/undo removes your last message and the reply to it.", cmd_undo},
     {"regen", "", "write the last reply again",
-     "/regen drops the last reply and writes a new one with the current settings.",
+     "/regen writes a new reply to your last message with the current settings, on\n"
+     "a new branch: the old reply stays on the old one (/branches, /switch).",
      cmd_regen},
+    {"edit", "[N]", "edit your message N (default the last) on a new branch",
+     "/edit N opens your message N (1 = the first; default the last) in $VISUAL or\n"
+     "$EDITOR; without an editor it is put on the input line to change.  The edited\n"
+     "message is sent on a new branch and answered; the old one keeps the rest.",
+     cmd_edit},
+    {"branch", "[NAME]", "show the branch, or start a new one here",
+     "/branch says which branch the conversation is on; /branch NAME starts a new\n"
+     "branch here (what follows goes on it; the conversation so far stays on the\n"
+     "old one too).  /regen and /edit start new branches by themselves.",
+     cmd_branch},
+    {"branches", "", "the conversation's tree of branches",
+     "/branches draws the tree: each turn's first words, and where each branch\n"
+     "ends, with its number and name (* the current one).",
+     cmd_branches},
+    {"switch", "N|NAME", "go to another branch",
+     "/switch N or NAME goes to that branch; the cache keeps what the two share\n"
+     "and the rest is evaluated at once (the counts are shown).",
+     cmd_switch},
     {"clear", "", "start over (the system prompt stays)",
      "/clear forgets the conversation; the system prompt and settings stay.", cmd_clear},
     {"bye", "", "leave (also Ctrl-D, /quit, /exit)",
@@ -256,7 +275,8 @@ static const slash_cmd cmds[] = {
 #define N_CMDS (sizeof cmds / sizeof cmds[0])
 
 const char *const slash_names[] = {
-    "/help", "/set", "/show", "/save", "/load", "/undo", "/regen", "/clear", "/bye", NULL,
+    "/help", "/set", "/show", "/save", "/load", "/undo", "/regen", "/edit", "/branch",
+    "/branches", "/switch", "/clear", "/bye", NULL,
 };
 
 static const slash_cmd *find(const char *name, size_t len)

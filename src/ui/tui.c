@@ -129,6 +129,17 @@ static void draw_status(tui *t)
         .scrolled = t->tr.scroll,
         .unicode = t->unicode,
     };
+    char branch[64] = "";
+    for (int k = 0; k < cf_session_n_branches(c->s) && cf_session_n_branches(c->s) > 1; k++) {
+        cf_branch_info b;
+        cf_session_branch(c->s, k, &b);
+        if (b.current)
+            snprintf(branch, sizeof branch, "branch %d%s%.24s", b.id, *b.name ? " " : "", b.name);
+    }
+    si.branch = *branch ? branch : NULL;
+    char probs[8];
+    const char *pv = cf_session_get(c->s, "probs", probs, sizeof probs);
+    si.probs = pv && !strcmp(pv, "on");
     const cf_turn_stats *st = cf_session_last_stats(c->s);
     if (st->reasoning_tokens > 0) {
         si.think_tokens = st->reasoning_tokens;
@@ -207,10 +218,11 @@ static void add_safe(tui *t, item_kind kind, const char *prefix, const char *tex
     free(safe);
 }
 
-static void replay(tui *t)
+/* The first n messages into the transcript. */
+static void replay(tui *t, int n)
 {
     cf_session *s = t->c->s;
-    for (int i = 0; i < cf_session_n_messages(s); i++) {
+    for (int i = 0; i < n; i++) {
         const cf_message *m = cf_session_message(s, i);
         if (m->role == CF_ROLE_SYSTEM)
             add_safe(t, IT_DIM, "system: ", m->content);
@@ -442,8 +454,13 @@ static void changed(chat *c, chat_change what)
     int last_user = transcript_last(&t->tr, IT_USER);
     switch (what) {
     case CHANGE_LOADED:
+    case CHANGE_SWITCHED:
         transcript_truncate(&t->tr, 0);
-        replay(t);
+        replay(t, cf_session_n_messages(c->s));
+        break;
+    case CHANGE_EDITED: /* up to the edited message; reply() shows it */
+        transcript_truncate(&t->tr, 0);
+        replay(t, cf_session_n_messages(c->s) - 2);
         break;
     case CHANGE_UNDONE:
         if (last_user >= 0)
@@ -459,12 +476,33 @@ static void changed(chat *c, chat_change what)
         break;
     case CHANGE_CLEARED:
     case CHANGE_SYSTEM:
+    case CHANGE_BRANCHED:
         break;
     }
     draw_all(t);
 }
 
-static const chat_view tui_view = {say, reply, changed};
+static void prefill(chat *c, const char *text)
+{
+    (void)c;
+    line_prefill(text);
+}
+
+/* An editor gets the terminal as the shell had it, and gives it back. */
+static void suspend(chat *c, bool on)
+{
+    tui *t = c->view_data;
+    if (on) {
+        def_prog_mode();
+        endwin();
+        return;
+    }
+    reset_prog_mode();
+    clearok(curscr, TRUE);
+    draw_all(t);
+}
+
+static const chat_view tui_view = {say, reply, changed, prefill, suspend};
 
 /* After the screen is gone (autosave's message). */
 static void say_plain(chat *c, out_kind kind, const char *text)
@@ -482,7 +520,7 @@ static int no_reply(chat *c)
     return -1;
 }
 
-static const chat_view plain_view = {say_plain, no_reply, NULL};
+static const chat_view plain_view = {say_plain, no_reply, NULL, NULL, NULL};
 
 /* ---- readline's side ---------------------------------------------------------------------- */
 static void on_line(char *line)
@@ -569,7 +607,7 @@ int tui_run(chat *c)
     sig_install(false);
     c->view = &tui_view;
     c->view_data = &t;
-    replay(&t);
+    replay(&t, cf_session_n_messages(c->s));
     chat_say(c, OUT_DIM,
              "confab %s - %s - /help for commands, Ctrl-D to leave\n" HOTKEY_HINT
              "  Ctrl-C stops a reply",

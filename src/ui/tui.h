@@ -66,6 +66,8 @@ typedef struct status_info {
     bool thinking;       /* generating, inside the thinking */
     int think_tokens, answer_tokens; /* the last reply's, shown when it thought */
     int scrolled;        /* rows scrolled back */
+    const char *branch;  /* "branch 2 side" when there are several; NULL: not shown */
+    bool probs;          /* tokens coloured by probability */
     bool unicode;        /* the locale can show block characters */
 } status_info;
 
