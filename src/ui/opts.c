@@ -78,6 +78,8 @@ static const opt_def defs[] = {
     {"tui", 0, NULL, O_TUI, G_INTERFACE, 0, "full-screen mode: transcript, status bar, sampler hotkeys"},
     {"verbose", 0, NULL, O_VERBOSE, G_INTERFACE, 0, "scripting: statistics of each reply on stderr"},
     {"no-color", 0, NULL, O_NO_COLOR, G_INTERFACE, 0, "no colours (also when NO_COLOR is set)"},
+    {"probs", 0, "on|off", O_SETTING, G_INTERFACE, 's',
+     "colour each token by its probability; /show probs lists them (default off)"},
     {"help", 'h', NULL, O_HELP, G_INTERFACE, 0, "this help"},
 };
 #define N_DEFS (sizeof defs / sizeof defs[0])
@@ -85,6 +87,7 @@ static const opt_def defs[] = {
 const char *const opts_setting_names[OPTS_N_SETTINGS] = {
     "temp", "top-k", "top-p", "min-p", "typical", "repeat-penalty", "repeat-last-n",
     "presence-penalty", "frequency-penalty", "seed", "n-predict", "thinking", "reasoning-effort",
+    "probs",
 };
 
 void opts_init(chat_opts *o)

@@ -9,7 +9,7 @@
 #include "confab/model.h"
 
 /* The session's settings that are also options, in its spelling. */
-#define OPTS_N_SETTINGS 13
+#define OPTS_N_SETTINGS 14
 extern const char *const opts_setting_names[OPTS_N_SETTINGS];
 
 typedef enum chat_system_from {
