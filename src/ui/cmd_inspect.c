@@ -64,6 +64,12 @@ static void print_kv(const cf_gguf_kv *kv, bool full)
     printf("  %-44s %-14s = ", kv->key, type);
     if (kv->type != CF_GGUF_ARRAY) {
         print_elem(kv, 0, full);
+        const char *ftype = NULL;
+        bool integer = kv->type <= CF_GGUF_INT32 || kv->type == CF_GGUF_UINT64 ||
+                       kv->type == CF_GGUF_INT64;
+        if (!strcmp(kv->key, "general.file_type") && integer &&
+            (ftype = cf_gguf_file_type_name((uint32_t)cf_gguf_kv_int(kv, 0))))
+            printf(" (%s)", ftype);
     } else {
         uint64_t shown = full || kv->n <= SHOWN_ELEMS ? kv->n : SHOWN_ELEMS;
         putchar('[');
