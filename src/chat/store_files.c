@@ -115,8 +115,8 @@ static bool is_quant(const char *seg, size_t n)
             return true;
     if (n > 6 && !strncasecmp(seg, "MXFP4_", 6))
         return true;
-    size_t p = n >= 2 && (toupper((unsigned char)seg[0]) == 'I' || toupper((unsigned char)seg[0]) == 'T')
-                   ? 1 : 0;
+    int first = toupper((unsigned char)seg[0]);
+    size_t p = n >= 2 && (first == 'I' || first == 'T') ? 1 : 0; /* IQ, TQ */
     return n > p + 1 && toupper((unsigned char)seg[p]) == 'Q' && isdigit((unsigned char)seg[p + 1]);
 }
 

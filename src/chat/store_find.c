@@ -51,7 +51,8 @@ static size_t distance(const char *a, const char *b, size_t bn)
         row[0] = i;
         for (size_t j = 1; j <= bn; j++) {
             size_t up = row[j];
-            size_t sub = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            bool same = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]);
+            size_t sub = diag + !same;
             size_t best = sub < up + 1 ? sub : up + 1;
             row[j] = best < row[j - 1] + 1 ? best : row[j - 1] + 1;
             diag = up;

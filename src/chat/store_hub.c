@@ -46,7 +46,8 @@ static void scan_repo(cf_store *st, const char *root, const char *folder)
         snprintf(repo, sizeof repo, "%.*s/%s", (int)(sep - rest), rest, sep + 2);
     else
         snprintf(repo, sizeof repo, "%s", rest);
-    if (!store_join(dir, sizeof dir, root, folder) || !store_join(snaps, sizeof snaps, dir, "snapshots"))
+    if (!store_join(dir, sizeof dir, root, folder) ||
+        !store_join(snaps, sizeof snaps, dir, "snapshots"))
         return;
     main_commit(dir, main, sizeof main);
     if (main[0] && store_join(path, sizeof path, snaps, main) && store_is_dir(path))

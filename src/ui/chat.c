@@ -245,8 +245,8 @@ void chat_untrained_note(chat *c)
     if (!why)
         return;
     if (atoi(cf_session_get(c->s, "n-predict", n, sizeof n)) >= 0)
-        snprintf(cap, sizeof cap, "\nReplies stop after %s tokens (-n N or /set n-predict N to change).",
-                 n);
+        snprintf(cap, sizeof cap,
+                 "\nReplies stop after %s tokens (-n N or /set n-predict N to change).", n);
     chat_say(c, OUT_DIM,
              "This model does not look chat-trained: %s.%s\n"
              "For a chat model, 'confab models' lists those you have; or 'ollama pull qwen3:0.6b'\n"

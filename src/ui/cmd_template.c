@@ -146,8 +146,8 @@ int cmd_template(int argc, char **argv)
     cf_err err;
     cf_chat_template *t = NULL;
     cf_gguf *g = NULL;
-    char *src = NULL, *msgs = NULL, *tools = NULL, *bos_owned = NULL, *eos_owned = NULL, *out = NULL,
-         *model = NULL;
+    char *src = NULL, *msgs = NULL, *tools = NULL, *bos_owned = NULL, *eos_owned = NULL;
+    char *out = NULL, *model = NULL;
     size_t src_len = 0, msgs_len = 0, out_len = 0;
     rc = CF_EXIT_ERROR;
     if (a.model) {

@@ -35,7 +35,7 @@ static void list_names(char *buf, size_t n, const cf_store_match *m)
 char *cli_model_path(const char *arg)
 {
     struct stat sb;
-    if (stat(arg, &sb) == 0 || arg[0] == '/' || arg[0] == '.' || arg[0] == '~')
+    if (stat(arg, &sb) == 0 || !*arg || arg[0] == '/' || arg[0] == '.' || arg[0] == '~')
         return strdup(arg);
     cf_store *st = scan();
     if (!st)
