@@ -214,6 +214,11 @@ const int32_t *cf_session_tokens(const cf_session *s, int *n);
 const float *cf_session_logits(const cf_session *s);
 /* e.g. "jinja (from the GGUF)", "chatml (built-in, detected)" */
 const char *cf_session_template_desc(const cf_session *s);
+/* Why the model does not look trained to chat, or NULL: its file has no
+ * chat template and none was given (the one in use is a guess), or no
+ * marker that ends a turn in the template in use is a token of its
+ * vocabulary.  Replies of such a model rarely end by themselves. */
+const char *cf_session_untrained(const cf_session *s);
 /* How replies mark their reasoning: the family (from the template, else
  * "think" when the vocabulary has <think> and </think>; NULL: none, every
  * reply is all content) and the variables the template reads. */

@@ -76,6 +76,7 @@ struct cf_session {
     cf_ctx *ctx;
     cf_chat_template *tmpl;
     char *tmpl_desc;
+    char untrained[128];       /* cf_session_untrained's reason, "" if none */
     char *bos_text, *eos_text; /* for the template; NULL where the vocabulary has none */
     int64_t now;               /* the clock templates see: fixed for the session */
     int render_mode;           /* how the template last rendered (session_prompt.c) */

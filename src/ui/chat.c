@@ -245,6 +245,23 @@ double chat_setting(const chat *c, const char *name)
     return v ? strtod(v, NULL) : 0;
 }
 
+void chat_untrained_note(chat *c)
+{
+    const char *why = cf_session_untrained(c->s);
+    char n[32], cap[128] = "";
+    if (!why)
+        return;
+    if (atoi(cf_session_get(c->s, "n-predict", n, sizeof n)) >= 0)
+        snprintf(cap, sizeof cap,
+                 "\nReplies stop after %s tokens (-n N or /set n-predict N to change).", n);
+    chat_say(c, OUT_DIM,
+             "This model does not look chat-trained: %s.%s\n"
+             "For a chat model, 'confab models' lists those you have; or 'ollama pull qwen3:0.6b'\n"
+             "and 'confab -m qwen3:0.6b'; or any GGUF chat model from Hugging Face, e.g.\n"
+             "Qwen/Qwen3-0.6B-GGUF or bartowski/SmolLM2-135M-Instruct-GGUF.",
+             why, cap);
+}
+
 int chat_toggle_greedy(chat *c)
 {
     cf_err err = {0};

@@ -52,6 +52,7 @@ static void usage(FILE *f)
             "llama-bench; then the machine's memory read bandwidth, the weight bytes each\n"
             "generated token reads, and the fraction of that roofline generation reaches.\n"
             "\n"
+            "  -m FILE         the model: a GGUF file or a name 'confab models' lists\n"
             "  -p N            prompt tokens (default 512; 0 skips)\n"
             "  -n N            generated tokens (default 128; 0 skips)\n"
             "  -t N            threads (default: physical cores)\n"

@@ -32,8 +32,8 @@ typedef struct opt_def {
 
 static const opt_def defs[] = {
     {"model", 'm', "FILE", O_MODEL, G_MODEL, 0,
-     "model file, GGUF or llama2.c .bin (else $CONFAB_MODEL, else the first\n"
-     "*.gguf in ~/.local/share/confab/models)"},
+     "model file, GGUF or llama2.c .bin, or a name 'confab models' lists\n"
+     "(else $CONFAB_MODEL, else the first *.gguf in ~/.local/share/confab/models)"},
     {"tokenizer", 0, "FILE", O_TOKENIZER, G_MODEL, 0, "tokenizer.bin of a llama2.c checkpoint"},
     {"ctx-size", 'c', "N", O_CTX, G_MODEL, 0, "context size in tokens (default: the model's, at most 4096)"},
     {"threads", 't', "N", O_THREADS, G_MODEL, 0, "threads (default: the physical cores)"},

@@ -191,6 +191,7 @@ int repl_run(chat *c)
     cf_session_context_info(c->s, &ci);
     printf("%sconfab %s · %s · context %d · /help for commands, Ctrl-D to leave%s\n", m.pal.dim,
            CONFAB_VERSION, cf_model_name(cf_session_model(c->s)), ci.total, m.pal.reset);
+    chat_untrained_note(c);
     if (cf_session_n_messages(c->s) > 0)
         replay(&m);
 

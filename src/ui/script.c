@@ -87,6 +87,8 @@ static void read_all(chat *c)
 int script_run(chat *c)
 {
     c->view = &script_view;
+    if (c->opts->verbose)
+        chat_untrained_note(c);
     sig_install(false);
     if (c->opts->prompt) {
         feed(c, c->opts->prompt, strlen(c->opts->prompt));

@@ -612,6 +612,7 @@ int tui_run(chat *c)
              "confab %s - %s - /help for commands, Ctrl-D to leave\n" HOTKEY_HINT
              "  Ctrl-C stops a reply",
              CONFAB_VERSION, cf_model_name(cf_session_model(c->s)));
+    chat_untrained_note(c);
 
     while (!t.done && !sig_quit && !sig_interrupt) {
         wint_t ch;
