@@ -10,7 +10,6 @@
  * every way out: the normal one, SIGTERM/SIGHUP/SIGINT (turned into
  * flags), exit() (atexit) and crashes (a handler that ends curses and
  * re-raises). */
-#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -525,8 +524,7 @@ int tui_run(chat *c)
     tui t = {.c = c, .last_tps = -1};
     T = &t;
     t.color = color_wanted(STDOUT_FILENO, c->opts->no_color);
-    const char *cs = setlocale(LC_CTYPE, NULL);
-    t.unicode = cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8"));
+    t.unicode = term_unicode();
     t.tr.unicode = t.unicode;
     t.tr.fold = !c->show_thinking;
     snprintf(t.prompt, sizeof t.prompt, "> ");
