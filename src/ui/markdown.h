@@ -63,6 +63,15 @@ void md_end(md_render *m);
 void md_free(md_render *m);
 
 /* ---- onto a terminal (markdown_term.c) ----------------------------------- */
+/* How a style shows, in the attributes every terminal has.  The colours
+ * read on dark and light backgrounds alike. */
+typedef enum md_color { MD_NO_COLOR, MD_GREEN, MD_MAGENTA } md_color;
+typedef struct md_look {
+    bool bold, dim, italic, strike;
+    md_color color;
+} md_look;
+md_look md_look_of(unsigned style);
+
 typedef struct md_term_opts {
     bool markdown;  /* render markdown; false: the text as it is */
     unsigned base;  /* a style for everything (MD_DIM: the thinking) */

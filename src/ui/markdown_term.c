@@ -17,23 +17,37 @@ struct md_term {
     char sgr[32];  /* the sequence in effect ("" none) */
 };
 
+md_look md_look_of(unsigned st)
+{
+    md_look l = {0};
+    /* markers, frames and comments recede; dim and bold exclude each other */
+    l.dim = st & (MD_MARK | MD_DECOR | MD_DIM | MD_COMMENT);
+    l.bold = !l.dim && (st & (MD_BOLD | MD_HEADING | MD_LANG));
+    l.italic = (st & (MD_ITALIC | MD_COMMENT)) || (st & (MD_QUOTE | MD_MARK)) == MD_QUOTE;
+    l.strike = st & MD_STRIKE;
+    if (st & (MD_CODE | MD_STRING))
+        l.color = MD_GREEN;
+    else if ((st & (MD_HEADING | MD_BULLET | MD_KEYWORD)) ||
+             (st & (MD_QUOTE | MD_MARK)) == (MD_QUOTE | MD_MARK))
+        l.color = MD_MAGENTA;
+    return l;
+}
+
 /* The SGR sequence for a style ("" for none). */
 static void sgr_for(unsigned st, char *buf, size_t n)
 {
+    md_look l = md_look_of(st);
     char codes[24] = "";
-    if (st & (MD_MARK | MD_DECOR | MD_DIM | MD_COMMENT))
+    if (l.dim)
         strcat(codes, ";2");
-    else if (st & (MD_BOLD | MD_HEADING | MD_LANG))
+    if (l.bold)
         strcat(codes, ";1");
-    if ((st & (MD_ITALIC | MD_COMMENT)) || (st & (MD_QUOTE | MD_MARK)) == MD_QUOTE)
+    if (l.italic)
         strcat(codes, ";3");
-    if (st & MD_STRIKE)
+    if (l.strike)
         strcat(codes, ";9");
-    if (st & (MD_CODE | MD_STRING))
-        strcat(codes, ";32");
-    else if ((st & (MD_HEADING | MD_BULLET | MD_KEYWORD)) || (st & (MD_QUOTE | MD_MARK)) ==
-                                                              (MD_QUOTE | MD_MARK))
-        strcat(codes, ";35");
+    if (l.color)
+        strcat(codes, l.color == MD_GREEN ? ";32" : ";35");
     if (*codes)
         snprintf(buf, n, "\033[0%sm", codes);
     else

@@ -30,8 +30,7 @@
 #define PASTE_ON "\033[?2004h"
 #define PASTE_OFF "\033[?2004l"
 
-enum { POLL_MS = 200, DRAW_EVERY_MS = 40, WHEEL_ROWS = 3 };
-enum { PAIR_USER = 1, PAIR_ERROR, PAIR_INFO };
+enum { POLL_MS = 200, DRAW_EVERY_MS = 40, WHEEL_ROWS = 3, FRAME_COLS = 40 };
 
 typedef struct tui {
     chat *c;
@@ -43,6 +42,7 @@ typedef struct tui {
     bool done, streaming, regen;
     bool thinking;            /* the streaming reply is inside its thinking */
     int think_item, reply_item; /* the streaming reply's items, -1: none yet */
+    md_render *md;            /* the streaming reply's markdown; NULL: as it is */
     int gen_tokens;
     double last_tps;
     struct timespec gen_t0, last_draw;
@@ -204,6 +204,53 @@ static void add_safe(tui *t, item_kind kind, const char *prefix, const char *tex
     free(safe);
 }
 
+/* Text for item *at, which is added (of this kind) when it is not yet;
+ * a reply's through its renderer when it has one. */
+static void grow_item(tui *t, int *at, item_kind kind, const char *text)
+{
+    if (*at < 0) {
+        if (transcript_add(&t->tr, kind, "") < 0)
+            return;
+        *at = t->tr.n - 1;
+        if (kind == IT_THINK)
+            snprintf(t->tr.items[*at].head, sizeof t->tr.items[0].head, "thinking...");
+    }
+    char *safe = text_for_terminal(text);
+    if (safe && kind == IT_REPLY && t->md)
+        md_feed(t->md, safe, strlen(safe));
+    else if (safe)
+        transcript_append(&t->tr, *at, safe, COLS);
+    free(safe);
+}
+
+/* A rendered reply's pieces go to its item. */
+static void to_reply_item(void *ud, const char *s, size_t n, unsigned style)
+{
+    tui *t = ud;
+    transcript_put(&t->tr, t->reply_item, s, n, style, COLS);
+}
+
+/* A reply begins: its markdown rendered when the setting says so (frames
+ * no wider than FRAME_COLS, so that a narrower window does not fold them). */
+static void reply_begin(tui *t)
+{
+    t->reply_item = -1;
+    if (t->c->markdown)
+        t->md = md_new(COLS < FRAME_COLS ? COLS : FRAME_COLS, t->unicode, to_reply_item, t);
+}
+
+/* The reply ended: its item exists, what its renderer held is in it. */
+static void reply_end(tui *t)
+{
+    if (t->reply_item < 0)
+        grow_item(t, &t->reply_item, IT_REPLY, "");
+    if (t->md) {
+        md_end(t->md);
+        md_free(t->md);
+        t->md = NULL;
+    }
+}
+
 static void replay(tui *t)
 {
     cf_session *s = t->c->s;
@@ -219,7 +266,9 @@ static void replay(tui *t)
                 snprintf(t->tr.items[t->tr.n - 1].head, sizeof t->tr.items[0].head, "%s",
                          m->thinking_cut ? "thought, cut off" : "thought");
             }
-            add_safe(t, IT_REPLY, "", m->content);
+            reply_begin(t);
+            grow_item(t, &t->reply_item, IT_REPLY, m->content);
+            reply_end(t);
             if (m->cut)
                 transcript_add(&t->tr, IT_DIM, "[cut]");
         }
@@ -322,22 +371,6 @@ static void say(chat *c, out_kind kind, const char *text)
     draw_all(t);
 }
 
-/* Text for item *at, which is added (of this kind) when it is not yet. */
-static void grow_item(tui *t, int *at, item_kind kind, const char *text)
-{
-    if (*at < 0) {
-        if (transcript_add(&t->tr, kind, "") < 0)
-            return;
-        *at = t->tr.n - 1;
-        if (kind == IT_THINK)
-            snprintf(t->tr.items[*at].head, sizeof t->tr.items[0].head, "thinking...");
-    }
-    char *safe = text_for_terminal(text);
-    if (safe)
-        transcript_append(&t->tr, *at, safe, COLS);
-    free(safe);
-}
-
 static void put_part(void *ud, const cf_reply_part *p)
 {
     tui *t = ud;
@@ -380,7 +413,8 @@ static int reply(chat *c)
             }
     }
     t->regen = false;
-    t->think_item = t->reply_item = -1;
+    t->think_item = -1;
+    reply_begin(t);
     t->thinking = false;
     t->tr.scroll = 0;
     t->streaming = true;
@@ -394,8 +428,7 @@ static int reply(chat *c)
     t->streaming = t->thinking = false;
     if (t->think_item >= 0)
         chat_thinking_summary(c, t->tr.items[t->think_item].head, sizeof t->tr.items[0].head);
-    if (t->reply_item < 0)
-        grow_item(t, &t->reply_item, IT_REPLY, "");
+    reply_end(t);
     sig_interrupt = 0;
     const cf_turn_stats *st = cf_session_last_stats(s);
     if (st && st->gen_ms > 0)
@@ -508,6 +541,8 @@ static bool start_curses(tui *t)
         init_pair(PAIR_USER, COLOR_GREEN, -1);
         init_pair(PAIR_ERROR, COLOR_RED, -1);
         init_pair(PAIR_INFO, COLOR_CYAN, -1);
+        init_pair(PAIR_GREEN, COLOR_GREEN, -1);
+        init_pair(PAIR_MAGENTA, COLOR_MAGENTA, -1);
     } else {
         t->color = false;
     }

@@ -10,6 +10,9 @@
 
 #include "chat.h"
 
+/* The colour pairs the screen sets up. */
+enum { PAIR_USER = 1, PAIR_ERROR, PAIR_INFO, PAIR_GREEN, PAIR_MAGENTA };
+
 /* ---- transcript (tui_transcript.c) ---------------------------------------- */
 /* IT_THINK: a reply's thinking, a dim block under a header line that
  * says what it was ("thinking..." while it streams, "thought for 312
@@ -20,6 +23,8 @@ typedef struct t_item {
     item_kind kind;
     char *text;
     size_t len, cap;
+    unsigned *style; /* a reply's markdown: each byte's md_style; NULL: none */
+    size_t style_cap;
     char head[96]; /* IT_THINK: what the header says */
 } t_item;
 
@@ -35,6 +40,8 @@ typedef struct transcript {
 int transcript_add(transcript *t, item_kind kind, const char *text);
 /* Append to item i (the last one that grows). */
 int transcript_append(transcript *t, int i, const char *text, int width);
+/* Append n bytes in a markdown style (a rendered reply; tabs become spaces). */
+int transcript_put(transcript *t, int i, const char *s, size_t n, unsigned style, int width);
 /* Fold or unfold every thinking block, the view kept at the bottom. */
 void transcript_fold(transcript *t, bool fold);
 /* Keep the first n items. */
