@@ -32,6 +32,11 @@ void md_emit(md_render *m, const char *s, size_t n, unsigned style)
     m->at_bol = s[n - 1] == '\n';
 }
 
+static void decor(md_render *m, const char *s, unsigned style)
+{
+    md_emit(m, s, strlen(s), style | MD_DECOR);
+}
+
 void md_fill(md_render *m, const char *unit, int n, unsigned style)
 {
     char buf[256];
@@ -173,7 +178,7 @@ static void frame_rule(md_render *m, int used)
     int width = m->width < FRAME_MAX ? m->width : FRAME_MAX;
     if (width - used < 2)
         return;
-    md_fill(m, " ", 1, MD_FENCE);
+    decor(m, " ", MD_FENCE);
     md_fill(m, m->unicode ? "\xE2\x94\x80" : "-", width - used - 1, MD_FENCE);
 }
 
@@ -184,7 +189,7 @@ static void fence_open(md_render *m, size_t mark)
     size_t lang = skip_blank(p, mark, n), lang_end = lang;
     while (lang_end < n && p[lang_end] != ' ' && p[lang_end] != '\t' && p[lang_end] != '{')
         lang_end++;
-    md_fill(m, m->unicode ? "\xE2\x95\xAD\xE2\x94\x80 " : "+- ", 1, MD_FENCE);
+    decor(m, m->unicode ? "\xE2\x95\xAD\xE2\x94\x80 " : "+- ", MD_FENCE);
     md_emit(m, p, ind, MD_FENCE);
     md_emit(m, p + ind, lang - ind, MD_FENCE | MD_MARK);
     md_emit(m, p + lang, lang_end - lang, MD_FENCE | MD_LANG);
@@ -198,7 +203,7 @@ static void fence_open(md_render *m, size_t mark)
 
 static void fence_close(md_render *m)
 {
-    md_fill(m, m->unicode ? "\xE2\x95\xB0\xE2\x94\x80 " : "+- ", 1, MD_FENCE);
+    decor(m, m->unicode ? "\xE2\x95\xB0\xE2\x94\x80 " : "+- ", MD_FENCE);
     md_emit(m, m->line, m->len, MD_FENCE | MD_MARK);
     frame_rule(m, 3 + utf8_width(m->line, m->len));
     m->fence = false;
@@ -209,15 +214,14 @@ static void apply(md_render *m, line_kind kind, size_t mark, bool nl)
 {
     const char *p = m->line;
     size_t n = m->len, ind = skip_blank(p, 0, n);
-    if (kind == K_UNDECIDED || kind == K_HOLD)
-        return;
-    if (kind != K_TABLE && !m->fence)
+    /* a line that is no row ends the table before it */
+    if (kind != K_TABLE && kind != K_UNDECIDED && kind != K_HOLD && !m->fence)
         md_table_end(m);
     m->nl_style = 0;
     switch (kind) {
     case K_UNDECIDED:
     case K_HOLD:
-        break;
+        return;
     case K_BLANK:
         md_emit(m, p, n, 0);
         break;
@@ -352,9 +356,9 @@ void md_end(md_render *m)
     md_table_end(m);
     if (m->fence) {
         if (!m->at_bol)
-            md_fill(m, "\n", 1, MD_FENCE);
+            decor(m, "\n", MD_FENCE);
         int width = m->width < FRAME_MAX ? m->width : FRAME_MAX;
-        md_fill(m, m->unicode ? "\xE2\x95\xB0" : "+", 1, MD_FENCE);
+        decor(m, m->unicode ? "\xE2\x95\xB0" : "+", MD_FENCE);
         md_fill(m, m->unicode ? "\xE2\x94\x80" : "-", width - 1, MD_FENCE);
         m->fence = false;
     }
