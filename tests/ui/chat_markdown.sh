@@ -90,8 +90,9 @@ printf 'Hi\n' | CONFAB_TEST_REPLIES=$replies $T_CHAT -m "$model" >"$out" 2>/dev/
 T_COLS=60 t_start "CONFAB_TEST_REPLIES=$replies $T_CHAT --tui -m $model"
 t_wait_status 'ready' 30
 t_send "Show me."
-t_wait '^╰─ ``` ─+$' 30
+t_wait "$STATS" 30
 t_screen | grep -Eq '^╭─ ```python ─+$' || fail "tui: no frame"
+t_screen | grep -Eq '^╰─ ``` ─+$' || fail "tui: no bottom frame"
 [ "$(t_screen | grep -F '|')" = "$TABLE" ] || fail "tui: table not aligned: $(t_screen | grep -F '|')"
 t_keys C-d
 t_wait_exit 30
