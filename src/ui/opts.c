@@ -79,8 +79,8 @@ static const opt_def defs[] = {
     {"verbose", 0, NULL, O_VERBOSE, G_INTERFACE, 0, "scripting: statistics of each reply on stderr"},
     {"no-color", 0, NULL, O_NO_COLOR, G_INTERFACE, 0, "no colours (also when NO_COLOR is set)"},
     {"markdown", 0, "on|off", O_MARKDOWN, G_INTERFACE, 0,
-     "render the replies' markdown on a terminal: styles, aligned tables,\n"
-     "framed code blocks, rows wrapped at spaces (default on; /set markdown)"},
+     "render the replies' markdown on a terminal, rows wrapped at\n"
+     "spaces (default on; also /set markdown)"},
     {"help", 'h', NULL, O_HELP, G_INTERFACE, 0, "this help"},
 };
 #define N_DEFS (sizeof defs / sizeof defs[0])
