@@ -53,7 +53,7 @@ static void resolve_code(md_render *m)
     }
 }
 
-/* The run of * _ or ~ before `next` (' ' at the end of the line). */
+/* The run of * _ ~ or ` before `next` (' ' at the end of the line). */
 static void resolve(md_render *m, char next)
 {
     md_inline *in = &m->in;
