@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "confab/session.h"
+#include "markdown.h"
 #include "opts.h"
 
 typedef enum out_kind {
@@ -60,6 +61,7 @@ struct chat {
     void *view_data;
     bool quit;              /* /bye */
     bool show_thinking;     /* replies' thinking shown (--show-thinking, /set show-thinking) */
+    bool markdown;          /* replies rendered on a terminal (--markdown, /set markdown) */
     double temp_before_greedy;
     int first_error;        /* CF_EXIT_* of the first failure (scripting) */
     bool in_command;        /* errors now are a slash command's (CF_EXIT_USAGE) */
@@ -112,8 +114,10 @@ typedef struct think_out {
 /* Stream the reply begun to stdout (reply_stdout.c), its thinking as th
  * says, stopping at SIGINT, SIGTERM or SIGHUP, end the line it leaves
  * open, then the notes.  make_safe: through text_for_terminal (a
- * terminal), else the model's bytes as they are.  Returns as chat_stream. */
-int chat_stream_stdout(chat *c, bool make_safe, const think_out *th);
+ * terminal), else the model's bytes as they are.  look: how the answer is
+ * rendered (its thinking is wrapped the same way, not rendered); NULL:
+ * as it is.  Returns as chat_stream. */
+int chat_stream_stdout(chat *c, bool make_safe, const think_out *th, const md_term_opts *look);
 /* After a reply that thought: "thought for 312 tokens, 4.1 s" (", cut off"
  * when it ended inside its thinking); "" after one that did not. */
 void chat_thinking_summary(chat *c, char *buf, size_t n);

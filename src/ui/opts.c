@@ -10,7 +10,7 @@
 enum opt_id {
     O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV_TYPE, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
     O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_AUTOSAVE, O_WHOLE,
-    O_TUI, O_VERBOSE, O_NO_COLOR, O_HELP, O_SHOW_THINKING,
+    O_TUI, O_VERBOSE, O_NO_COLOR, O_MARKDOWN, O_HELP, O_SHOW_THINKING,
 };
 
 enum opt_group { G_MODEL, G_SAMPLING, G_THINKING, G_CONVERSATION, G_INTERFACE, G_COUNT };
@@ -78,6 +78,9 @@ static const opt_def defs[] = {
     {"tui", 0, NULL, O_TUI, G_INTERFACE, 0, "full-screen mode: transcript, status bar, sampler hotkeys"},
     {"verbose", 0, NULL, O_VERBOSE, G_INTERFACE, 0, "scripting: statistics of each reply on stderr"},
     {"no-color", 0, NULL, O_NO_COLOR, G_INTERFACE, 0, "no colours (also when NO_COLOR is set)"},
+    {"markdown", 0, "on|off", O_MARKDOWN, G_INTERFACE, 0,
+     "render the replies' markdown on a terminal, rows wrapped at\n"
+     "spaces (default on; also /set markdown)"},
     {"probs", 0, "on|off", O_SETTING, G_INTERFACE, 's',
      "colour each token by its probability; /show probs lists them (default off)"},
     {"help", 'h', NULL, O_HELP, G_INTERFACE, 0, "this help"},
@@ -95,6 +98,7 @@ void opts_init(chat_opts *o)
     memset(o, 0, sizeof *o);
     o->kv_type = CF_KV_F16;
     o->show_thinking = -1;
+    o->markdown = true;
 }
 
 static int setting_index(const char *name)
@@ -117,7 +121,8 @@ static int replace(char **dst, const char *value)
     return 0;
 }
 
-static int parse_bool(const char *label, const char *value, bool *out)
+/* what: the spelling the error suggests ("true or false") */
+static int parse_bool(const char *label, const char *value, const char *what, bool *out)
 {
     static const char *const yes[] = {"1", "true", "yes", "on"};
     static const char *const no[] = {"0", "false", "no", "off"};
@@ -127,7 +132,7 @@ static int parse_bool(const char *label, const char *value, bool *out)
         if (!strcmp(value, no[i]))
             return *out = false, 0;
     }
-    cli_error("%s: '%s' is not true or false", label, value);
+    cli_error("%s: '%s' is not %s", label, value, what);
     return -1;
 }
 
@@ -138,7 +143,7 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
     long long n;
     double x;
     bool flag = true;
-    if (!d->arg && value && parse_bool(label, value, &flag) < 0)
+    if (!d->arg && value && parse_bool(label, value, "true or false", &flag) < 0)
         return -1;
     switch (d->id) {
     case O_MODEL:
@@ -204,6 +209,8 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
     case O_NO_COLOR:
         o->no_color = flag;
         return 0;
+    case O_MARKDOWN:
+        return parse_bool(label, value, "on or off", &o->markdown);
     case O_HELP:
         o->help = flag;
         return 0;

@@ -28,7 +28,7 @@ static int reply(chat *c)
     /* Scripts get the model's bytes; a terminal gets them made safe.  The
      * thinking stays out of stdout: on stderr with --show-thinking. */
     think_out th = {c->show_thinking ? stderr : NULL, "", "", true, false, false};
-    int rc = chat_stream_stdout(c, isatty(STDOUT_FILENO), &th);
+    int rc = chat_stream_stdout(c, isatty(STDOUT_FILENO), &th, NULL);
     if (rc >= 0 && c->opts->verbose) {
         char line[256];
         chat_thinking_summary(c, line, sizeof line);

@@ -30,21 +30,28 @@ static void setting_list(char *buf, size_t n)
     for (const char *const *s = cf_session_setting_names(); *s && used < n; s++)
         used += (size_t)snprintf(buf + used, n - used, "%s, ", *s);
     if (used < n)
-        snprintf(buf + used, n - used, "show-thinking, system");
+        snprintf(buf + used, n - used, "show-thinking, markdown, system");
 }
 
-/* /set show-thinking on|off: the chat's, not the session's. */
-static void set_show_thinking(chat *c, const char *value)
+/* The chat's own on|off settings (not the session's), or NULL. */
+static bool *chat_switch(chat *c, const char *name)
+{
+    return !strcmp(name, "show-thinking") ? &c->show_thinking
+           : !strcmp(name, "markdown")    ? &c->markdown
+                                          : NULL;
+}
+
+static void set_switch(chat *c, const char *name, bool *flag, const char *value)
 {
     bool on = !strcmp(value, "on");
     if (!on && strcmp(value, "off")) {
-        chat_say(c, OUT_ERROR, "show-thinking: '%s' is not on or off", value);
+        chat_say(c, OUT_ERROR, "%s: '%s' is not on or off", name, value);
         return;
     }
-    c->show_thinking = on;
-    if (c->view->changed)
+    *flag = on;
+    if (flag == &c->show_thinking && c->view->changed)
         c->view->changed(c, CHANGE_SHOW);
-    chat_say(c, OUT_INFO, "show-thinking = %s", value);
+    chat_say(c, OUT_INFO, "%s = %s", name, value);
 }
 
 /* After /set thinking or reasoning-effort: a note when the template does
@@ -84,8 +91,8 @@ static void cmd_set(chat *c, const char *args)
         chat_say(c, OUT_INFO, *value ? "system prompt set" : "system prompt removed");
         return;
     }
-    bool show = !strcmp(name, "show-thinking");
-    if (!show && !is_setting(name)) {
+    bool *flag = chat_switch(c, name);
+    if (!flag && !is_setting(name)) {
         chat_say(c, OUT_ERROR, "unknown setting '%s' (settings: %s)", name, list);
         return;
     }
@@ -93,8 +100,8 @@ static void cmd_set(chat *c, const char *args)
         chat_say(c, OUT_ERROR, "/set %s needs a value", name);
         return;
     }
-    if (show) {
-        set_show_thinking(c, value);
+    if (flag) {
+        set_switch(c, name, flag, value);
         return;
     }
     if (cf_session_set(c->s, name, value, &err) < 0) {
@@ -214,6 +221,8 @@ static const slash_cmd cmds[] = {
      "  probs on|off        colour each token by its probability (and record them\n"
      "                      for /show probs)\n"
      "  show-thinking on|off  show the thinking as it streams (it is kept either way)\n"
+     "  markdown on|off     render replies' markdown on a terminal: styles, aligned\n"
+     "                      tables, framed code blocks, rows wrapped at spaces\n"
      "/set system TEXT replaces the system prompt (no TEXT removes it); use \"\"\"\n"
      "for a prompt of several lines.  A bad name or value changes nothing.",
      cmd_set},

@@ -22,8 +22,9 @@ static void show_settings(chat *c)
     if (cf_session_n_messages(c->s) > 0 && cf_session_message(c->s, 0)->role == CF_ROLE_SYSTEM)
         sys = cf_session_message(c->s, 0)->content;
     if (used < sizeof out)
-        used += (size_t)snprintf(out + used, sizeof out - used, "%-18s %s\n", "show-thinking",
-                                 c->show_thinking ? "on" : "off");
+        used += (size_t)snprintf(out + used, sizeof out - used, "%-18s %s\n%-18s %s\n",
+                                 "show-thinking", c->show_thinking ? "on" : "off", "markdown",
+                                 c->markdown ? "on" : "off");
     if (used < sizeof out) {
         size_t len = sys ? strcspn(sys, "\n") : 0;
         bool more = sys && (len > 60 || sys[len]);
