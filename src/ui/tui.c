@@ -616,6 +616,12 @@ static bool start_curses(tui *t)
         init_pair(PAIR_INFO, COLOR_CYAN, -1);
         init_pair(PAIR_GREEN, COLOR_GREEN, -1);
         init_pair(PAIR_MAGENTA, COLOR_MAGENTA, -1);
+        /* the probability tones' colours where the terminal has 256, else
+         * the nearest of its 8 */
+        static const short eight[PROB_TONES] = {-1, COLOR_GREEN, COLOR_YELLOW, COLOR_MAGENTA,
+                                                COLOR_RED};
+        for (int k = 1; k < PROB_TONES; k++)
+            init_pair((short)(PAIR_TONE + k), COLORS >= 256 ? prob_color256[k] : eight[k], -1);
     } else {
         t->color = false;
     }

@@ -93,7 +93,7 @@ t_send "Show me."
 t_wait "$STATS" 30
 t_screen | grep -Eq '^╭─ ```python ─+$' || fail "tui: no frame"
 t_screen | grep -Eq '^╰─ ``` ─+$' || fail "tui: no bottom frame"
-[ "$(t_screen | grep -F '|')" = "$TABLE" ] || fail "tui: table not aligned: $(t_screen | grep -F '|')"
+[ "$(t_screen | grep '^|')" = "$TABLE" ] || fail "tui: table not aligned: $(t_screen | grep '^|')"
 t_keys C-d
 t_wait_exit 30
 t_done
