@@ -156,6 +156,9 @@ extern const char *const slash_names[];
 extern const char *const show_topics[];
 /* /show TOPIC [ARGS] */
 void slash_show(chat *c, const char *args);
+/* Reply arg (1 = the oldest; "" the last) for a command called what: its
+ * message index and *number, or -1 after saying why there is none. */
+int chat_pick_reply(chat *c, const char *arg, const char *what, int *number);
 
 /* ---- branches (slash_branch.c) ---------------------------------------------- */
 void cmd_branch(chat *c, const char *args);
