@@ -93,6 +93,11 @@ cf_load_mode cf_gguf_loaded_as(const cf_gguf *g);
 uint64_t cf_gguf_fingerprint(const cf_gguf *g);
 /* "gguf" or "llama2c" */
 const char *cf_gguf_source_format(const cf_gguf *g);
+/* The name of a general.file_type value ("Q4_K_M"; llama.cpp's "guessed"
+ * flag ignored), or NULL for a number llama.cpp does not define. */
+const char *cf_gguf_file_type_name(uint32_t ftype);
+/* The number of such a name (any case), or -1. */
+int64_t cf_gguf_file_type_id(const char *name);
 
 int64_t cf_gguf_n_kv(const cf_gguf *g);
 const cf_gguf_kv *cf_gguf_kv_at(const cf_gguf *g, int64_t i);

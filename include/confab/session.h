@@ -163,11 +163,46 @@ void cf_session_end_reply(cf_session *s, bool cut);
 
 /* Drop the last exchange (user message and reply) and rewind the cache. */
 int cf_session_undo(cf_session *s, cf_err *err);
-/* Rewind the last reply and start a new one with the current settings;
- * then iterate with cf_session_next as after begin_reply. */
+/* Start a new reply to the last message with the current settings, on a
+ * new branch (the old reply stays on the old one); then iterate with
+ * cf_session_next as after begin_reply. */
 int cf_session_regen(cf_session *s, cf_err *err);
 /* Forget the conversation, keep the system prompt. */
 int cf_session_clear(cf_session *s, cf_err *err);
+
+/* ---- branches -----------------------------------------------------------------
+ * A conversation is a tree.  /regen (cf_session_regen) and an edit
+ * (cf_session_edit) start a new branch and keep the old one as it was;
+ * cf_session_fork starts one by hand.  Branches are numbered from 1 in the
+ * order they began; the first is called "main", the others have the name
+ * given to cf_session_fork or none.  The current branch's messages are
+ * cf_session_message's; undo, clear and context shifts change it alone. */
+typedef struct cf_branch_info {
+    int id;
+    const char *name; /* "" when it has none */
+    bool current;
+    int n_messages;
+} cf_branch_info;
+
+int cf_session_n_branches(const cf_session *s);
+/* Branch k, 0 <= k < cf_session_n_branches (in the order they began). */
+void cf_session_branch(const cf_session *s, int k, cf_branch_info *out);
+/* Message i of branch k, or NULL. */
+const cf_message *cf_session_branch_message(const cf_session *s, int k, int i);
+/* Go on as a new branch (name: NULL or up to 32 characters, no spaces, not
+ * only digits, not taken); the conversation so far stays on the old one. */
+int cf_session_fork(cf_session *s, const char *name, cf_err *err);
+/* Make the branch numbered or named `which` current.  The cache keeps what
+ * the two branches' renderings share (*reused tokens) and evaluates the
+ * rest of the new one now (*prefilled; a branch too long for the context
+ * is shifted at its next turn instead). */
+int cf_session_switch(cf_session *s, const char *which, int *reused, int *prefilled,
+                      cf_err *err);
+/* Replace user message i (an index of cf_session_message) by text on a new
+ * branch: the messages after it stay on the old branch; the reply to the
+ * new text begins (iterate as after begin_reply).  On failure nothing
+ * changes. */
+int cf_session_edit(cf_session *s, int i, const char *text, cf_err *err);
 
 /* ---- state and statistics ---------------------------------------------------- */
 typedef enum cf_stop_reason {
@@ -227,6 +262,11 @@ const int32_t *cf_session_tokens(const cf_session *s, int *n);
 const float *cf_session_logits(const cf_session *s);
 /* e.g. "jinja (from the GGUF)", "chatml (built-in, detected)" */
 const char *cf_session_template_desc(const cf_session *s);
+/* Why the model does not look trained to chat, or NULL: its file has no
+ * chat template and none was given (the one in use is a guess), or no
+ * marker that ends a turn in the template in use is a token of its
+ * vocabulary.  Replies of such a model rarely end by themselves. */
+const char *cf_session_untrained(const cf_session *s);
 /* How replies mark their reasoning: the family (from the template, else
  * "think" when the vocabulary has <think> and </think>; NULL: none, every
  * reply is all content) and the variables the template reads. */

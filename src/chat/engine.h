@@ -23,15 +23,14 @@
 
 #include "confab/session.h"
 
-typedef struct sess_msg sess_msg;
-
 typedef struct sess_engine {
     const char *name; /* "local", "remote" */
     /* Open a reply to the conversation as it stands (its last message is
-     * the user's) and push its assistant message.  old: the reply /regen
-     * took out, else NULL; the engine takes it (a remote one keeps it to
-     * put back should the server fail before it writes anything). */
-    int (*open_reply)(cf_session *s, double t0, sess_msg *old, cf_err *err);
+     * the user's) and push its assistant message.  forked: the reply
+     * follows a fork made for it (/regen, an edit), which a remote engine
+     * undoes should the server fail before it writes anything (a local
+     * one fails here, and its caller undoes it). */
+    int (*open_reply)(cf_session *s, double t0, bool forked, cf_err *err);
     /* The reply's next part, as cf_session_next_part (called only while a
      * reply is open and not finished). */
     int (*next_part)(cf_session *s, cf_reply_part *part, cf_err *err);
@@ -42,6 +41,10 @@ typedef struct sess_engine {
     /* The conversation changed before its end (a new system prompt):
      * keep what still agrees with it. */
     int (*resync)(cf_session *s, cf_err *err);
+    /* The current branch changed (a switch): take in what its messages add
+     * now, *reused tokens kept and *prefilled evaluated (0 when the
+     * engine holds none). */
+    void (*prefill)(cf_session *s, int *reused, int *prefilled);
     void (*context_info)(const cf_session *s, cf_context_info *out);
     /* cf_session_prompt_text: the local engine's rendering, or the
      * request a remote one would send. */

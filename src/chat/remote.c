@@ -148,6 +148,12 @@ static int remote_resync(cf_session *s, cf_err *err)
     return 0;
 }
 
+static void remote_prefill(cf_session *s, int *reused, int *prefilled)
+{
+    (void)s;
+    *reused = *prefilled = 0;
+}
+
 static void remote_context_info(const cf_session *s, cf_context_info *out)
 {
     *out = (cf_context_info){.used = s->remote->used};
@@ -174,6 +180,7 @@ const sess_engine sess_remote_engine = {
     .end_reply = remote_end_reply,
     .drop_from = remote_drop_from,
     .resync = remote_resync,
+    .prefill = remote_prefill,
     .context_info = remote_context_info,
     .prompt_text = remote_prompt_text,
     .free = remote_free,

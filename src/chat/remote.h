@@ -33,8 +33,7 @@ typedef struct sess_remote {
     char finish[16];
     cf_oai_usage usage;
     cf_err fail;           /* what an event said went wrong ("": nothing) */
-    sess_msg old;          /* the reply /regen replaces, until the new one writes */
-    bool has_old;
+    bool forked;           /* the reply follows a fork made for it (/regen, an edit) */
     double t0, t_first;
 } sess_remote;
 
@@ -42,7 +41,7 @@ typedef struct sess_remote {
 char *remote_request(const cf_session *s, bool stream, size_t *len);
 
 /* remote_reply.c */
-int remote_open_reply(cf_session *s, double t0, sess_msg *old, cf_err *err);
+int remote_open_reply(cf_session *s, double t0, bool forked, cf_err *err);
 int remote_next_part(cf_session *s, cf_reply_part *part, cf_err *err);
 void remote_end_reply(cf_session *s, bool cut);
 void remote_reply_free(sess_remote *r);

@@ -5,8 +5,9 @@
  * in the content), and settled into the reply's message at the end.
  *
  * Failures: when nothing of the reply came, the turn is undone as a
- * local failure would leave it (the user's message goes, a regenerated
- * reply comes back), so sending again is a clean retry; when part of it
+ * local failure would leave it (the user's message goes; /regen's and an
+ * edit's new branch goes, the old one current again), so sending again is
+ * a clean retry; when part of it
  * came, that part stays, marked as cut.  Either way it is one error
  * line and the session goes on. */
 #include <stdlib.h>
@@ -44,12 +45,9 @@ void remote_reply_free(sess_remote *r)
     cf_jbuf *bufs[] = {&r->body, &r->raw, &r->reasoning, &r->content, &r->out[0], &r->out[1]};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         cf_jbuf_free(bufs[i]);
-    if (r->has_old)
-        sess_msg_free(&r->old);
-    r->has_old = false;
 }
 
-int remote_open_reply(cf_session *s, double t0, sess_msg *old, cf_err *err)
+int remote_open_reply(cf_session *s, double t0, bool forked, cf_err *err)
 {
     sess_remote *r = s->remote;
     reset_reply(r);
@@ -72,10 +70,7 @@ int remote_open_reply(cf_session *s, double t0, sess_msg *old, cf_err *err)
     s->reply.active = true;
     s->reply.finished = false;
     r->t0 = t0;
-    if (old) { /* kept until the new reply writes something */
-        r->old = *old;
-        r->has_old = true;
-    }
+    r->forked = forked;
     return 0;
 }
 
@@ -93,10 +88,6 @@ static void first_text(sess_remote *r)
         return;
     r->any = true;
     r->t_first = sess_now_ms();
-    if (r->has_old) { /* /regen's new reply is under way: the old one goes */
-        sess_msg_free(&r->old);
-        r->has_old = false;
-    }
 }
 
 static void take_usage(sess_remote *r, const cf_oai_usage *u)
@@ -238,10 +229,6 @@ static void settle(cf_session *s, cf_stop_reason stop, cf_reply_part *part)
         show(s, part);
     s->reply.finished = true;
     s->dirty = true;
-    if (r->has_old) { /* stopped before it wrote: it is the reply now, as a local one */
-        sess_msg_free(&r->old);
-        r->has_old = false;
-    }
 }
 
 /* Why the request failed, with what to look at. */
@@ -270,15 +257,14 @@ static int failed(cf_session *s, const char *why_in, int status, cf_err *err)
         explain(r, status, why, &e);
         return cf_fail(err, "%s; the partial reply stays, marked as cut", e.msg);
     }
-    /* nothing came: the turn is undone */
+    /* nothing came: the turn is undone (a fork made for it too) */
     http_end(r->call);
     r->call = NULL;
     s->reply.finished = true;
-    sess_pop_msg(s);
-    if (r->has_old) {
-        s->msgs[s->n_msgs++] = r->old;
-        r->has_old = false;
+    if (r->forked) {
+        sess_unfork(s);
     } else {
+        sess_pop_msg(s);
         sess_pop_msg(s);
     }
     memset(&s->stats, 0, sizeof s->stats);

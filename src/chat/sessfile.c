@@ -1,10 +1,10 @@
 /* Session files: a conversation saved with its KV cache, to resume exactly.
  *
- * Format, version 3.  Little-endian; a str is a u32 byte count and the
+ * Format, version 4.  Little-endian; a str is a u32 byte count and the
  * bytes (UTF-8, no NUL); ids are i32 token ids.
  *
  *   magic      8 bytes  "CFSESS\r\n"
- *   version    u32      3
+ *   version    u32      4
  *   engine     u8       0 = the local model, 1 = a remote server
  *   local:
  *   model      u64 fingerprint (cf_gguf_fingerprint: metadata, tensor table,
@@ -33,6 +33,10 @@
  *              first cache position, -1 = unknown), str content, str
  *              reasoning ("" without flag 4), then u32 count, count ids
  *              twice: the content's and the reasoning's sampled tokens
+ *   branches   u32 count, u32 the current one's index, u32 the next id;
+ *              then for each: i32 id, str name, and for all but the current
+ *              one (whose messages are the list above) a message list as
+ *              above (every start -1)
  *   history    u32 count, count ids: the tokens the KV cache holds (remote: 0)
  *   kv         u64 byte count, cf_ctx_kv_save of exactly those positions
  *              (the used cells only: per layer K then V, [head][pos][dim];
@@ -41,8 +45,9 @@
  *              words in four interleaved lanes, then the tail bytes and the
  *              lanes folded in one by one, then the length
  *
- * Version 2 (before remote sessions) had no engine byte and no given
+ * Version 3 (before remote sessions) had no engine byte and no given
  * settings: it loads as a local session's file with none given.  Version
+ * 2 had no branches either: it loads as the one branch "main".  Version
  * 1 (before reasoning) had no thinking settings either, and per message
  * only flag 1, the text and one list of ids; it loads as replies without
  * reasoning.
@@ -77,7 +82,7 @@
 #endif
 
 static const char MAGIC[8] = {'C', 'F', 'S', 'E', 'S', 'S', '\r', '\n'};
-enum { VERSION = 3, MAX_STOPS = 1024 };
+enum { VERSION = 4, MAX_STOPS = 1024, MAX_BRANCHES = 1 << 16 };
 enum { F_CUT = 1, F_THINKING_CUT = 2, F_REASONING = 4 };
 
 /* ---- checksum ----------------------------------------------------------------- */
@@ -187,33 +192,54 @@ static void put_settings(wbuf *b, const cf_session *s)
     PUT(b, uint32_t, s->set_mask);
 }
 
+static void put_message(wbuf *b, const sess_msg *m)
+{
+    const char *content = m->pub.content ? m->pub.content : "";
+    const char *reasoning = m->pub.reasoning ? m->pub.reasoning : "";
+    PUT(b, uint8_t, m->pub.role);
+    PUT(b, uint8_t, (m->pub.cut ? F_CUT : 0) | (m->pub.thinking_cut ? F_THINKING_CUT : 0) |
+                        (m->pub.reasoning ? F_REASONING : 0));
+    PUT(b, int32_t, m->start);
+    put_str(b, content, strlen(content));
+    put_str(b, reasoning, strlen(reasoning));
+    put_ids(b, m->ids.ids, m->ids.n);
+    put_ids(b, m->rids.ids, m->rids.n);
+}
+
 static void put_messages(wbuf *b, cf_session *s)
 {
     PUT(b, uint32_t, s->n_msgs);
     for (int i = 0; i < s->n_msgs; i++) {
-        const sess_msg *m = &s->msgs[i];
         /* a reply still running is saved as cut where it is */
-        sess_msg now = {.start = -1};
         if (i == s->n_msgs - 1 && s->reply.active && !s->reply.finished) {
-            now.pub.role = CF_ROLE_ASSISTANT;
+            sess_msg now = {.pub.role = CF_ROLE_ASSISTANT, .start = -1};
             if (s->remote)
                 remote_reply_now(s, &now);
             else
                 sess_reply_settle(s, s->reply.len, &now);
             now.pub.cut = true;
-            m = &now;
+            put_message(b, &now);
+            sess_msg_free(&now);
+        } else {
+            put_message(b, &s->msgs[i]);
         }
-        const char *content = m->pub.content ? m->pub.content : "";
-        const char *reasoning = m->pub.reasoning ? m->pub.reasoning : "";
-        PUT(b, uint8_t, m->pub.role);
-        PUT(b, uint8_t, (m->pub.cut ? F_CUT : 0) | (m->pub.thinking_cut ? F_THINKING_CUT : 0) |
-                            (m->pub.reasoning ? F_REASONING : 0));
-        PUT(b, int32_t, m->start);
-        put_str(b, content, strlen(content));
-        put_str(b, reasoning, strlen(reasoning));
-        put_ids(b, m->ids.ids, m->ids.n);
-        put_ids(b, m->rids.ids, m->rids.n);
-        sess_msg_free(&now);
+    }
+}
+
+static void put_branches(wbuf *b, const cf_session *s)
+{
+    PUT(b, uint32_t, s->n_branches);
+    PUT(b, uint32_t, s->cur);
+    PUT(b, uint32_t, s->next_branch);
+    for (int k = 0; k < s->n_branches; k++) {
+        const sess_branch *br = &s->branches[k];
+        PUT(b, int32_t, br->id);
+        put_str(b, br->name, strlen(br->name));
+        if (k == s->cur)
+            continue;
+        PUT(b, uint32_t, br->n_msgs);
+        for (int i = 0; i < br->n_msgs; i++)
+            put_message(b, &br->msgs[i]);
     }
 }
 
@@ -319,6 +345,7 @@ static int save_file(cf_session *s, const char *path, cf_err *err)
     for (size_t i = 0; i < s->n_stops; i++)
         put_str(&b, s->stops[i], strlen(s->stops[i]));
     put_messages(&b, s);
+    put_branches(&b, s);
     put_ids(&b, s->cache.ids, s->cache.n);
     uint64_t kv = ri ? 0 : cf_ctx_kv_bytes(s->ctx, (int)s->cache.n);
     PUT(&b, uint64_t, kv);
@@ -411,6 +438,8 @@ typedef struct loaded {
     uint32_t n_stops;
     sess_msg *msgs;
     uint32_t n_msgs;
+    sess_branch *branches;
+    uint32_t n_branches, cur, next_branch;
     cf_tokens cache;
     const uint8_t *kv;
     uint64_t kv_len;
@@ -426,6 +455,9 @@ static void loaded_free(loaded *l)
     for (uint32_t i = 0; l->msgs && i < l->n_msgs; i++)
         sess_msg_free(&l->msgs[i]);
     free(l->msgs);
+    for (uint32_t k = 0; l->branches && k < l->n_branches; k++)
+        sess_branch_free(&l->branches[k]);
+    free(l->branches);
     cf_tokens_free(&l->cache);
 }
 
@@ -479,23 +511,24 @@ static bool parse_settings(rbuf *r, uint32_t version, loaded *l, cf_err *err)
     }
     GET(r, uint32_t, l->smp_len);
     l->smp_state = take(r, l->smp_len);
-    if (version >= 3)
+    if (version >= 4)
         GET(r, uint32_t, l->set_mask);
     return !r->bad && l->n_predict >= -1 && l->thinking <= THINK_OFF && l->effort <= EFFORT_HIGH &&
            cf_sampler_params_check(p, err) == 0;
 }
 
-static bool parse_messages(rbuf *r, uint32_t version, int32_t n_vocab, loaded *l)
+static bool parse_messages(rbuf *r, uint32_t version, int32_t n_vocab, sess_msg **msgs,
+                           uint32_t *n_msgs)
 {
-    GET(r, uint32_t, l->n_msgs);
+    GET(r, uint32_t, *n_msgs);
     /* each message takes at least 14 bytes (version 1), 22 (version 2) */
-    if (r->bad || l->n_msgs > (r->n - r->pos) / (version >= 2 ? 22 : 14))
+    if (r->bad || *n_msgs > (r->n - r->pos) / (version >= 2 ? 22 : 14))
         return false;
-    l->msgs = calloc(l->n_msgs + 1, sizeof *l->msgs);
-    if (!l->msgs)
+    *msgs = calloc(*n_msgs + 1, sizeof **msgs);
+    if (!*msgs)
         return false;
-    for (uint32_t i = 0; i < l->n_msgs; i++) {
-        sess_msg *m = &l->msgs[i];
+    for (uint32_t i = 0; i < *n_msgs; i++) {
+        sess_msg *m = &(*msgs)[i];
         uint8_t role, flags;
         int32_t start;
         GET(r, uint8_t, role);
@@ -517,6 +550,50 @@ static bool parse_messages(rbuf *r, uint32_t version, int32_t n_vocab, loaded *l
             (!assistant && (m->ids.n || m->rids.n || (flags & ~F_CUT))) || start < -1 ||
             (role != CF_ROLE_USER && start != -1))
             return false;
+    }
+    return true;
+}
+
+/* An older file's one branch, "main". */
+static bool one_branch(loaded *l)
+{
+    if (!(l->branches = calloc(1, sizeof *l->branches)))
+        return false;
+    l->branches[0] = (sess_branch){.id = 1, .name = "main"};
+    l->n_branches = 1;
+    l->next_branch = 2;
+    return true;
+}
+
+/* The branches (version 3), each but the current one with its messages;
+ * ids distinct and below the next one, names distinct. */
+static bool parse_branches(rbuf *r, int32_t n_vocab, loaded *l)
+{
+    GET(r, uint32_t, l->n_branches);
+    GET(r, uint32_t, l->cur);
+    GET(r, uint32_t, l->next_branch);
+    if (r->bad || l->n_branches < 1 || l->n_branches > MAX_BRANCHES || l->cur >= l->n_branches ||
+        !(l->branches = calloc(l->n_branches, sizeof *l->branches)))
+        return false;
+    for (uint32_t k = 0; k < l->n_branches; k++) {
+        sess_branch *b = &l->branches[k];
+        GET(r, int32_t, b->id);
+        char *name = get_str(r, sizeof b->name - 1);
+        if (!name)
+            return false;
+        snprintf(b->name, sizeof b->name, "%s", name);
+        free(name);
+        uint32_t n = 0;
+        if (b->id < 1 || (uint32_t)b->id >= l->next_branch ||
+            (k != l->cur && !parse_messages(r, 3, n_vocab, &b->msgs, &n)))
+            return false;
+        b->n_msgs = (int)n;
+        for (uint32_t j = 0; j < k; j++)
+            if (l->branches[j].id == b->id || (*b->name && !strcmp(l->branches[j].name, b->name)))
+                return false;
+        for (int i = 0; i < b->n_msgs; i++)
+            if (b->msgs[i].start != -1)
+                return false;
     }
     return true;
 }
@@ -544,7 +621,7 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
         return damaged(path, "truncated or corrupt: the checksum does not match", err);
     r.n = n - 8;
     uint8_t engine = 0;
-    if (version >= 3)
+    if (version >= 4)
         GET(&r, uint8_t, engine);
     if (r.bad || engine > 1)
         return damaged(path, "bad engine record", err);
@@ -577,8 +654,10 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
     for (uint32_t i = 0; i < l->n_stops; i++)
         if (!(l->stops[i] = get_str(&r, 4096)) || !l->stops[i][0])
             return damaged(path, "bad stop string", err);
-    if (!parse_messages(&r, version, (int32_t)n_vocab, l))
+    if (!parse_messages(&r, version, (int32_t)n_vocab, &l->msgs, &l->n_msgs))
         return damaged(path, "bad message", err);
+    if (version >= 3 ? !parse_branches(&r, (int32_t)n_vocab, l) : !one_branch(l))
+        return damaged(path, version >= 3 ? "bad branch" : "out of memory", err);
     if (!get_ids(&r, (int32_t)n_vocab, &l->cache) || l->cache.n > n_ctx)
         return damaged(path, "bad token history", err);
     for (uint32_t i = 0, prev = 0; i < l->n_msgs; i++) {
@@ -618,6 +697,16 @@ static const uint8_t *map_file(const char *path, size_t *n, cf_err *err)
     close(fd);
     *n = (size_t)st.st_size;
     return p;
+}
+
+/* Messages without their tokens and turn starts. */
+static void text_only(sess_msg *msgs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        msgs[i].start = -1;
+        cf_tokens_free(&msgs[i].ids);
+        cf_tokens_free(&msgs[i].rids);
+    }
 }
 
 static int load_file(cf_session *s, const char *path, cf_err *err)
@@ -675,14 +764,12 @@ static int load_file(cf_session *s, const char *path, cf_err *err)
         s->smp = smp;
         smp = NULL;
     }
-    if (!whole) /* text only: the tokens were another model's, or none */
-        for (uint32_t i = 0; i < l.n_msgs; i++) {
-            l.msgs[i].start = -1;
-            cf_tokens_free(&l.msgs[i].ids);
-            cf_tokens_free(&l.msgs[i].rids);
-        }
-    if (!whole)
+    if (!whole) { /* text only: the tokens were another model's, or none */
+        text_only(l.msgs, (int)l.n_msgs);
+        for (uint32_t k = 0; k < l.n_branches; k++)
+            text_only(l.branches[k].msgs, l.branches[k].n_msgs);
         cf_tokens_free(&l.cache);
+    }
     s->set_mask = l.set_mask;
     s->n_predict = l.n_predict;
     s->thinking = l.thinking;
@@ -700,6 +787,12 @@ static int load_file(cf_session *s, const char *path, cf_err *err)
     s->msgs = l.msgs;
     s->n_msgs = s->cap_msgs = (int)l.n_msgs;
     l.msgs = NULL;
+    sess_branches_free(s);
+    s->branches = l.branches;
+    s->n_branches = (int)l.n_branches;
+    s->cur = (int)l.cur;
+    s->next_branch = (int)l.next_branch;
+    l.branches = NULL;
     cf_tokens_free(&s->cache);
     s->cache = l.cache;
     l.cache = (cf_tokens){0};
@@ -735,7 +828,7 @@ int cf_session_file_remote(const char *path, char **endpoint, char **model, cf_e
     memcpy(&sum, data + n - 8, 8);
     r.n = n - 8;
     GET(&r, uint32_t, version);
-    if (version >= 3)
+    if (version >= 4)
         GET(&r, uint8_t, engine);
     if (sum != checksum(data, n - 8)) {
         damaged(path, "truncated or corrupt: the checksum does not match", err);

@@ -110,6 +110,26 @@ static char *token_text(const cf_tokenizer *t, cf_token id)
     return strndup(str.ptr, str.len);
 }
 
+/* A model never trained on its chat format rarely ends a reply: one whose
+ * file has no template (the one used is a guess), or whose vocabulary has
+ * none of the markers that end a turn in it (chat training makes them
+ * tokens). */
+static void judge_chat_training(cf_session *s, const cf_chat_choice *c)
+{
+    const char *const *stops = cf_chat_template_stops(s->tmpl);
+    if (!c->name && !c->file_text && !c->gguf_template) {
+        snprintf(s->untrained, sizeof s->untrained, "its file has no chat template (%s is a guess)",
+                 cf_chat_template_family(s->tmpl));
+        return;
+    }
+    for (const char *const *stop = stops; *stop; stop++)
+        if (cf_tok_find(s->tok, *stop, strlen(*stop)) != CF_TOKEN_NULL)
+            return;
+    if (stops[0])
+        snprintf(s->untrained, sizeof s->untrained,
+                 "its vocabulary has no %s token", stops[0]);
+}
+
 static int open_template(cf_session *s, const cf_session_params *p, cf_err *err)
 {
     const cf_tok_special *sp = cf_tok_special_ids(s->tok);
@@ -134,6 +154,7 @@ static int open_template(cf_session *s, const cf_session_params *p, cf_err *err)
     free(file);
     if (rc)
         return -1;
+    judge_chat_training(s, &c);
     const char *label = cf_chat_template_label(s->tmpl);
     size_t n = strlen(label) + strlen(note) + 3;
     if (!(s->tmpl_desc = malloc(n)))
@@ -200,7 +221,8 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
     s->n_predict = -1;
     s->now = (int64_t)time(NULL);
     s->test_delay_ms = sess_test_delay_ms();
-    if ((p->endpoint ? sess_remote_open(s, p, err) : sess_local_open(s, p, err)))
+    if ((p->endpoint ? sess_remote_open(s, p, err) : sess_local_open(s, p, err)) ||
+        sess_branches_init(s, err))
         goto fail;
     if (!(s->stops = calloc(1, sizeof *s->stops))) {
         cf_fail(err, "out of memory");
@@ -223,6 +245,7 @@ void cf_session_free(cf_session *s)
     while (s->n_msgs > 0)
         sess_pop_msg(s);
     free(s->msgs);
+    sess_branches_free(s);
     for (size_t i = 0; s->stops && i < s->n_stops; i++)
         free(s->stops[i]);
     free(s->stops);
@@ -306,6 +329,11 @@ const float *cf_session_logits(const cf_session *s)
 const char *cf_session_template_desc(const cf_session *s)
 {
     return s->tmpl_desc;
+}
+
+const char *cf_session_untrained(const cf_session *s)
+{
+    return s->untrained[0] ? s->untrained : NULL;
 }
 
 const cf_chat_reasoning *cf_session_reasoning(const cf_session *s)

@@ -31,6 +31,15 @@ typedef struct sess_msg {
     int n_probs;
 } sess_msg;
 
+/* A branch of the conversation: the current one's messages are s->msgs
+ * (msgs here NULL), the others' are kept here. */
+typedef struct sess_branch {
+    int id;         /* 1, 2, ... in the order they began */
+    char name[40];  /* "" none; the first is "main" */
+    sess_msg *msgs;
+    int n_msgs;
+} sess_branch;
+
 /* The reply being generated. */
 typedef struct sess_reply {
     bool active, finished;
@@ -71,6 +80,7 @@ struct cf_session {
     cf_ctx *ctx;
     cf_chat_template *tmpl;
     char *tmpl_desc;
+    char untrained[128];       /* cf_session_untrained's reason, "" if none */
     char *bos_text, *eos_text; /* for the template; NULL where the vocabulary has none */
     int64_t now;               /* the clock templates see: fixed for the session */
     int render_mode;           /* how the template last rendered (session_prompt.c) */
@@ -91,6 +101,8 @@ struct cf_session {
 
     sess_msg *msgs;
     int n_msgs, cap_msgs;
+    sess_branch *branches; /* every branch, the current one's messages in msgs */
+    int n_branches, cur, next_branch;
 
     cf_tokens cache;
     float *logits; /* n_vocab: the next token's, when have_logits */
@@ -105,9 +117,10 @@ struct cf_session {
 int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err); /* session.c */
 void sess_local_free(cf_session *s);
 void sess_local_context_info(const cf_session *s, cf_context_info *out);
-int sess_local_open_reply(cf_session *s, double t0, sess_msg *old, cf_err *err); /* session_turn.c */
+int sess_local_open_reply(cf_session *s, double t0, bool forked, cf_err *err); /* session_turn.c */
 void sess_local_drop_from(cf_session *s, int i);
 int sess_local_resync(cf_session *s, cf_err *err);
+void sess_local_prefill(cf_session *s, int *reused, int *prefilled); /* session_branch.c */
 int sess_local_next_part(cf_session *s, cf_reply_part *part, cf_err *err); /* session_reply.c */
 void sess_local_end_reply(cf_session *s, bool cut);
 int sess_local_prompt_text(cf_session *s, const char *user_text, char **text, int *n_tokens,
@@ -172,6 +185,24 @@ void sess_truncate(cf_session *s, int n);
 int sess_shift_plan(const cf_session *s, int used, int need, int *n_turns);
 /* Drop the oldest n_turns whole turns (sess_shift_plan's count). */
 int sess_shift(cf_session *s, int n_turns, cf_err *err);
+
+/* Drop messages i.. and what the engine holds of them. */
+void sess_drop_from(cf_session *s, int i);
+/* cf_session_begin_reply; forked: right after a fork made for it (an
+ * edit), which a remote engine's late failure undoes. */
+int sess_begin_reply(cf_session *s, const char *user_text, bool forked, cf_err *err);
+
+/* ---- session_branch.c ------------------------------------------------------ */
+int sess_branches_init(cf_session *s, cf_err *err);
+void sess_branches_free(cf_session *s);
+void sess_branch_free(sess_branch *b);
+/* A deep copy (start -1); -1 when out of memory. */
+int sess_msg_copy(const sess_msg *m, sess_msg *out);
+/* Keep a copy of the current path on the current branch and go on as a
+ * new one (name NULL: none); sess_unfork undoes the last fork, the path
+ * kept coming back. */
+int sess_fork(cf_session *s, const char *name, cf_err *err);
+void sess_unfork(cf_session *s);
 
 /* ---- session_script.c ----------------------------------------------------- */
 /* Test-only: CONFAB_TEST_TOKEN_DELAY_MS, read at cf_session_new (0: none). */

@@ -159,26 +159,28 @@ out:
     return rc;
 }
 
-int sess_local_open_reply(cf_session *s, double t0, sess_msg *old, cf_err *err)
+int sess_local_open_reply(cf_session *s, double t0, bool forked, cf_err *err)
 {
-    if (prepare_reply(s, t0, err))
-        return -1;
-    if (old)
-        sess_msg_free(old);
-    return 0;
+    (void)forked; /* a failure here is the caller's to undo */
+    return prepare_reply(s, t0, err);
 }
 
-int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err)
+int sess_begin_reply(cf_session *s, const char *user_text, bool forked, cf_err *err)
 {
     double t0 = sess_now_ms();
     sess_close_reply(s);
     if (sess_push_msg(s, CF_ROLE_USER, user_text, strlen(user_text), err))
         return -1;
-    if (s->eng->open_reply(s, t0, NULL, err)) {
+    if (s->eng->open_reply(s, t0, forked, err)) {
         sess_pop_msg(s);
         return -1;
     }
     return 0;
+}
+
+int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err)
+{
+    return sess_begin_reply(s, user_text, false, err);
 }
 
 /* ---- changing the conversation -------------------------------------------------- */
@@ -222,7 +224,7 @@ int sess_local_resync(cf_session *s, cf_err *err)
     return rc;
 }
 
-/* Drop messages i.. and rewind the cache to where their turn began. */
+/* The local engine's: the cache is rewound to where their turn began. */
 void sess_local_drop_from(cf_session *s, int i)
 {
     int start = s->msgs[i].start;
@@ -235,13 +237,18 @@ void sess_local_drop_from(cf_session *s, int i)
     s->have_logits = false;
 }
 
+void sess_drop_from(cf_session *s, int i)
+{
+    s->eng->drop_from(s, i);
+}
+
 int cf_session_undo(cf_session *s, cf_err *err)
 {
     sess_close_reply(s);
     int u = last_user(s);
     if (u < 0)
         return cf_fail(err, "there is nothing to undo");
-    s->eng->drop_from(s, u);
+    sess_drop_from(s, u);
     return 0;
 }
 
@@ -251,9 +258,12 @@ int cf_session_regen(cf_session *s, cf_err *err)
     sess_close_reply(s);
     if (s->n_msgs == 0 || s->msgs[s->n_msgs - 1].pub.role != CF_ROLE_ASSISTANT)
         return cf_fail(err, "there is no reply to regenerate");
-    sess_msg old = take_msg(s, s->n_msgs - 1);
-    if (s->eng->open_reply(s, t0, &old, err)) {
-        put_msg(s, s->n_msgs, old); /* the old reply stays */
+    /* the old reply stays on the branch it was on */
+    if (sess_fork(s, NULL, err))
+        return -1;
+    sess_pop_msg(s);
+    if (s->eng->open_reply(s, t0, true, err)) {
+        sess_unfork(s);
         return -1;
     }
     return 0;
@@ -265,7 +275,7 @@ int cf_session_clear(cf_session *s, cf_err *err)
     sess_close_reply(s);
     int first = sess_first_user(s);
     if (first < s->n_msgs)
-        s->eng->drop_from(s, first);
+        sess_drop_from(s, first);
     return 0;
 }
 

@@ -90,19 +90,10 @@ static int fill(void *user, int64_t i, void *dst, size_t nbytes, cf_err *err)
     return 0;
 }
 
-/* llama.cpp's general.file_type numbers */
+/* general.file_type: llama.cpp knows MXFP4 files only as MXFP4_MOE */
 static uint32_t llama_ftype(cf_mk_ftype ft)
 {
-    static const uint32_t ids[CF_MK_FTYPE_COUNT] = {
-        [CF_MK_F32] = 0,  [CF_MK_F16] = 1,  [CF_MK_BF16] = 32, [CF_MK_Q8_0] = 7,
-        [CF_MK_Q4_0] = 2, [CF_MK_Q4_1] = 3, [CF_MK_Q5_0] = 8,  [CF_MK_Q5_1] = 9,
-        [CF_MK_Q6_K] = 18, [CF_MK_Q4_K_M] = 15, [CF_MK_IQ2_M] = 29, [CF_MK_IQ2_XXS] = 19,
-        [CF_MK_IQ2_XS] = 20, [CF_MK_IQ2_S] = 28, [CF_MK_IQ1_S] = 24, [CF_MK_IQ1_M] = 31,
-        [CF_MK_IQ3_XXS] = 23, [CF_MK_IQ3_S] = 26, [CF_MK_IQ3_M] = 27, [CF_MK_IQ3_XS] = 22,
-        [CF_MK_IQ4_NL] = 25, [CF_MK_IQ4_XS] = 30, [CF_MK_MXFP4] = 38, [CF_MK_TQ2_0] = 37,
-        [CF_MK_MXFP4_MOE] = 38,
-    };
-    return ids[ft];
+    return (uint32_t)cf_gguf_file_type_id(ft == CF_MK_MXFP4 ? "MXFP4_MOE" : cf_mk_ftype_name(ft));
 }
 
 #define AKEY(suffix) (snprintf(key, sizeof key, "%s.%s", cf_arch_name(s->arch), suffix), key)

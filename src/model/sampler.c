@@ -232,27 +232,28 @@ int32_t cf_sampler_sample(cf_sampler *s, const float *logits)
 }
 
 /* token's probability and the most likely few among the n candidates
- * (their p set), by a pass per place: n is top-k's few dozen at most
- * unless top-k is off. */
+ * (their p set), in one pass: each candidate is placed into the short
+ * sorted list it beats. */
 static void describe(const cf_sampler *s, size_t n, int32_t token, cf_token_prob *out)
 {
     const cf_cand *c = s->cand;
     *out = (cf_token_prob){.id = token};
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (c[i].id == token)
             out->p = c[i].p;
-    for (int k = 0; k < CF_TOP_PROBS && (size_t)k < n; k++) {
-        const cf_cand *best = NULL;
-        for (size_t i = 0; i < n; i++) {
-            bool taken = false;
-            for (int j = 0; j < k; j++)
-                taken |= out->top_id[j] == c[i].id;
-            if (!taken && (!best || c[i].p > best->p || (c[i].p == best->p && c[i].id < best->id)))
-                best = &c[i];
+        int k = out->n_top;
+        while (k > 0 && (c[i].p > out->top_p[k - 1] ||
+                         (c[i].p == out->top_p[k - 1] && c[i].id < out->top_id[k - 1])))
+            k--;
+        if (k >= CF_TOP_PROBS)
+            continue;
+        int last = out->n_top < CF_TOP_PROBS ? out->n_top++ : CF_TOP_PROBS - 1;
+        for (int j = last; j > k; j--) {
+            out->top_id[j] = out->top_id[j - 1];
+            out->top_p[j] = out->top_p[j - 1];
         }
-        out->top_id[k] = best->id;
-        out->top_p[k] = best->p;
-        out->n_top = k + 1;
+        out->top_id[k] = c[i].id;
+        out->top_p[k] = c[i].p;
     }
 }
 

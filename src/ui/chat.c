@@ -55,10 +55,17 @@ void chat_input(chat *c, const char *text)
 {
     if (text[strspn(text, " \t\n")] == 0)
         return;
-    if (text[0] == '/' && text[1] != '/')
+    int edit = c->edit_next - 1;
+    c->edit_next = 0;
+    if (text[0] == '/' && text[1] != '/') {
+        if (edit >= 0)
+            chat_say(c, OUT_DIM, "(the edit was dropped)");
         slash_run(c, text);
-    else
+    } else if (edit >= 0) {
+        chat_edit_send(c, edit, text[0] == '/' ? text + 1 : text);
+    } else {
         chat_send(c, text[0] == '/' ? text + 1 : text);
+    }
 }
 
 int chat_send(chat *c, const char *text)
@@ -258,6 +265,23 @@ double chat_setting(const chat *c, const char *name)
     char buf[64];
     const char *v = cf_session_get(c->s, name, buf, sizeof buf);
     return v ? strtod(v, NULL) : 0;
+}
+
+void chat_untrained_note(chat *c)
+{
+    const char *why = cf_session_untrained(c->s);
+    char n[32], cap[128] = "";
+    if (!why)
+        return;
+    if (atoi(cf_session_get(c->s, "n-predict", n, sizeof n)) >= 0)
+        snprintf(cap, sizeof cap,
+                 "\nReplies stop after %s tokens (-n N or /set n-predict N to change).", n);
+    chat_say(c, OUT_DIM,
+             "This model does not look chat-trained: %s.%s\n"
+             "For a chat model, 'confab models' lists those you have; or 'ollama pull qwen3:0.6b'\n"
+             "and 'confab -m qwen3:0.6b'; or any GGUF chat model from Hugging Face, e.g.\n"
+             "Qwen/Qwen3-0.6B-GGUF or bartowski/SmolLM2-135M-Instruct-GGUF.",
+             why, cap);
 }
 
 int chat_toggle_greedy(chat *c)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "confab/session.h"
+#include "markdown.h"
 #include "opts.h"
 
 typedef enum out_kind {
@@ -27,6 +28,9 @@ typedef enum chat_change {
     CHANGE_CLEARED, /* /clear */
     CHANGE_SYSTEM,  /* /set system */
     CHANGE_SHOW,    /* /set show-thinking */
+    CHANGE_BRANCHED, /* /branch NAME: a new branch, the same messages */
+    CHANGE_SWITCHED, /* /switch: another branch's messages */
+    CHANGE_EDITED,  /* /edit: the messages from the edited one on are new; a reply follows */
 } chat_change;
 
 /* What a mode provides. */
@@ -40,6 +44,12 @@ typedef struct chat_view {
     /* The conversation changed other than by a reply; NULL if the mode
      * does not care. */
     void (*changed)(chat *c, chat_change what);
+    /* Put text on the input line to edit (/edit without an editor); NULL:
+     * the mode has no line editor (the next line read is the new text). */
+    void (*prefill)(chat *c, const char *text);
+    /* Give the terminal to another program (on) and take it back; NULL:
+     * nothing to do. */
+    void (*suspend)(chat *c, bool on);
 } chat_view;
 
 struct chat {
@@ -51,9 +61,12 @@ struct chat {
     void *view_data;
     bool quit;              /* /bye */
     bool show_thinking;     /* replies' thinking shown (--show-thinking, /set show-thinking) */
+    bool markdown;          /* replies rendered on a terminal (--markdown, /set markdown) */
     double temp_before_greedy;
     int first_error;        /* CF_EXIT_* of the first failure (scripting) */
     bool in_command;        /* errors now are a slash command's (CF_EXIT_USAGE) */
+    int edit_next;          /* /edit inline: 1 + the index of the message the next
+                               line replaces; 0: none */
 };
 
 #if defined(__GNUC__)
@@ -103,8 +116,10 @@ typedef struct think_out {
 /* Stream the reply begun to stdout (reply_stdout.c), its thinking as th
  * says, stopping at SIGINT, SIGTERM or SIGHUP, end the line it leaves
  * open, then the notes.  make_safe: through text_for_terminal (a
- * terminal), else the model's bytes as they are.  Returns as chat_stream. */
-int chat_stream_stdout(chat *c, bool make_safe, const think_out *th);
+ * terminal), else the model's bytes as they are.  look: how the answer is
+ * rendered (its thinking is wrapped the same way, not rendered); NULL:
+ * as it is.  Returns as chat_stream. */
+int chat_stream_stdout(chat *c, bool make_safe, const think_out *th, const md_term_opts *look);
 /* After a reply that thought: "thought for 312 tokens, 4.1 s" (", cut off"
  * when it ended inside its thinking); "" after one that did not. */
 void chat_thinking_summary(chat *c, char *buf, size_t n);
@@ -122,6 +137,13 @@ int chat_load(chat *c, const char *path);
 /* At exit: save when --autosave asked and something changed. */
 int chat_autosave(chat *c);
 
+/* Replies of a model not trained to chat (cf_session_untrained) stop
+ * after this many tokens unless -n (or a resumed session) says otherwise. */
+#define CHAT_UNTRAINED_N_PREDICT "256"
+/* For such a model, the lines under the banner: why, where replies stop,
+ * how to get a chat model. */
+void chat_untrained_note(chat *c);
+
 /* F9 in full-screen mode: temperature 0 and back. */
 int chat_toggle_greedy(chat *c);
 /* A setting as a number (0 when unknown). */
@@ -136,5 +158,16 @@ extern const char *const slash_names[];
 extern const char *const show_topics[];
 /* /show TOPIC [ARGS] */
 void slash_show(chat *c, const char *args);
+/* Reply arg (1 = the oldest; "" the last) for a command called what: its
+ * message index and *number, or -1 after saying why there is none. */
+int chat_pick_reply(chat *c, const char *arg, const char *what, int *number);
+
+/* ---- branches (slash_branch.c) ---------------------------------------------- */
+void cmd_branch(chat *c, const char *args);
+void cmd_branches(chat *c, const char *args);
+void cmd_switch(chat *c, const char *args);
+void cmd_edit(chat *c, const char *args);
+/* Replace message index by text on a new branch and stream the reply. */
+void chat_edit_send(chat *c, int index, const char *text);
 
 #endif

@@ -1,12 +1,10 @@
-/* Shared command-line helpers: errors, number parsing, model discovery. */
-#include <dirent.h>
+/* Shared command-line helpers: errors, number parsing, files, threads. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -116,54 +114,6 @@ char *cli_read_file(const char *path, size_t *len)
             *len = n;
     }
     return buf;
-}
-
-static char *models_dir(void)
-{
-    const char *xdg = getenv("XDG_DATA_HOME");
-    const char *home = getenv("HOME");
-    char buf[4096];
-    if (xdg && *xdg)
-        snprintf(buf, sizeof buf, "%s/confab/models", xdg);
-    else
-        snprintf(buf, sizeof buf, "%s/.local/share/confab/models", home ? home : ".");
-    return strdup(buf);
-}
-
-static int has_gguf_suffix(const struct dirent *d)
-{
-    size_t n = strlen(d->d_name);
-    return n > 5 && strcmp(d->d_name + n - 5, ".gguf") == 0;
-}
-
-char *cli_resolve_model(const char *m_opt)
-{
-    if (m_opt && *m_opt)
-        return strdup(m_opt);
-    const char *env = getenv("CONFAB_MODEL");
-    if (env && *env)
-        return strdup(env);
-    char *dir = models_dir();
-    struct dirent **names = NULL;
-    int n = scandir(dir, &names, has_gguf_suffix, alphasort);
-    char *found = NULL;
-    if (n > 0) {
-        size_t len = strlen(dir) + strlen(names[0]->d_name) + 2;
-        found = malloc(len);
-        if (found)
-            snprintf(found, len, "%s/%s", dir, names[0]->d_name);
-    }
-    for (int i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    if (!found)
-        cli_error("no model given. Use -m FILE.gguf, set CONFAB_MODEL, or put a .gguf file in\n"
-                  "  %s/\n"
-                  "Any GGUF chat model from Hugging Face works, e.g. SmolLM2-135M-Instruct "
-                  "(bartowski/SmolLM2-135M-Instruct-GGUF).",
-                  dir);
-    free(dir);
-    return found;
 }
 
 int cli_default_threads(void)

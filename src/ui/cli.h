@@ -28,6 +28,7 @@ int cmd_inspect(int argc, char **argv);
 int cmd_template(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_mkmodel(int argc, char **argv);
+int cmd_models(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 
 /* The exit code for a failure of the class err->code. */
@@ -49,10 +50,17 @@ bool cli_parse_float(const char *opt, const char *s, double lo, double hi, doubl
 /* Read a whole file into a NUL-terminated malloc'ed buffer. */
 char *cli_read_file(const char *path, size_t *len);
 
-/* The model to use: the -m value, else $CONFAB_MODEL, else the first *.gguf
- * (sorted by name) in ${XDG_DATA_HOME:-~/.local/share}/confab/models/.
- * Returns a malloc'ed path, or NULL after printing where to put a model. */
+/* The model to use (model_arg.c): the -m value, else $CONFAB_MODEL, each
+ * as cli_model_path takes it, else the first *.gguf (sorted by name; not
+ * a split one) in confab's models folder.  Returns a malloc'ed path, or NULL after printing
+ * where to put a model. */
 char *cli_resolve_model(const char *m_opt);
+/* The file a model argument means: a file that exists, or a path (it
+ * starts with '/', '.' or '~': loading says what is wrong with it), else a
+ * name in the model stores (confab/store.h).  Returns a malloc'ed path, or
+ * NULL after one error line (an unknown name lists the names close to it,
+ * an ambiguous one those it could mean). */
+char *cli_model_path(const char *arg);
 
 /* Threads to use by default: the number of physical cores. */
 int cli_default_threads(void);

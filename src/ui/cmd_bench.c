@@ -35,6 +35,9 @@ typedef struct results {
     stats pp, tg, tg_at[N_DEPTHS];
     double bandwidth_gbs;
     uint64_t bytes_per_token, kv_bytes, file_bytes, peak_rss;
+    /* a generated token's reads at each sweep depth: the weights and the
+     * K/V of the context at the run's middle token */
+    uint64_t bytes_at[N_DEPTHS];
 } results;
 
 static void usage(FILE *f)
@@ -49,6 +52,7 @@ static void usage(FILE *f)
             "llama-bench; then the machine's memory read bandwidth, the weight bytes each\n"
             "generated token reads, and the fraction of that roofline generation reaches.\n"
             "\n"
+            "  -m FILE         the model: a GGUF file or a name 'confab models' lists\n"
             "  -p N            prompt tokens (default 512; 0 skips)\n"
             "  -n N            generated tokens (default 128; 0 skips)\n"
             "  -t N            threads (default: physical cores)\n"
@@ -131,10 +135,14 @@ static int run_tests(cf_ctx *c, const opts *o, results *r, cf_err *err)
     return rc;
 }
 
+static double fraction_of(const results *r, uint64_t bytes, double tps)
+{
+    return r->bandwidth_gbs > 0 ? (double)bytes * tps / (r->bandwidth_gbs * 1e9) : 0;
+}
+
 static double roofline_fraction(const results *r)
 {
-    return r->bandwidth_gbs > 0 ? (double)r->bytes_per_token * r->tg.mean / (r->bandwidth_gbs * 1e9)
-                                : 0;
+    return fraction_of(r, r->bytes_per_token, r->tg.mean);
 }
 
 static void json_str(const char *s)
@@ -175,8 +183,11 @@ static void print_json(const opts *o, const cf_model *m, const results *r)
     if (o->sweep) {
         printf(", \"ctx_sweep\": [");
         for (int d = 0; d < N_DEPTHS; d++)
-            printf("%s{\"depth\": %d, \"tg_tps\": %.3f, \"tg_tps_sd\": %.3f}", d ? ", " : "",
-                   sweep_depths[d], r->tg_at[d].mean, r->tg_at[d].sd);
+            printf("%s{\"depth\": %d, \"tg_tps\": %.3f, \"tg_tps_sd\": %.3f, "
+                   "\"bytes_per_token\": %llu, \"roofline_fraction\": %.4f}",
+                   d ? ", " : "", sweep_depths[d], r->tg_at[d].mean, r->tg_at[d].sd,
+                   (unsigned long long)r->bytes_at[d],
+                   fraction_of(r, r->bytes_at[d], r->tg_at[d].mean));
         printf("]");
     }
     printf("}\n");
@@ -221,6 +232,10 @@ static void print_table(const opts *o, const cf_model *m, const results *r)
            r->bandwidth_gbs * 1e9 / (double)r->bytes_per_token);
     if (o->n_gen > 0)
         printf("; tg%d reaches %.1f %% of it", o->n_gen, 100 * roofline_fraction(r));
+    for (int d = 1; o->sweep && o->n_gen > 0 && d < N_DEPTHS; d++)
+        printf("\nat depth %d: %.1f MB per token (weights and K/V); tg%d reaches %.1f %% of that "
+               "roofline", sweep_depths[d], (double)r->bytes_at[d] * 1e-6, o->n_gen,
+               100 * fraction_of(r, r->bytes_at[d], r->tg_at[d].mean));
     printf("\nweights: %s\n", weights_copied(m) ? "copied into memory (huge pages where the kernel has them)"
                                              : "mapped from the file");
     printf("peak RSS: %.1f MiB (file %.1f MiB + KV cache %.1f MiB + %.1f MiB other)\n",
@@ -345,6 +360,8 @@ int cmd_bench(int argc, char **argv)
         const double after = probe_bandwidth((size_t)o.bw_mib << 20, o.threads);
         r.bandwidth_gbs = after > r.bandwidth_gbs ? after : r.bandwidth_gbs;
         r.bytes_per_token = cf_model_bytes_per_token(m);
+        for (int d = 0; d < N_DEPTHS; d++)
+            r.bytes_at[d] = r.bytes_per_token + cf_ctx_kv_bytes(c, sweep_depths[d] + o.n_gen / 2);
         r.kv_bytes = cf_ctx_kv_bytes(c, cf_ctx_n_ctx(c));
         r.file_bytes = cf_gguf_file_size(cf_model_gguf(m));
         if (o.json)

@@ -1,6 +1,7 @@
 /* confab inspect: a model file's metadata and tensor table, like gguf-dump. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -64,6 +65,12 @@ static void print_kv(const cf_gguf_kv *kv, bool full)
     printf("  %-44s %-14s = ", kv->key, type);
     if (kv->type != CF_GGUF_ARRAY) {
         print_elem(kv, 0, full);
+        const char *ftype = NULL;
+        bool integer = kv->type <= CF_GGUF_INT32 || kv->type == CF_GGUF_UINT64 ||
+                       kv->type == CF_GGUF_INT64;
+        if (!strcmp(kv->key, "general.file_type") && integer &&
+            (ftype = cf_gguf_file_type_name((uint32_t)cf_gguf_kv_int(kv, 0))))
+            printf(" (%s)", ftype);
     } else {
         uint64_t shown = full || kv->n <= SHOWN_ELEMS ? kv->n : SHOWN_ELEMS;
         putchar('[');
@@ -81,12 +88,13 @@ static void print_kv(const cf_gguf_kv *kv, bool full)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: confab inspect [--full] FILE\n"
+    fprintf(f, "usage: confab inspect [--full] FILE|NAME\n"
                "\n"
                "Print a model file's metadata (long arrays and strings shortened unless --full)\n"
                "and its tensor table: name, type, shape (ne0 first), data offset and bytes.\n"
                "FILE is a GGUF file or a llama2.c checkpoint (.bin, with tokenizer.bin or the\n"
-               "only tok*.bin beside it, or --tokenizer FILE).\n");
+               "only tok*.bin beside it, or --tokenizer FILE), or a model's name as\n"
+               "'confab models' lists it.\n");
 }
 
 int cmd_inspect(int argc, char **argv)
@@ -121,12 +129,15 @@ int cmd_inspect(int argc, char **argv)
         usage(stderr);
         return CF_EXIT_USAGE;
     }
-    const char *path = argv[optind];
+    char *path = cli_model_path(argv[optind]);
     cf_gguf *g;
     cf_err err;
+    if (!path)
+        return CF_EXIT_MODEL;
     int rc = tokenizer ? cf_gguf_open_llama2c(path, tokenizer, &g, &err) : cf_gguf_open(path, &g, &err);
     if (rc != 0) {
         cli_error("%s", err.msg);
+        free(path);
         return CF_EXIT_MODEL;
     }
     printf("%s: %s", path, cf_gguf_source_format(g));
@@ -158,5 +169,6 @@ int cmd_inspect(int argc, char **argv)
     }
     printf("total tensor bytes: %llu\n", (unsigned long long)total);
     cf_gguf_close(g);
+    free(path);
     return CF_EXIT_OK;
 }

@@ -13,7 +13,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: confab template (-f FILE.jinja | -m MODEL.gguf | --name BUILTIN)\n"
+            "usage: confab template (-f FILE.jinja | -m MODEL | --name BUILTIN)\n"
             "                       --messages FILE.json [--bos S] [--eos S]\n"
             "                       [--add-generation-prompt] [--tools FILE.json] [--var KEY=JSON]...\n"
             "\n"
@@ -22,8 +22,9 @@ static void usage(FILE *f)
             "exit 1.  Jinja templates run as Hugging Face's apply_chat_template runs them.\n"
             "\n"
             "  -f FILE.jinja        a Jinja template file\n"
-            "  -m MODEL.gguf        the model's tokenizer.chat_template; bos/eos default to the\n"
-            "                       text of the model's BOS and EOS tokens\n"
+            "  -m MODEL             the model's tokenizer.chat_template (a GGUF file or a name\n"
+            "                       'confab models' lists); bos/eos default to the text of the\n"
+            "                       model's BOS and EOS tokens\n"
             "  --name BUILTIN       a built-in format, as llama.cpp writes it\n"
             "  --messages FILE      a JSON list of {\"role\", \"content\", ...} objects (every\n"
             "                       field reaches the template, e.g. tool_calls)\n"
@@ -145,16 +146,20 @@ int cmd_template(int argc, char **argv)
     cf_err err;
     cf_chat_template *t = NULL;
     cf_gguf *g = NULL;
-    char *src = NULL, *msgs = NULL, *tools = NULL, *bos_owned = NULL, *eos_owned = NULL, *out = NULL;
+    char *src = NULL, *msgs = NULL, *tools = NULL, *bos_owned = NULL, *eos_owned = NULL;
+    char *out = NULL, *model = NULL;
     size_t src_len = 0, msgs_len = 0, out_len = 0;
     rc = CF_EXIT_ERROR;
     if (a.model) {
         cf_str tmpl;
-        if (cf_gguf_open(a.model, &g, &err) < 0) {
+        rc = CF_EXIT_MODEL;
+        if (!(model = cli_model_path(a.model)))
+            goto done;
+        if (cf_gguf_open(model, &g, &err) < 0) {
             report(err.msg);
-            rc = CF_EXIT_MODEL;
             goto done;
         }
+        rc = CF_EXIT_ERROR;
         if (!cf_gguf_get_str(g, "tokenizer.chat_template", &tmpl)) {
             cli_error("%s has no tokenizer.chat_template (use --name BUILTIN)", a.model);
             goto done;
@@ -202,6 +207,7 @@ int cmd_template(int argc, char **argv)
     rc = CF_EXIT_OK;
 done:
     free(out);
+    free(model);
     free(tools);
     free(msgs);
     free(src);

@@ -4,15 +4,16 @@
 #include "chat.h"
 #include "complete.h"
 
-/* /set takes the session's settings, "show-thinking" and "system". */
+/* /set takes the session's settings, "show-thinking", "markdown" and "system". */
 static const char *const *set_names(void)
 {
     static const char *names[32];
     if (!names[0]) {
         int n = 0;
-        for (const char *const *s = cf_session_setting_names(); *s && n < 29; s++)
+        for (const char *const *s = cf_session_setting_names(); *s && n < 28; s++)
             names[n++] = *s;
         names[n++] = "show-thinking";
+        names[n++] = "markdown";
         names[n] = "system";
     }
     return names;

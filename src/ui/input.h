@@ -26,4 +26,7 @@ bool input_pending(const input_asm *a);
 void input_reset(input_asm *a);
 void input_free(input_asm *a);
 
+/* The next line readline reads starts with text on it, to edit (prefill.c). */
+void line_prefill(const char *text);
+
 #endif

@@ -10,7 +10,8 @@
 enum opt_id {
     O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV_TYPE, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
     O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_AUTOSAVE, O_WHOLE,
-    O_TUI, O_VERBOSE, O_NO_COLOR, O_HELP, O_SHOW_THINKING, O_ENDPOINT, O_API_KEY_ENV, O_TIMEOUT,
+    O_TUI, O_VERBOSE, O_NO_COLOR, O_MARKDOWN, O_HELP, O_SHOW_THINKING, O_ENDPOINT, O_API_KEY_ENV,
+    O_TIMEOUT,
 };
 
 enum opt_group { G_MODEL, G_REMOTE, G_SAMPLING, G_THINKING, G_CONVERSATION, G_INTERFACE, G_COUNT };
@@ -35,8 +36,8 @@ typedef struct opt_def {
 
 static const opt_def defs[] = {
     {"model", 'm', "FILE", O_MODEL, G_MODEL, 0,
-     "model file, GGUF or llama2.c .bin (else $CONFAB_MODEL, else the first\n"
-     "*.gguf in ~/.local/share/confab/models)"},
+     "model file, GGUF or llama2.c .bin, or a name 'confab models' lists\n"
+     "(else $CONFAB_MODEL, else the first *.gguf in ~/.local/share/confab/models)"},
     {"tokenizer", 0, "FILE", O_TOKENIZER, G_MODEL, 0, "tokenizer.bin of a llama2.c checkpoint"},
     {"ctx-size", 'c', "N", O_CTX, G_MODEL, 0, "context size in tokens (default: the model's, at most 4096)"},
     {"threads", 't', "N", O_THREADS, G_MODEL, 0, "threads (default: the physical cores)"},
@@ -89,6 +90,11 @@ static const opt_def defs[] = {
     {"tui", 0, NULL, O_TUI, G_INTERFACE, 0, "full-screen mode: transcript, status bar, sampler hotkeys"},
     {"verbose", 0, NULL, O_VERBOSE, G_INTERFACE, 0, "scripting: statistics of each reply on stderr"},
     {"no-color", 0, NULL, O_NO_COLOR, G_INTERFACE, 0, "no colours (also when NO_COLOR is set)"},
+    {"markdown", 0, "on|off", O_MARKDOWN, G_INTERFACE, 0,
+     "render the replies' markdown on a terminal, rows wrapped at\n"
+     "spaces (default on; also /set markdown)"},
+    {"probs", 0, "on|off", O_SETTING, G_INTERFACE, 's',
+     "colour each token by its probability; /show probs lists them (default off)"},
     {"help", 'h', NULL, O_HELP, G_INTERFACE, 0, "this help"},
 };
 #define N_DEFS (sizeof defs / sizeof defs[0])
@@ -96,6 +102,7 @@ static const opt_def defs[] = {
 const char *const opts_setting_names[OPTS_N_SETTINGS] = {
     "temp", "top-k", "top-p", "min-p", "typical", "repeat-penalty", "repeat-last-n",
     "presence-penalty", "frequency-penalty", "seed", "n-predict", "thinking", "reasoning-effort",
+    "probs",
 };
 
 void opts_init(chat_opts *o)
@@ -103,6 +110,7 @@ void opts_init(chat_opts *o)
     memset(o, 0, sizeof *o);
     o->kv_type = CF_KV_F16;
     o->show_thinking = -1;
+    o->markdown = true;
 }
 
 static int setting_index(const char *name)
@@ -125,7 +133,8 @@ static int replace(char **dst, const char *value)
     return 0;
 }
 
-static int parse_bool(const char *label, const char *value, bool *out)
+/* what: the spelling the error suggests ("true or false") */
+static int parse_bool(const char *label, const char *value, const char *what, bool *out)
 {
     static const char *const yes[] = {"1", "true", "yes", "on"};
     static const char *const no[] = {"0", "false", "no", "off"};
@@ -135,7 +144,7 @@ static int parse_bool(const char *label, const char *value, bool *out)
         if (!strcmp(value, no[i]))
             return *out = false, 0;
     }
-    cli_error("%s: '%s' is not true or false", label, value);
+    cli_error("%s: '%s' is not %s", label, value, what);
     return -1;
 }
 
@@ -146,7 +155,7 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
     long long n;
     double x;
     bool flag = true;
-    if (!d->arg && value && parse_bool(label, value, &flag) < 0)
+    if (!d->arg && value && parse_bool(label, value, "true or false", &flag) < 0)
         return -1;
     switch (d->id) {
     case O_MODEL:
@@ -221,6 +230,8 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
     case O_NO_COLOR:
         o->no_color = flag;
         return 0;
+    case O_MARKDOWN:
+        return parse_bool(label, value, "on or off", &o->markdown);
     case O_HELP:
         o->help = flag;
         return 0;

@@ -9,7 +9,7 @@
 #include "confab/model.h"
 
 /* The session's settings that are also options, in its spelling. */
-#define OPTS_N_SETTINGS 13
+#define OPTS_N_SETTINGS 14
 extern const char *const opts_setting_names[OPTS_N_SETTINGS];
 
 typedef enum chat_system_from {
@@ -29,6 +29,7 @@ typedef struct chat_opts {
     cf_kv_type kv_type;
     cf_load_mode load_mode;
     bool autosave, tui, whole, verbose, no_color, help;
+    bool markdown;     /* render replies' markdown on a terminal (default) */
     int show_thinking; /* --show-thinking: 1 or 0; -1 the mode's default */
     char *settings[OPTS_N_SETTINGS]; /* values as given, NULL = default */
 } chat_opts;

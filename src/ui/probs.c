@@ -57,39 +57,13 @@ static void token_quoted(chat *c, int32_t id, char *out, size_t cap)
     quote(t.ptr ? t.ptr : "", t.len, out, cap);
 }
 
-/* Message index of reply `want` (1 = the first), or -1. */
-static int reply_index(chat *c, int want)
-{
-    for (int i = 0, k = 0; i < cf_session_n_messages(c->s); i++)
-        if (cf_session_message(c->s, i)->role == CF_ROLE_ASSISTANT && ++k == want)
-            return i;
-    return -1;
-}
-
 void show_probs(chat *c, const char *arg)
 {
-    int replies = 0;
-    for (int i = 0; i < cf_session_n_messages(c->s); i++)
-        replies += cf_session_message(c->s, i)->role == CF_ROLE_ASSISTANT;
-    int want = replies;
-    if (*arg) {
-        char *end;
-        long v = strtol(arg, &end, 10);
-        if (*end || v < 1 || v > replies) {
-            if (replies)
-                chat_say(c, OUT_ERROR, "/show probs: no reply '%s' (replies 1 to %d)", arg,
-                         replies);
-            else
-                chat_say(c, OUT_ERROR, "/show probs: there is no reply yet");
-            return;
-        }
-        want = (int)v;
-    } else if (!replies) {
-        chat_say(c, OUT_INFO, "no reply yet");
+    int want, at = chat_pick_reply(c, arg, "/show probs", &want);
+    if (at < 0)
         return;
-    }
     int n;
-    const cf_token_prob *tp = cf_session_probs(c->s, reply_index(c, want), &n);
+    const cf_token_prob *tp = cf_session_probs(c->s, at, &n);
     if (!tp) {
         chat_say(c, OUT_INFO, "reply %d has no probabilities: they are recorded while "
                               "/set probs is on", want);

@@ -45,6 +45,37 @@ static void say(chat *c, out_kind kind, const char *text)
     fflush(stdout);
 }
 
+/* How replies look now: rendered (o) when markdown is on and stdout is
+ * a terminal, else NULL (as they are). */
+static const md_term_opts *look(const line_mode *m, md_term_opts *o)
+{
+    if (!m->c->markdown || !isatty(STDOUT_FILENO))
+        return NULL;
+    *o = (md_term_opts){.markdown = true, .width = term_width(STDOUT_FILENO),
+                        .color = *m->pal.dim != 0, .unicode = term_unicode()};
+    return o;
+}
+
+/* Text of a reply shown again, as it streamed: the answer rendered, the
+ * thinking (dim) wrapped; returns whether it ended a line. */
+static bool show_again(const line_mode *m, const char *safe, bool thinking)
+{
+    md_term_opts o;
+    const md_term_opts *lk = look(m, &o);
+    md_term *t = NULL;
+    if (lk) {
+        o.markdown = !thinking;
+        o.base = thinking ? MD_DIM : 0;
+        t = md_term_new(stdout, &o);
+    }
+    if (!t) {
+        printf("%s%s%s", thinking ? m->pal.dim : "", safe, thinking ? m->pal.reset : "");
+        return *safe && safe[strlen(safe) - 1] == '\n';
+    }
+    md_term_put(t, safe, strlen(safe));
+    return md_term_end(t);
+}
+
 static int reply(chat *c)
 {
     line_mode *m = c->view_data;
@@ -59,7 +90,8 @@ static int reply(chat *c)
      * lasts.  A Ctrl-C while the prompt was read in stops the reply at once. */
     think_out th = {c->show_thinking ? stdout : NULL, m->pal.dim, m->pal.reset,
                     c->show_thinking && !*m->pal.dim, isatty(STDOUT_FILENO), *m->pal.dim != 0};
-    int rc = chat_stream_stdout(c, true, &th);
+    md_term_opts o;
+    int rc = chat_stream_stdout(c, true, &th, look(m, &o));
     if (rc == 1)
         printf("%s[stopped: the partial reply stays in the conversation]%s\n", m->pal.dim,
                m->pal.reset);
@@ -91,9 +123,12 @@ static void replay_thinking(line_mode *m, const cf_message *msg, int reply)
     }
     char *safe = text_for_terminal(msg->reasoning);
     bool marked = !*m->pal.dim;
-    if (safe)
-        printf("%s%s%s%s\n%s", marked ? "[thinking]\n" : "", m->pal.dim, safe, m->pal.reset,
-               marked ? "[/thinking]\n" : "");
+    if (!safe)
+        return;
+    fputs(marked ? "[thinking]\n" : "", stdout);
+    if (!show_again(m, safe, true))
+        putchar('\n');
+    fputs(marked ? "[/thinking]\n" : "", stdout);
     free(safe);
 }
 
@@ -118,19 +153,25 @@ static void replay(line_mode *m)
             printf("%ssystem: %s%s\n", m->pal.dim, safe, m->pal.reset);
         else if (msg->role == CF_ROLE_USER)
             printf("%s>>> %s%s\n", m->pal.bold, safe, m->pal.reset);
-        else
-            printf("%s%s\n", safe, msg->cut ? " [cut]" : "");
+        else if (!show_again(m, safe, false) || msg->cut)
+            printf("%s\n", msg->cut ? " [cut]" : "");
         free(safe);
     }
 }
 
 static void changed(chat *c, chat_change what)
 {
-    if (what == CHANGE_LOADED)
+    if (what == CHANGE_LOADED || what == CHANGE_SWITCHED)
         replay(c->view_data);
 }
 
-static const chat_view line_view = {say, reply, changed};
+static void prefill(chat *c, const char *text)
+{
+    (void)c;
+    line_prefill(text);
+}
+
+static const chat_view line_view = {say, reply, changed, prefill, NULL};
 
 static void on_line(char *line)
 {
@@ -190,6 +231,7 @@ int repl_run(chat *c)
     else
         printf("%sconfab %s · %s · context %d · /help for commands, Ctrl-D to leave%s\n", m.pal.dim,
                CONFAB_VERSION, chat_model_name(c), ci.total, m.pal.reset);
+    chat_untrained_note(c);
     if (cf_session_n_messages(c->s) > 0)
         replay(&m);
 

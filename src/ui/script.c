@@ -28,7 +28,7 @@ static int reply(chat *c)
     /* Scripts get the model's bytes; a terminal gets them made safe.  The
      * thinking stays out of stdout: on stderr with --show-thinking. */
     think_out th = {c->show_thinking ? stderr : NULL, "", "", true, false, false};
-    int rc = chat_stream_stdout(c, isatty(STDOUT_FILENO), &th);
+    int rc = chat_stream_stdout(c, isatty(STDOUT_FILENO), &th, NULL);
     if (rc >= 0 && c->opts->verbose) {
         char line[256];
         chat_thinking_summary(c, line, sizeof line);
@@ -42,7 +42,7 @@ static int reply(chat *c)
     return rc;
 }
 
-static const chat_view script_view = {say, reply, NULL};
+static const chat_view script_view = {say, reply, NULL, NULL, NULL};
 
 static void feed(chat *c, const char *text, size_t len)
 {
@@ -87,6 +87,8 @@ static void read_all(chat *c)
 int script_run(chat *c)
 {
     c->view = &script_view;
+    if (c->opts->verbose)
+        chat_untrained_note(c);
     sig_install(false);
     if (c->opts->prompt) {
         feed(c, c->opts->prompt, strlen(c->opts->prompt));

@@ -30,21 +30,28 @@ static void setting_list(char *buf, size_t n)
     for (const char *const *s = cf_session_setting_names(); *s && used < n; s++)
         used += (size_t)snprintf(buf + used, n - used, "%s, ", *s);
     if (used < n)
-        snprintf(buf + used, n - used, "show-thinking, system");
+        snprintf(buf + used, n - used, "show-thinking, markdown, system");
 }
 
-/* /set show-thinking on|off: the chat's, not the session's. */
-static void set_show_thinking(chat *c, const char *value)
+/* The chat's own on|off settings (not the session's), or NULL. */
+static bool *chat_switch(chat *c, const char *name)
+{
+    return !strcmp(name, "show-thinking") ? &c->show_thinking
+           : !strcmp(name, "markdown")    ? &c->markdown
+                                          : NULL;
+}
+
+static void set_switch(chat *c, const char *name, bool *flag, const char *value)
 {
     bool on = !strcmp(value, "on");
     if (!on && strcmp(value, "off")) {
-        chat_say(c, OUT_ERROR, "show-thinking: '%s' is not on or off", value);
+        chat_say(c, OUT_ERROR, "%s: '%s' is not on or off", name, value);
         return;
     }
-    c->show_thinking = on;
-    if (c->view->changed)
+    *flag = on;
+    if (flag == &c->show_thinking && c->view->changed)
         c->view->changed(c, CHANGE_SHOW);
-    chat_say(c, OUT_INFO, "show-thinking = %s", value);
+    chat_say(c, OUT_INFO, "%s = %s", name, value);
 }
 
 /* After /set thinking or reasoning-effort: a note when the template does
@@ -84,8 +91,8 @@ static void cmd_set(chat *c, const char *args)
         chat_say(c, OUT_INFO, *value ? "system prompt set" : "system prompt removed");
         return;
     }
-    bool show = !strcmp(name, "show-thinking");
-    if (!show && !is_setting(name)) {
+    bool *flag = chat_switch(c, name);
+    if (!flag && !is_setting(name)) {
         chat_say(c, OUT_ERROR, "unknown setting '%s' (settings: %s)", name, list);
         return;
     }
@@ -93,8 +100,8 @@ static void cmd_set(chat *c, const char *args)
         chat_say(c, OUT_ERROR, "/set %s needs a value", name);
         return;
     }
-    if (show) {
-        set_show_thinking(c, value);
+    if (flag) {
+        set_switch(c, name, flag, value);
         return;
     }
     if (cf_session_set(c->s, name, value, &err) < 0) {
@@ -214,6 +221,8 @@ static const slash_cmd cmds[] = {
      "  probs on|off        colour each token by its probability (and record them\n"
      "                      for /show probs)\n"
      "  show-thinking on|off  show the thinking as it streams (it is kept either way)\n"
+     "  markdown on|off     render replies' markdown on a terminal: styles, aligned\n"
+     "                      tables, framed code blocks, rows wrapped at spaces\n"
      "/set system TEXT replaces the system prompt (no TEXT removes it); use \"\"\"\n"
      "for a prompt of several lines.  A bad name or value changes nothing.",
      cmd_set},
@@ -248,8 +257,27 @@ static const slash_cmd cmds[] = {
     {"undo", "", "forget the last message and its reply",
      "/undo removes your last message and the reply to it.", cmd_undo},
     {"regen", "", "write the last reply again",
-     "/regen drops the last reply and writes a new one with the current settings.",
+     "/regen writes a new reply to your last message with the current settings, on\n"
+     "a new branch: the old reply stays on the old one (/branches, /switch).",
      cmd_regen},
+    {"edit", "[N]", "edit your message N (default the last) on a new branch",
+     "/edit N opens your message N (1 = the first; default the last) in $VISUAL or\n"
+     "$EDITOR; without an editor it is put on the input line to change.  The edited\n"
+     "message is sent on a new branch and answered; the old one keeps the rest.",
+     cmd_edit},
+    {"branch", "[NAME]", "show the branch, or start a new one here",
+     "/branch says which branch the conversation is on; /branch NAME starts a new\n"
+     "branch here (what follows goes on it; the conversation so far stays on the\n"
+     "old one too).  /regen and /edit start new branches by themselves.",
+     cmd_branch},
+    {"branches", "", "the conversation's tree of branches",
+     "/branches draws the tree: each turn's first words, and where each branch\n"
+     "ends, with its number and name (* the current one).",
+     cmd_branches},
+    {"switch", "N|NAME", "go to another branch",
+     "/switch N or NAME goes to that branch; the cache keeps what the two share\n"
+     "and the rest is evaluated at once (the counts are shown).",
+     cmd_switch},
     {"clear", "", "start over (the system prompt stays)",
      "/clear forgets the conversation; the system prompt and settings stay.", cmd_clear},
     {"bye", "", "leave (also Ctrl-D, /quit, /exit)",
@@ -258,7 +286,8 @@ static const slash_cmd cmds[] = {
 #define N_CMDS (sizeof cmds / sizeof cmds[0])
 
 const char *const slash_names[] = {
-    "/help", "/set", "/show", "/save", "/load", "/undo", "/regen", "/clear", "/bye", NULL,
+    "/help", "/set", "/show", "/save", "/load", "/undo", "/regen", "/edit", "/branch",
+    "/branches", "/switch", "/clear", "/bye", NULL,
 };
 
 static const slash_cmd *find(const char *name, size_t len)

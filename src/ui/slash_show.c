@@ -28,8 +28,9 @@ static void show_settings(chat *c)
     if (cf_session_n_messages(c->s) > 0 && cf_session_message(c->s, 0)->role == CF_ROLE_SYSTEM)
         sys = cf_session_message(c->s, 0)->content;
     if (used < sizeof out)
-        used += (size_t)snprintf(out + used, sizeof out - used, "%-18s %s\n", "show-thinking",
-                                 c->show_thinking ? "on" : "off");
+        used += (size_t)snprintf(out + used, sizeof out - used, "%-18s %s\n%-18s %s\n",
+                                 "show-thinking", c->show_thinking ? "on" : "off", "markdown",
+                                 c->markdown ? "on" : "off");
     if (used < sizeof out) {
         size_t len = sys ? strcspn(sys, "\n") : 0;
         bool more = sys && (len > 60 || sys[len]);
@@ -178,10 +179,9 @@ static void show_template(chat *c)
     chat_say(c, OUT_INFO, "template: %s\n%s", cf_session_template_desc(c->s), how);
 }
 
-/* /show thinking [N]: replies count from 1, the oldest in the chat. */
-static void show_thinking(chat *c, const char *arg)
+int chat_pick_reply(chat *c, const char *arg, const char *what, int *number)
 {
-    int n = cf_session_n_messages(c->s), replies = 0, want = 0;
+    int n = cf_session_n_messages(c->s), replies = 0, want;
     for (int i = 0; i < n; i++)
         replies += cf_session_message(c->s, i)->role == CF_ROLE_ASSISTANT;
     if (*arg) {
@@ -189,29 +189,36 @@ static void show_thinking(chat *c, const char *arg)
         long v = strtol(arg, &end, 10);
         if (*end || v < 1 || v > replies) {
             if (replies)
-                chat_say(c, OUT_ERROR, "/show thinking: no reply '%s' (replies 1 to %d)", arg,
-                         replies);
+                chat_say(c, OUT_ERROR, "%s: no reply '%s' (replies 1 to %d)", what, arg, replies);
             else
-                chat_say(c, OUT_ERROR, "/show thinking: there is no reply yet");
-            return;
+                chat_say(c, OUT_ERROR, "%s: there is no reply yet", what);
+            return -1;
         }
         want = (int)v;
     } else if (!(want = replies)) {
         chat_say(c, OUT_INFO, "no reply yet");
-        return;
+        return -1;
     }
-    for (int i = 0, k = 0; i < n; i++) {
-        const cf_message *m = cf_session_message(c->s, i);
-        if (m->role != CF_ROLE_ASSISTANT || ++k != want)
-            continue;
-        if (!m->reasoning)
-            chat_say(c, OUT_INFO, "reply %d has no thinking%s", want,
-                     m->thinking_cut ? " (it was cut off as it began)" : "");
-        else
-            chat_say(c, OUT_INFO, "thinking of reply %d%s:\n%s", want,
-                     m->thinking_cut ? " (cut off)" : "", m->reasoning);
+    *number = want;
+    for (int i = 0, k = 0; i < n; i++)
+        if (cf_session_message(c->s, i)->role == CF_ROLE_ASSISTANT && ++k == want)
+            return i;
+    return -1;
+}
+
+/* /show thinking [N] */
+static void show_thinking(chat *c, const char *arg)
+{
+    int want, i = chat_pick_reply(c, arg, "/show thinking", &want);
+    if (i < 0)
         return;
-    }
+    const cf_message *m = cf_session_message(c->s, i);
+    if (!m->reasoning)
+        chat_say(c, OUT_INFO, "reply %d has no thinking%s", want,
+                 m->thinking_cut ? " (it was cut off as it began)" : "");
+    else
+        chat_say(c, OUT_INFO, "thinking of reply %d%s:\n%s", want,
+                 m->thinking_cut ? " (cut off)" : "", m->reasoning);
 }
 
 /* /show prompt [MESSAGE] */

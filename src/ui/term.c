@@ -1,6 +1,8 @@
-/* Colours and signal flags. */
+/* Colours, the terminal's size and characters, signal flags. */
+#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "term.h"
@@ -21,6 +23,18 @@ void palette_init(palette *p, bool on)
     p->red = on ? "\033[31m" : "";
     p->green = on ? "\033[32m" : "";
     p->reset = on ? "\033[0m" : "";
+}
+
+int term_width(int fd)
+{
+    struct winsize ws;
+    return ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
+}
+
+bool term_unicode(void)
+{
+    const char *cs = setlocale(LC_CTYPE, NULL);
+    return cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8"));
 }
 
 volatile sig_atomic_t sig_interrupt, sig_resize, sig_quit;

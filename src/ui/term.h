@@ -15,6 +15,11 @@ typedef struct palette {
 bool color_wanted(int fd, bool no_color_opt);
 void palette_init(palette *p, bool on);
 
+/* The columns of the terminal on fd (80 when it does not say). */
+int term_width(int fd);
+/* Whether the locale's characters are UTF-8 (box drawing can be shown). */
+bool term_unicode(void);
+
 /* Set by the handlers sig_install puts in place (no SA_RESTART, so a
  * blocking read returns EINTR and the loop looks at them). */
 extern volatile sig_atomic_t sig_interrupt; /* SIGINT */

@@ -42,4 +42,43 @@ size_t wrap_row(const char *s, size_t n, int width, size_t *next);
 /* Rows s[0..n) takes in `width` columns (an empty text takes one). */
 int wrap_count(const char *s, size_t n, int width);
 
+/* ---- word wrapping as text streams (text_wrap_stream.c) ------------------- */
+/* Where text goes: n bytes of one style (a number the caller gives
+ * meaning to). */
+typedef void (*text_put)(void *ud, const char *s, size_t n, unsigned style);
+
+enum { WRAP_WORD_MAX = 1024 };
+
+/* Text written to a terminal `width` columns wide as it comes, broken
+ * into rows at spaces: a word that would cross the margin goes to the
+ * next row.  The wrapping only inserts line breaks ("\n" of style brk),
+ * after the spaces, so nothing of the text is lost or moved; a word wider
+ * than a row, and text of a `nowrap` style, is left for the terminal to
+ * wrap (nothing inserted).  A word is held back until it is known to fit;
+ * rows of words end before the last column, which keeps the space after
+ * them (a space that finds a row full starts the next one). */
+typedef struct wrap_stream {
+    int width; /* < 2: no wrapping */
+    unsigned nowrap, brk;
+    text_put put;
+    void *ud;
+    /* the rest is the stream's */
+    int col;        /* where the terminal's cursor is */
+    bool long_word; /* in a word wider than a row */
+    size_t len;     /* the word held back, with each byte's style */
+    int word_w;
+    char word[WRAP_WORD_MAX];
+    unsigned style[WRAP_WORD_MAX];
+    char part[4]; /* a character cut between two calls */
+    int part_len;
+    unsigned part_style;
+} wrap_stream;
+
+void wrap_stream_init(wrap_stream *w, int width, unsigned nowrap, unsigned brk, text_put put,
+                      void *ud);
+void wrap_stream_put(wrap_stream *w, const char *s, size_t n, unsigned style);
+/* Write what is held back (the text ended); returns whether the output
+ * ends at the start of a row. */
+bool wrap_stream_flush(wrap_stream *w);
+
 #endif

@@ -11,7 +11,6 @@
  * every way out: the normal one, SIGTERM/SIGHUP/SIGINT (turned into
  * flags), exit() (atexit) and crashes (a handler that ends curses and
  * re-raises). */
-#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +32,7 @@
 #define PASTE_ON "\033[?2004h"
 #define PASTE_OFF "\033[?2004l"
 
-enum { POLL_MS = 200, DRAW_EVERY_MS = 40, WHEEL_ROWS = 3 };
-enum { PAIR_USER = 1, PAIR_ERROR, PAIR_INFO, PAIR_TONE }; /* PAIR_TONE + tone 1..4 */
+enum { POLL_MS = 200, DRAW_EVERY_MS = 40, WHEEL_ROWS = 3, FRAME_COLS = 40 };
 
 typedef struct tui {
     chat *c;
@@ -46,6 +44,7 @@ typedef struct tui {
     bool done, streaming, regen;
     bool thinking;            /* the streaming reply is inside its thinking */
     int think_item, reply_item; /* the streaming reply's items, -1: none yet */
+    md_render *md;            /* the streaming reply's markdown; NULL: as it is */
     int gen_tokens;
     double last_tps;
     struct timespec gen_t0, last_draw;
@@ -110,6 +109,13 @@ static const char *save_state(const chat *c)
     return c->session_path ? "saved" : "not saved";
 }
 
+static bool probs_on(const tui *t)
+{
+    char buf[8];
+    const char *v = cf_session_get(t->c->s, "probs", buf, sizeof buf);
+    return v && !strcmp(v, "on");
+}
+
 static void draw_status(tui *t)
 {
     chat *c = t->c;
@@ -130,6 +136,15 @@ static void draw_status(tui *t)
         .scrolled = t->tr.scroll,
         .unicode = t->unicode,
     };
+    char branch[64] = "";
+    for (int k = 0; k < cf_session_n_branches(c->s) && cf_session_n_branches(c->s) > 1; k++) {
+        cf_branch_info b;
+        cf_session_branch(c->s, k, &b);
+        if (b.current)
+            snprintf(branch, sizeof branch, "branch %d%s%.24s", b.id, *b.name ? " " : "", b.name);
+    }
+    si.branch = *branch ? branch : NULL;
+    si.probs = probs_on(t);
     const cf_turn_stats *st = cf_session_last_stats(c->s);
     if (st->reasoning_tokens > 0) {
         si.think_tokens = st->reasoning_tokens;
@@ -153,7 +168,7 @@ static void draw_status(tui *t)
 /* The input line is drawn last so the cursor ends up there. */
 static void draw_all(tui *t)
 {
-    transcript_draw(&t->tr, t->pane, t->color, PAIR_TONE);
+    transcript_draw(&t->tr, t->pane, t->color);
     draw_status(t);
     tui_rl_redisplay();
     doupdate();
@@ -208,10 +223,70 @@ static void add_safe(tui *t, item_kind kind, const char *prefix, const char *tex
     free(safe);
 }
 
-static void replay(tui *t)
+/* Text for item *at, which is added (of this kind) when it is not yet;
+ * a reply's through its renderer when it has one. */
+static void grow_item(tui *t, int *at, item_kind kind, const char *text)
+{
+    if (*at < 0) {
+        if (transcript_add(&t->tr, kind, "") < 0)
+            return;
+        *at = t->tr.n - 1;
+        if (kind == IT_THINK)
+            snprintf(t->tr.items[*at].head, sizeof t->tr.items[0].head, "thinking...");
+    }
+    char *safe = text_for_terminal(text);
+    if (safe && kind == IT_REPLY && t->md)
+        md_feed(t->md, safe, strlen(safe));
+    else if (safe)
+        transcript_append(&t->tr, *at, safe, COLS);
+    free(safe);
+}
+
+/* A reply's token in its probability tone (/set probs on: the raw text,
+ * not rendered). */
+static void grow_toned(tui *t, const char *text, int tone)
+{
+    grow_item(t, &t->reply_item, IT_REPLY, "");
+    char *safe = text_for_terminal(text);
+    if (safe && t->reply_item >= 0)
+        transcript_put(&t->tr, t->reply_item, safe, strlen(safe),
+                       (unsigned)tone << STYLE_TONE_SHIFT, COLS);
+    free(safe);
+}
+
+/* A rendered reply's pieces go to its item. */
+static void to_reply_item(void *ud, const char *s, size_t n, unsigned style)
+{
+    tui *t = ud;
+    transcript_put(&t->tr, t->reply_item, s, n, style, COLS);
+}
+
+/* A reply begins: its markdown rendered when the setting says so (frames
+ * no wider than FRAME_COLS, so that a narrower window does not fold them). */
+static void reply_begin(tui *t)
+{
+    t->reply_item = -1;
+    if (t->c->markdown && !probs_on(t)) /* tones show the tokens as they came */
+        t->md = md_new(COLS < FRAME_COLS ? COLS : FRAME_COLS, t->unicode, to_reply_item, t);
+}
+
+/* The reply ended: its item exists, what its renderer held is in it. */
+static void reply_end(tui *t)
+{
+    if (t->reply_item < 0)
+        grow_item(t, &t->reply_item, IT_REPLY, "");
+    if (t->md) {
+        md_end(t->md);
+        md_free(t->md);
+        t->md = NULL;
+    }
+}
+
+/* The first n messages into the transcript. */
+static void replay(tui *t, int n)
 {
     cf_session *s = t->c->s;
-    for (int i = 0; i < cf_session_n_messages(s); i++) {
+    for (int i = 0; i < n; i++) {
         const cf_message *m = cf_session_message(s, i);
         if (m->role == CF_ROLE_SYSTEM)
             add_safe(t, IT_DIM, "system: ", m->content);
@@ -223,7 +298,9 @@ static void replay(tui *t)
                 snprintf(t->tr.items[t->tr.n - 1].head, sizeof t->tr.items[0].head, "%s",
                          m->thinking_cut ? "thought, cut off" : "thought");
             }
-            add_safe(t, IT_REPLY, "", m->content);
+            reply_begin(t);
+            grow_item(t, &t->reply_item, IT_REPLY, m->content);
+            reply_end(t);
             if (m->cut)
                 transcript_add(&t->tr, IT_DIM, "[cut]");
         }
@@ -268,9 +345,7 @@ static void hotkey(tui *t, int key)
 /* F4: token probabilities on or off, from the next token. */
 static void toggle_probs(tui *t)
 {
-    char buf[8];
-    const char *v = cf_session_get(t->c->s, "probs", buf, sizeof buf);
-    bool on = v && !strcmp(v, "on");
+    bool on = probs_on(t);
     cf_session_set(t->c->s, "probs", on ? "off" : "on", NULL);
     if (!t->streaming)
         chat_say(t->c, OUT_DIM, "probs = %s", on ? "off" : "on");
@@ -344,30 +419,15 @@ static void say(chat *c, out_kind kind, const char *text)
     draw_all(t);
 }
 
-/* Text for item *at, which is added (of this kind) when it is not yet;
- * tone: its token's probability tone (probs.h). */
-static void grow_item(tui *t, int *at, item_kind kind, const char *text, int tone)
-{
-    if (*at < 0) {
-        if (transcript_add(&t->tr, kind, "") < 0)
-            return;
-        *at = t->tr.n - 1;
-        if (kind == IT_THINK)
-            snprintf(t->tr.items[*at].head, sizeof t->tr.items[0].head, "thinking...");
-    }
-    char *safe = text_for_terminal(text);
-    if (safe)
-        transcript_append(&t->tr, *at, safe, tone, COLS);
-    free(safe);
-}
-
 static void put_part(void *ud, const cf_reply_part *p)
 {
     tui *t = ud;
     if (*p->reasoning)
-        grow_item(t, &t->think_item, IT_THINK, p->reasoning, 0);
-    if (*p->content)
-        grow_item(t, &t->reply_item, IT_REPLY, p->content, prob_tone(p->prob));
+        grow_item(t, &t->think_item, IT_THINK, p->reasoning);
+    if (*p->content && p->prob >= 0 && !t->md)
+        grow_toned(t, p->content, prob_tone(p->prob));
+    else if (*p->content)
+        grow_item(t, &t->reply_item, IT_REPLY, p->content);
     t->thinking = p->thinking;
     /* a remote reply's steps include waits that bring nothing */
     t->gen_tokens += *p->reasoning || *p->content || !cf_session_remote(t->c->s);
@@ -404,7 +464,8 @@ static int reply(chat *c)
             }
     }
     t->regen = false;
-    t->think_item = t->reply_item = -1;
+    t->think_item = -1;
+    reply_begin(t);
     t->thinking = false;
     t->tr.scroll = 0;
     t->streaming = true;
@@ -418,8 +479,7 @@ static int reply(chat *c)
     t->streaming = t->thinking = false;
     if (t->think_item >= 0)
         chat_thinking_summary(c, t->tr.items[t->think_item].head, sizeof t->tr.items[0].head);
-    if (t->reply_item < 0)
-        grow_item(t, &t->reply_item, IT_REPLY, "", 0);
+    reply_end(t);
     sig_interrupt = 0;
     const cf_turn_stats *st = cf_session_last_stats(s);
     if (st && st->gen_ms > 0)
@@ -446,8 +506,13 @@ static void changed(chat *c, chat_change what)
     int last_user = transcript_last(&t->tr, IT_USER);
     switch (what) {
     case CHANGE_LOADED:
+    case CHANGE_SWITCHED:
         transcript_truncate(&t->tr, 0);
-        replay(t);
+        replay(t, cf_session_n_messages(c->s));
+        break;
+    case CHANGE_EDITED: /* up to the edited message; reply() shows it */
+        transcript_truncate(&t->tr, 0);
+        replay(t, cf_session_n_messages(c->s) - 2);
         break;
     case CHANGE_UNDONE:
         if (last_user >= 0)
@@ -463,12 +528,33 @@ static void changed(chat *c, chat_change what)
         break;
     case CHANGE_CLEARED:
     case CHANGE_SYSTEM:
+    case CHANGE_BRANCHED:
         break;
     }
     draw_all(t);
 }
 
-static const chat_view tui_view = {say, reply, changed};
+static void prefill(chat *c, const char *text)
+{
+    (void)c;
+    line_prefill(text);
+}
+
+/* An editor gets the terminal as the shell had it, and gives it back. */
+static void suspend(chat *c, bool on)
+{
+    tui *t = c->view_data;
+    if (on) {
+        def_prog_mode();
+        endwin();
+        return;
+    }
+    reset_prog_mode();
+    clearok(curscr, TRUE);
+    draw_all(t);
+}
+
+static const chat_view tui_view = {say, reply, changed, prefill, suspend};
 
 /* After the screen is gone (autosave's message). */
 static void say_plain(chat *c, out_kind kind, const char *text)
@@ -486,7 +572,7 @@ static int no_reply(chat *c)
     return -1;
 }
 
-static const chat_view plain_view = {say_plain, no_reply, NULL};
+static const chat_view plain_view = {say_plain, no_reply, NULL, NULL, NULL};
 
 /* ---- readline's side ---------------------------------------------------------------------- */
 static void on_line(char *line)
@@ -532,8 +618,10 @@ static bool start_curses(tui *t)
         init_pair(PAIR_USER, COLOR_GREEN, -1);
         init_pair(PAIR_ERROR, COLOR_RED, -1);
         init_pair(PAIR_INFO, COLOR_CYAN, -1);
-        /* the tones' colours where the terminal has 256, else the nearest
-         * of its 8 */
+        init_pair(PAIR_GREEN, COLOR_GREEN, -1);
+        init_pair(PAIR_MAGENTA, COLOR_MAGENTA, -1);
+        /* the probability tones' colours where the terminal has 256, else
+         * the nearest of its 8 */
         static const short eight[PROB_TONES] = {-1, COLOR_GREEN, COLOR_YELLOW, COLOR_MAGENTA,
                                                 COLOR_RED};
         for (int k = 1; k < PROB_TONES; k++)
@@ -554,8 +642,7 @@ int tui_run(chat *c)
     tui t = {.c = c, .last_tps = -1};
     T = &t;
     t.color = color_wanted(STDOUT_FILENO, c->opts->no_color);
-    const char *cs = setlocale(LC_CTYPE, NULL);
-    t.unicode = cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8"));
+    t.unicode = term_unicode();
     t.tr.unicode = t.unicode;
     t.tr.fold = !c->show_thinking;
     snprintf(t.prompt, sizeof t.prompt, "> ");
@@ -573,13 +660,14 @@ int tui_run(chat *c)
     sig_install(false);
     c->view = &tui_view;
     c->view_data = &t;
-    replay(&t);
+    replay(&t, cf_session_n_messages(c->s));
     const cf_remote_info *ri = cf_session_remote(c->s);
     chat_say(c, OUT_DIM,
              "confab %s - %s%s%s%s - /help for commands, Ctrl-D to leave\n" HOTKEY_HINT
              "  Ctrl-C stops a reply",
              CONFAB_VERSION, ri ? "remote: " : "", chat_model_name(c), ri ? " at " : "",
              ri ? ri->endpoint : "");
+    chat_untrained_note(c);
 
     while (!t.done && !sig_quit && !sig_interrupt) {
         wint_t ch;

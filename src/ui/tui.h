@@ -10,6 +10,12 @@
 
 #include "chat.h"
 
+/* The colour pairs the screen sets up. */
+enum { PAIR_USER = 1, PAIR_ERROR, PAIR_INFO, PAIR_GREEN, PAIR_MAGENTA, PAIR_TONE };
+/* A token's probability tone (probs.h; pair PAIR_TONE + tone) in the high
+ * bits of a transcript byte's style, above markdown's. */
+#define STYLE_TONE_SHIFT 24
+
 /* ---- transcript (tui_transcript.c) ---------------------------------------- */
 /* IT_THINK: a reply's thinking, a dim block under a header line that
  * says what it was ("thinking..." while it streams, "thought for 312
@@ -20,9 +26,8 @@ typedef struct t_item {
     item_kind kind;
     char *text;
     size_t len, cap;
-    unsigned char *tone; /* per byte of text, a reply's token probability
-                            tones (probs.h); NULL: none */
-    size_t tone_cap;
+    unsigned *style; /* a reply's markdown: each byte's md_style; NULL: none */
+    size_t style_cap;
     char head[96]; /* IT_THINK: what the header says */
 } t_item;
 
@@ -36,9 +41,10 @@ typedef struct transcript {
 
 /* Add an item (text is copied, tabs become spaces); -1 when out of memory. */
 int transcript_add(transcript *t, item_kind kind, const char *text);
-/* Append to item i (the last one that grows), its bytes in a tone of
- * probs.h (0: plain). */
-int transcript_append(transcript *t, int i, const char *text, int tone, int width);
+/* Append to item i (the last one that grows). */
+int transcript_append(transcript *t, int i, const char *text, int width);
+/* Append n bytes in a markdown style (a rendered reply; tabs become spaces). */
+int transcript_put(transcript *t, int i, const char *s, size_t n, unsigned style, int width);
 /* Fold or unfold every thinking block, the view kept at the bottom. */
 void transcript_fold(transcript *t, bool fold);
 /* Keep the first n items. */
@@ -50,9 +56,8 @@ void transcript_free(transcript *t);
 int transcript_rows(const transcript *t, int width);
 /* Scroll by delta rows (positive: back in time), kept within the text. */
 void transcript_scroll(transcript *t, int delta, int width, int height);
-/* Draw the rows in view, bottom-anchored; tones as colour pairs
- * tone_pair + tone (colour) or, the last one, underlined. */
-void transcript_draw(const transcript *t, WINDOW *w, bool color, short tone_pair);
+/* Draw the rows in view, bottom-anchored. */
+void transcript_draw(const transcript *t, WINDOW *w, bool color);
 
 /* ---- status bar (tui_status.c) -------------------------------------------- */
 typedef struct status_info {
@@ -67,6 +72,8 @@ typedef struct status_info {
     bool thinking;       /* generating, inside the thinking */
     int think_tokens, answer_tokens; /* the last reply's, shown when it thought */
     int scrolled;        /* rows scrolled back */
+    const char *branch;  /* "branch 2 side" when there are several; NULL: not shown */
+    bool probs;          /* tokens coloured by probability */
     bool unicode;        /* the locale can show block characters */
 } status_info;
 

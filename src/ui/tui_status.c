@@ -1,6 +1,7 @@
 /* The status bar: model, context as a bar, speed, sampler, save state,
- * thinking and answer tokens of the last reply.  A remote model shows
- * "remote NAME" and the tokens the server said the last reply used. */
+ * thinking and answer tokens of the last reply, the branch, probs.  A
+ * remote model shows "remote NAME" and the tokens the server said the
+ * last reply used. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,10 +55,11 @@ void status_format(const status_info *si, int width, char *out, size_t n)
                                         : (si->unicode ? " ● generating" : " * generating");
     const char *seg[] = {
         state, model, ctx, tps, temp, topk, topp, si->saved, si->scrolled ? scroll : NULL,
-        !si->generating && si->think_tokens > 0 ? split : NULL,
+        !si->generating && si->think_tokens > 0 ? split : NULL, si->branch,
+        si->probs ? "probs" : NULL,
     };
     enum { N_SEG = sizeof seg / sizeof seg[0] };
-    static const int priority[N_SEG] = {0, 9, 4, 6, 1, 2, 3, 7, 8, 5};
+    static const int priority[N_SEG] = {0, 11, 4, 7, 1, 2, 3, 8, 9, 6, 5, 10};
     bool keep[N_SEG] = {false};
     int cols = 0, sep_w = utf8_width(sep, strlen(sep));
     for (int p = 0; p < N_SEG; p++)

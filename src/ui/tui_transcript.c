@@ -1,46 +1,46 @@
 /* The transcript: items (messages, replies, notes, thinking blocks)
  * wrapped to the pane's width when drawn, so a resize re-flows
- * everything. */
+ * everything.  A rendered reply keeps each byte's markdown style, drawn
+ * as attributes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "probs.h"
 #include "text.h"
+#include "probs.h"
 #include "tui.h"
 
 enum { TAB_WIDTH = 4 };
 
 static int grow(t_item *it, size_t more)
 {
-    return buf_reserve(&it->text, &it->cap, it->len + more + 1);
-}
-
-/* Tones for text[0..len) (all plain so far) once one is not plain. */
-static int give_tones(t_item *it, int tone)
-{
-    if (!tone && !it->tone)
-        return 0;
-    if (it->tone_cap < it->cap) {
-        unsigned char *p = realloc(it->tone, it->cap);
+    if (buf_reserve(&it->text, &it->cap, it->len + more + 1) < 0)
+        return -1;
+    if (it->style && it->style_cap < it->cap) {
+        unsigned *p = realloc(it->style, it->cap * sizeof *p);
         if (!p)
             return -1;
-        memset(p + it->tone_cap, 0, it->cap - it->tone_cap);
-        it->tone = p;
-        it->tone_cap = it->cap;
+        it->style = p;
+        it->style_cap = it->cap;
     }
     return 0;
 }
 
-static int put(t_item *it, const char *s, int tone)
+static int put(t_item *it, const char *s, size_t len, unsigned style)
 {
-    for (; *s; s++) {
-        int n = *s == '\t' ? TAB_WIDTH : 1;
-        if (grow(it, (size_t)n) < 0 || give_tones(it, tone) < 0)
+    if (style && !it->style) {
+        /* the first styled text: what came before had none */
+        if (!(it->style = calloc(it->cap ? it->cap : 1, sizeof *it->style)))
             return -1;
-        memset(it->text + it->len, *s == '\t' ? ' ' : *s, (size_t)n);
-        if (it->tone)
-            memset(it->tone + it->len, tone, (size_t)n);
+        it->style_cap = it->cap ? it->cap : 1;
+    }
+    for (size_t i = 0; i < len; i++) {
+        int n = s[i] == '\t' ? TAB_WIDTH : 1;
+        if (grow(it, (size_t)n) < 0)
+            return -1;
+        memset(it->text + it->len, s[i] == '\t' ? ' ' : s[i], (size_t)n);
+        for (int k = 0; it->style && k < n; k++)
+            it->style[it->len + (size_t)k] = style;
         it->len += (size_t)n;
     }
     if (it->text)
@@ -64,7 +64,7 @@ int transcript_add(transcript *t, item_kind kind, const char *text)
     if (grow(it, 0) < 0)
         return -1;
     it->text[0] = 0;
-    return put(it, text, 0);
+    return put(it, text, strlen(text), 0);
 }
 
 /* What an item shows: its text, or for a thinking block its header and,
@@ -95,14 +95,19 @@ static int item_rows(const transcript *t, const t_item *it, int width)
     return rows;
 }
 
-int transcript_append(transcript *t, int i, const char *text, int tone, int width)
+int transcript_append(transcript *t, int i, const char *text, int width)
+{
+    return transcript_put(t, i, text, strlen(text), 0, width);
+}
+
+int transcript_put(transcript *t, int i, const char *s, size_t n, unsigned style, int width)
 {
     if (i < 0 || i >= t->n)
         return -1;
     t_item *it = &t->items[i];
     /* Reading back in time: keep the view where it is as text arrives. */
     int before = t->scroll ? item_rows(t, it, width) : 0;
-    if (put(it, text, tone) < 0)
+    if (put(it, s, n, style) < 0)
         return -1;
     if (t->scroll)
         t->scroll += item_rows(t, it, width) - before;
@@ -118,8 +123,9 @@ void transcript_fold(transcript *t, bool fold)
 void transcript_truncate(transcript *t, int n)
 {
     while (t->n > n && t->n > 0) {
-        free(t->items[--t->n].text);
-        free(t->items[t->n].tone);
+        t->n--;
+        free(t->items[t->n].text);
+        free(t->items[t->n].style);
     }
     t->scroll = 0;
 }
@@ -161,11 +167,11 @@ static attr_t item_attr(item_kind k, bool color)
 {
     switch (k) {
     case IT_USER:
-        return A_BOLD | (color ? COLOR_PAIR(1) : 0);
+        return A_BOLD | (color ? COLOR_PAIR(PAIR_USER) : 0);
     case IT_ERROR:
-        return A_BOLD | (color ? COLOR_PAIR(2) : 0);
+        return A_BOLD | (color ? COLOR_PAIR(PAIR_ERROR) : 0);
     case IT_INFO:
-        return color ? COLOR_PAIR(3) : 0;
+        return color ? COLOR_PAIR(PAIR_INFO) : 0;
     case IT_DIM:
     case IT_THINK:
         return A_DIM;
@@ -175,28 +181,47 @@ static attr_t item_attr(item_kind k, bool color)
     return A_NORMAL;
 }
 
-/* A row's bytes, in runs of one tone. */
-static void draw_toned(WINDOW *w, int y, const char *text, const unsigned char *tone, size_t len,
-                       attr_t base, bool color, short tone_pair)
+/* A markdown style and a probability tone as attributes (without colour,
+ * as the items here, the attributes stay and the colours go; the least
+ * likely tokens are underlined). */
+static attr_t style_attr(unsigned style, bool color)
 {
-    wmove(w, y, 0);
-    for (size_t a = 0, b; a < len; a = b) {
-        for (b = a + 1; b < len && tone[b] == tone[a]; b++)
-            ;
-        attr_t at = base;
-        if (tone[a] && color)
-            at |= COLOR_PAIR(tone_pair + tone[a]);
-        else if (tone[a] == PROB_TONES - 1)
-            at |= A_UNDERLINE;
-        wattrset(w, at);
-        waddnstr(w, text + a, (int)(b - a));
+    md_look l = md_look_of(style);
+    attr_t a = (l.dim ? A_DIM : 0) | (l.bold ? A_BOLD : 0);
+#ifdef A_ITALIC
+    a |= l.italic ? A_ITALIC : 0;
+#endif
+    if (l.color && color)
+        a |= COLOR_PAIR(l.color == MD_GREEN ? PAIR_GREEN : PAIR_MAGENTA);
+    int tone = (int)(style >> STYLE_TONE_SHIFT);
+    if (tone && color)
+        a |= COLOR_PAIR(PAIR_TONE + tone);
+    else if (tone == PROB_TONES - 1)
+        a |= A_UNDERLINE;
+    return a;
+}
+
+/* One row of an item: its runs of one style each. */
+static void draw_row(const t_item *it, WINDOW *w, int y, size_t pos, size_t len, bool color)
+{
+    attr_t base = item_attr(it->kind, color);
+    if (!it->style) {
+        wattrset(w, base);
+        mvwaddnstr(w, y, 0, it->text + pos, (int)len);
+        return;
     }
-    wattrset(w, base);
+    wmove(w, y, 0);
+    for (size_t start = pos, i = pos + 1; i <= pos + len; i++)
+        if (i == pos + len || it->style[i] != it->style[start]) {
+            wattrset(w, base | style_attr(it->style[start], color));
+            waddnstr(w, it->text + start, (int)(i - start));
+            start = i;
+        }
 }
 
 /* Draw rows [first, first + count) of an item with its top row at y. */
 static void draw_item(const transcript *t, const t_item *it, WINDOW *w, int y, int first,
-                      int count, int width, bool color, short tone_pair)
+                      int count, int width, bool color)
 {
     size_t pos = 0, n;
     char *tmp;
@@ -205,9 +230,8 @@ static void draw_item(const transcript *t, const t_item *it, WINDOW *w, int y, i
     for (int row = 0; row < first + count; row++) {
         size_t next;
         size_t len = wrap_row(text + pos, n - pos, width, &next);
-        if (row >= first && it->tone && !tmp)
-            draw_toned(w, y + row - first, text + pos, it->tone + pos, len,
-                       item_attr(it->kind, color), color, tone_pair);
+        if (row >= first && text == it->text)
+            draw_row(it, w, y + row - first, pos, len, color);
         else if (row >= first)
             mvwaddnstr(w, y + row - first, 0, text + pos, (int)len);
         pos += next;
@@ -218,7 +242,7 @@ static void draw_item(const transcript *t, const t_item *it, WINDOW *w, int y, i
     free(tmp);
 }
 
-void transcript_draw(const transcript *t, WINDOW *w, bool color, short tone_pair)
+void transcript_draw(const transcript *t, WINDOW *w, bool color)
 {
     int height, width;
     getmaxyx(w, height, width);
@@ -234,8 +258,7 @@ void transcript_draw(const transcript *t, WINDOW *w, bool color, short tone_pair
         int first = y_top < 0 ? -y_top : 0;
         int last = rows - (bottom < t->scroll ? t->scroll - bottom : 0);
         if (last > first)
-            draw_item(t, &t->items[i], w, y_top + first, first, last - first, width, color,
-                      tone_pair);
+            draw_item(t, &t->items[i], w, y_top + first, first, last - first, width, color);
         bottom = top;
     }
     wnoutrefresh(w);

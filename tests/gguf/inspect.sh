@@ -48,6 +48,8 @@ expect stories260K.bin "F32=47" "token_embd.weight 64 x 512" "blk.4.ffn_down.wei
 "$bin" inspect "$models/llama-spm.Q8_0.gguf" | grep -q "tokenizer.ggml.tokens .*\[str; 32000\] .*31992 more" ||
     fail "token array not summarised"
 "$bin" inspect "$models/stories260K.bin" | grep -q "general.architecture .*'llama'" || fail "llama2c metadata"
+"$bin" inspect "$models/qwen3.Q4_K_M.gguf" | grep -q "general.file_type .* = 15 (Q4_K_M)$" ||
+    fail "general.file_type not named"
 
 # bad files: one error line, exit 3
 tmp=$(mktemp -d)

@@ -1,7 +1,8 @@
 /* CPU time per sampled token at 32k and 152k vocabularies (one core), for the
  * default chain and a few other settings.  The logits are llama.cpp's real
  * reference logits of the llama-spm and qwen2 fixtures when ../shared is
- * there, else random ones.  A benchmark, not a test:
+ * there, else random ones; each also with the probabilities /set probs
+ * records.  A benchmark, not a test:
  *   build/tests/sampler/bench_sampler [ITERATIONS] */
 #include <math.h>
 #include <stdio.h>
@@ -40,8 +41,9 @@ static float *load_logits(const char *rel, int32_t n)
     return l;
 }
 
-static void run(const char *what, const float *logits, int32_t n_vocab, const cf_sampler_params *p,
-                int iters)
+/* probs: draw with cf_sampler_sample_probs (what /set probs on costs) */
+static void run_as(const char *what, const float *logits, int32_t n_vocab,
+                   const cf_sampler_params *p, int iters, bool probs)
 {
     cf_sampler *s;
     cf_err err;
@@ -54,13 +56,22 @@ static void run(const char *what, const float *logits, int32_t n_vocab, const cf
     double best = 1e9;
     for (int rep = 0; rep < 3; rep++) {
         double t0 = now();
+        cf_token_prob tp;
         for (int i = 0; i < iters; i++)
-            cf_sampler_accept(s, cf_sampler_sample(s, logits));
+            cf_sampler_accept(s, probs ? cf_sampler_sample_probs(s, logits, &tp)
+                                       : cf_sampler_sample(s, logits));
         double us = (now() - t0) / iters * 1e6;
         best = us < best ? us : best;
     }
-    printf("  %-44s %8.1f us/token\n", what, best);
+    printf("  %-44s %8.1f us/token%s\n", what, best, probs ? "  (probs on)" : "");
     cf_sampler_free(s);
+}
+
+static void run(const char *what, const float *logits, int32_t n_vocab, const cf_sampler_params *p,
+                int iters)
+{
+    run_as(what, logits, n_vocab, p, iters, false);
+    run_as(what, logits, n_vocab, p, iters, true);
 }
 
 int main(int argc, char **argv)

@@ -8,7 +8,8 @@
  *     the text (no SPM space prefix);
  *   - the session's rendering of llama.cpp's phi-3 reference conversations
  *     gives llama.cpp's tokens;
- *   - every real template in ../shared/templates chats with prefix reuse. */
+ *   - every real template in ../shared/templates chats with prefix reuse;
+ *   - which models do not look trained to chat (cf_session_untrained). */
 #include <dirent.h>
 
 #include "json_file.h"
@@ -189,6 +190,38 @@ static void test_real_templates(void)
     CHECKF(tried >= 20, "%d templates tried", tried);
 }
 
+/* No chat template in the file, or no token for the end of a turn in the
+ * template in use (the file's or the one asked for). */
+static void test_chat_training(void)
+{
+    static const struct {
+        const char *model, *tmpl, *why;
+    } cases[] = {
+        {"models/stories260K.gguf", NULL, "its file has no chat template (chatml is a guess)"},
+        {"models/stories260K-chatml.gguf", NULL, "its vocabulary has no <|im_end|> token"},
+        {"models/stories260K-llama2chat.gguf", NULL, NULL},
+        {"models/stories260K.gguf", "llama2", NULL},
+        {"models/stories260K.gguf", "chatml", "its vocabulary has no <|im_end|> token"},
+        {"models/qwen3-bpe.Q8_0.gguf", NULL, NULL},
+        {"models/phi3.Q8_0.gguf", NULL, NULL},
+        {"models/qwen3.Q8_0.gguf", NULL, "its file has no chat template (chatml is a guess)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cf_session_params p = {.model_path = shared_path(cases[i].model), .n_threads = 1,
+                               .chat_template = cases[i].tmpl};
+        cf_session *s;
+        cf_err err;
+        if (cf_session_new(&p, &s, &err) != 0) {
+            CHECKF(0, "%s: %s", cases[i].model, err.msg);
+            continue;
+        }
+        const char *why = cf_session_untrained(s);
+        CHECKF(cases[i].why ? why && !strcmp(why, cases[i].why) : !why, "%s %s: %s", cases[i].model,
+               cases[i].tmpl ? cases[i].tmpl : "", why ? why : "(trained)");
+        cf_session_free(s);
+    }
+}
+
 int main(void)
 {
     if (!shared_dir())
@@ -197,5 +230,6 @@ int main(void)
         test_parts(models[i]);
     test_phi3_reference();
     test_real_templates();
+    test_chat_training();
     return test_summary("session-prompt");
 }

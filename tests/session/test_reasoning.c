@@ -464,6 +464,9 @@ static void test_save(void)
     CHECK(cf_session_n_messages(s) == 2 && same(cf_session_message(s, 0)->content, "Hi.") &&
           !cf_session_message(s, 1)->reasoning && !cf_session_message(s, 1)->thinking_cut &&
           same(cf_session_get(s, "thinking", buf, sizeof buf), "auto"));
+    cf_branch_info b0;
+    cf_session_branch(s, 0, &b0);
+    CHECK(cf_session_n_branches(s) == 1 && b0.id == 1 && same(b0.name, "main") && b0.current);
     int n, n_tokens, n_cached;
     cf_session_tokens(s, &n);
     char *text = prompt_of(s, &n_tokens, &n_cached);

@@ -59,6 +59,15 @@ static void test_args(void)
     opts_free(&o);
     CHECK(parse(&o, ARGS("--no-mmap", "--mmap")) == 0 && o.load_mode == CF_LOAD_MMAP);
     opts_free(&o);
+    /* markdown is on unless told */
+    CHECK(parse(&o, ARGS("-m", "x")) == 0 && o.markdown);
+    opts_free(&o);
+    CHECK(parse(&o, ARGS("--markdown", "off")) == 0 && !o.markdown);
+    opts_free(&o);
+    CHECK(parse(&o, ARGS("--markdown=on")) == 0 && o.markdown);
+    opts_free(&o);
+    CHECK(parse(&o, ARGS("--markdown", "fancy")) < 0);
+    opts_free(&o);
 
     /* every bad input is refused */
     CHECK(parse(&o, ARGS("--temp", "warm")) < 0);
@@ -94,6 +103,7 @@ static void test_config(const char *dir)
           "no equals sign\n"       /* 6: not key = value */
           "system = \"  spaced  \"\n"
           "autosave = yes\n"
+          "markdown = off\n"
           "tui = maybe\n"          /* 9: bad flag */
           "prompt = hi\n"          /* 10: command line only */
           "\n"
@@ -107,7 +117,7 @@ static void test_config(const char *dir)
     CHECK(!setting(&o, "top-k"));
     CHECK(o.model && !strcmp(o.model, "m.gguf"));
     CHECK(o.system && !strcmp(o.system, "  spaced  "));
-    CHECK(o.autosave && !o.tui && !o.prompt && o.n_ctx == 2048);
+    CHECK(o.autosave && !o.tui && !o.prompt && o.n_ctx == 2048 && !o.markdown);
     /* the command line overrides the file */
     char *argv[] = {(char *)"chat", (char *)"--temp", (char *)"0.9", NULL};
     CHECK(opts_parse_args(&o, 3, argv) == 0);
@@ -165,7 +175,7 @@ static void test_help(const char *dir)
         "--presence-penalty X", "--frequency-penalty X", "--seed N|random", "--kv-type f32|f16",
         "--chat-template NAME", "--chat-template-file FILE", "--system TEXT",
         "--system-file FILE|NAME", "--session FILE", "--autosave", "--tui", "--whole",
-        "--verbose", "--no-color", "--tokenizer FILE", "-h, --help",
+        "--verbose", "--no-color", "--markdown on|off", "--tokenizer FILE", "-h, --help",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         CHECKF(strstr(buf, want[i]), "--help lacks '%s'", want[i]);

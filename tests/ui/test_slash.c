@@ -42,7 +42,7 @@ static int reply(chat *c)
     return chat_stream(c, &h);
 }
 
-static const chat_view view = {say, reply, NULL};
+static const chat_view view = {say, reply, NULL, NULL, NULL};
 
 /* Run one input; return what it said. */
 static const char *run(chat *c, const char *line)
@@ -66,7 +66,8 @@ static void test_settings(chat *c)
         "/set temp hot", "/set temp -1", "/set top-k 2.5", "/set warmth 1", "/set temp",
         "/set", "/frobnicate", "/show nothing", "/show", "/undo now", "/load", "/help nothing",
         "/set thinking sometimes", "/set reasoning-effort max", "/set show-thinking maybe",
-        "/set show-thinking", "/show thinking 1", "/show stats now",
+        "/set show-thinking", "/show thinking 1", "/show stats now", "/set markdown fancy",
+        "/set markdown",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run(c, bad[i]);
@@ -101,6 +102,11 @@ static void test_settings(chat *c)
     CHECK(strstr(run(c, "/show settings"), "show-thinking      off"));
     run(c, "/set show-thinking on");
     CHECK(c->show_thinking);
+    CHECK(strstr(run(c, "/show settings"), "markdown           on"));
+    CHECK(strstr(run(c, "/set markdown off"), "markdown = off") && !c->markdown);
+    CHECK(strstr(run(c, "/show settings"), "markdown           off"));
+    run(c, "/set markdown on");
+    CHECK(c->markdown);
     CHECKF(strstr(run(c, "/show template"), "replies are not split"), "%s", said);
     CHECK(strstr(run(c, "/show thinking"), "no reply yet"));
     /* the exact prompt of the next turn, and what of it is cached */
@@ -166,10 +172,11 @@ static void test_complete(void)
     const char *const *w = NULL;
     CHECK(complete_what("/se", 0, &w) == COMPLETE_WORDS && w == slash_names);
     CHECK(complete_what("/set te", 5, &w) == COMPLETE_WORDS);
-    bool temp = false, system = false;
+    bool temp = false, system = false, markdown = false;
     for (int i = 0; w[i]; i++)
-        temp |= !strcmp(w[i], "temp"), system |= !strcmp(w[i], "system");
-    CHECK(temp && system);
+        temp |= !strcmp(w[i], "temp"), system |= !strcmp(w[i], "system"),
+            markdown |= !strcmp(w[i], "markdown");
+    CHECK(temp && system && markdown);
     CHECK(complete_what("/show c", 6, &w) == COMPLETE_WORDS && w == show_topics);
     CHECK(complete_what("/help s", 6, &w) == COMPLETE_WORDS && !strcmp(w[0], "help"));
     CHECK(complete_what("/save fi", 6, &w) == COMPLETE_FILES);
@@ -198,7 +205,7 @@ int main(void)
     }
     chat_opts o;
     opts_init(&o);
-    chat c = {.s = s, .opts = &o, .model_path = p.model_path, .view = &view};
+    chat c = {.s = s, .opts = &o, .model_path = p.model_path, .view = &view, .markdown = true};
     test_complete();
     test_settings(&c);
     test_conversation(&c, dir);

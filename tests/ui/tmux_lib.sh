@@ -3,6 +3,7 @@
 #   t_setup                     private HOME/XDG dirs, cleanup trap (skips
 #                               the test, status 77, without tmux or models)
 #   t_start CMD...              run CMD in a 120x40 window on a fresh server
+#                               (T_COLS columns when set)
 #   t_type TEXT / t_send TEXT   type literal text / and press Enter
 #   t_keys KEY... / t_paste F   tmux key names / paste a file (bracketed)
 #   t_wait REGEX [SECONDS]      wait until the screen matches (ERE); a wait
@@ -63,7 +64,7 @@ echo "[exited \$?]"
 exec sleep 3600
 EOF
     tm -f /dev/null start-server \; set-option -g history-limit 20000 \; \
-        new-session -d -s t -x 120 -y 40 "sh '$T_DIR/run$T_RUN.sh'" ||
+        new-session -d -s t -x "${T_COLS:-120}" -y 40 "sh '$T_DIR/run$T_RUN.sh'" ||
         { echo "tmux failed to start"; exit 1; }
 }
 

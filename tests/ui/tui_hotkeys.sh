@@ -39,7 +39,7 @@ t_wait '^top-k +80$' 5
 
 # PgUp scrolls back (the status bar says so and the top shows), PgDn returns
 for i in 1 2 3; do t_send "/help"; done
-t_wait_count '^/regen +write the last reply again$' 3 10
+t_wait_count '^/bye +leave ' 3 10
 t_screen | grep -q '^confab 0\.1\.0 - ' && fail "the transcript does not fill the pane"
 t_keys PPage PPage PPage PPage
 t_wait_status 'scrolled [0-9]+' 5
