@@ -286,8 +286,8 @@ static void test_unreachable(const char *exe)
  * saving and loading. */
 static void test_session(const char *exe)
 {
-    static const char *const modes[] = {"ok", "ok", "401", "think", "tags", "json", "slow", "ok",
-                                        NULL};
+    static const char *const modes[] = {"ok",   "ok",   "401",  "ok",   "401", "think",
+                                        "tags", "json", "slow", "ok",   NULL};
     int port = start_server(exe, modes);
     cf_session *s = port > 0 ? open_remote(port, "127.0.0.1", "http", 2000) : NULL;
     if (!s)
@@ -329,7 +329,29 @@ static void test_session(const char *exe)
         ;
     cf_session_end_reply(s, false);
     CHECKF(rc < 0 && has(err.msg, "401"), "regen: %d %s", rc, err.msg);
-    CHECK(cf_session_n_messages(s) == 5 && !strcmp(last(s)->content, "Hello from fake."));
+    CHECK(cf_session_n_messages(s) == 5 && !strcmp(last(s)->content, "Hello from fake.") &&
+          cf_session_n_branches(s) == 1);
+    /* a /regen that works: the old reply stays on its branch */
+    CHECK(cf_session_regen(s, &err) == 0);
+    while ((rc = cf_session_next_part(s, &part, &err)) == CF_NEXT_TOKEN)
+        ;
+    cf_session_end_reply(s, false);
+    CHECKF(rc == CF_NEXT_DONE && cf_session_n_branches(s) == 2 && cf_session_n_messages(s) == 5,
+           "regen: %d, %d branches (%s)", rc, cf_session_n_branches(s), err.msg);
+    /* an edit whose reply fails before it begins: its branch goes */
+    CHECK(cf_session_edit(s, 3, "Second, edited", &err) == 0);
+    while ((rc = cf_session_next_part(s, &part, &err)) == CF_NEXT_TOKEN)
+        ;
+    cf_session_end_reply(s, false);
+    CHECKF(rc < 0 && cf_session_n_branches(s) == 2 && cf_session_n_messages(s) == 5 &&
+               !strcmp(cf_session_message(s, 3)->content, "Second"),
+           "edit: %d, %d branches, %d messages", rc, cf_session_n_branches(s),
+           cf_session_n_messages(s));
+    /* a switch: the transcript is all there is to take in */
+    int reused = -1, prefilled = -1;
+    CHECK(cf_session_switch(s, "1", &reused, &prefilled, &err) == 0 && reused == 0 &&
+          prefilled == 0 && cf_session_n_messages(s) == 5);
+    CHECK(cf_session_switch(s, "2", &reused, &prefilled, &err) == 0);
     /* reasoning as reasoning_content, and as a <think> block */
     chat(s, "Think", &r);
     CHECKF(!strcmp(r.reasoning, "Let me think. Done.") && !strcmp(last(s)->reasoning, "Let me think. Done.") &&
