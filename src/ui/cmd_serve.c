@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "confab/serve.h"
@@ -29,14 +30,15 @@ static void usage(FILE *f)
             "they come; each one's messages replace the conversation, and the cache keeps\n"
             "what the last one shares with it.  Stop with Ctrl-C or SIGTERM.\n"
             "\n"
-            "  -m, --model FILE        the model (default: the one 'confab chat' would use)\n"
+            "  -m, --model FILE|NAME   the model, a file or a name 'confab models' lists\n"
+            "                          (default: the one 'confab chat' would use)\n"
             "      --host ADDR         the address to listen on (default 127.0.0.1: this\n"
             "                          machine only; 0.0.0.0 for every interface)\n"
             "      --port N            the port (default 8080; 0: any free one)\n"
             "      --api-key-env VAR   ask for the key in $VAR (Authorization: Bearer KEY);\n"
             "                          without it, anyone who reaches the port may use it\n"
-            "      --model-id NAME     the model's name in the protocol (default: the file's\n"
-            "                          name); requests naming another model get 404\n"
+            "      --model-id NAME     the model's name in the protocol (default: -m's name, or\n"
+            "                          the file's); requests naming another model get 404\n"
             "  -c, --ctx-size N        context size in tokens (default: the model's, at most\n"
             "                          4096)\n"
             "  -t, --threads N         threads (default: the physical cores)\n"
@@ -137,9 +139,12 @@ int cmd_serve(int argc, char **argv)
     p.session.model_path = model;
     if (!p.session.n_threads)
         p.session.n_threads = cli_default_threads();
+    /* a store's name (qwen3:0.6b) names it better than its blob's file */
     const char *slash = strrchr(model, '/');
     if (!p.model_id)
-        p.model_id = slash ? slash + 1 : model;
+        p.model_id = model_opt && *model_opt && access(model_opt, F_OK) != 0 ? model_opt
+                     : slash                                              ? slash + 1
+                                                                          : model;
     struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
