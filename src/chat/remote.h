@@ -29,6 +29,7 @@ typedef struct sess_remote {
     size_t r_shown, c_shown;   /* of those, handed out */
     cf_jbuf out[2];         /* the parts of this step (reasoning, content) */
     bool any;              /* some of the reply came */
+    int events;            /* server-sent events read */
     bool got_done, got_finish;
     char finish[16];
     cf_oai_usage usage;

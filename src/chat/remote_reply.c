@@ -30,6 +30,7 @@ static void reset_reply(sess_remote *r)
     r->body.limit = 64 << 20;
     r->r_shown = r->c_shown = 0;
     r->json = r->any = r->got_done = r->got_finish = false;
+    r->events = 0;
     r->finish[0] = '\0';
     r->usage = (cf_oai_usage){0};
     r->fail.msg[0] = '\0';
@@ -138,6 +139,7 @@ static int take_chunk(sess_remote *r, const cf_oai_chunk *c)
 static int on_event(void *ud, const char *event, const char *data, size_t len)
 {
     sess_remote *r = ud;
+    r->events++;
     if (!strcmp(event, "error")) { /* llama-server's "error:" lines */
         char msg[256];
         cf_oai_error_text(data, len, msg, sizeof msg);
@@ -305,7 +307,10 @@ int remote_next_part(cf_session *s, cf_reply_part *part, cf_err *err)
         } else {
             cf_sse_end(&r->sse, on_event, r, &r->fail);
         }
-        if (!r->fail.msg[0] && !r->got_done && !r->got_finish)
+        if (!r->fail.msg[0] && !r->json && !r->events)
+            cf_fail(&r->fail, "the server did not answer with an event stream (Content-Type: %s)",
+                    *http_content_type(r->call) ? http_content_type(r->call) : "none");
+        else if (!r->fail.msg[0] && !r->got_done && !r->got_finish)
             cf_fail(&r->fail, "the stream ended before the reply did");
     }
     if (r->fail.msg[0])

@@ -18,6 +18,7 @@
  *   badsse    a chunk, then an event whose data is not JSON
  *   badjson   a chunk whose content is a number
  *   errevent  a chunk, then llama-server's "error:" line
+ *   html      a 200 with a web page (a proxy's login page, say)
  *   hang      read the request, then say nothing until the client leaves
  *   close     close the connection without a word
  * Each POST body is appended to LOGFILE as one line; a stream the client
@@ -207,6 +208,9 @@ static bool answer(int fd, const char *mode)
         stream_head(fd);
         delta(fd, "content", "Before");
         sends(fd, "error: {\"code\":500,\"message\":\"the model crashed\",\"type\":\"server_error\"}\n\n");
+    } else if (!strcmp(mode, "html")) {
+        sends(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n"
+                  "<html><body>Please log in</body></html>\n");
     } else if (!strcmp(mode, "hang")) {
         char c;
         while (recv(fd, &c, 1, 0) > 0)

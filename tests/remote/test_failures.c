@@ -156,7 +156,7 @@ static void test_failures(const char *exe)
 {
     static const char *const modes[] = {
         "ok", "401", "403", "404", "429", "ok", "500", "500", "500", "500", "503", "ok",
-        "cut", "nodone", "badsse", "badjson", "errevent", "hang", "close", "ok", NULL,
+        "cut", "nodone", "badsse", "badjson", "errevent", "html", "hang", "close", "ok", NULL,
     };
     int port = start_server(exe, modes);
     CHECK(port > 0);
@@ -194,6 +194,7 @@ static void test_failures(const char *exe)
     expect_fail(s, "badsse", "x", NULL);
     expect_fail(s, "badjson", "x", NULL);
     expect_fail(s, "errevent", "x", "Before");
+    expect_fail(s, "html", "x", NULL);
     double t0 = now_ms();
     expect_fail(s, "hang", "x", NULL);
     CHECKF(now_ms() - t0 < 3000, "the timeout took %.0f ms", now_ms() - t0);
@@ -218,6 +219,7 @@ static void test_messages(const char *exe)
         {"badsse", {"malformed JSON", "", ""}},
         {"badjson", {"content is not a string", "", ""}},
         {"errevent", {"the model crashed", "", ""}},
+        {"html", {"not answer with an event stream", "text/html", ""}},
         {"hang", {"sent nothing for 0.5 s", "", ""}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
