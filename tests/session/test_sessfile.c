@@ -299,13 +299,14 @@ static void test_kill_during_save(void)
     cf_session_free(s);
 }
 
-/* A file of version 2 (before remote sessions: no engine byte, no given
- * settings) loads whole: messages, settings, cache. */
-static void test_version_2(void)
+/* Files of versions 2 (before branches) and 3 (before remote sessions:
+ * no engine byte, no given settings) load whole: messages, branches,
+ * settings, cache. */
+static void test_old_version(const char *name, int n_branches)
 {
     const char *src = getenv("CONFAB_SRC");
     char v2[4096], *endpoint, *model, buf[64];
-    snprintf(v2, sizeof v2, "%s/tests/session/v2.session", src ? src : ".");
+    snprintf(v2, sizeof v2, "%s/tests/session/%s", src ? src : ".", name);
     cf_err err;
     CHECK(cf_session_file_remote(v2, &endpoint, &model, &err) == 0 && !endpoint && !model);
     cf_session *s = open_shared(SMALL_MODEL, 256, NULL, 4);
@@ -316,6 +317,8 @@ static void test_version_2(void)
     CHECK(!strcmp(cf_session_get(s, "temp", buf, sizeof buf), "0.5") &&
           !strcmp(cf_session_get(s, "top-k", buf, sizeof buf), "7"));
     CHECK(cf_session_setting_is_default(s, "temp"));
+    CHECKF(cf_session_n_branches(s) == n_branches, "%s: %d branches", name,
+           cf_session_n_branches(s));
     char *text;
     int n, n_tokens, n_cached;
     cf_session_tokens(s, &n);
@@ -338,6 +341,7 @@ int main(int argc, char **argv)
     test_resume_exact();
     test_damage();
     test_kill_during_save();
-    test_version_2();
+    test_old_version("v2.session", 1);
+    test_old_version("v3.session", 2);
     return test_summary("session-file");
 }
