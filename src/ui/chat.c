@@ -88,7 +88,7 @@ const char *chat_model_name(const chat *c)
 int chat_stream(chat *c, const stream_hooks *h)
 {
     cf_err err = {0};
-    int n_before = cf_session_n_messages(c->s);
+    int n_before = cf_session_n_messages(c->s), branches_before = cf_session_n_branches(c->s);
     cf_reply_part part;
     int rc;
     bool cut = false;
@@ -100,9 +100,14 @@ int chat_stream(chat *c, const stream_hooks *h)
         }
     }
     cf_session_end_reply(c->s, cut);
-    /* a remote reply that failed before it began takes its turn back */
-    if (rc < 0 && cf_session_n_messages(c->s) < n_before && c->view->changed)
-        c->view->changed(c, CHANGE_UNDONE);
+    /* a remote reply that failed before it began takes its turn back: the
+     * message, or the branch /regen or /edit began for it */
+    if (rc < 0 && c->view->changed) {
+        if (cf_session_n_branches(c->s) < branches_before)
+            c->view->changed(c, CHANGE_SWITCHED);
+        else if (cf_session_n_messages(c->s) < n_before)
+            c->view->changed(c, CHANGE_UNDONE);
+    }
     if (rc < 0) {
         note_error(c, cli_exit_for(&err));
         chat_say(c, OUT_ERROR, "%s", err.msg);
