@@ -26,6 +26,23 @@ url=$(sed -n 's|.*listening on \(http://[^ ]*\) .*|\1|p' "$log")
 REMOTE="$T_BIN --endpoint $url"
 STATS='^remote · prompt [0-9]+ tok'
 requests() { grep -c '^POST /v1/chat/completions 200' "$log"; }
+# The server logs a request once its reply is sent, maybe after the client
+# is done: wait_log PATTERN waits (up to 10 s) for the line.
+wait_log() {
+    t0=$(t_now)
+    until grep -q -- "$1" "$log"; do
+        t_over "$t0" 10 && return 1
+        sleep 0.05
+    done
+}
+# wait_requests N: the server has answered N requests.
+wait_requests() {
+    t0=$(t_now)
+    until [ "$(requests)" -ge "$1" ]; do
+        t_over "$t0" 10 && return 1
+        sleep 0.05
+    done
+}
 
 # scripted: two turns, the second with settings changed by /set
 printf 'Hello.\n/set temp 0\n/set seed 5\n/set top-k 3\nTell me more.\n' |
@@ -37,13 +54,12 @@ rc=$?
 grep -q 'request settings: n-predict=8; 0 stop' "$log" || fail "first request: $(cat "$log")"
 grep -q 'request settings: temp=0 top-k=3 seed=5 n-predict=8;' "$log" ||
     fail "/set did not reach the request: $(cat "$log")"
-grep -q '· 3 messages · ' "$log" || fail "the second request did not carry the conversation"
+wait_log '· 3 messages · ' || fail "the second request did not carry the conversation"
 
 # line mode: the banner, Ctrl-C mid-reply, the chat going on
 t_start "$REMOTE -n 2000"
 t_wait "confab .* · remote: stories260K-chatml.gguf at $url" 20
 t_prompt 20
-before=$(requests)
 t_send "Tell me a very long story."
 t0=$(t_now)
 while [ "$(t_history | sed -n '/^>>> Tell me/,$p' | wc -c)" -lt 200 ]; do
@@ -53,11 +69,8 @@ done
 t_keys C-c
 t_wait '^\[stopped: the partial reply stays in the conversation\]$' 10
 t_prompt 10
-t0=$(t_now)
-until grep -q 'cut: the client went away' "$log"; do
-    t_over "$t0" 10 && { fail "the server did not see the client leave: $(tail -3 "$log")"; break; }
-    sleep 0.05
-done
+wait_log 'cut: the client went away' ||
+    fail "the server did not see the client leave: $(tail -3 "$log")"
 t_send "/set n-predict 4"
 t_send "Go on."
 t_wait_count "$STATS" 1 30
@@ -81,8 +94,8 @@ grep -Eq '^prompt [0-9]{2,} tok' "$err" || fail "local model after the remote ch
 n=$(requests)
 printf 'And then?\n' | $T_BIN --session "$T_DIR/remote.session" -n 3 >"$out" 2>"$err" ||
     fail "--session alone: $(cat "$err")"
-[ "$(requests)" -gt "$n" ] || fail "--session alone did not reach the server"
-grep -q '· 5 messages · ' "$log" || fail "the resumed chat did not send its transcript"
+wait_requests $((n + 1)) || fail "--session alone did not reach the server"
+wait_log '· 5 messages · ' || fail "the resumed chat did not send its transcript"
 
 # full screen: the status bar says remote
 t_start "$REMOTE --tui -n 4"
@@ -98,7 +111,7 @@ mkdir -p "$XDG_CONFIG_HOME/confab"
 printf 'endpoint = %s\nn-predict = 3\n' "$url" >"$XDG_CONFIG_HOME/confab/config"
 n=$(requests)
 $T_BIN -p "Hi." >"$out" 2>"$err" </dev/null || fail "config endpoint: $(cat "$err")"
-[ "$(requests)" -gt "$n" ] || fail "the config file's endpoint was not used"
+wait_requests $((n + 1)) || fail "the config file's endpoint was not used"
 rm "$XDG_CONFIG_HOME/confab/config"
 
 # command-line errors: one line each, with its exit status
