@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "probs.h"
+#include "text.h"
 
 int prob_tone(float p)
 {
@@ -29,23 +30,34 @@ const char *prob_sgr(int tone, bool color)
 
 const short prob_color256[PROB_TONES] = {-1, 28, 136, 166, 160};
 
-/* A token's text quoted, newlines and other controls escaped. */
+/* A token's text quoted, newlines and other controls escaped, and bytes
+ * that are not whole UTF-8 (a byte-level token's piece of a character)
+ * as \xNN. */
 static void quote(const char *s, size_t n, char *out, size_t cap)
 {
     size_t k = 0;
     out[k++] = '"';
-    for (size_t i = 0; i < n && k + 6 < cap; i++) {
+    for (size_t i = 0; i < n && k + 6 < cap;) {
         unsigned char ch = (unsigned char)s[i];
+        uint32_t cp;
+        int len = utf8_decode(s + i, n - i, &cp);
+        if (len > 1 && k + (size_t)len + 2 < cap) {
+            memcpy(out + k, s + i, (size_t)len);
+            k += (size_t)len;
+            i += (size_t)len;
+            continue;
+        }
         if (ch == '\n')
             k += (size_t)snprintf(out + k, cap - k, "\\n");
         else if (ch == '\t')
             k += (size_t)snprintf(out + k, cap - k, "\\t");
         else if (ch == '"' || ch == '\\')
             k += (size_t)snprintf(out + k, cap - k, "\\%c", ch);
-        else if (ch < 0x20 || ch == 0x7f)
+        else if (ch < 0x20 || ch >= 0x7f)
             k += (size_t)snprintf(out + k, cap - k, "\\x%02x", ch);
         else
             out[k++] = (char)ch;
+        i++;
     }
     out[k++] = '"';
     out[k] = 0;
