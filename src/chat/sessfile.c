@@ -72,7 +72,7 @@ enum { F_CUT = 1, F_THINKING_CUT = 2, F_REASONING = 4 };
 
 /* Each step is a bijection of the running state, so a change anywhere
  * always changes the result; four lanes keep the multiplier busy. */
-static uint64_t checksum(const uint8_t *p, size_t n)
+uint64_t sess_checksum(const uint8_t *p, size_t n)
 {
     uint64_t lane[4] = {FNV_OFFSET, FNV_OFFSET ^ 1, FNV_OFFSET ^ 2, FNV_OFFSET ^ 3};
     size_t i = 0;
@@ -294,7 +294,7 @@ static int save_file(cf_session *s, const char *path, cf_err *err)
         free(b.p);
         return -1;
     }
-    PUT(&b, uint64_t, b.oom ? 0 : checksum(b.p, b.n));
+    PUT(&b, uint64_t, b.oom ? 0 : sess_checksum(b.p, b.n));
     int rc =
         b.oom ? cf_fail(err, "out of memory saving %s", path) : write_atomic(path, b.p, b.n, err);
     free(b.p);
@@ -497,7 +497,7 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
     if (n < r.pos + 8)
         return damaged(path, "truncated", err);
     memcpy(&sum, p + n - 8, 8);
-    if (sum != checksum(p, n - 8))
+    if (sum != sess_checksum(p, n - 8))
         return damaged(path, "truncated or corrupt: the checksum does not match", err);
     r.n = n - 8;
     if (parse_model(&r, s, path, err))

@@ -142,6 +142,11 @@ int sess_shift_plan(const cf_session *s, int used, int need, int *n_turns);
 /* Drop the oldest n_turns whole turns (sess_shift_plan's count). */
 int sess_shift(cf_session *s, int n_turns, cf_err *err);
 
+/* ---- sessfile.c ------------------------------------------------------------
+ * The checksum that ends a session file, over its other bytes (the fuzzer
+ * of tests/fuzz seals its inputs with it, to get past the check). */
+uint64_t sess_checksum(const uint8_t *p, size_t n);
+
 /* ---- session_script.c ----------------------------------------------------- */
 /* Test-only: CONFAB_TEST_REPLIES=FILE, read at cf_session_new. */
 int sess_script_load(cf_session *s, cf_err *err);
