@@ -61,7 +61,7 @@ static cf_tokenizer *open_file(const char *path)
 /* The base vocabulary with tokenizer.ggml.pre set to pre. */
 static cf_tokenizer *open_with_pre(const char *pre)
 {
-    cf_gguf *g, *h;
+    cf_gguf *g, *h = NULL;
     cf_err err;
     const char *path = fuzz_shared(PRE_BASE);
     fuzz_require(cf_gguf_open(path, &g, &err) == 0, "%s: %s", path, err.msg);
@@ -69,7 +69,7 @@ static cf_tokenizer *open_with_pre(const char *pre)
     for (int64_t i = 0; i < cf_gguf_n_kv(g); i++)
         if (strcmp(cf_gguf_kv_at(g, i)->key, "tokenizer.ggml.pre"))
             fuzz_require(cf_gguf_w_copy_kv(w, cf_gguf_kv_at(g, i)) == 0, "copying a key");
-    uint8_t *img;
+    uint8_t *img = NULL;
     size_t len;
     cf_tokenizer *t = NULL;
     fuzz_require(cf_gguf_w_str(w, "tokenizer.ggml.pre", pre, strlen(pre)) == 0 &&
@@ -116,6 +116,27 @@ static void decode(const cf_tokenizer *t, const cf_token *ids, size_t n, unsigne
     (void)cf_utf8_stream_flush(&st, tail);
 }
 
+/* Printable ASCII, newlines and tabs: text every vocabulary covers. */
+static bool plain(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((text[i] < 0x20 || text[i] > 0x7e) && text[i] != '\n' && text[i] != '\t')
+            return false;
+    return true;
+}
+
+/* Such text decodes to itself (cf_detokenize's promise). */
+static void round_trip(const cf_tokenizer *t, const cf_tokens *ids, const char *text, size_t len)
+{
+    size_t n = cf_detokenize(t, ids->ids, ids->n, false, false, NULL, 0);
+    char *back = malloc(n + 1);
+    fuzz_require(back != NULL, "out of memory");
+    cf_detokenize(t, ids->ids, ids->n, false, false, back, n);
+    fuzz_require(n == len && !memcmp(back, text, len), "'%.*s' decodes to '%.*s' (%s)", (int)len, text,
+                 (int)n, back, cf_tok_pre_name(t));
+    free(back);
+}
+
 /* TEXT and LITERAL parts in turn, split at 0x01. */
 static void encode_parts(const cf_tokenizer *t, const char *text, size_t len, bool add, cf_tokens *out)
 {
@@ -153,6 +174,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < ids.n; i++)
         fuzz_require(ids.ids[i] >= 0 && ids.ids[i] < n_vocab, "token %d of %d", ids.ids[i], n_vocab);
     decode(t, ids.ids, ids.n, flags);
+    if (!(flags & (F_ADD_SPECIAL | F_PARSE_SPECIAL | F_PARTS)) && plain(text, len))
+        round_trip(t, &ids, text, len);
     cf_tokens_free(&ids);
     if (flags & F_IDS) { /* any ids, in range or not */
         cf_token raw[2048];
