@@ -1,12 +1,13 @@
 #!/bin/sh
 # soak.sh [TURNS] [MAX_SLOPE]: a scripted chat of TURNS messages (default
-# 1000) on stories260K-chatml in a 256-token context (a shift every few
-# turns), with /regen every 5th turn, /undo (and the message again) every
+# 1000) on stories260K-chatml in a 256-token context (a shift every turn or
+# two), with /regen every 5th turn, /undo (and the message again) every
 # 10th, /save every 50th, sampling the resident memory (VmRSS) after each
-# turn.  Prints the RSS at the end of warm-up (the first fifth of the turns,
-# at least 100) and at the end, and the least-squares slope after warm-up in
-# KiB per 100 turns; fails on any error line, a bad exit status, a last
-# session file that does not load, or a slope above MAX_SLOPE (default 64).
+# turn.  Prints the RSS at the end of warm-up (the first fifth of the
+# turns, at least 100, at most half) and at the end, and the least-squares
+# slope after warm-up in KiB per 100 turns; fails on any error line, a bad
+# exit status, a last session file that does not load, or a slope above
+# MAX_SLOPE (default 64).
 # SOAK_WRAP runs confab under a tool (e.g. "valgrind --leak-check=full
 # --error-exitcode=99"; its RSS is then the tool's).
 turns=${1:-1000} max_slope=${2:-64}
@@ -65,6 +66,7 @@ last=$dir/s$((turns / 50 % 2)).session
 
 warm=$((turns / 5))
 [ "$warm" -lt 100 ] && warm=100
+[ "$warm" -ge "$turns" ] && warm=$((turns / 2))
 awk -v warm="$warm" -v max="$max_slope" -v shifts="$shifts" '
     $1 == warm { w = $2 }
     $1 > warm { n++; sx += $1; sy += $2; sxx += $1 * $1; sxy += $1 * $2; last = $2; t = $1 }
