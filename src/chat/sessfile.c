@@ -188,7 +188,9 @@ static void put_messages(wbuf *b, cf_session *s)
         PUT(b, uint8_t, m->pub.role);
         PUT(b, uint8_t, (m->pub.cut ? F_CUT : 0) | (m->pub.thinking_cut ? F_THINKING_CUT : 0) |
                             (m->pub.reasoning ? F_REASONING : 0));
-        PUT(b, int32_t, m->start);
+        /* a start past the cache (a prefill that failed leaves one) is
+         * not a position of the tokens saved: unknown */
+        PUT(b, int32_t, m->start <= (int)s->cache.n ? m->start : -1);
         put_str(b, content, strlen(content));
         put_str(b, reasoning, strlen(reasoning));
         put_ids(b, m->ids.ids, m->ids.n);
