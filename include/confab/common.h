@@ -30,7 +30,10 @@ typedef struct cf_err {
 } cf_err;
 
 /* Format a message of class code into err (err may be NULL). Always returns
- * -1 so callers can write `return cf_fail_as(err, CF_E_MODEL, "...")`. */
+ * -1 so callers can write `return cf_fail_as(err, CF_E_MODEL, "...")`.
+ * A message stays one line whatever it quotes (a key or a tensor name from
+ * a file, a template's raise_exception text, a path): each control
+ * character in it becomes a space. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -41,6 +44,9 @@ static inline int cf_fail_as(cf_err *err, cf_errcode code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        for (char *p = err->msg; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = ' ';
         err->code = code;
     }
     return -1;

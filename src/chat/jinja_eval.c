@@ -416,6 +416,10 @@ static int eval_node(jr *r, const jnode *n, jv *out)
     case N_SLICE: {
         jv parts[3] = {jv_none(), jv_none(), jv_none()};
         const jnode *e[3] = {n->b, n->c, n->d};
+        /* x[1:2, 3]: jinja2 builds a tuple holding a slice, which no value
+         * takes as an index; here such a slice has nothing to slice */
+        if (!n->a)
+            return jerr(r, n, "a slice must be the whole subscript (x[a:b], not x[a:b, c])");
         if (jeval(r, n->a, &a) < 0)
             return -1;
         for (int i = 0; i < 3; i++)

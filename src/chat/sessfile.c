@@ -92,7 +92,7 @@ enum { F_CUT = 1, F_THINKING_CUT = 2, F_REASONING = 4 };
 
 /* Each step is a bijection of the running state, so a change anywhere
  * always changes the result; four lanes keep the multiplier busy. */
-static uint64_t checksum(const uint8_t *p, size_t n)
+uint64_t sess_checksum(const uint8_t *p, size_t n)
 {
     uint64_t lane[4] = {FNV_OFFSET, FNV_OFFSET ^ 1, FNV_OFFSET ^ 2, FNV_OFFSET ^ 3};
     size_t i = 0;
@@ -192,14 +192,17 @@ static void put_settings(wbuf *b, const cf_session *s)
     PUT(b, uint32_t, s->set_mask);
 }
 
-static void put_message(wbuf *b, const sess_msg *m)
+/* n_cache: the positions the file's cache holds */
+static void put_message(wbuf *b, const sess_msg *m, int n_cache)
 {
     const char *content = m->pub.content ? m->pub.content : "";
     const char *reasoning = m->pub.reasoning ? m->pub.reasoning : "";
     PUT(b, uint8_t, m->pub.role);
     PUT(b, uint8_t, (m->pub.cut ? F_CUT : 0) | (m->pub.thinking_cut ? F_THINKING_CUT : 0) |
                         (m->pub.reasoning ? F_REASONING : 0));
-    PUT(b, int32_t, m->start);
+    /* a start past the cache (a prefill that failed leaves one) is not a
+     * position of the tokens saved: unknown */
+    PUT(b, int32_t, m->start <= n_cache ? m->start : -1);
     put_str(b, content, strlen(content));
     put_str(b, reasoning, strlen(reasoning));
     put_ids(b, m->ids.ids, m->ids.n);
@@ -218,10 +221,10 @@ static void put_messages(wbuf *b, cf_session *s)
             else
                 sess_reply_settle(s, s->reply.len, &now);
             now.pub.cut = true;
-            put_message(b, &now);
+            put_message(b, &now, (int)s->cache.n);
             sess_msg_free(&now);
         } else {
-            put_message(b, &s->msgs[i]);
+            put_message(b, &s->msgs[i], (int)s->cache.n);
         }
     }
 }
@@ -239,7 +242,7 @@ static void put_branches(wbuf *b, const cf_session *s)
             continue;
         PUT(b, uint32_t, br->n_msgs);
         for (int i = 0; i < br->n_msgs; i++)
-            put_message(b, &br->msgs[i]);
+            put_message(b, &br->msgs[i], (int)s->cache.n);
     }
 }
 
@@ -354,7 +357,7 @@ static int save_file(cf_session *s, const char *path, cf_err *err)
         free(b.p);
         return -1;
     }
-    PUT(&b, uint64_t, b.oom ? 0 : checksum(b.p, b.n));
+    PUT(&b, uint64_t, b.oom ? 0 : sess_checksum(b.p, b.n));
     int rc =
         b.oom ? cf_fail(err, "out of memory saving %s", path) : write_atomic(path, b.p, b.n, err);
     free(b.p);
@@ -617,7 +620,7 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
     if (n < r.pos + 8)
         return damaged(path, "truncated", err);
     memcpy(&sum, p + n - 8, 8);
-    if (sum != checksum(p, n - 8))
+    if (sum != sess_checksum(p, n - 8))
         return damaged(path, "truncated or corrupt: the checksum does not match", err);
     r.n = n - 8;
     uint8_t engine = 0;
@@ -830,7 +833,7 @@ int cf_session_file_remote(const char *path, char **endpoint, char **model, cf_e
     GET(&r, uint32_t, version);
     if (version >= 4)
         GET(&r, uint8_t, engine);
-    if (sum != checksum(data, n - 8)) {
+    if (sum != sess_checksum(data, n - 8)) {
         damaged(path, "truncated or corrupt: the checksum does not match", err);
     } else if (engine != 1) {
         rc = 0;

@@ -204,6 +204,11 @@ int sess_msg_copy(const sess_msg *m, sess_msg *out);
 int sess_fork(cf_session *s, const char *name, cf_err *err);
 void sess_unfork(cf_session *s);
 
+/* ---- sessfile.c ------------------------------------------------------------
+ * The checksum that ends a session file, over its other bytes (the fuzzer
+ * of tests/fuzz seals its inputs with it, to get past the check). */
+uint64_t sess_checksum(const uint8_t *p, size_t n);
+
 /* ---- session_script.c ----------------------------------------------------- */
 /* Test-only: CONFAB_TEST_TOKEN_DELAY_MS, read at cf_session_new (0: none). */
 long sess_test_delay_ms(void);

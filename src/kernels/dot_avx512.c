@@ -2,10 +2,11 @@
  * 512-bit ones for the types that matter most for speed (on CPUs with
  * AVX-512 but without VNNI the AVX2 kernels stay in place).  All follow the
  * canonical order of internal.h, so they give the scalar kernels' bits. */
+#include "confab/target.h"
 #include "internal.h"
 
 #if defined(__x86_64__)
-#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
+CF_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 #define CF_VNNI 1
 #include "dot_simd.inc"
 #include "iq4.h"
@@ -273,9 +274,13 @@ static inline __m512i q4_0_quad(const uint8_t *w)
  * quants at 1..16), one block per 128-bit lane as q4_0_quad's */
 static inline __m512i mxfp4_quad(const uint8_t *w)
 {
-    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(w + 1)));
-    for (int b = 1; b < 4; b++)
-        v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(w + b * sizeof(block_mxfp4) + 1)), b);
+    /* the lane must be a literal constant for clang */
+#define BLOCK(b) _mm_loadu_si128((const __m128i *)(w + (b) * sizeof(block_mxfp4) + 1))
+    __m512i v = _mm512_castsi128_si512(BLOCK(0));
+    v = _mm512_inserti32x4(v, BLOCK(1), 1);
+    v = _mm512_inserti32x4(v, BLOCK(2), 2);
+    v = _mm512_inserti32x4(v, BLOCK(3), 3);
+#undef BLOCK
     return v;
 }
 
@@ -956,6 +961,7 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     fill_avx512_iq4(t);
     cf_fill_gemm_avx512(t);
 }
+CF_TARGET_END
 #else
 void cf_fill_avx512(cf_kernel_table *t, int vnni)
 {

@@ -18,10 +18,11 @@
  *
  * F32/F16/BF16 weights: 4x4 register tiles of the canonical dot itself,
  * on rows widened to f32 once per tile. */
+#include "confab/target.h"
 #include "internal.h"
 
 #if defined(__x86_64__)
-#pragma GCC target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
+CF_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 #include <immintrin.h>
 
 #include "blocks.h"
@@ -695,6 +696,7 @@ void cf_fill_gemm_avx512(cf_kernel_table *t)
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         t->gemm[types[i]] = gemm;
 }
+CF_TARGET_END
 #else
 void cf_fill_gemm_avx512(cf_kernel_table *t) { (void)t; }
 #endif

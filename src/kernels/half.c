@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "confab/kernels.h"
+#include "internal.h"
 
 static inline uint32_t f32_bits(float f)
 {
@@ -73,7 +74,7 @@ static int have_f16c(void)
     int h = __atomic_load_n(&v, __ATOMIC_RELAXED);
     if (h < 0) {
         __builtin_cpu_init();
-        h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+        h = __builtin_cpu_supports("avx2") && cf_cpu_has_f16c();
         __atomic_store_n(&v, h, __ATOMIC_RELAXED);
     }
     return h;

@@ -77,5 +77,6 @@ void cf_fill_gemm_avx512(cf_kernel_table *t); /* needs VNNI */
 
 /* Whether the CPU (not $CONFAB_ISA) has what a level needs. */
 int cf_cpu_has_vnni(void);
+int cf_cpu_has_f16c(void);
 
 #endif

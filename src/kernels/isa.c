@@ -3,6 +3,9 @@
  * cf_isa_set), so every path stays reachable on one machine. */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "internal.h"
 
@@ -11,8 +14,7 @@ static cf_isa cpu_best(void)
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
     /* libgcc's checks include the OS saving the YMM/ZMM state (XCR0). */
-    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
-        !__builtin_cpu_supports("f16c"))
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !cf_cpu_has_f16c())
         return CF_ISA_SCALAR;
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
@@ -20,6 +22,17 @@ static cf_isa cpu_best(void)
     return CF_ISA_AVX2;
 #else
     return CF_ISA_SCALAR;
+#endif
+}
+
+/* CPUID, not __builtin_cpu_supports: clang before 15 does not know "f16c". */
+int cf_cpu_has_f16c(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+#else
+    return 0;
 #endif
 }
 

@@ -35,6 +35,15 @@ static float amax32(const float *x)
     return amax_n(x, QK32);
 }
 
+/* 127 / amax, or 0 when that is not finite: amax is 0, or so small (a
+ * subnormal) that the block's F16 scale amax / 127 is 0 anyway, and the
+ * products with an infinite inverse would not convert to int8. */
+static float inv_scale(float amax)
+{
+    const float id = 127.0f / amax;
+    return isfinite(id) ? id : 0.0f;
+}
+
 void cf_quantize_q8_0(const float *x, void *dst, int64_t k)
 {
     block_q8_0 *y = dst;
@@ -45,7 +54,7 @@ void cf_quantize_q8_0(const float *x, void *dst, int64_t k)
             memset(y[i].qs, 0, sizeof y[i].qs);
             continue;
         }
-        float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        float id = inv_scale(amax);
         for (int j = 0; j < QK32; j++) {
             y[i].qs[j] = (int8_t)rintf(x[j] * id);
         }
@@ -64,7 +73,7 @@ void cf_quantize_q8_1(const float *x, void *dst, int64_t k)
             y[i].s = y[i].d;
             continue;
         }
-        float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        float id = inv_scale(amax);
         int sum = 0;
         for (int j = 0; j < QK32; j++) {
             y[i].qs[j] = (int8_t)rintf(x[j] * id);
@@ -86,12 +95,15 @@ void cf_quantize_q8_K(const float *x, void *dst, int64_t k)
                 vmax = x[j];
             }
         }
-        if (amax == 0.0f || isnan(amax_n(x, QK_K))) {
+        const bool nonfinite = isnan(amax_n(x, QK_K));
+        const float iscale = -127.0f / vmax;
+        /* vmax 0, or so small that iscale overflows (the scale 1 / iscale
+         * is 0 then anyway): a block of zeros */
+        if (nonfinite || !isfinite(iscale)) {
             memset(&y[i], 0, sizeof y[i]);
-            y[i].d = amax == 0.0f ? 0.0f : NAN;
+            y[i].d = nonfinite ? NAN : 0.0f;
             continue;
         }
-        float iscale = -127.0f / vmax;
         for (int j = 0; j < QK_K; j++) {
             int q = (int)rintf(iscale * x[j]);
             y[i].qs[j] = (int8_t)(q < 127 ? q : 127);

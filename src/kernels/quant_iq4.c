@@ -13,7 +13,11 @@
  * weights sqrt(sigma2 + x^2) put in for x^2, this code reproduced the
  * token_embd and output tensors of quant-IQ4_NL/IQ4_XS.gguf, quantized
  * with a uniform importance matrix, byte for byte.) */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 #include <math.h>
 
 #include "iq4.h"

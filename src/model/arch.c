@@ -268,6 +268,9 @@ static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
     hp->n_ctx_train = cf_ld_int(&r, "context_length", -1);
     hp->n_embd = cf_ld_int(&r, "embedding_length", -1);
     hp->n_layer = cf_ld_int(&r, "block_count", -1);
+    /* before the loops over the layers: a hostile count kept them busy for minutes */
+    if (hp->n_layer > 1024)
+        return cf_fail(err, "implausible model size (%d layers)", hp->n_layer);
     /* one width or one per layer (the largest sizes the buffers); MoE files
      * may have only the experts' */
     for (int l = 0; l < hp->n_layer; l++) {
@@ -324,9 +327,9 @@ static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
                        hp->n_head_kv);
     if (hp->n_rot > hp->head_dim || hp->n_rot % 2)
         return cf_fail(err, "rope dimension %d does not fit head size %d", hp->n_rot, hp->head_dim);
-    if (hp->n_layer > 1024 || hp->n_embd > 65536 || hp->head_dim > 1024)
-        return cf_fail(err, "implausible model size (%d layers, width %d, head size %d)",
-                       hp->n_layer, hp->n_embd, hp->head_dim);
+    if (hp->n_embd > 65536 || hp->head_dim > 1024)
+        return cf_fail(err, "implausible model size (width %d, head size %d)", hp->n_embd,
+                       hp->head_dim);
     return 0;
 }
 

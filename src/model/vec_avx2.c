@@ -2,10 +2,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "confab/target.h"
 #include "vec.h"
 
 #if defined(__x86_64__)
-#pragma GCC target("avx2,fma,f16c")
+CF_TARGET_BEGIN("avx2,fma,f16c")
 #include <immintrin.h>
 
 typedef __m256 V;
@@ -84,6 +85,7 @@ static inline double v_dsum(const VD a[2])
 #include "vec_simd.inc"
 
 void cf_vec_fill_avx2(cf_vec_ops *t) { vec_fill(t); }
+CF_TARGET_END
 #else
 void cf_vec_fill_avx2(cf_vec_ops *t) { (void)t; }
 #endif

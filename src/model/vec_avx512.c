@@ -1,10 +1,11 @@
 /* vec_simd.inc with 512-bit vectors. */
 #include <stdint.h>
 
+#include "confab/target.h"
 #include "vec.h"
 
 #if defined(__x86_64__)
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")
+CF_TARGET_BEGIN("avx512f,avx512bw,avx512vl,avx512dq,fma,f16c")
 #include <immintrin.h>
 
 typedef __m512 V;
@@ -47,6 +48,7 @@ static inline double v_dsum(const VD a[2]) { return _mm512_reduce_add_pd(_mm512_
 #include "vec_simd.inc"
 
 void cf_vec_fill_avx512(cf_vec_ops *t) { vec_fill(t); }
+CF_TARGET_END
 #else
 void cf_vec_fill_avx512(cf_vec_ops *t) { (void)t; }
 #endif

@@ -39,17 +39,6 @@ static void usage(FILE *f)
     fprintf(f, "\n");
 }
 
-/* One line on stderr, whatever the message holds. */
-static void report(const char *msg)
-{
-    char line[CF_ERR_MSG_MAX];
-    snprintf(line, sizeof line, "%s", msg);
-    for (char *p = line; *p; p++)
-        if ((unsigned char)*p < 0x20)
-            *p = ' ';
-    cli_error("%s", line);
-}
-
 static char *read_or_complain(const char *what, const char *path, size_t *len)
 {
     char *text = cli_read_file(path, len);
@@ -156,7 +145,7 @@ int cmd_template(int argc, char **argv)
         if (!(model = cli_model_path(a.model)))
             goto done;
         if (cf_gguf_open(model, &g, &err) < 0) {
-            report(err.msg);
+            cli_error("%s", err.msg);
             goto done;
         }
         rc = CF_EXIT_ERROR;
@@ -165,7 +154,7 @@ int cmd_template(int argc, char **argv)
             goto done;
         }
         if (cf_chat_template_from_jinja(tmpl.ptr, tmpl.len, "GGUF", &t, &err) < 0) {
-            report(err.msg);
+            cli_error("%s", err.msg);
             goto done;
         }
         if (!a.bos)
@@ -176,11 +165,11 @@ int cmd_template(int argc, char **argv)
         if (!(src = read_or_complain("-f", a.file, &src_len)))
             goto done;
         if (cf_chat_template_from_jinja(src, src_len, a.file, &t, &err) < 0) {
-            report(err.msg);
+            cli_error("%s", err.msg);
             goto done;
         }
     } else if (cf_chat_template_from_name(a.name, &t, &err) < 0) {
-        report(err.msg);
+        cli_error("%s", err.msg);
         rc = CF_EXIT_USAGE;
         goto done;
     }
@@ -197,7 +186,7 @@ int cmd_template(int argc, char **argv)
     o.var_names = a.var_names;
     o.var_json = a.var_json;
     if (cf_chat_render_json(t, msgs, msgs_len, &o, &out, &out_len, &err) < 0) {
-        report(err.msg);
+        cli_error("%s", err.msg);
         goto done;
     }
     if (fwrite(out, 1, out_len, stdout) != out_len || fflush(stdout) != 0) {

@@ -1,4 +1,5 @@
 /* confab: chat with a local language model in the terminal. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* Past a file-size limit (ulimit -f) a write then fails with EFBIG, and
+     * a save says so with one error line, instead of SIGXFSZ ending confab. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
                       !strcmp(argv[1], "help"))) {
         if (argc >= 3 && strcmp(argv[1], "help") == 0) {

@@ -330,6 +330,32 @@ static void test_old_version(const char *name, int n_branches)
     cf_session_free(s);
 }
 
+/* A new system prompt rewinds the cache; a message that then does not fit
+ * fails after the turns' starts were found in the new rendering, past the
+ * cache: a save must still give a file that loads (it gave one refused as
+ * "bad turn boundaries"; fuzz_session found it). */
+static void test_save_after_failed_turn(void)
+{
+    cf_session *s = open_shared(SMALL_MODEL, 128, NULL, 4);
+    if (!s)
+        return;
+    char file[64], big[2000] = "";
+    temp_path(file, sizeof file, "failed-turn");
+    for (int i = 0; i < 300; i++)
+        strcat(big, "word ");
+    cf_err err;
+    exchange(s, "Hi.", NULL, 0);
+    exchange(s, "Tell me more.", NULL, 0);
+    CHECK(cf_session_set_system(s, "Be brief.", &err) == 0);
+    CHECK(cf_session_begin_reply(s, big, &err) != 0 && err.code == CF_E_CONTEXT);
+    CHECKF(cf_session_save(s, file, &err) == 0, "%s", err.msg);
+    CHECKF(cf_session_load(s, file, &err) == 0, "%s", err.msg);
+    CHECK(cf_session_n_messages(s) == 5);
+    CHECK(exchange(s, "And then?", NULL, 0) >= 0);
+    unlink(file);
+    cf_session_free(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "continue") == 0)
@@ -343,5 +369,6 @@ int main(int argc, char **argv)
     test_kill_during_save();
     test_old_version("v2.session", 1);
     test_old_version("v3.session", 2);
+    test_save_after_failed_turn();
     return test_summary("session-file");
 }

@@ -1,0 +1,30 @@
+#!/bin/sh
+# run.sh FUZZER NAME SECONDS [LIBFUZZER OPTIONS...]: run one harness for
+# SECONDS on its corpus (BUILD/tests/fuzz/corpus/NAME, which keeps what runs
+# find), its seeds and its regression inputs (regress/NAME, replayed first),
+# one worker.  Under ASan and UBSan with a memory limit and a time limit per
+# input; a crash, a leak, undefined behaviour, a broken promise, an input
+# over its time or memory limit each end the run with a failure and leave
+# the input in BUILD/tests/fuzz/crashes/ (add it to regress/NAME once fixed).
+exe=$1 name=$2 secs=$3
+shift 3
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "$(dirname "$exe")" && pwd)
+dict=$here/dict/$name.dict
+mkdir -p "$build/corpus/$name" "$build/crashes"
+case $name in
+gguf | llama2c | session) max_len=65536 ;;
+tokenizer | jinja | json) max_len=16384 ;;
+*) max_len=4096 ;;
+esac
+quiet=
+case $name in config | slash) quiet=-close_fd_mask=2 ;; esac
+# libFuzzer's own failure statuses (77 above all) would read as "skipped" to meson
+set -- -max_total_time="$secs" -timeout=10 -error_exitcode=1 -timeout_exitcode=1 \
+    -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+    -max_len=$max_len -print_final_stats=1 -artifact_prefix="$build/crashes/$name-" $quiet \
+    ${CONFAB_FUZZ_OPTS:-} "$@"
+[ -f "$dict" ] && set -- -dict="$dict" "$@"
+regress=$here/regress/$name
+[ -d "$regress" ] || regress= # git keeps no empty folder
+exec "$exe" "$@" "$build/corpus/$name" "$build/seeds/$name" ${regress:+"$regress"}

@@ -1,0 +1,177 @@
+/* seedgen DIR TOK512: the seeds seeds.sh cannot make with confab itself.
+ *   DIR/tiny-spm.gguf, DIR/tiny-bpe.gguf   vocabularies of a few dozen tokens
+ *                                          (mkmodel --vocab: models of a few KB)
+ *   DIR/llama2c/NAME                       inputs of fuzz_llama2c: tiny
+ *                                          checkpoints with tok512.bin (TOK512)
+ *                                          or with a tokenizer of a few pieces */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "confab/gguf.h"
+
+static void die(const char *what)
+{
+    fprintf(stderr, "seedgen: %s\n", what);
+    exit(1);
+}
+
+static cf_str S(const char *s)
+{
+    return (cf_str){s, strlen(s)};
+}
+
+static void write_vocab(const char *path, const char *model, const char *pre, const cf_str *tokens,
+                        int n, const int32_t *types, const cf_str *merges, int n_merges)
+{
+    static const char tmpl[] = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
+                               "{% if add_generation_prompt %}<|assistant|>{% endif %}";
+    float scores[128];
+    for (int i = 0; i < n; i++)
+        scores[i] = -(float)i;
+    cf_gguf_writer *w = cf_gguf_writer_new();
+    int rc = !w || cf_gguf_w_str(w, "tokenizer.ggml.model", model, strlen(model)) ||
+             cf_gguf_w_arr_str(w, "tokenizer.ggml.tokens", tokens, (uint64_t)n) ||
+             cf_gguf_w_arr(w, "tokenizer.ggml.scores", CF_GGUF_FLOAT32, scores, (uint64_t)n) ||
+             cf_gguf_w_arr(w, "tokenizer.ggml.token_type", CF_GGUF_INT32, types, (uint64_t)n) ||
+             cf_gguf_w_u32(w, "tokenizer.ggml.bos_token_id", 1) ||
+             cf_gguf_w_u32(w, "tokenizer.ggml.eos_token_id", 2) ||
+             (pre && cf_gguf_w_str(w, "tokenizer.ggml.pre", pre, strlen(pre))) ||
+             (merges && cf_gguf_w_arr_str(w, "tokenizer.ggml.merges", merges, (uint64_t)n_merges)) ||
+             cf_gguf_w_str(w, "tokenizer.chat_template", tmpl, strlen(tmpl));
+    cf_err err;
+    if (rc || cf_gguf_writer_write_file(w, path, NULL, NULL, &err))
+        die(path);
+    cf_gguf_writer_free(w);
+}
+
+static void tiny_spm(const char *dir)
+{
+    static const char *const words[] = {
+        "<unk>", "<s>", "</s>", "<0x0A>", "<0xE2>", "<0x96>", "<0x81>", "\xe2\x96\x81",
+        "\xe2\x96\x81t", "\xe2\x96\x81the", "\xe2\x96\x81\x61", "\xe2\x96\x81H", "He", "ll", "llo",
+        "\xe2\x96\x81Hello", "\xe2\x96\x81world", "<|user|>", "<|assistant|>", "a", "b", "c", "d",
+        "e", "h", "l", "o", "r", "t", "w", "!", ".", ",", "1", "2"};
+    enum { N = sizeof words / sizeof words[0] };
+    cf_str tokens[N];
+    int32_t types[N];
+    for (int i = 0; i < N; i++) {
+        tokens[i] = S(words[i]);
+        types[i] = i == 0 ? 2 : (i < 3 || i == 17 || i == 18) ? 3 : i < 7 ? 6 : 1;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tiny-spm.gguf", dir);
+    write_vocab(path, "llama", NULL, tokens, N, types, NULL, 0);
+}
+
+static void tiny_bpe(const char *dir)
+{
+    /* GPT-2's byte-level alphabet for a few bytes: printable ASCII stands
+     * for itself, space is U+0120, newline U+010A */
+    static const char *const words[] = {
+        "<unk>", "<|begin|>", "<|end|>", "\xc4\xa0", "\xc4\x8a", "H", "e", "l", "o", "w", "r", "d",
+        "t", "h", "a", "!", ".", "1", "2", "\xc4\xa0t", "he", "ll", "\xc4\xa0the", "llo", "He",
+        "Hello", "\xc4\xa0w", "or", "\xc4\xa0wor", "ld", "\xc4\xa0world"};
+    static const char *const merge_text[] = {
+        "\xc4\xa0 t", "h e", "l l", "\xc4\xa0t he", "ll o", "H e", "He llo", "\xc4\xa0 w", "o r",
+        "\xc4\xa0w or", "l d", "\xc4\xa0wor ld"};
+    enum { N = sizeof words / sizeof words[0], M = sizeof merge_text / sizeof merge_text[0] };
+    cf_str tokens[N], merges[M];
+    int32_t types[N];
+    for (int i = 0; i < N; i++) {
+        tokens[i] = S(words[i]);
+        types[i] = i == 0 ? 2 : i < 3 ? 3 : 1;
+    }
+    for (int i = 0; i < M; i++)
+        merges[i] = S(merge_text[i]);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tiny-bpe.gguf", dir);
+    write_vocab(path, "gpt2", "llama-bpe", tokens, N, types, merges, M);
+}
+
+/* ---- llama2.c ---------------------------------------------------------------- */
+
+typedef struct buf {
+    uint8_t *p;
+    size_t n, cap;
+} buf;
+
+static void put(buf *b, const void *p, size_t n)
+{
+    if (b->n + n > b->cap) {
+        b->cap = (b->n + n) * 2;
+        if (!(b->p = realloc(b->p, b->cap)))
+            die("out of memory");
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+static void put_i32(buf *b, int32_t v)
+{
+    put(b, &v, 4);
+}
+
+/* One fuzz_llama2c input: u32 checkpoint size, the checkpoint, the tokenizer. */
+static void write_l2c(const char *dir, const char *name, const int32_t cfg[7], const buf *tok)
+{
+    int64_t dim = cfg[0], hid = cfg[1], nl = cfg[2], head = dim / cfg[3],
+            kv = head * cfg[4], vocab = abs(cfg[5]), seq = cfg[6];
+    int64_t floats = vocab * dim + nl * (2 * dim + 2 * dim * dim + 2 * dim * kv + 3 * dim * hid) +
+                     dim + seq * head + (cfg[5] < 0 ? vocab * dim : 0);
+    buf ck = {0};
+    put(&ck, cfg, 28);
+    uint32_t x = 12345;
+    for (int64_t i = 0; i < floats; i++) {
+        x = x * 1664525u + 1013904223u;
+        float f = ((float)(x >> 8) / (float)(1 << 24) - 0.5f) * 0.2f;
+        put(&ck, &f, 4);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/llama2c/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    uint32_t n = (uint32_t)ck.n;
+    if (!f || fwrite(&n, 4, 1, f) != 1 || fwrite(ck.p, 1, ck.n, f) != ck.n ||
+        fwrite(tok->p, 1, tok->n, f) != tok->n || fclose(f))
+        die(path);
+    free(ck.p);
+}
+
+static void llama2c(const char *dir, const char *tok512)
+{
+    buf tok = {0};
+    FILE *f = fopen(tok512, "rb");
+    uint8_t chunk[4096];
+    size_t got;
+    while (f && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
+        put(&tok, chunk, got);
+    if (!f || !tok.n)
+        die(tok512);
+    fclose(f);
+    write_l2c(dir, "shared-tok512", (const int32_t[7]){8, 16, 1, 2, 2, 512, 8}, &tok);
+    write_l2c(dir, "gqa-tok512", (const int32_t[7]){8, 16, 2, 2, 1, 512, 4}, &tok);
+    /* a tokenizer of a few pieces (max length, then score, length, bytes) */
+    static const char *const pieces[] = {"<unk>", "\n<s>\n", "\n</s>\n", "<0x0A>", " ", " the",
+                                         "a", "b", " Hello", "world", "<0xE2>", "."};
+    buf small = {0};
+    put_i32(&small, 8);
+    for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+        float score = -(float)i;
+        put(&small, &score, 4);
+        put_i32(&small, (int32_t)strlen(pieces[i]));
+        put(&small, pieces[i], strlen(pieces[i]));
+    }
+    write_l2c(dir, "unshared-small", (const int32_t[7]){8, 8, 1, 2, 2, -12, 4}, &small);
+    free(tok.p);
+    free(small.p);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3)
+        die("usage: seedgen DIR TOK512");
+    tiny_spm(argv[1]);
+    tiny_bpe(argv[1]);
+    llama2c(argv[1], argv[2]);
+    return 0;
+}
