@@ -9,6 +9,7 @@
 #define CF_VNNI 1
 #include "dot_simd.inc"
 #include "iq4.h"
+#include "layout.h"
 
 static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbusd_epi32(acc, u, s); }
 
@@ -501,6 +502,104 @@ DOT32(iq4_nl, T_IQ4_NL)
 DOT32(mxfp4, T_MXFP4)
 #undef DOT32
 
+/* ---- Q4_0 in CF_LAYOUT_R16 (layout.h): 16 rows at once, lane = row ----- */
+
+/* Where elements e..e+3 (e % 4 == 0) of block j of a group of blocks lie
+ * in its grp32's activations: x_quad's order in a whole group, x_pair's in
+ * the short last one. */
+static inline size_t r16_xoff(int j, int e, int whole)
+{
+    return whole ? (size_t)(2 * (j / 4) + e / 16) * 64 + 16 * (j % 4) + e % 16
+                 : (size_t)(j / 2) * 64 + 16 * (2 * (e / 16) + j % 2) + e % 16;
+}
+
+static inline __m512i r16_x4(const grp32 *g, int j, int e, int whole)
+{
+    int32_t v;
+    memcpy(&v, (const uint8_t *)g->xq + r16_xoff(j, e, whole), 4);
+    return _mm512_set1_epi32(v);
+}
+
+/* Block j of a group of blocks (b: its 288 bytes) into acc, 16 rows: the
+ * chunks' nibbles times the activations' 4 bytes broadcast (the high
+ * nibbles left in place, 16 times their value, and the sum shifted back
+ * once: exact), isum minus the block's 8 * sum x, then acc = fma(isum,
+ * dw * dx, acc) lane by lane: each row's canonical step. */
+static inline __attribute__((always_inline)) __m512 r16_block(__m512 acc, const uint8_t *b, const grp32 *g, int j,
+                                                              int whole)
+{
+    const __m512i m4 = _mm512_set1_epi8(0xF);
+    __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+    for (int c = 0; c < 4; c++) {
+        __m512i v = _mm512_loadu_si512(b + R16_QS + 64 * c);
+        /* in a register once: GCC would fold the load into both the and
+         * and the andnot, and the loads limit this loop (Zen 4 measured
+         * 24 % slower so) */
+        __asm__("" : "+v"(v));
+        lo = dp(lo, _mm512_and_si512(v, m4), r16_x4(g, j, 4 * c, whole));
+        hi = dp(hi, _mm512_andnot_si512(m4, v), r16_x4(g, j, 16 + 4 * c, whole));
+    }
+    int32_t bias;
+    float dx;
+    memcpy(&bias, (const int32_t *)(const void *)&g->bias + j, 4);
+    memcpy(&dx, (const float *)(const void *)&g->dx + j, 4);
+    __m512i isum = _mm512_sub_epi32(_mm512_add_epi32(lo, _mm512_srai_epi32(hi, 4)), _mm512_set1_epi32(bias));
+    __m512 s = _mm512_mul_ps(_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)b)), _mm512_set1_ps(dx));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), s, acc);
+}
+
+/* the activation side of blocks i.. (n of them) when there is no prep:
+ * out of line, so that the kernel with a prep keeps its registers */
+static __attribute__((noinline)) void r16_prep_here(const uint8_t *x, int64_t i, int n, grp32 *g)
+{
+    grp32_prep(x + i * sizeof(block_q8_0), n, T_Q4_0, g);
+}
+
+/* One group of 16 rows (nb blocks each) into y[0..15]: block u into
+ * accumulator u % 16, then the canonical tree, all lane-wise.  p: the
+ * prepared activations, or NULL to prepare them here from x. */
+static inline __attribute__((always_inline)) void r16_rows(int64_t nb, const uint8_t *w, const grp32 *p,
+                                                           const uint8_t *x, float *y)
+{
+    __m512 acc[16];
+    for (int j = 0; j < 16; j++)
+        acc[j] = _mm512_setzero_ps();
+    grp32 own;
+    for (int64_t i = 0; i < nb; i += 16) {
+        const int n = nb - i < 16 ? (int)(nb - i) : 16;
+        const grp32 *g = p ? p + i / 16 : &own;
+        if (!p)
+            r16_prep_here(x, i, n, &own);
+        const uint8_t *b = w + i * R16_BLOCK;
+        if (n == 16) {
+#pragma GCC unroll 16
+            for (int j = 0; j < 16; j++)
+                acc[j] = r16_block(acc[j], b + j * R16_BLOCK, g, j, 1);
+        } else {
+#pragma GCC unroll 16
+            for (int j = 0; j < 16; j++)
+                if (j < n)
+                    acc[j] = r16_block(acc[j], b + j * R16_BLOCK, g, j, 0);
+        }
+    }
+    for (int d = 8; d >= 1; d /= 2)
+        for (int j = 0; j < d; j++)
+            acc[j] = _mm512_add_ps(acc[j], acc[j + d]);
+    _mm512_storeu_ps(y, acc[0]);
+}
+
+static void dot_r16_q4_0_512(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    const int64_t nb = k / QK32;
+    for (int64_t g = 0; g < groups; g++) {
+        const uint8_t *wg = (const uint8_t *)w + g * nb * R16_BLOCK;
+        if (p)
+            r16_rows(nb, wg, p, NULL, y + R16_ROWS * g);
+        else
+            r16_rows(nb, wg, NULL, x, y + R16_ROWS * g);
+    }
+}
+
 /* ---- K-quants: 512-bit super-block sums, canonical float part of dotK -- */
 
 static inline __m512i nib_lo_hi(__m256i qb)
@@ -936,6 +1035,8 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot_rows[CF_TYPE_Q8_0] = dot_rows_q8_0_512;
     t->prep[CF_TYPE_Q4_0] = prep_q4_0_512;
     t->dot_rows[CF_TYPE_Q4_0] = dot_rows_q4_0_512;
+    t->layout[CF_TYPE_Q4_0] = CF_LAYOUT_R16;
+    t->dot_r16[CF_TYPE_Q4_0] = dot_r16_q4_0_512;
     t->prep[CF_TYPE_Q5_0] = prep_q5_0_512;
     t->dot_rows[CF_TYPE_Q5_0] = dot_rows_q5_0_512;
     t->prep[CF_TYPE_Q4_1] = prep_q4_1_512;
