@@ -530,10 +530,9 @@ static inline __attribute__((always_inline)) __m512 r16_block(__m512 acc, const 
 {
     const __m512i m4 = _mm512_set1_epi8(0xF);
     __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-    /* one line a block, 1 KiB down the group's stream: measured 10-20 %
-     * faster from DRAM on Zen 4 (more prefetches cost load slots, and
-     * then time where the weights are in L2) */
-    _mm_prefetch((const char *)b + 1024, _MM_HINT_T0);
+    /* (no software prefetch: from 4 KB pages one a block made the stream
+     * 15 % faster, from the huge pages a model is copied to 15 % slower,
+     * and decoding 28 % slower) */
     for (int c = 0; c < 4; c++) {
         __m512i v = _mm512_loadu_si512(b + R16_QS + 64 * c);
         /* in a register once: GCC would fold the load into both the and
