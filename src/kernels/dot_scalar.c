@@ -135,11 +135,12 @@ static float dot_q4_0(int64_t k, const void *w, const void *x)
     return dot32(k, w, x, blk_q4_0, sizeof(block_q4_0), sizeof(block_q8_0), 0);
 }
 
-/* Q4_0 in CF_LAYOUT_R16, row by row: each block gathered back into its
- * plain bytes, then as dot_q4_0. */
-static void dot_r16_q4_0(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+/* A matrix in CF_LAYOUT_R16, row by row: each block gathered back into
+ * its plain bytes, then as dot32 (types whose blocks are laid out as
+ * Q4_0's, blk their integer sums). */
+static inline void dot_r16(int64_t k, const void *w, int64_t groups, const void *x, float *y,
+                           int (*blk)(const void *, const void *, int64_t))
 {
-    (void)p;
     const int64_t nb = k / QK32;
     for (int64_t i = 0; i < groups * R16_ROWS; i++) {
         const uint8_t *g = (const uint8_t *)w + i / R16_ROWS * nb * R16_BLOCK;
@@ -148,10 +149,16 @@ static void dot_r16_q4_0(int64_t k, const void *w, int64_t groups, const void *x
             block_q4_0 b;
             r16_get(g, u, (int)(i % R16_ROWS), (uint8_t *)&b);
             const block_q8_0 *xb = (const block_q8_0 *)x + u;
-            canon_fma(&c, u, (float)blk_q4_0(&b, xb, 0), ldh(b.d) * ldh(xb->d));
+            canon_fma(&c, u, (float)blk(&b, xb, 0), ldh(b.d) * ldh(xb->d));
         }
         y[i] = canon_sum(&c);
     }
+}
+
+static void dot_r16_q4_0(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    (void)p;
+    dot_r16(k, w, groups, x, y, blk_q4_0);
 }
 
 static float dot_q4_1(int64_t k, const void *w, const void *x)

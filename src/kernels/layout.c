@@ -13,7 +13,7 @@ cf_layout cf_layout_best(cf_type t)
 
 static bool has_layout(cf_type t, cf_layout layout, int64_t k)
 {
-    return layout == CF_LAYOUT_R16 && t == CF_TYPE_Q4_0 && k > 0 && k % QK32 == 0;
+    return layout == CF_LAYOUT_R16 && (t == CF_TYPE_Q4_0 || t == CF_TYPE_IQ4_NL) && k > 0 && k % QK32 == 0;
 }
 
 int cf_repack(cf_type t, cf_layout layout, void *w, int64_t k, int64_t rows)

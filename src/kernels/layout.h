@@ -1,5 +1,5 @@
 /* CF_LAYOUT_R16's bytes, for the 32-element blocks that are an F16 d and
- * 16 bytes of nibbles (Q4_0).  A group of 16 rows holds, for each block u
+ * 16 bytes of nibbles (Q4_0, IQ4_NL).  A group of 16 rows holds, for each block u
  * in turn, 288 bytes: the 16 rows' d (row j's at 2j), then 4 chunks of 64
  * bytes, chunk c holding nibble bytes 4c..4c+3 of every row (row j's at
  * 4j).  So a 512-bit load of a chunk has, in 32-bit lane j, row j's

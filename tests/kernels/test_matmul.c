@@ -151,11 +151,9 @@ static void test_layout(cf_type t, cf_layout layout, int64_t m, int64_t k, int64
     free(y);
 }
 
-static void test_layouts(void)
+static void test_layouts(cf_type t)
 {
-    const cf_type t = CF_TYPE_Q4_0;
     const cf_layout l = CF_LAYOUT_R16;
-    CHECK(cf_repack(CF_TYPE_Q8_0, l, NULL, 32, 16) == -1);
     /* every length of a short last group of 16 blocks, whole groups only
      * and with plain rows after them, decode and prefill */
     for (int64_t units = 1; units <= 40; units++)
@@ -195,6 +193,8 @@ int main(void)
             for (int64_t n = 1; n <= 2; n++)
                 test_shape(t, 11, units * cf_type_get(t)->blck_size, n);
     }
-    test_layouts();
+    CHECK(cf_repack(CF_TYPE_Q8_0, CF_LAYOUT_R16, NULL, 32, 16) == -1);
+    test_layouts(CF_TYPE_Q4_0);
+    test_layouts(CF_TYPE_IQ4_NL);
     return test_summary("kernels_matmul");
 }

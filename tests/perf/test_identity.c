@@ -119,13 +119,15 @@ int main(void)
 {
     if (!shared_dir())
         return TEST_SKIP;
-    /* the last only for the layouts: its K and V matrices (40 rows) end in
-     * rows that stay plain */
+    /* the last two only for the layouts: K and V matrices (40 rows) that
+     * end in rows left plain, and IQ4_NL */
     static const char *dims[] = {"embd=256,layers=2,heads=4,kv_heads=2,ff=512",
                                  "arch=qwen2,embd=192,layers=2,heads=6,kv_heads=2,ff=384,tied=1",
-                                 "embd=320,layers=2,heads=8,kv_heads=1,ff=640"};
-    static const cf_mk_ftype types[] = {CF_MK_Q4_0, CF_MK_Q8_0, CF_MK_Q4_0};
-    for (int i = 0; i < 3; i++) {
+                                 "embd=320,layers=2,heads=8,kv_heads=1,ff=640",
+                                 "embd=256,layers=2,heads=4,kv_heads=2,ff=512"};
+    static const cf_mk_ftype types[] = {CF_MK_Q4_0, CF_MK_Q8_0, CF_MK_Q4_0, CF_MK_IQ4_NL};
+    static const cf_type q_types[] = {CF_TYPE_Q4_0, CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_IQ4_NL};
+    for (int i = 0; i < 4; i++) {
         cf_mk_params p = {.ftype = types[i], .vocab_path = shared_path("models/stories260K.gguf"),
                           .seed = 5};
         p.shape = (cf_mk_shape){.name = "t", .arch = CF_ARCH_LLAMA, .n_ctx = 4096,
@@ -143,7 +145,7 @@ int main(void)
             check_model(path, CF_KV_F32);
             check_model(path, CF_KV_F16);
         }
-        check_layouts(path, types[i] == CF_MK_Q4_0 ? CF_TYPE_Q4_0 : CF_TYPE_Q8_0);
+        check_layouts(path, q_types[i]);
         unlink(path);
     }
     return test_summary("identity");
