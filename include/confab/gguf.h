@@ -56,6 +56,7 @@ typedef struct cf_gguf_tensor {
     uint64_t offset; /* from the start of the data section */
     uint64_t nbytes;
     const void *data; /* inside the mapping */
+    cf_layout layout; /* PLAIN: the file's bytes; else cf_gguf_repack's */
 } cf_gguf_tensor;
 
 typedef struct cf_gguf cf_gguf;
@@ -121,6 +122,14 @@ double cf_gguf_kv_float(const cf_gguf_kv *kv, uint64_t i);
 cf_str cf_gguf_kv_str(const cf_gguf_kv *kv, uint64_t i);
 /* The fixed size of a scalar of type t (0 for STRING/ARRAY). */
 size_t cf_gguf_vtype_size(cf_gguf_vtype t);
+
+/* Rearrange the n tensors ts (matrices of a model: ne[0] columns, the
+ * other dimensions rows) in place into the layout the kernels read fastest
+ * (cf_layout_best, cf_repack), setting their layout, when the file was
+ * copied into memory (CF_LOAD_COPY): that costs no memory, where mapped
+ * pages would become private copies.  Returns how many were rearranged,
+ * or -1 (err). */
+int cf_gguf_repack(cf_gguf *g, const cf_gguf_tensor *const *ts, int64_t n, cf_err *err);
 
 int64_t cf_gguf_n_tensors(const cf_gguf *g);
 const cf_gguf_tensor *cf_gguf_tensor_at(const cf_gguf *g, int64_t i);

@@ -120,6 +120,28 @@ int cf_quantize_row(cf_type t, const float *src, void *dst, int64_t k);
  * cannot write them. */
 bool cf_type_needs_imatrix(cf_type t);
 
+/* ---- weight layouts ------------------------------------------------------- */
+/* How a matrix's rows lie in memory.  PLAIN: one after the other, as GGUF
+ * stores them.  R16 (Q4_0, IQ4_NL): every whole group of 16 rows rearranged so
+ * that one vector load holds the same 4 bytes of all 16 rows (the AVX-512
+ * decode kernel reads a group as one stream, with no horizontal sums); the
+ * last rows % 16 rows stay plain.  A group takes the bytes of its 16 plain
+ * rows, so row r of either layout starts its group's (or its own) bytes at
+ * r / 16 * 16 rows in: rows are addressed the same way in both. */
+typedef enum cf_layout { CF_LAYOUT_PLAIN = 0, CF_LAYOUT_R16 = 1 } cf_layout;
+
+/* The layout the active ISA's kernels multiply matrices of type t fastest
+ * in: R16 for Q4_0 and IQ4_NL on AVX-512 VNNI, else PLAIN.  (Any ISA multiplies any
+ * layout, with the same bits.) */
+cf_layout cf_layout_best(cf_type t);
+/* Rearrange a plain matrix of rows rows of k elements (contiguous) into
+ * layout, in place.  -1 when t has no such layout or memory for one
+ * group runs out. */
+int cf_repack(cf_type t, cf_layout layout, void *w, int64_t k, int64_t rows);
+/* Row r of such a matrix, in its plain bytes (cf_row_bytes(t, k)), to dst:
+ * what dequantizing or inspecting one row needs.  -1 for a bad layout. */
+int cf_unpack_row(cf_type t, cf_layout layout, const void *w, int64_t k, int64_t rows, int64_t r, void *dst);
+
 /* ---- dot products and matrix multiply ------------------------------------ */
 /* The format activations are rounded to before multiplying with a weight of
  * type t, as llama.cpp does: Q8_0 for Q4_0/Q5_0/Q8_0/IQ4_NL/MXFP4, Q8_1 for
@@ -157,6 +179,11 @@ typedef struct cf_matmul_args {
     size_t x_stride;
     float *y;
     size_t y_stride;
+    /* A matrix that cf_repack rearranged (w_layout not PLAIN, w_stride its
+     * row bytes): w is its row w_row, and it has w_rows rows in all (any
+     * w_row and m: groups cut by the range are computed whole aside). */
+    cf_layout w_layout;
+    int64_t w_row, w_rows;
 } cf_matmul_args;
 
 void cf_matmul(const cf_matmul_args *a, int ith, int nth);

@@ -120,7 +120,11 @@ typedef struct cf_model cf_model;
  * unsupported architecture lists the supported ones, an unsupported tensor
  * type names the tensor. */
 int cf_model_load(const char *path, const char *tokenizer_path, cf_model **out, cf_err *err);
-/* The same with the weights loaded as mode says (cf_model_load: AUTO). */
+/* The same with the weights loaded as mode says (cf_model_load: AUTO).
+ * Copied weights (CF_LOAD_COPY) are rearranged in place for the kernels
+ * where they have a faster layout (cf_gguf_repack; Q4_0 and IQ4_NL on
+ * AVX-512), mapped ones stay as the file has them; the logits are the
+ * same bits. */
 int cf_model_load_as(const char *path, const char *tokenizer_path, cf_load_mode mode, cf_model **out,
                      cf_err *err);
 /* Build a model over an open file; the model takes ownership of g. */

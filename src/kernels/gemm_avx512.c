@@ -8,7 +8,9 @@
  * so a loaded weight vector serves 8 columns and the integer sums need no
  * horizontal reduction.  The unsigned quants' offsets (the -8 of Q4_0, the
  * -32 of Q6_K, the K-quants' mins) are applied through the activation block
- * sums: precomputed here for Q8_0, Q8_1's stored s, Q8_K's bsums.
+ * sums: precomputed here for Q8_0, Q8_1's stored s, Q8_K's bsums.  A
+ * Q4_0 or IQ4_NL matrix repacked at load (CF_LAYOUT_R16) is interleaved so
+ * already: its panels only take the nibbles apart.
  *
  * The float part follows the canonical order of internal.h exactly (units
  * visited by residue mod 16, one accumulator per residue, the same final
@@ -26,9 +28,10 @@ CF_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 #include <immintrin.h>
 
 #include "blocks.h"
+#include "layout.h"
 
 #define GR 16      /* rows per panel = lanes */
-#define KMAX 16384 /* longest K a panel holds (a multiple of 256) */
+#define KMAX CF_GEMM_MAX_K /* longest K a panel holds (a multiple of 256) */
 #define KCP 1024   /* K chunk of the unpacking */
 #define NSIDE 32768 /* side-info entries: activation columns x blocks per chunk */
 #define NC 8       /* columns per micro-kernel call */
@@ -361,10 +364,42 @@ static void transpose_lanes(const uint32_t *src, size_t sstride, uint32_t *dst, 
                         (uint32_t *)(void *)(dstfield), (n), &sm_);                                \
     } while (0)
 
+/* A group of a CF_LAYOUT_R16 matrix (layout.h) holds the panel's quants
+ * already interleaved: chunk c of block u is k-steps 8u + c (its low
+ * nibbles) and 8u + 4 + c (the high ones) of the 16 rows; only the
+ * residue order is left to do, and IQ4_NL's codebook plus 128 (kv). */
+static void pack_panel_r16(const uint8_t *g, int64_t k, const int8_t *kv, panel *p)
+{
+    const int nb = (int)(k / 32), per_res = (nb + 15) / 16;
+    const __m512i m4 = _mm512_set1_epi8(0xF);
+    const __m512i table =
+        kv ? _mm512_broadcast_i32x4(_mm_xor_si128(_mm_loadu_si128((const __m128i *)kv), _mm_set1_epi8((char)0x80)))
+           : _mm512_setzero_si512();
+    for (int u = 0; u < nb; u++, g += R16_BLOCK) {
+        const int slot = (u % 16) * per_res + u / 16;
+        for (int c = 0; c < 4; c++) {
+            __m512i v = _mm512_loadu_si512(g + R16_QS + 64 * c);
+            __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+            if (kv) {
+                lo = _mm512_shuffle_epi8(table, lo);
+                hi = _mm512_shuffle_epi8(table, hi);
+            }
+            _mm512_store_si512(p->q[8 * slot + c], lo);
+            _mm512_store_si512(p->q[8 * slot + 4 + c], hi);
+        }
+        _mm512_store_ps(p->s[slot], _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)g)));
+    }
+}
+
 /* Unpack rows [r, r + nr) (nr <= 16; missing rows are zero), whole K, the
  * units in residue order. */
 static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, int nr, panel *p)
 {
+    if (a->w_layout == CF_LAYOUT_R16) {
+        pack_panel_r16((const uint8_t *)a->w + r * a->w_stride, a->k,
+                       a->wtype == CF_TYPE_IQ4_NL ? cf_kvalues_iq4nl : NULL, p);
+        return;
+    }
     rowbuf *o = tl_rows;
     const int kq = gt->act == ACT_Q8_K;                   /* units: super-blocks or blocks */
     const int usz = kq ? 256 : 32;

@@ -53,16 +53,28 @@ typedef void (*cf_dot_rows_fn)(int64_t k, const void *w, size_t w_stride, int64_
 #define CF_DOT_ROWS 4 /* rows a dot_rows kernel takes together */
 
 /* Rows [r0, r1) of Y = X W^T by a tiled kernel (N >= 3), r0 a multiple of
- * CF_GEMM_ROWS; each output is the canonical dot's bits. */
+ * CF_GEMM_ROWS; each output is the canonical dot's bits.  A CF_LAYOUT_R16
+ * matrix (a->w_layout) comes as whole groups from its group 0, k at most
+ * CF_GEMM_MAX_K. */
 typedef void (*cf_gemm_fn)(const cf_matmul_args *a, int64_t r0, int64_t r1);
 
 #define CF_GEMM_ROWS 16
+#define CF_GEMM_MAX_K 16384
+
+/* A CF_LAYOUT_R16 matrix (layout.h): y[16 g + j] = dot(row j of group g, x)
+ * for groups whole groups from w.  p: x laid out by the table's prep, or
+ * NULL (the table has none, or k > CF_PREP_MAX_K) to read x itself. */
+typedef void (*cf_dot_r16_fn)(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y);
 
 typedef struct cf_kernel_table {
     cf_dot_fn dot[CF_TYPE_COUNT];
     cf_prep_fn prep[CF_TYPE_COUNT]; /* optional, with dot_rows */
     cf_dot_rows_fn dot_rows[CF_TYPE_COUNT];
     cf_gemm_fn gemm[CF_TYPE_COUNT];
+    /* the layout these kernels read fastest (cf_layout_best), and the
+     * reader of R16 matrices every level has for the types that have it */
+    cf_layout layout[CF_TYPE_COUNT];
+    cf_dot_r16_fn dot_r16[CF_TYPE_COUNT];
 } cf_kernel_table;
 
 /* The table of the active ISA (cf_isa_active()). */

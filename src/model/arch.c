@@ -405,6 +405,37 @@ static int bind_tensors(cf_model *m, cf_err *err)
 
 /* ---- load ------------------------------------------------------------------ */
 
+/* The matrices the forward pass multiplies by (cf_matmul) into the
+ * kernels' fastest layout; never a matrix also read by row (the token
+ * embeddings, an output tied to them). */
+static int repack_matrices(cf_model *m, cf_err *err)
+{
+    enum { PER_LAYER = 24 };
+    cf_weight *list = malloc(((size_t)m->hp.n_layer * PER_LAYER + 2) * sizeof *list);
+    if (!list)
+        return cf_fail(err, "out of memory");
+    int64_t n = 0;
+    list[n++] = m->output;
+    list[n++] = m->ple_model_proj;
+    for (int l = 0; l < m->hp.n_layer; l++) {
+        const cf_layer *L = &m->layers[l];
+        const cf_weight ws[] = {L->wq,       L->wk,       L->wv,       L->wqkv,     L->wo,      L->w_gate,
+                                L->w_up,     L->w_down,   L->moe_router, L->moe_gate, L->moe_up, L->moe_down,
+                                L->conv_in,  L->conv_out, L->dn_qkv,   L->dn_z,     L->dn_beta, L->dn_alpha,
+                                L->dn_out,   L->sh_gate,  L->sh_up,    L->sh_down,  L->ple_gate, L->ple_proj};
+        _Static_assert(sizeof ws / sizeof ws[0] == PER_LAYER, "the list's size");
+        for (int i = 0; i < PER_LAYER; i++)
+            list[n++] = ws[i];
+    }
+    int64_t kept = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (list[i] && list[i] != m->tok_embd && list[i] != m->ple_embd)
+            list[kept++] = list[i];
+    int rc = cf_gguf_repack(m->g, list, kept, err);
+    free(list);
+    return rc < 0 ? -1 : 0;
+}
+
 int cf_model_from_gguf(cf_gguf *g, cf_model **out, cf_err *err)
 {
     *out = NULL;
@@ -414,7 +445,7 @@ int cf_model_from_gguf(cf_gguf *g, cf_model **out, cf_err *err)
         return cf_fail(err, "out of memory");
     }
     m->g = g;
-    if (read_hparams(g, &m->hp, err) != 0 || bind_tensors(m, err) != 0) {
+    if (read_hparams(g, &m->hp, err) != 0 || bind_tensors(m, err) != 0 || repack_matrices(m, err) != 0) {
         cf_model_free(m);
         return -1;
     }

@@ -19,6 +19,7 @@ int cf_model_blame_nonfinite(const cf_model *m, cf_err *err)
 {
     const cf_gguf *g = m->g;
     float *row = NULL;
+    void *plain = NULL; /* a row of a repacked matrix, as the file has it */
     int64_t cap = 0;
     for (int64_t i = 0; i < cf_gguf_n_tensors(g); i++) {
         const cf_gguf_tensor *t = cf_gguf_tensor_at(g, i);
@@ -28,16 +29,24 @@ int cf_model_blame_nonfinite(const cf_model *m, cf_err *err)
             continue;
         if (k > cap) {
             float *r = realloc(row, (size_t)k * sizeof *row);
-            if (!r)
+            void *p = realloc(plain, (size_t)k * sizeof *row); /* no type takes more per element */
+            row = r ? r : row;
+            plain = p ? p : plain;
+            if (!r || !p)
                 break;
-            row = r;
             cap = k;
         }
         const size_t rb = cf_row_bytes(t->type, k);
         for (int64_t r = 0; r < rows; r++) {
-            if (cf_dequantize_row(t->type, (const uint8_t *)t->data + (size_t)r * rb, row, k) == 0 &&
-                !cf_all_finite(row, k)) {
+            const void *src = (const uint8_t *)t->data + (size_t)r * rb;
+            if (t->layout != CF_LAYOUT_PLAIN) {
+                if (cf_unpack_row(t->type, t->layout, t->data, k, rows, r, plain) != 0)
+                    continue;
+                src = plain;
+            }
+            if (cf_dequantize_row(t->type, src, row, k) == 0 && !cf_all_finite(row, k)) {
                 free(row);
+                free(plain);
                 return cf_fail_as(err, CF_E_MODEL,
                                   "the model computes non-finite values: tensor '%s' holds NaN or Inf "
                                   "(row %lld)", t->name, (long long)r);
@@ -45,6 +54,7 @@ int cf_model_blame_nonfinite(const cf_model *m, cf_err *err)
         }
     }
     free(row);
+    free(plain);
     return cf_fail_as(err, CF_E_MODEL,
                       "the model computes non-finite values (its weights are finite: the activations "
                       "overflowed)");

@@ -202,6 +202,9 @@ static void mm(cf_weight w, int64_t row0, int64_t rows, const uint8_t *x, size_t
         .x_stride = x_stride,
         .y = y,
         .y_stride = y_stride,
+        .w_layout = w->layout,
+        .w_row = row0,
+        .w_rows = w->ne[1] * w->ne[2] * w->ne[3],
     };
     cf_matmul(&a, 0, 1);
 }

@@ -593,6 +593,31 @@ int cf_gguf_map_file(const char *path, cf_load_mode *mode, const uint8_t **map, 
     return 0;
 }
 
+int cf_gguf_repack(cf_gguf *g, const cf_gguf_tensor *const *ts, int64_t n, cf_err *err)
+{
+    if (g->loaded_as != CF_LOAD_COPY || !g->map)
+        return 0;
+    /* the whole copy writable for a while: changing a part of it would
+     * split its huge pages */
+    if (mprotect((void *)g->map, (size_t)g->map_size, PROT_READ | PROT_WRITE) != 0)
+        return cf_fail(err, "cannot rearrange the weights: %s", strerror(errno));
+    int done = 0;
+    for (int64_t i = 0; i < n && done >= 0; i++) {
+        cf_gguf_tensor *t = g->tensors + (ts[i] - g->tensors);
+        const cf_layout l = cf_layout_best(t->type);
+        if (t->layout != CF_LAYOUT_PLAIN || l == CF_LAYOUT_PLAIN)
+            continue;
+        if (cf_repack(t->type, l, (void *)t->data, t->ne[0], t->ne[1] * t->ne[2] * t->ne[3]) != 0) {
+            done = cf_fail(err, "out of memory rearranging '%s'", t->name);
+            break;
+        }
+        t->layout = l;
+        done++;
+    }
+    mprotect((void *)g->map, (size_t)g->map_size, PROT_READ);
+    return done;
+}
+
 static bool has_suffix(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);

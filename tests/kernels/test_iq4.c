@@ -180,7 +180,8 @@ static void check_dots(const cf_gguf_tensor *t, const char *file)
         if ((int)cf_isa_set((cf_isa)isa) != isa)
             continue;
         for (int64_t n = 1; n <= 3; n++) {
-            cf_matmul_args a = {t->type, t->data, rb, m, k, n, x, xb, y, (size_t)m};
+            cf_matmul_args a = {.wtype = t->type, .w = t->data, .w_stride = rb, .m = m, .k = k, .n = n,
+                                .x = x, .x_stride = xb, .y = y, .y_stride = (size_t)m};
             for (int th = 0; th < 2; th++)
                 cf_matmul(&a, th, 2);
             CHECKF(!memcmp(y, dots, n * m * sizeof *y), "%s %s: %s matmul N=%lld differs from the dots", file,

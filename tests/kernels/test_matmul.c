@@ -88,6 +88,90 @@ static void test_shape(cf_type t, int64_t m, int64_t k, int64_t n)
     free(y2);
 }
 
+/* A matrix that cf_repack rearranged (rows contiguous): rows [row0, row0 +
+ * cnt) of it, as a caller multiplies a slab of a weight, give bit for bit
+ * the plain rows' cf_vec_dot on every ISA and thread count; every row
+ * unpacks back to its plain bytes. */
+static void test_layout(cf_type t, cf_layout layout, int64_t m, int64_t k, int64_t n, int64_t row0, int64_t cnt)
+{
+    cf_type xt = cf_vec_dot_type(t);
+    size_t wrow = cf_row_bytes(t, k), xrow = cf_row_bytes(xt, k);
+    char *plain = malloc((size_t)m * wrow), *packed = malloc((size_t)m * wrow), *x = malloc((size_t)n * xrow);
+    char *back = malloc(wrow);
+    float *row = malloc(k * sizeof *row);
+    for (int64_t r = 0; r < m; r++) {
+        kt_fill_gauss(row, k, 0.05f);
+        cf_quantize_row(t, row, plain + r * wrow, k);
+    }
+    for (int64_t c = 0; c < n; c++) {
+        kt_fill_gauss(row, k, 1.0f);
+        cf_quantize_row(xt, row, x + c * xrow, k);
+    }
+    memcpy(packed, plain, (size_t)m * wrow);
+    CHECK(cf_repack(t, layout, packed, k, m) == 0);
+    for (int64_t r = 0; r < m; r++) {
+        CHECK(cf_unpack_row(t, layout, packed, k, m, r, back) == 0);
+        CHECKF(!memcmp(back, plain + r * wrow, wrow), "%s %lldx%lld: row %lld unpacks wrong", cf_type_name(t),
+               (long long)m, (long long)k, (long long)r);
+    }
+    problem p;
+    memset(&p, 0, sizeof p);
+    const size_t ys = (size_t)cnt + 3;
+    p.a = (cf_matmul_args){.wtype = t, .w = packed + row0 * wrow, .w_stride = wrow, .m = cnt, .k = k, .n = n,
+                           .x = x, .x_stride = xrow, .y_stride = ys, .w_layout = layout, .w_row = row0,
+                           .w_rows = m};
+    float *y = malloc(n * ys * sizeof *y);
+    for (int isa = CF_ISA_SCALAR; isa <= CF_ISA_AVX512; isa++) {
+        if ((int)cf_isa_set((cf_isa)isa) != isa)
+            continue;
+        for (int nth = 1; nth <= 4; nth++) {
+            memset(y, 0, n * ys * sizeof *y);
+            run(&p, y, nth == 4 ? 2 : nth, nth == 4);
+            int bad = 0, spill = 0;
+            for (int64_t c = 0; c < n; c++) {
+                for (int64_t r = 0; r < cnt; r++) {
+                    float d = cf_vec_dot(t, k, plain + (row0 + r) * wrow, x + c * xrow);
+                    bad += memcmp(&d, &y[c * ys + r], sizeof d) != 0;
+                }
+                for (size_t r = (size_t)cnt; r < ys; r++)
+                    spill += y[c * ys + r] != 0;
+            }
+            CHECKF(bad == 0 && spill == 0,
+                   "%s %s rows %lld..%lld of %lldx%lld, N=%lld, nth=%d: %d outputs differ from vec_dot, %d "
+                   "written past the rows",
+                   cf_isa_name(isa), cf_type_name(t), (long long)row0, (long long)(row0 + cnt), (long long)m,
+                   (long long)k, (long long)n, nth == 4 ? 2 : nth, bad, spill);
+        }
+    }
+    free(plain);
+    free(packed);
+    free(x);
+    free(back);
+    free(row);
+    free(y);
+}
+
+static void test_layouts(cf_type t)
+{
+    const cf_layout l = CF_LAYOUT_R16;
+    /* every length of a short last group of 16 blocks, whole groups only
+     * and with plain rows after them, decode and prefill */
+    for (int64_t units = 1; units <= 40; units++)
+        for (int64_t n = 1; n <= 3; n++)
+            test_layout(t, l, units % 2 ? 37 : 32, 32 * units, n, 0, units % 2 ? 37 : 32);
+    static const int64_t ns[] = {1, 2, 3, 17};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+        test_layout(t, l, 64, 2048, ns[i], 0, 64);
+        test_layout(t, l, 48, 576, ns[i], 0, 48);
+        test_layout(t, l, 5, 512, ns[i], 0, 5);             /* no whole group */
+        test_layout(t, l, 53, 1056, ns[i], 5, 40);          /* cut groups at both ends */
+        test_layout(t, l, 53, 1056, ns[i], 16, 16);         /* one group */
+        test_layout(t, l, 53, 1056, ns[i], 19, 3);          /* inside one group */
+        test_layout(t, l, 53, 1056, ns[i], 40, 13);         /* a cut group, then plain rows */
+        test_layout(t, l, 37, 16384 + 512, ns[i], 3, 34);   /* longer than a panel or a prep */
+    }
+}
+
 int main(void)
 {
     kt_seed(7);
@@ -109,5 +193,8 @@ int main(void)
             for (int64_t n = 1; n <= 2; n++)
                 test_shape(t, 11, units * cf_type_get(t)->blck_size, n);
     }
+    CHECK(cf_repack(CF_TYPE_Q8_0, CF_LAYOUT_R16, NULL, 32, 16) == -1);
+    test_layouts(CF_TYPE_Q4_0);
+    test_layouts(CF_TYPE_IQ4_NL);
     return test_summary("kernels_matmul");
 }

@@ -146,7 +146,11 @@ static void test_cache_ops(const char *model_rel, cf_kv_type kv_type, double shi
 
 /* A one-layer llama of width 32 with attn_q of type q_type. */
 /* nan_tensor: one of its weights (row 3) is NaN */
-static void write_tiny(const char *path, const char *arch, cf_type q_type, const char *nan_tensor)
+/* nan_tensor (if any) holds one NaN, at row 3 (F32) or, nan_type Q4_0, in
+ * a block scale of row 19 (whose matrix a load repacks: the blame must
+ * still name the row). */
+static void write_tiny(const char *path, const char *arch, cf_type q_type, const char *nan_tensor,
+                       cf_type nan_type)
 {
     cf_gguf_writer *w = cf_gguf_writer_new();
     char k[64];
@@ -161,7 +165,9 @@ static void write_tiny(const char *path, const char *arch, cf_type q_type, const
     U32("attention.head_count", 4);
 #undef U32
     static float zeros[256 * 256], one_nan[256 * 256];
+    static uint8_t q4_nan[256 * 8 * 18];
     one_nan[3 * 256 + 5] = NAN;
+    q4_nan[(19 * 8 + 2) * 18 + 1] = 0x7E; /* F16 NaN */
     int64_t mat[2] = {256, 256}, vec[1] = {256}, emb[2] = {256, 16};
     cf_gguf_w_tensor(w, "token_embd.weight", CF_TYPE_F32, 2, emb, zeros);
     cf_gguf_w_tensor(w, "output_norm.weight", CF_TYPE_F32, 1, vec, zeros);
@@ -171,8 +177,9 @@ static void write_tiny(const char *path, const char *arch, cf_type q_type, const
     static const char *rest[] = {"attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"};
     for (int i = 0; i < 6; i++) {
         snprintf(k, sizeof k, "blk.0.%s.weight", rest[i]);
-        cf_gguf_w_tensor(w, k, CF_TYPE_F32, 2, mat,
-                         nan_tensor && !strcmp(k, nan_tensor) ? one_nan : zeros);
+        const bool nan = nan_tensor && !strcmp(k, nan_tensor);
+        const bool q4 = nan && nan_type == CF_TYPE_Q4_0;
+        cf_gguf_w_tensor(w, k, q4 ? CF_TYPE_Q4_0 : CF_TYPE_F32, 2, mat, q4 ? (const void *)q4_nan : nan ? one_nan : zeros);
     }
     cf_err err;
     CHECKF(cf_gguf_writer_write_file(w, path, NULL, NULL, &err) == 0, "%s", err.msg);
@@ -244,16 +251,16 @@ static void test_load_errors(void)
     cf_model *m;
     cf_err err;
 
-    write_tiny(path, "llama", CF_TYPE_F32, NULL);
+    write_tiny(path, "llama", CF_TYPE_F32, NULL, CF_TYPE_F32);
     CHECKF(cf_model_load(path, NULL, &m, &err) == 0, "tiny llama: %s", err.msg);
     if (m) {
         CHECK(cf_model_hparams(m)->tied_output && cf_model_hparams(m)->n_vocab == 16);
         cf_model_free(m);
     }
-    write_tiny(path, "mamba", CF_TYPE_F32, NULL);
+    write_tiny(path, "mamba", CF_TYPE_F32, NULL, CF_TYPE_F32);
     CHECK(cf_model_load(path, NULL, &m, &err) != 0 && strstr(err.msg, "'mamba' is not supported") &&
           strstr(err.msg, "qwen2"));
-    write_tiny(path, "llama", CF_TYPE_TQ1_0, NULL);
+    write_tiny(path, "llama", CF_TYPE_TQ1_0, NULL, CF_TYPE_F32);
     CHECK(cf_model_load(path, NULL, &m, &err) != 0 && strstr(err.msg, "blk.0.attn_q.weight") &&
           strstr(err.msg, "TQ1_0"));
     unlink(path);
@@ -262,12 +269,12 @@ static void test_load_errors(void)
 /* A well-formed file with a NaN weight: decoding fails with a model error
  * naming the tensor (no NaN reaches an int conversion on the way), and
  * leaves the cache as it was. */
-static void test_nonfinite(void)
+static void test_nonfinite(cf_type nan_type, const char *blame)
 {
     char path[] = "/tmp/confab-nan-XXXXXX";
     int fd = mkstemp(path);
     close(fd);
-    write_tiny(path, "llama", CF_TYPE_F32, "blk.0.ffn_down.weight");
+    write_tiny(path, "llama", CF_TYPE_F32, "blk.0.ffn_down.weight", nan_type);
     cf_model *m;
     cf_ctx *c;
     cf_err err;
@@ -280,8 +287,8 @@ static void test_nonfinite(void)
     CHECK(cf_ctx_new(m, &p, &c, &err) == 0);
     float lg[16];
     int32_t ids[4] = {1, 2, 3, 4};
-    CHECK(cf_ctx_decode(c, ids, 4, lg, false, &err) != 0 && err.code == CF_E_MODEL &&
-          strstr(err.msg, "'blk.0.ffn_down.weight' holds NaN or Inf (row 3)"));
+    CHECKF(cf_ctx_decode(c, ids, 4, lg, false, &err) != 0 && err.code == CF_E_MODEL && strstr(err.msg, blame),
+           "%s: %s", cf_type_name(nan_type), err.msg);
     CHECK(cf_ctx_n_past(c) == 0);
     cf_ctx_free(c);
     cf_model_free(m);
@@ -291,7 +298,8 @@ static void test_nonfinite(void)
 int main(void)
 {
     test_load_errors();
-    test_nonfinite();
+    test_nonfinite(CF_TYPE_F32, "'blk.0.ffn_down.weight' holds NaN or Inf (row 3)");
+    test_nonfinite(CF_TYPE_Q4_0, "'blk.0.ffn_down.weight' holds NaN or Inf (row 19)");
     if (!shared_dir())
         return test_summary("test_kv");
     test_shift_one_layer();
