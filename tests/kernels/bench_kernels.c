@@ -167,7 +167,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < nt; i++) {
         cf_type t = types[i];
         const int repacked = !plain_only && cf_layout_best(t) != CF_LAYOUT_PLAIN;
-        printf("%s%-*s |", cf_type_name(t), 5 - (int)strlen(cf_type_name(t)), repacked ? "*" : "");
+        const int pad = 5 - (int)strlen(cf_type_name(t));
+        printf("%s%-*s |", cf_type_name(t), pad > 0 ? pad : 0, repacked ? "*" : "");
         static const int64_t shapes[2][2] = {{8192, 2048}, {2048, 8192}};
         for (int s = 0; s < 2; s++) {
             bench b;
