@@ -270,16 +270,13 @@ static int user_index(cf_session *s, int want)
  * failed (said why). */
 static char *run_editor(chat *c, const char *editor, const char *text)
 {
-    char path[] = "/tmp/confab-edit-XXXXXX.md", cmd[4200], *out = NULL;
-    const char *tmp = getenv("TMPDIR");
-    char tpath[4096];
-    snprintf(tpath, sizeof tpath, "%s/confab-edit-XXXXXX.md", tmp && *tmp ? tmp : "/tmp");
-    char *p = strlen(tpath) < sizeof tpath - 1 ? tpath : path;
-    int fd = mkstemps(p, 3);
+    const char *tmp = getenv("TMPDIR"), *dir = tmp && *tmp ? tmp : "/tmp";
+    char p[4096], cmd[4200], *out = NULL;
+    int room = snprintf(p, sizeof p, "%s/confab-edit-XXXXXX.md", dir);
+    int fd = room > 0 && room < (int)sizeof p ? mkstemps(p, 3) : -1;
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0 || fclose(f) != 0) {
-        chat_say(c, OUT_ERROR, "/edit: cannot write a file for the editor in %s",
-                 tmp && *tmp ? tmp : "/tmp");
+        chat_say(c, OUT_ERROR, "/edit: cannot write a file for the editor in %s", dir);
         if (fd >= 0 && !f)
             close(fd);
         if (fd >= 0)
