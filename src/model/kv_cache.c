@@ -3,13 +3,23 @@
  * move), and (de)serialisation of the used positions. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "model_internal.h"
+#include "vec.h"
+
+_Static_assert(CF_ATTN_CHUNK % CF_KV_BLOCK == 0, "a key block never straddles two slabs");
 
 /* Whether layer l writes a cache of its own. */
 static bool own_cache(const cf_layer *L, int l)
 {
     return (L->wk || L->wqkv) && L->kv_src == l;
+}
+
+/* Bytes of one KV head's keys, or values, in a slab. */
+static size_t head_span(const cf_kv *kv, int l)
+{
+    return (size_t)CF_ATTN_CHUNK * (size_t)kv->head_dim[l] * kv->elem;
 }
 
 int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err *err)
@@ -18,14 +28,12 @@ int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err 
     memset(kv, 0, sizeof *kv);
     kv->type = type;
     kv->n_ctx = n_ctx;
-    kv->n_blocks = (n_ctx + CF_KV_BLOCK - 1) / CF_KV_BLOCK;
     kv->n_layer = hp->n_layer;
     kv->elem = type == CF_KV_F16 ? 2 : 4;
-    kv->k = calloc((size_t)hp->n_layer, sizeof *kv->k);
-    kv->v = calloc((size_t)hp->n_layer, sizeof *kv->v);
     kv->n_head_kv = calloc((size_t)hp->n_layer, sizeof *kv->n_head_kv);
     kv->head_dim = calloc((size_t)hp->n_layer, sizeof *kv->head_dim);
-    if (!kv->k || !kv->v || !kv->n_head_kv || !kv->head_dim)
+    kv->layer_off = calloc((size_t)hp->n_layer, sizeof *kv->layer_off);
+    if (!kv->n_head_kv || !kv->head_dim || !kv->layer_off)
         goto oom;
     for (int l = 0; l < hp->n_layer; l++) {
         const cf_layer *L = &m->layers[l];
@@ -33,13 +41,18 @@ int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err 
             continue;
         kv->n_head_kv[l] = L->n_head_kv;
         kv->head_dim[l] = L->head_dim;
-        const size_t bytes = (size_t)kv->n_blocks * CF_KV_BLOCK * (size_t)L->n_head_kv *
-                             (size_t)L->head_dim * kv->elem;
-        kv->k[l] = aligned_alloc(64, bytes);
-        kv->v[l] = aligned_alloc(64, bytes);
-        if (!kv->k[l] || !kv->v[l])
-            goto oom;
+        kv->layer_off[l] = kv->slab_bytes;
+        kv->slab_bytes += 2 * (size_t)L->n_head_kv * head_span(kv, l);
     }
+    const size_t n_slabs = ((size_t)n_ctx + CF_ATTN_CHUNK - 1) / CF_ATTN_CHUNK;
+    kv->map_bytes = n_slabs * kv->slab_bytes;
+    if (kv->map_bytes == 0)
+        return 0;
+    void *p = mmap(NULL, kv->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        goto oom;
+    madvise(p, kv->map_bytes, MADV_HUGEPAGE);
+    kv->map = p;
     return 0;
 oom:
     cf_kv_free(kv);
@@ -48,31 +61,35 @@ oom:
 
 void cf_kv_free(cf_kv *kv)
 {
-    for (int l = 0; kv->k && l < kv->n_layer; l++)
-        free(kv->k[l]);
-    for (int l = 0; kv->v && l < kv->n_layer; l++)
-        free(kv->v[l]);
-    free(kv->k);
-    free(kv->v);
+    if (kv->map)
+        munmap(kv->map, kv->map_bytes);
     free(kv->n_head_kv);
     free(kv->head_dim);
-    kv->k = kv->v = NULL;
+    free(kv->layer_off);
+    kv->map = NULL;
     kv->n_head_kv = kv->head_dim = NULL;
+    kv->layer_off = NULL;
 }
 
 /* ---- layout ---------------------------------------------------------------- */
 
+/* Head h of layer l in the slab of position pos: its keys, then its values. */
+static uint8_t *head_at(const cf_kv *kv, int l, int h, int pos)
+{
+    return kv->map + (size_t)(pos / CF_ATTN_CHUNK) * kv->slab_bytes + kv->layer_off[l] +
+           2 * (size_t)h * head_span(kv, l);
+}
+
 void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block)
 {
-    const size_t per_head = (size_t)kv->n_blocks * CF_KV_BLOCK * (size_t)kv->head_dim[l];
-    return (uint8_t *)kv->k[l] +
-           ((size_t)h * per_head + (size_t)block * CF_KV_BLOCK * (size_t)kv->head_dim[l]) * kv->elem;
+    const int pos = block * CF_KV_BLOCK;
+    return head_at(kv, l, h, pos) + (size_t)(pos % CF_ATTN_CHUNK) * (size_t)kv->head_dim[l] * kv->elem;
 }
 
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos)
 {
-    const size_t per_head = (size_t)kv->n_blocks * CF_KV_BLOCK * (size_t)kv->head_dim[l];
-    return (uint8_t *)kv->v[l] + ((size_t)h * per_head + (size_t)pos * (size_t)kv->head_dim[l]) * kv->elem;
+    return head_at(kv, l, h, pos) + head_span(kv, l) +
+           (size_t)(pos % CF_ATTN_CHUNK) * (size_t)kv->head_dim[l] * kv->elem;
 }
 
 void cf_kv_put_k(const cf_kv *kv, int l, int h, int pos, const float *row)
@@ -156,8 +173,8 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
         const int t = cf_rope_table(hp, L);
         const size_t row_bytes = (size_t)kv->head_dim[l] * kv->elem;
         for (int h = 0; h < kv->n_head_kv[l]; h++) {
-            memmove(cf_kv_v(kv, l, h, p0), cf_kv_v(kv, l, h, p1), (size_t)moved * row_bytes);
             for (int p = p0; p < p0 + moved; p++) {
+                memcpy(cf_kv_v(kv, l, h, p), cf_kv_v(kv, l, h, p + delta), row_bytes);
                 cf_kv_get_k(kv, l, h, p + delta, row);
                 if (L->rope)
                     cf_rope_apply(hp->rope_style, L->n_rot, row, cos_t[t], sin_t[t]);
@@ -213,6 +230,21 @@ static void keys_io(const cf_kv *kv, int l, int h, int n, uint8_t *rows, bool sa
 
 #undef KEYS_IO
 
+/* The values of positions [0, n) of one head to or from saved rows:
+ * already rows, one copy per slab. */
+static void values_io(const cf_kv *kv, int l, int h, int n, uint8_t *rows, bool save)
+{
+    const size_t row = (size_t)kv->head_dim[l] * kv->elem;
+    for (int p0 = 0; p0 < n; p0 += CF_ATTN_CHUNK) {
+        const size_t bytes = (size_t)(n - p0 < CF_ATTN_CHUNK ? n - p0 : CF_ATTN_CHUNK) * row;
+        uint8_t *cell = cf_kv_v(kv, l, h, p0), *saved = rows + (size_t)p0 * row;
+        if (save)
+            memcpy(saved, cell, bytes);
+        else
+            memcpy(cell, saved, bytes);
+    }
+}
+
 int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err)
 {
     const cf_kv *kv = &c->kv;
@@ -224,7 +256,7 @@ int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err
         for (int h = 0; h < kv->n_head_kv[l]; h++, out += (size_t)n * row)
             keys_io(kv, l, h, n, out, true);
         for (int h = 0; h < kv->n_head_kv[l]; h++, out += (size_t)n * row)
-            memcpy(out, cf_kv_v(kv, l, h, 0), (size_t)n * row);
+            values_io(kv, l, h, n, out, true);
     }
     if (cf_rs_active(c)) {
         memcpy(out, c->tokens, (size_t)n * sizeof *c->tokens);
@@ -247,7 +279,7 @@ int cf_ctx_kv_load(cf_ctx *c, int n, const void *src, uint64_t size, cf_err *err
         for (int h = 0; h < kv->n_head_kv[l]; h++, in += (size_t)n * row)
             keys_io(kv, l, h, n, (uint8_t *)in, false);
         for (int h = 0; h < kv->n_head_kv[l]; h++, in += (size_t)n * row)
-            memcpy(cf_kv_v(kv, l, h, 0), in, (size_t)n * row);
+            values_io(kv, l, h, n, (uint8_t *)in, false);
     }
     if (cf_rs_active(c)) {
         memcpy(c->tokens, in, (size_t)n * sizeof *c->tokens);

@@ -71,18 +71,25 @@ struct cf_model {
     float *rope_freqs; /* owned copy of rope_freqs.weight, or NULL */
 };
 
-/* The KV cache, per layer and KV head.  Values: [n_ctx][head_dim].  Keys:
- * blocks of CF_KV_BLOCK positions, each [head_dim][CF_KV_BLOCK], so that
- * attention scores a block of positions with one vector per dimension. */
+/* The KV cache, in slabs of CF_ATTN_CHUNK positions (vec.h), every layer's
+ * and KV head's keys then values for those positions in each.  Values:
+ * [position][head_dim].  Keys: blocks of CF_KV_BLOCK positions, each
+ * [head_dim][CF_KV_BLOCK], so that attention scores a block of positions
+ * with one vector per dimension.  One mapping in huge pages: an attention
+ * chunk reads one contiguous run without TLB misses, and memory is touched
+ * slab by slab as the context fills. */
 #define CF_KV_BLOCK 16
 
 typedef struct cf_kv {
     cf_kv_type type;
-    int n_ctx, n_past, n_blocks;
+    int n_ctx, n_past;
     int n_layer;
     int *n_head_kv, *head_dim; /* per layer; 0 heads: the layer keeps no cache */
-    size_t elem; /* bytes per element */
-    void **k, **v;
+    size_t elem;               /* bytes per element */
+    size_t *layer_off;         /* per layer: its place in a slab */
+    size_t slab_bytes;         /* one slab: every layer's keys and values */
+    uint8_t *map;
+    size_t map_bytes;
 } cf_kv;
 
 /* A barrier for the threads of a pass (barrier.c). */

@@ -111,17 +111,18 @@ static void test_cache_ops(const char *model_rel, cf_kv_type kv_type, double shi
     fprintf(stderr, "%s kv %s: shifted layer-0 keys vs fresh prefill: max |diff| %.3g\n", model_rel,
             kv_type == CF_KV_F16 ? "f16" : "f32", dk);
 
-    /* save the used positions, load them into another context, continue */
-    fresh(c, ids, A + B, NULL);
-    uint64_t bytes = cf_ctx_kv_bytes(c, A + B);
+    /* save the used positions, load them into another context, continue
+     * (A + B + C positions: more than one slab of the cache) */
+    fresh(c, ids, A + B + C, NULL);
+    uint64_t bytes = cf_ctx_kv_bytes(c, A + B + C);
     void *buf = malloc(bytes);
-    CHECK(cf_ctx_kv_save(c, A + B, buf, bytes, &err) == 0);
+    CHECK(cf_ctx_kv_save(c, A + B + C, buf, bytes, &err) == 0);
     CHECK(cf_ctx_kv_truncate(d, 0, &err) == 0);
-    CHECK(cf_ctx_kv_load(d, A + B, buf, bytes, &err) == 0 && cf_ctx_n_past(d) == A + B);
-    CHECK(cf_ctx_kv_load(d, A + B, buf, bytes - 1, &err) != 0); /* wrong size: refused */
-    CHECK(cf_ctx_n_past(d) == A + B);
-    CHECK(cf_ctx_decode(c, ids + A + B, 5, l1, false, &err) == 0);
-    CHECK(cf_ctx_decode(d, ids + A + B, 5, l2, false, &err) == 0);
+    CHECK(cf_ctx_kv_load(d, A + B + C, buf, bytes, &err) == 0 && cf_ctx_n_past(d) == A + B + C);
+    CHECK(cf_ctx_kv_load(d, A + B + C, buf, bytes - 1, &err) != 0); /* wrong size: refused */
+    CHECK(cf_ctx_n_past(d) == A + B + C);
+    CHECK(cf_ctx_decode(c, ids + A + B + C, 5, l1, false, &err) == 0);
+    CHECK(cf_ctx_decode(d, ids + A + B + C, 5, l2, false, &err) == 0);
     CHECKF(max_abs_diff(l1, l2, V) == 0, "restored cache differs");
     free(buf);
 
