@@ -504,12 +504,18 @@ static uint64_t matrix_bytes(cf_weight t)
 uint64_t cf_model_bytes_per_token(const cf_model *m)
 {
     const cf_hparams *hp = &m->hp;
-    uint64_t sum = matrix_bytes(m->output) + cf_row_bytes(m->tok_embd->type, hp->n_embd);
+    uint64_t sum = matrix_bytes(m->output) + cf_row_bytes(m->tok_embd->type, hp->n_embd) +
+                   matrix_bytes(m->ple_model_proj);
     for (int l = 0; l < hp->n_layer; l++) {
         const cf_layer *L = &m->layers[l];
         sum += matrix_bytes(L->wq) + matrix_bytes(L->wk) + matrix_bytes(L->wv) +
                matrix_bytes(L->wqkv) + matrix_bytes(L->wo) + matrix_bytes(L->w_gate) +
-               matrix_bytes(L->w_up) + matrix_bytes(L->w_down) + matrix_bytes(L->moe_router);
+               matrix_bytes(L->w_up) + matrix_bytes(L->w_down) + matrix_bytes(L->moe_router) +
+               matrix_bytes(L->conv_in) + matrix_bytes(L->conv_out) + matrix_bytes(L->dn_qkv) +
+               matrix_bytes(L->dn_z) + matrix_bytes(L->dn_beta) + matrix_bytes(L->dn_alpha) +
+               matrix_bytes(L->dn_out) + matrix_bytes(L->sh_gate) + matrix_bytes(L->sh_up) +
+               matrix_bytes(L->sh_down) + matrix_bytes(L->sh_inp) + matrix_bytes(L->ple_gate) +
+               matrix_bytes(L->ple_proj);
         /* a token reads k of the n experts */
         if (L->moe_router)
             sum += (matrix_bytes(L->moe_gate) + matrix_bytes(L->moe_up) + matrix_bytes(L->moe_down)) /
