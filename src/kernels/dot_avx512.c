@@ -10,7 +10,7 @@ CF_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 #define CF_VNNI 1
 #include "dot_simd.inc"
 #include "iq4.h"
-#include "layout.h"
+#include "layout512.h"
 
 static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbusd_epi32(acc, u, s); }
 
@@ -1032,6 +1032,92 @@ static void dot_rows_q4_K_512(int64_t k, const void *w, size_t w_stride, int64_t
     dotK_rows_512(k, w, w_stride, rows, p, y, sb_q4_K_wide, sizeof(block_q4_K), offsetof(block_q4_K, d), 1);
 }
 
+/* ---- CF_LAYOUT_R16 Q4_K (layout.h): 16 rows at once, lane = row ------- */
+
+/* Super-block i of 16 rows (b: its R16_K4_BLOCK bytes) into acc, lane by
+ * lane dotK's canonical step: isum at d * dx, msum at -(dmin * dx).  The
+ * activations x: block_q8_K, or (prepped) prep_q4_K_512's order of groups.
+ * The chunks' quants times 4 activation bytes broadcast sum each group of
+ * 32 in int32 (r16_block's way; the high nibbles left in place, 16 times
+ * their value, and shifted back once), then times its scale. */
+static inline __attribute__((always_inline)) __m512 r16_k4_block(__m512 acc, const uint8_t *b, const void *x,
+                                                                 int64_t i, int prepped)
+{
+    const int8_t *xq = prepped ? ((const q8K_prep *)x)[i].qs : ((const block_q8_K *)x)[i].qs;
+    const int16_t *bsums = prepped ? ((const q8K_prep *)x)[i].bsums : q8k_bsums((const block_q8_K *)x + i);
+    const __m512i m4 = _mm512_set1_epi8(0xF);
+    __m512i sc[2], mn[2];
+    r16_k4_scales_mins(b, sc, mn);
+    __m512i isum = _mm512_setzero_si512(), isum16 = _mm512_setzero_si512();
+    for (int h = 0; h < 4; h++) {
+        /* groups 2h (low nibbles) and 2h + 1 (high); prepped, the groups
+         * lie in the order 0 2 1 3 4 6 5 7 */
+        const int8_t *xl = xq + (prepped ? 32 * (h < 2 ? h : h + 2) : 64 * h), *xh = xl + (prepped ? 64 : 32);
+        __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+        for (int c = 0; c < 8; c++) {
+            __m512i v = _mm512_loadu_si512(b + R16_K4_QS + 64 * (8 * h + c));
+            /* in a register once, as in r16_block */
+            __asm__("" : "+v"(v));
+            int32_t al, ah;
+            memcpy(&al, xl + 4 * c, 4);
+            memcpy(&ah, xh + 4 * c, 4);
+            lo = dp(lo, _mm512_and_si512(v, m4), _mm512_set1_epi32(al));
+            hi = dp(hi, _mm512_andnot_si512(m4, v), _mm512_set1_epi32(ah));
+        }
+        isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(lo, lane_byte(sc[h / 2], 2 * h % 4)));
+        isum16 = _mm512_add_epi32(isum16, _mm512_mullo_epi32(hi, lane_byte(sc[h / 2], (2 * h + 1) % 4)));
+    }
+    isum = _mm512_add_epi32(isum, _mm512_srai_epi32(isum16, 4));
+    /* msum: the mins of groups 4q + 2pr and 4q + 2pr + 1 as a pair of
+     * int16 in each lane, against the groups' bsums sums, the same pair in
+     * dword 4q + pr of bs */
+    const __m512i pair0 =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(0, -1, 1, -1, 4, -1, 5, -1, 8, -1, 9, -1, 12, -1, 13, -1));
+    const __m512i pair1 =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(2, -1, 3, -1, 6, -1, 7, -1, 10, -1, 11, -1, 14, -1, 15, -1));
+    __m256i g32 = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(const void *)bsums), _mm256_set1_epi16(1));
+    __m512i bs = _mm512_castsi256_si512(_mm256_packs_epi32(g32, g32)); /* lane q: words of groups 4q..4q+3 twice */
+    __m512i msum = _mm512_setzero_si512();
+    for (int q = 0; q < 2; q++)
+        for (int pr = 0; pr < 2; pr++)
+            msum = _mm512_dpwssd_epi32(msum, _mm512_shuffle_epi8(mn[q], pr ? pair1 : pair0),
+                                       _mm512_permutexvar_epi32(_mm512_set1_epi32(4 * q + pr), bs));
+    const __m512i dm = _mm512_loadu_si512(b); /* d | dmin << 16 */
+    const __m512 vdx = _mm512_set1_ps(q8K_d(x, i, prepped));
+    const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dm));
+    const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dm, 16)));
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, vdx), acc);
+    return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(dmin, vdx), acc);
+}
+
+/* One group of 16 rows (nsb super-blocks) into y[0..15]: super-block i
+ * into accumulator i % 16, then the canonical tree, all lane-wise. */
+static inline __attribute__((always_inline)) void r16_k4_rows(int64_t nsb, const uint8_t *w, const void *x,
+                                                              int prepped, float *y)
+{
+    __m512 acc[16];
+    for (int j = 0; j < 16; j++)
+        acc[j] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nsb; i++)
+        acc[i % 16] = r16_k4_block(acc[i % 16], w + i * R16_K4_BLOCK, x, i, prepped);
+    for (int d = 8; d >= 1; d /= 2)
+        for (int j = 0; j < d; j++)
+            acc[j] = _mm512_add_ps(acc[j], acc[j + d]);
+    _mm512_storeu_ps(y, acc[0]);
+}
+
+static void dot_r16_q4_K_512(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    const int64_t nsb = k / QK_K;
+    for (int64_t g = 0; g < groups; g++) {
+        const uint8_t *wg = (const uint8_t *)w + g * nsb * R16_K4_BLOCK;
+        if (p)
+            r16_k4_rows(nsb, wg, p, 1, y + R16_ROWS * g);
+        else
+            r16_k4_rows(nsb, wg, x, 0, y + R16_ROWS * g);
+    }
+}
+
 /* Q6_K's quants unpack in element order */
 static void prep_q6_K_512(int64_t k, const void *x, void *p)
 {
@@ -1077,6 +1163,8 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q4_K] = dot_q4_K_512;
     t->prep[CF_TYPE_Q4_K] = prep_q4_K_512;
     t->dot_rows[CF_TYPE_Q4_K] = dot_rows_q4_K_512;
+    t->layout[CF_TYPE_Q4_K] = CF_LAYOUT_R16;
+    t->dot_r16[CF_TYPE_Q4_K] = dot_r16_q4_K_512;
     t->dot[CF_TYPE_Q5_K] = dot_q5_K_512;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
     t->prep[CF_TYPE_Q6_K] = prep_q6_K_512;

@@ -147,7 +147,7 @@ static inline void dot_r16(int64_t k, const void *w, int64_t groups, const void 
         canon c = {{0}};
         for (int64_t u = 0; u < nb; u++) {
             block_q4_0 b;
-            r16_get(g, u, (int)(i % R16_ROWS), (uint8_t *)&b);
+            r16_get(g, u, (int)(i % R16_ROWS), (uint8_t *)&b, sizeof b, 2);
             const block_q8_0 *xb = (const block_q8_0 *)x + u;
             canon_fma(&c, u, (float)blk(&b, xb, 0), ldh(b.d) * ldh(xb->d));
         }
@@ -239,30 +239,52 @@ static inline int k4_quant(const uint8_t *qs, const uint8_t *qh, int g, int l)
     return qh ? v + (((qh[l] >> g) & 1) << 4) : v;
 }
 
+/* Super-block i of a Q4_K/Q5_K row (w: its bytes) into c. */
+static inline void k4_step(canon *c, int64_t i, const uint8_t *w, size_t qs_off, int five, const block_q8_K *b)
+{
+    int sum = 0, msum = 0;
+    for (int g = 0; g < 8; g++) {
+        int sc, m, gs = 0;
+        k4_scale_min(g, w + 4, &sc, &m);
+        for (int l = 0; l < 32; l++)
+            gs += k4_quant(w + qs_off, five ? w + 16 : NULL, g, l) * b->qs[32 * g + l];
+        sum += sc * gs;
+        msum += m * (b->bsums[2 * g] + b->bsums[2 * g + 1]);
+    }
+    uint16_t d, dmin;
+    memcpy(&d, w, 2);
+    memcpy(&dmin, w + 2, 2);
+    canon_k(c, i, sum, msum, ldh(d), ldh(dmin), b->d);
+}
+
 static inline float dot_k4(int64_t k, const uint8_t *w, size_t wsz, size_t qs_off, int five, const block_q8_K *b)
 {
     canon c = {{0}};
-    for (int64_t i = 0; i < k / QK_K; i++, w += wsz) {
-        int sum = 0, msum = 0;
-        for (int g = 0; g < 8; g++) {
-            int sc, m, gs = 0;
-            k4_scale_min(g, w + 4, &sc, &m);
-            for (int l = 0; l < 32; l++)
-                gs += k4_quant(w + qs_off, five ? w + 16 : NULL, g, l) * b[i].qs[32 * g + l];
-            sum += sc * gs;
-            msum += m * (b[i].bsums[2 * g] + b[i].bsums[2 * g + 1]);
-        }
-        uint16_t d, dmin;
-        memcpy(&d, w, 2);
-        memcpy(&dmin, w + 2, 2);
-        canon_k(&c, i, sum, msum, ldh(d), ldh(dmin), b[i].d);
-    }
+    for (int64_t i = 0; i < k / QK_K; i++, w += wsz)
+        k4_step(&c, i, w, qs_off, five, b + i);
     return canon_sum(&c);
 }
 
 static float dot_q4_K(int64_t k, const void *w, const void *x)
 {
     return dot_k4(k, w, sizeof(block_q4_K), offsetof(block_q4_K, qs), 0, x);
+}
+
+/* Q4_K in CF_LAYOUT_R16, row by row as dot_r16 */
+static void dot_r16_q4_K(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    (void)p;
+    const int64_t nsb = k / QK_K;
+    for (int64_t i = 0; i < groups * R16_ROWS; i++) {
+        const uint8_t *g = (const uint8_t *)w + i / R16_ROWS * nsb * R16_K4_BLOCK;
+        canon c = {{0}};
+        for (int64_t u = 0; u < nsb; u++) {
+            block_q4_K b;
+            r16_get(g, u, (int)(i % R16_ROWS), (uint8_t *)&b, sizeof b, 0);
+            k4_step(&c, u, (const uint8_t *)&b, offsetof(block_q4_K, qs), 0, (const block_q8_K *)x + u);
+        }
+        y[i] = canon_sum(&c);
+    }
 }
 
 static float dot_q5_K(int64_t k, const void *w, const void *x)
@@ -310,6 +332,7 @@ void cf_fill_scalar(cf_kernel_table *t)
     t->dot[CF_TYPE_Q2_K] = dot_q2_K;
     t->dot[CF_TYPE_Q3_K] = dot_q3_K;
     t->dot[CF_TYPE_Q4_K] = dot_q4_K;
+    t->dot_r16[CF_TYPE_Q4_K] = dot_r16_q4_K;
     t->dot[CF_TYPE_Q5_K] = dot_q5_K;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K;
     fill_iq12_scalar(t);

@@ -9,8 +9,9 @@
  * horizontal reduction.  The unsigned quants' offsets (the -8 of Q4_0, the
  * -32 of Q6_K, the K-quants' mins) are applied through the activation block
  * sums: precomputed here for Q8_0, Q8_1's stored s, Q8_K's bsums.  A
- * Q4_0 or IQ4_NL matrix repacked at load (CF_LAYOUT_R16) is interleaved so
- * already: its panels only take the nibbles apart.
+ * Q4_0, IQ4_NL or Q4_K matrix repacked at load (CF_LAYOUT_R16) is
+ * interleaved so already: its panels only take the nibbles apart (and
+ * Q4_K's scales).
  *
  * The float part follows the canonical order of internal.h exactly (units
  * visited by residue mod 16, one accumulator per residue, the same final
@@ -28,7 +29,7 @@ CF_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 #include <immintrin.h>
 
 #include "blocks.h"
-#include "layout.h"
+#include "layout512.h"
 
 #define GR 16      /* rows per panel = lanes */
 #define KMAX CF_GEMM_MAX_K /* longest K a panel holds (a multiple of 256) */
@@ -391,10 +392,42 @@ static void pack_panel_r16(const uint8_t *g, int64_t k, const int8_t *kv, panel 
     }
 }
 
+/* A Q4_K group (layout.h) likewise: chunk 8h + i of super-block u is
+ * k-steps 8 (2h) + i (its low nibbles) and 8 (2h + 1) + i (the high ones)
+ * of the 16 rows; the scales, mins, d and dmin unpacked lane by lane. */
+static void pack_panel_r16_k4(const uint8_t *g, int64_t k, panel *p)
+{
+    const int nsb = (int)(k / 256), per_res = (nsb + 15) / 16;
+    const __m512i m4 = _mm512_set1_epi8(0xF);
+    for (int u = 0; u < nsb; u++, g += R16_K4_BLOCK) {
+        const int slot = (u % 16) * per_res + u / 16;
+        for (int c = 0; c < 32; c++) {
+            __m512i v = _mm512_loadu_si512(g + R16_K4_QS + 64 * c);
+            _mm512_store_si512(p->q[64 * slot + 16 * (c / 8) + c % 8], _mm512_and_si512(v, m4));
+            _mm512_store_si512(p->q[64 * slot + 16 * (c / 8) + 8 + c % 8],
+                               _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+        }
+        __m512i sc[2], mn[2];
+        r16_k4_scales_mins(g, sc, mn);
+        for (int j = 0; j < 8; j++) {
+            _mm512_store_si512(p->sc[8 * slot + j], lane_byte(sc[j / 4], j % 4));
+            const __m512i m = lane_byte(mn[j / 4], j % 4);
+            _mm512_store_si512(p->mp[slot][j], _mm512_or_si512(m, _mm512_slli_epi32(m, 16)));
+        }
+        const __m512i dm = _mm512_loadu_si512(g);
+        _mm512_store_ps(p->d[slot], _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dm)));
+        _mm512_store_ps(p->dmin[slot], _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dm, 16))));
+    }
+}
+
 /* Unpack rows [r, r + nr) (nr <= 16; missing rows are zero), whole K, the
  * units in residue order. */
 static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, int nr, panel *p)
 {
+    if (a->w_layout == CF_LAYOUT_R16 && a->wtype == CF_TYPE_Q4_K) {
+        pack_panel_r16_k4((const uint8_t *)a->w + r * a->w_stride, a->k, p);
+        return;
+    }
     if (a->w_layout == CF_LAYOUT_R16) {
         pack_panel_r16((const uint8_t *)a->w + r * a->w_stride, a->k,
                        a->wtype == CF_TYPE_IQ4_NL ? cf_kvalues_iq4nl : NULL, p);

@@ -11,9 +11,18 @@ cf_layout cf_layout_best(cf_type t)
     return (unsigned)t < CF_TYPE_COUNT ? cf_kernels()->layout[t] : CF_LAYOUT_PLAIN;
 }
 
+/* The block bytes of a type that has R16 (0 if none) and its head's. */
+static size_t r16_block_size(cf_type t, size_t *head)
+{
+    *head = t == CF_TYPE_Q4_K ? 0 : 2;
+    return t == CF_TYPE_Q4_0 ? sizeof(block_q4_0) : t == CF_TYPE_IQ4_NL ? sizeof(block_iq4_nl)
+         : t == CF_TYPE_Q4_K ? sizeof(block_q4_K) : 0;
+}
+
 static bool has_layout(cf_type t, cf_layout layout, int64_t k)
 {
-    return layout == CF_LAYOUT_R16 && (t == CF_TYPE_Q4_0 || t == CF_TYPE_IQ4_NL) && k > 0 && k % QK32 == 0;
+    size_t head;
+    return layout == CF_LAYOUT_R16 && r16_block_size(t, &head) && k > 0 && k % cf_type_get(t)->blck_size == 0;
 }
 
 int cf_repack(cf_type t, cf_layout layout, void *w, int64_t k, int64_t rows)
@@ -22,7 +31,8 @@ int cf_repack(cf_type t, cf_layout layout, void *w, int64_t k, int64_t rows)
         return 0;
     if (!has_layout(t, layout, k))
         return -1;
-    const size_t rb = cf_row_bytes(t, k), bsz = sizeof(block_q4_0);
+    size_t head;
+    const size_t rb = cf_row_bytes(t, k), bsz = r16_block_size(t, &head);
     uint8_t *plain = malloc(R16_ROWS * rb);
     if (!plain)
         return -1;
@@ -30,8 +40,8 @@ int cf_repack(cf_type t, cf_layout layout, void *w, int64_t k, int64_t rows)
         uint8_t *g = (uint8_t *)w + r * rb;
         memcpy(plain, g, R16_ROWS * rb);
         for (int j = 0; j < R16_ROWS; j++)
-            for (int64_t u = 0; u < k / QK32; u++)
-                r16_put(g, u, j, plain + j * rb + u * bsz);
+            for (size_t u = 0; u < rb / bsz; u++)
+                r16_put(g, (int64_t)u, j, plain + j * rb + u * bsz, bsz, head);
     }
     free(plain);
     return 0;
@@ -46,8 +56,10 @@ int cf_unpack_row(cf_type t, cf_layout layout, const void *w, int64_t k, int64_t
         memcpy(dst, (const uint8_t *)w + r * rb, rb);
         return 0;
     }
+    size_t head;
+    const size_t bsz = r16_block_size(t, &head);
     const uint8_t *g = (const uint8_t *)w + r / R16_ROWS * R16_ROWS * rb;
-    for (int64_t u = 0; u < k / QK32; u++)
-        r16_get(g, u, (int)(r % R16_ROWS), (uint8_t *)dst + u * sizeof(block_q4_0));
+    for (size_t u = 0; u < rb / bsz; u++)
+        r16_get(g, (int64_t)u, (int)(r % R16_ROWS), (uint8_t *)dst + u * bsz, bsz, head);
     return 0;
 }

@@ -1,11 +1,17 @@
-/* CF_LAYOUT_R16's bytes, for the 32-element blocks that are an F16 d and
- * 16 bytes of nibbles (Q4_0, IQ4_NL).  A group of 16 rows holds, for each block u
- * in turn, 288 bytes: the 16 rows' d (row j's at 2j), then 4 chunks of 64
- * bytes, chunk c holding nibble bytes 4c..4c+3 of every row (row j's at
- * 4j).  So a 512-bit load of a chunk has, in 32-bit lane j, row j's
- * elements 4c..4c+3 (low nibbles) and 16+4c..16+4c+3 (high nibbles): one
- * broadcast of 4 activation bytes serves all 16 rows, and each row's
- * integer sum stays in its own lane.  Private to src/kernels. */
+/* CF_LAYOUT_R16's bytes.  A group of 16 rows holds, for each block u in
+ * turn, block u of the 16 rows: first the head of each block (row j's at
+ * head * j), then the rest of each in 4-byte words, word w of row j at
+ * 16 head + 64 w + 4 j.  So a 512-bit load of a word has row j's in 32-bit
+ * lane j: one broadcast of 4 activation bytes serves all 16 rows, and each
+ * row's integer sum stays in its own lane.
+ *   Q4_0, IQ4_NL: the head is the F16 d, then 4 chunks of nibbles (288
+ *     bytes a block): chunk c holds row j's nibble bytes 4c..4c+3, so
+ *     elements 4c..4c+3 (low nibbles) and 16+4c..16+4c+3 (high nibbles).
+ *   Q4_K: no head (2304 bytes a super-block): word 0 holds d and dmin,
+ *     words 1..3 the 12 bytes of packed scales and mins, then 32 chunks of
+ *     nibbles, chunk c holding qs bytes 4c..4c+3: elements 64h + 4i..64h +
+ *     4i + 3 (low nibbles) and 32 more (high), h = c / 8, i = c % 8.
+ * Private to src/kernels. */
 #ifndef CONFAB_KERNELS_LAYOUT_H
 #define CONFAB_KERNELS_LAYOUT_H
 
@@ -13,25 +19,29 @@
 #include <string.h>
 
 #define R16_ROWS 16
-#define R16_BLOCK 288 /* bytes of one block of the 16 rows */
+#define R16_BLOCK 288 /* bytes of one block of the 16 rows (Q4_0, IQ4_NL) */
 #define R16_QS 32     /* where the chunks start in it */
+#define R16_K4_BLOCK 2304 /* the same for Q4_K */
+#define R16_K4_SCALES 64  /* where the scale words start in it */
+#define R16_K4_QS 256
 
-/* Block u of row j of group g, in its plain 18 bytes, to b. */
-static inline void r16_get(const uint8_t *g, int64_t u, int j, uint8_t b[18])
+/* Block u of row j of group g (blocks of bsz bytes, head bytes first), in
+ * its plain bytes, to b. */
+static inline void r16_get(const uint8_t *g, int64_t u, int j, uint8_t *b, size_t bsz, size_t head)
 {
-    const uint8_t *s = g + u * R16_BLOCK;
-    memcpy(b, s + 2 * j, 2);
-    for (int c = 0; c < 4; c++)
-        memcpy(b + 2 + 4 * c, s + R16_QS + 64 * c + 4 * j, 4);
+    const uint8_t *s = g + u * R16_ROWS * bsz;
+    memcpy(b, s + head * j, head);
+    for (size_t w = 0; w < (bsz - head) / 4; w++)
+        memcpy(b + head + 4 * w, s + R16_ROWS * head + 64 * w + 4 * j, 4);
 }
 
 /* The plain block b as block u of row j of group g. */
-static inline void r16_put(uint8_t *g, int64_t u, int j, const uint8_t b[18])
+static inline void r16_put(uint8_t *g, int64_t u, int j, const uint8_t *b, size_t bsz, size_t head)
 {
-    uint8_t *s = g + u * R16_BLOCK;
-    memcpy(s + 2 * j, b, 2);
-    for (int c = 0; c < 4; c++)
-        memcpy(s + R16_QS + 64 * c + 4 * j, b + 2 + 4 * c, 4);
+    uint8_t *s = g + u * R16_ROWS * bsz;
+    memcpy(s + head * j, b, head);
+    for (size_t w = 0; w < (bsz - head) / 4; w++)
+        memcpy(s + R16_ROWS * head + 64 * w + 4 * j, b + head + 4 * w, 4);
 }
 
 #endif

@@ -154,21 +154,22 @@ static void test_layout(cf_type t, cf_layout layout, int64_t m, int64_t k, int64
 static void test_layouts(cf_type t)
 {
     const cf_layout l = CF_LAYOUT_R16;
+    const int64_t b = cf_type_get(t)->blck_size;
     /* every length of a short last group of 16 blocks, whole groups only
      * and with plain rows after them, decode and prefill */
     for (int64_t units = 1; units <= 40; units++)
         for (int64_t n = 1; n <= 3; n++)
-            test_layout(t, l, units % 2 ? 37 : 32, 32 * units, n, 0, units % 2 ? 37 : 32);
+            test_layout(t, l, units % 2 ? 37 : 32, b * units, n, 0, units % 2 ? 37 : 32);
     static const int64_t ns[] = {1, 2, 3, 17};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
-        test_layout(t, l, 64, 2048, ns[i], 0, 64);
-        test_layout(t, l, 48, 576, ns[i], 0, 48);
-        test_layout(t, l, 5, 512, ns[i], 0, 5);             /* no whole group */
-        test_layout(t, l, 53, 1056, ns[i], 5, 40);          /* cut groups at both ends */
-        test_layout(t, l, 53, 1056, ns[i], 16, 16);         /* one group */
-        test_layout(t, l, 53, 1056, ns[i], 19, 3);          /* inside one group */
-        test_layout(t, l, 53, 1056, ns[i], 40, 13);         /* a cut group, then plain rows */
-        test_layout(t, l, 37, 16384 + 512, ns[i], 3, 34);   /* longer than a panel or a prep */
+        test_layout(t, l, 64, 64 * b, ns[i], 0, 64);
+        test_layout(t, l, 48, 18 * b, ns[i], 0, 48);
+        test_layout(t, l, 5, 16 * b, ns[i], 0, 5);           /* no whole group */
+        test_layout(t, l, 53, 33 * b, ns[i], 5, 40);         /* cut groups at both ends */
+        test_layout(t, l, 53, 33 * b, ns[i], 16, 16);        /* one group */
+        test_layout(t, l, 53, 33 * b, ns[i], 19, 3);         /* inside one group */
+        test_layout(t, l, 53, 33 * b, ns[i], 40, 13);        /* a cut group, then plain rows */
+        test_layout(t, l, 37, 16384 + 512, ns[i], 3, 34);    /* longer than a panel or a prep */
     }
 }
 
@@ -196,5 +197,6 @@ int main(void)
     CHECK(cf_repack(CF_TYPE_Q8_0, CF_LAYOUT_R16, NULL, 32, 16) == -1);
     test_layouts(CF_TYPE_Q4_0);
     test_layouts(CF_TYPE_IQ4_NL);
+    test_layouts(CF_TYPE_Q4_K);
     return test_summary("kernels_matmul");
 }
