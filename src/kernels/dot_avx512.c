@@ -507,11 +507,11 @@ DOT32(iq4_nl, T_IQ4_NL)
 DOT32(mxfp4, T_MXFP4)
 #undef DOT32
 
-/* ---- CF_LAYOUT_R16 (layout.h), Q4_0 and IQ4_NL: 16 rows at once, lane = row */
+/* ---- CF_LAYOUT_R16 (layout.h), Q4_0, IQ4_NL and Q5_0: 16 rows at once, lane = row */
 
 /* Where elements e..e+3 (e % 4 == 0) of block j of a group of blocks lie
- * in its grp32's activations: x_quad's order in a whole group, x_pair's in
- * the short last one. */
+ * in its grp32's activations: x_quad's order in a whole group (whole) of
+ * the quad types, else x_pair's. */
 static inline size_t r16_xoff(int j, int e, int whole)
 {
     return whole ? (size_t)(2 * (j / 4) + e / 16) * 64 + 16 * (j % 4) + e % 16
@@ -525,28 +525,39 @@ static inline __m512i r16_x4(const grp32 *g, int j, int e, int whole)
     return _mm512_set1_epi32(v);
 }
 
-/* Block j of a group of blocks (b: its 288 bytes) into acc, 16 rows: the
- * chunks' quants times the activations' 4 bytes broadcast, isum minus the
- * block's off * sum x, then acc = fma(isum, dw * dx, acc) lane by lane:
- * each row's canonical step.  Q4_0 leaves its high nibbles in place, 16
- * times their value, and shifts their sum back once (exact); IQ4_NL looks
- * its nibbles up in the codebook plus 128. */
+/* the bytes of one block of 16 rows, and where its chunks start */
+static inline size_t r16_bsz(enum t32 t) { return t == T_Q5_0 ? R16_Q5_BLOCK : R16_BLOCK; }
+static inline size_t r16_qs(enum t32 t) { return t == T_Q5_0 ? R16_Q5_QS : R16_QS; }
+
+/* Block j of a group of blocks (b: its r16_bsz bytes) into acc, 16 rows:
+ * the chunks' quants times the activations' 4 bytes broadcast, isum minus
+ * the block's off * sum x, then acc = fma(isum, dw * dx, acc) lane by
+ * lane: each row's canonical step.  Q4_0 leaves its high nibbles in
+ * place, 16 times their value, and shifts their sum back once (exact);
+ * IQ4_NL looks its nibbles up in the codebook plus 128; Q5_0 adds the
+ * fifth bits to both halves (r16_q5_quants). */
 static inline __attribute__((always_inline)) __m512 r16_block(__m512 acc, const uint8_t *b, const grp32 *g, int j,
                                                               int whole, enum t32 t)
 {
     const __m512i m4 = _mm512_set1_epi8(0xF);
+    whole = whole && t32_quad(t); /* Q5_0's whole groups too are in pairs */
+    const __m512i qh = t == T_Q5_0 ? _mm512_loadu_si512(b + R16_Q5_QH) : _mm512_setzero_si512();
     __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
     /* (no software prefetch: from 4 KB pages one a block made the stream
      * 15 % faster, from the huge pages a model is copied to 15 % slower,
      * and decoding 28 % slower) */
     for (int c = 0; c < 4; c++) {
-        __m512i v = _mm512_loadu_si512(b + R16_QS + 64 * c);
+        __m512i v = _mm512_loadu_si512(b + r16_qs(t) + 64 * c);
         /* in a register once: GCC would fold the load into both uses, and
          * the loads limit this loop (Zen 4 measured 24 % slower so) */
         __asm__("" : "+v"(v));
         if (t == T_Q4_0) {
             lo = dp(lo, _mm512_and_si512(v, m4), r16_x4(g, j, 4 * c, whole));
             hi = dp(hi, _mm512_andnot_si512(m4, v), r16_x4(g, j, 16 + 4 * c, whole));
+        } else if (t == T_Q5_0) {
+            lo = dp(lo, r16_q5_quants(_mm512_and_si512(v, m4), qh, c), r16_x4(g, j, 4 * c, whole));
+            hi = dp(hi, r16_q5_quants(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4), qh, 4 + c),
+                    r16_x4(g, j, 16 + 4 * c, whole));
         } else {
             const __m512i table = nl4_table512(t);
             lo = dp(lo, _mm512_shuffle_epi8(table, _mm512_and_si512(v, m4)), r16_x4(g, j, 4 * c, whole));
@@ -586,16 +597,16 @@ static inline __attribute__((always_inline)) void r16_rows(int64_t nb, const uin
         const grp32 *g = p ? p + i / 16 : &own;
         if (!p)
             r16_prep_here(x, i, n, t, &own);
-        const uint8_t *b = w + i * R16_BLOCK;
+        const uint8_t *b = w + i * r16_bsz(t);
         if (n == 16) {
 #pragma GCC unroll 16
             for (int j = 0; j < 16; j++)
-                acc[j] = r16_block(acc[j], b + j * R16_BLOCK, g, j, 1, t);
+                acc[j] = r16_block(acc[j], b + j * r16_bsz(t), g, j, 1, t);
         } else {
 #pragma GCC unroll 16
             for (int j = 0; j < 16; j++)
                 if (j < n)
-                    acc[j] = r16_block(acc[j], b + j * R16_BLOCK, g, j, 0, t);
+                    acc[j] = r16_block(acc[j], b + j * r16_bsz(t), g, j, 0, t);
         }
     }
     for (int d = 8; d >= 1; d /= 2)
@@ -609,7 +620,7 @@ static inline __attribute__((always_inline)) void dot_r16_512(int64_t k, const v
 {
     const int64_t nb = k / QK32;
     for (int64_t g = 0; g < groups; g++) {
-        const uint8_t *wg = (const uint8_t *)w + g * nb * R16_BLOCK;
+        const uint8_t *wg = (const uint8_t *)w + g * nb * r16_bsz(t);
         if (p)
             r16_rows(nb, wg, p, NULL, y + R16_ROWS * g, t);
         else
@@ -620,6 +631,11 @@ static inline __attribute__((always_inline)) void dot_r16_512(int64_t k, const v
 static void dot_r16_q4_0_512(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
 {
     dot_r16_512(k, w, groups, x, p, y, T_Q4_0);
+}
+
+static void dot_r16_q5_0_512(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    dot_r16_512(k, w, groups, x, p, y, T_Q5_0);
 }
 
 static void dot_r16_iq4_nl_512(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
@@ -1154,6 +1170,8 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot_r16[CF_TYPE_IQ4_NL] = dot_r16_iq4_nl_512;
     t->prep[CF_TYPE_Q5_0] = prep_q5_0_512;
     t->dot_rows[CF_TYPE_Q5_0] = dot_rows_q5_0_512;
+    t->layout[CF_TYPE_Q5_0] = CF_LAYOUT_R16;
+    t->dot_r16[CF_TYPE_Q5_0] = dot_r16_q5_0_512;
     t->prep[CF_TYPE_Q4_1] = prep_q4_1_512;
     t->dot_rows[CF_TYPE_Q4_1] = dot_rows_q4_1_512;
     t->prep[CF_TYPE_Q5_1] = prep_q5_1_512;

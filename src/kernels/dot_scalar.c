@@ -135,21 +135,21 @@ static float dot_q4_0(int64_t k, const void *w, const void *x)
     return dot32(k, w, x, blk_q4_0, sizeof(block_q4_0), sizeof(block_q8_0), 0);
 }
 
-/* A matrix in CF_LAYOUT_R16, row by row: each block gathered back into
- * its plain bytes, then as dot32 (types whose blocks are laid out as
- * Q4_0's, blk their integer sums). */
+/* A matrix in CF_LAYOUT_R16, row by row: each block (bsz bytes) gathered
+ * back into its plain bytes, then as dot32 (the types whose blocks are an
+ * F16 d and 4-byte words, blk their integer sums). */
 static inline void dot_r16(int64_t k, const void *w, int64_t groups, const void *x, float *y,
-                           int (*blk)(const void *, const void *, int64_t))
+                           int (*blk)(const void *, const void *, int64_t), size_t bsz)
 {
     const int64_t nb = k / QK32;
     for (int64_t i = 0; i < groups * R16_ROWS; i++) {
-        const uint8_t *g = (const uint8_t *)w + i / R16_ROWS * nb * R16_BLOCK;
+        const uint8_t *g = (const uint8_t *)w + i / R16_ROWS * nb * R16_ROWS * bsz;
         canon c = {{0}};
         for (int64_t u = 0; u < nb; u++) {
-            block_q4_0 b;
-            r16_get(g, u, (int)(i % R16_ROWS), (uint8_t *)&b, sizeof b, 2);
+            union { block_q4_0 q4; block_q5_0 q5; } b; /* room for the largest */
+            r16_get(g, u, (int)(i % R16_ROWS), (uint8_t *)&b, bsz, 2);
             const block_q8_0 *xb = (const block_q8_0 *)x + u;
-            canon_fma(&c, u, (float)blk(&b, xb, 0), ldh(b.d) * ldh(xb->d));
+            canon_fma(&c, u, (float)blk(&b, xb, 0), ldh(b.q4.d) * ldh(xb->d));
         }
         y[i] = canon_sum(&c);
     }
@@ -158,7 +158,7 @@ static inline void dot_r16(int64_t k, const void *w, int64_t groups, const void 
 static void dot_r16_q4_0(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
 {
     (void)p;
-    dot_r16(k, w, groups, x, y, blk_q4_0);
+    dot_r16(k, w, groups, x, y, blk_q4_0, sizeof(block_q4_0));
 }
 
 static float dot_q4_1(int64_t k, const void *w, const void *x)
@@ -169,6 +169,12 @@ static float dot_q4_1(int64_t k, const void *w, const void *x)
 static float dot_q5_0(int64_t k, const void *w, const void *x)
 {
     return dot32(k, w, x, blk_q5_0, sizeof(block_q5_0), sizeof(block_q8_0), 0);
+}
+
+static void dot_r16_q5_0(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    (void)p;
+    dot_r16(k, w, groups, x, y, blk_q5_0, sizeof(block_q5_0));
 }
 
 static float dot_q5_1(int64_t k, const void *w, const void *x)
@@ -327,6 +333,7 @@ void cf_fill_scalar(cf_kernel_table *t)
     t->dot_r16[CF_TYPE_Q4_0] = dot_r16_q4_0;
     t->dot[CF_TYPE_Q4_1] = dot_q4_1;
     t->dot[CF_TYPE_Q5_0] = dot_q5_0;
+    t->dot_r16[CF_TYPE_Q5_0] = dot_r16_q5_0;
     t->dot[CF_TYPE_Q5_1] = dot_q5_1;
     t->dot[CF_TYPE_Q8_0] = dot_q8_0;
     t->dot[CF_TYPE_Q2_K] = dot_q2_K;

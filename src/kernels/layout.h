@@ -7,6 +7,8 @@
  *   Q4_0, IQ4_NL: the head is the F16 d, then 4 chunks of nibbles (288
  *     bytes a block): chunk c holds row j's nibble bytes 4c..4c+3, so
  *     elements 4c..4c+3 (low nibbles) and 16+4c..16+4c+3 (high nibbles).
+ *   Q5_0: the same with the 16 rows' qh words (bit e: the fifth bit of
+ *     element e) between the d and the chunks (352 bytes a block).
  *   Q4_K: no head (2304 bytes a super-block): word 0 holds d and dmin,
  *     words 1..3 the 12 bytes of packed scales and mins, then 32 chunks of
  *     nibbles, chunk c holding qs bytes 4c..4c+3: elements 64h + 4i..64h +
@@ -21,6 +23,9 @@
 #define R16_ROWS 16
 #define R16_BLOCK 288 /* bytes of one block of the 16 rows (Q4_0, IQ4_NL) */
 #define R16_QS 32     /* where the chunks start in it */
+#define R16_Q5_BLOCK 352  /* the same for Q5_0 */
+#define R16_Q5_QH 32      /* where its qh words start in it */
+#define R16_Q5_QS 96
 #define R16_K4_BLOCK 2304 /* the same for Q4_K */
 #define R16_K4_SCALES 64  /* where the scale words start in it */
 #define R16_K4_QS 256

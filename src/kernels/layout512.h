@@ -24,6 +24,22 @@ static inline void r16_k4_scales_mins(const uint8_t *b, __m512i sc[2], __m512i m
                                      0xF8);
 }
 
+/* The 4-bit quants nib of a Q5_0 chunk half h (layout.h: 0..3 the low
+ * nibbles of chunk h, 4..7 the high ones of chunk h - 4, so byte i of lane
+ * j is row j's element 4h + i) with their fifth bits, from the 16 rows'
+ * qh words (lane j row j's), as bit 4: qh byte h / 2 spread to the 4
+ * bytes of its lane, each byte's own bit tested into a mask.  (AVX-512BW
+ * only: no VBMI needed.) */
+static inline __m512i r16_q5_quants(__m512i nib, __m512i qh, int h)
+{
+    const __m512i spread = _mm512_add_epi8(
+        _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12)),
+        _mm512_set1_epi8((char)(h / 2)));
+    const __mmask64 fifth =
+        _mm512_test_epi8_mask(_mm512_shuffle_epi8(qh, spread), _mm512_set1_epi32((int)(0x08040201u << 4 * (h % 2))));
+    return _mm512_mask_add_epi8(nib, fifth, nib, _mm512_set1_epi8(0x10));
+}
+
 /* byte s (0..3) of every 32-bit lane of v, as an int32 */
 static inline __m512i lane_byte(__m512i v, int s)
 {

@@ -197,6 +197,7 @@ int main(void)
     CHECK(cf_repack(CF_TYPE_Q8_0, CF_LAYOUT_R16, NULL, 32, 16) == -1);
     test_layouts(CF_TYPE_Q4_0);
     test_layouts(CF_TYPE_IQ4_NL);
+    test_layouts(CF_TYPE_Q5_0);
     test_layouts(CF_TYPE_Q4_K);
     return test_summary("kernels_matmul");
 }
