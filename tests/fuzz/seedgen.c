@@ -1,14 +1,21 @@
-/* seedgen DIR TOK512: the seeds seeds.sh cannot make with confab itself.
+/* seedgen DIR [TOK512]: the seeds seeds.sh cannot make with confab itself.
  *   DIR/tiny-spm.gguf, DIR/tiny-bpe.gguf   vocabularies of a few dozen tokens
  *                                          (mkmodel --vocab: models of a few KB)
  *   DIR/llama2c/NAME                       inputs of fuzz_llama2c: tiny
  *                                          checkpoints with tok512.bin (TOK512)
- *                                          or with a tokenizer of a few pieces */
+ *                                          or with a tokenizer of a few pieces
+ *                                          (only when TOK512 is given)
+ * seedgen regress DIR Q8_0 TQ2_0: fuzz_gguf's findings, written into DIR from
+ * two tiny models mkmodel made (llama, embd 32, one layer: a Q8_0 one and a
+ * --pure TQ2_0 one), so that no binary GGUF is kept in the repository. */
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "confab/gguf.h"
+#include "confab/kernels.h"
 
 static void die(const char *what)
 {
@@ -166,12 +173,110 @@ static void llama2c(const char *dir, const char *tok512)
     free(small.p);
 }
 
+/* ---- fuzz_gguf's findings ----------------------------------------------- */
+
+static buf slurp(const char *path)
+{
+    buf b = {0};
+    FILE *f = fopen(path, "rb");
+    uint8_t chunk[4096];
+    size_t got;
+    while (f && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
+        put(&b, chunk, got);
+    if (!f || !b.n)
+        die(path);
+    fclose(f);
+    return b;
+}
+
+static void spit(const char *dir, const char *name, const buf *b)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(b->p, 1, b->n, f) != b->n || fclose(f))
+        die(path);
+}
+
+/* Tensor NAME's bytes inside a model file's bytes; n: their count. */
+static uint8_t *tensor_bytes(const buf *b, const char *name, uint64_t *n)
+{
+    cf_gguf *g;
+    cf_err err;
+    if (cf_gguf_open_buffer(b->p, b->n, &g, &err) != 0)
+        die(err.msg);
+    const cf_gguf_tensor *t = cf_gguf_find_tensor(g, name);
+    if (!t || t->type != CF_TYPE_F32)
+        die(name);
+    uint8_t *p = b->p + cf_gguf_data_offset(g) + t->offset;
+    *n = t->nbytes;
+    cf_gguf_close(g);
+    return p;
+}
+
+/* The first float, or every float, of tensor NAME set to v. */
+static void set_floats(const buf *b, const char *name, float v, bool first_only)
+{
+    uint64_t n;
+    uint8_t *p = tensor_bytes(b, name, &n);
+    for (uint64_t i = 0; i < (first_only ? 4 : n); i += 4)
+        memcpy(p + i, &v, 4);
+}
+
+static void regress(const char *dir, const char *q8_0, const char *tq2_0)
+{
+    /* a key of control characters and a value type that does not exist:
+     * the error quoting the key must stay one line without escapes */
+    static const char key[] = "llama.atte\x1b[2J\n\x07\r\x1b]0;x\x07";
+    buf b = {0};
+    const uint32_t version = 3, bad_type = 199616723;
+    const uint64_t n_tensors = 0, n_kv = 1, key_len = sizeof key - 1;
+    put(&b, "GGUF", 4);
+    put(&b, &version, 4);
+    put(&b, &n_tensors, 8);
+    put(&b, &n_kv, 8);
+    put(&b, &key_len, 8);
+    put(&b, key, key_len);
+    put(&b, &bad_type, 4);
+    spit(dir, "control-chars-in-key", &b);
+    free(b.p);
+
+    /* 234 million layers: refused at once, not after per-layer loops */
+    b = slurp(q8_0);
+    static const char count_key[] = "llama.block_count";
+    uint8_t *k = memmem(b.p, b.n, count_key, sizeof count_key - 1);
+    if (!k)
+        die(count_key);
+    const uint32_t layers = 234881023;
+    memcpy(k + sizeof count_key - 1 + 4, &layers, 4); /* past the value type */
+    spit(dir, "huge-layer-count", &b);
+    free(b.p);
+
+    /* a NaN in a norm's weight: the forward pass names the tensor */
+    b = slurp(q8_0);
+    set_floats(&b, "blk.0.attn_norm.weight", NAN, true);
+    spit(dir, "nan-norm-weight", &b);
+    free(b.p);
+
+    /* a norm weight so small that the normalised rows are subnormal: the
+     * activations' rounding must not divide by their largest value */
+    b = slurp(tq2_0);
+    set_floats(&b, "blk.0.attn_norm.weight", 1e-39f, false);
+    spit(dir, "subnormal-activation", &b);
+    free(b.p);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3)
-        die("usage: seedgen DIR TOK512");
+    if (argc == 5 && strcmp(argv[1], "regress") == 0) {
+        regress(argv[2], argv[3], argv[4]);
+        return 0;
+    }
+    if (argc != 2 && argc != 3)
+        die("usage: seedgen DIR [TOK512] | seedgen regress DIR Q8_0 TQ2_0");
     tiny_spm(argv[1]);
     tiny_bpe(argv[1]);
-    llama2c(argv[1], argv[2]);
+    if (argc == 3)
+        llama2c(argv[1], argv[2]);
     return 0;
 }

@@ -46,6 +46,9 @@ for type in Q4_0 Q4_1 Q5_0 Q5_1 Q6_K F16 BF16 IQ4_NL MXFP4 TQ2_0; do
         --pure -t 1 --vocab "$tmp/tiny-spm.gguf" -o "$out/gguf/llama-$type.gguf"
 done
 
+# fuzz_gguf's findings (what the ordinary build replays, regress_gguf.sh)
+"$gen" regress "$out/gguf" "$out/gguf/llama--Q8_0.gguf" "$out/gguf/llama-TQ2_0.gguf"
+
 # the tokenizer harness: a byte choosing the vocabulary, a byte of flags,
 # a text of llama.cpp's test vectors
 n=0
