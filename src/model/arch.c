@@ -405,28 +405,33 @@ static int bind_tensors(cf_model *m, cf_err *err)
 
 /* ---- load ------------------------------------------------------------------ */
 
-/* The matrices the forward pass multiplies by (cf_matmul) into the
- * kernels' fastest layout; never a matrix also read by row (the token
- * embeddings, an output tied to them). */
+/* The matrices of layer L the forward pass multiplies by (cf_matmul),
+ * absent ones NULL; the experts' stacked matrices are the last
+ * EXPERT_MATRICES. */
+enum { LAYER_MATRICES = 24, EXPERT_MATRICES = 3 };
+
+static void layer_matrices(const cf_layer *L, cf_weight ws[LAYER_MATRICES])
+{
+    const cf_weight all[] = {L->wq,      L->wk,       L->wv,     L->wqkv,     L->wo,      L->w_gate,
+                             L->w_up,    L->w_down,   L->moe_router, L->conv_in, L->conv_out, L->dn_qkv,
+                             L->dn_z,    L->dn_beta,  L->dn_alpha, L->dn_out,  L->sh_gate,  L->sh_up,
+                             L->sh_down, L->ple_gate, L->ple_proj, L->moe_gate, L->moe_up,  L->moe_down};
+    _Static_assert(sizeof all / sizeof all[0] == LAYER_MATRICES, "the list's size");
+    memcpy(ws, all, sizeof all);
+}
+
+/* The matrices into the kernels' fastest layout; never a matrix also read
+ * by row (the token embeddings, an output tied to them). */
 static int repack_matrices(cf_model *m, cf_err *err)
 {
-    enum { PER_LAYER = 24 };
-    cf_weight *list = malloc(((size_t)m->hp.n_layer * PER_LAYER + 2) * sizeof *list);
+    cf_weight *list = malloc(((size_t)m->hp.n_layer * LAYER_MATRICES + 2) * sizeof *list);
     if (!list)
         return cf_fail(err, "out of memory");
     int64_t n = 0;
     list[n++] = m->output;
     list[n++] = m->ple_model_proj;
-    for (int l = 0; l < m->hp.n_layer; l++) {
-        const cf_layer *L = &m->layers[l];
-        const cf_weight ws[] = {L->wq,       L->wk,       L->wv,       L->wqkv,     L->wo,      L->w_gate,
-                                L->w_up,     L->w_down,   L->moe_router, L->moe_gate, L->moe_up, L->moe_down,
-                                L->conv_in,  L->conv_out, L->dn_qkv,   L->dn_z,     L->dn_beta, L->dn_alpha,
-                                L->dn_out,   L->sh_gate,  L->sh_up,    L->sh_down,  L->ple_gate, L->ple_proj};
-        _Static_assert(sizeof ws / sizeof ws[0] == PER_LAYER, "the list's size");
-        for (int i = 0; i < PER_LAYER; i++)
-            list[n++] = ws[i];
-    }
+    for (int l = 0; l < m->hp.n_layer; l++, n += LAYER_MATRICES)
+        layer_matrices(&m->layers[l], list + n);
     int64_t kept = 0;
     for (int64_t i = 0; i < n; i++)
         if (list[i] && list[i] != m->tok_embd && list[i] != m->ple_embd)
@@ -508,18 +513,18 @@ uint64_t cf_model_bytes_per_token(const cf_model *m)
                    matrix_bytes(m->ple_model_proj);
     for (int l = 0; l < hp->n_layer; l++) {
         const cf_layer *L = &m->layers[l];
-        sum += matrix_bytes(L->wq) + matrix_bytes(L->wk) + matrix_bytes(L->wv) +
-               matrix_bytes(L->wqkv) + matrix_bytes(L->wo) + matrix_bytes(L->w_gate) +
-               matrix_bytes(L->w_up) + matrix_bytes(L->w_down) + matrix_bytes(L->moe_router) +
-               matrix_bytes(L->conv_in) + matrix_bytes(L->conv_out) + matrix_bytes(L->dn_qkv) +
-               matrix_bytes(L->dn_z) + matrix_bytes(L->dn_beta) + matrix_bytes(L->dn_alpha) +
-               matrix_bytes(L->dn_out) + matrix_bytes(L->sh_gate) + matrix_bytes(L->sh_up) +
-               matrix_bytes(L->sh_down) + matrix_bytes(L->sh_inp) + matrix_bytes(L->ple_gate) +
-               matrix_bytes(L->ple_proj);
+        cf_weight ws[LAYER_MATRICES];
+        layer_matrices(L, ws);
+        int i = 0;
+        for (; i < LAYER_MATRICES - EXPERT_MATRICES; i++)
+            sum += matrix_bytes(ws[i]);
+        uint64_t experts = 0;
+        for (; i < LAYER_MATRICES; i++)
+            experts += matrix_bytes(ws[i]);
         /* a token reads k of the n experts */
         if (L->moe_router)
-            sum += (matrix_bytes(L->moe_gate) + matrix_bytes(L->moe_up) + matrix_bytes(L->moe_down)) /
-                   (uint64_t)hp->n_expert * (uint64_t)hp->n_expert_used;
+            sum += experts / (uint64_t)hp->n_expert * (uint64_t)hp->n_expert_used;
+        sum += matrix_bytes(L->sh_inp);
     }
     return sum;
 }
