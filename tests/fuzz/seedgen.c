@@ -144,17 +144,24 @@ static void write_l2c(const char *dir, const char *name, const int32_t cfg[7], c
     free(ck.p);
 }
 
-static void llama2c(const char *dir, const char *tok512)
+/* A whole file (not empty). */
+static buf slurp(const char *path)
 {
-    buf tok = {0};
-    FILE *f = fopen(tok512, "rb");
+    buf b = {0};
+    FILE *f = fopen(path, "rb");
     uint8_t chunk[4096];
     size_t got;
     while (f && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        put(&tok, chunk, got);
-    if (!f || !tok.n)
-        die(tok512);
+        put(&b, chunk, got);
+    if (!f || !b.n)
+        die(path);
     fclose(f);
+    return b;
+}
+
+static void llama2c(const char *dir, const char *tok512)
+{
+    buf tok = slurp(tok512);
     write_l2c(dir, "shared-tok512", (const int32_t[7]){8, 16, 1, 2, 2, 512, 8}, &tok);
     write_l2c(dir, "gqa-tok512", (const int32_t[7]){8, 16, 2, 2, 1, 512, 4}, &tok);
     /* a tokenizer of a few pieces (max length, then score, length, bytes) */
@@ -174,20 +181,6 @@ static void llama2c(const char *dir, const char *tok512)
 }
 
 /* ---- fuzz_gguf's findings ----------------------------------------------- */
-
-static buf slurp(const char *path)
-{
-    buf b = {0};
-    FILE *f = fopen(path, "rb");
-    uint8_t chunk[4096];
-    size_t got;
-    while (f && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        put(&b, chunk, got);
-    if (!f || !b.n)
-        die(path);
-    fclose(f);
-    return b;
-}
 
 static void spit(const char *dir, const char *name, const buf *b)
 {
