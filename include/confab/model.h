@@ -122,8 +122,8 @@ typedef struct cf_model cf_model;
 int cf_model_load(const char *path, const char *tokenizer_path, cf_model **out, cf_err *err);
 /* The same with the weights loaded as mode says (cf_model_load: AUTO).
  * Copied weights (CF_LOAD_COPY) are rearranged in place for the kernels
- * where they have a faster layout (cf_gguf_repack; Q4_0, IQ4_NL, Q5_0 and
- * Q4_K on AVX-512), mapped ones stay as the file has them; the logits are the
+ * where they have a faster layout (cf_gguf_repack; Q8_0, Q4_0, IQ4_NL, Q5_0
+ * and Q4_K on AVX-512), mapped ones stay as the file has them; the logits are the
  * same bits. */
 int cf_model_load_as(const char *path, const char *tokenizer_path, cf_load_mode mode, cf_model **out,
                      cf_err *err);

@@ -507,26 +507,30 @@ DOT32(iq4_nl, T_IQ4_NL)
 DOT32(mxfp4, T_MXFP4)
 #undef DOT32
 
-/* ---- CF_LAYOUT_R16 (layout.h), Q4_0, IQ4_NL and Q5_0: 16 rows at once, lane = row */
+/* ---- CF_LAYOUT_R16 (layout.h), Q8_0, Q4_0, IQ4_NL, Q5_0: 16 rows at once, lane = row */
 
 /* Where elements e..e+3 (e % 4 == 0) of block j of a group of blocks lie
  * in its grp32's activations: x_quad's order in a whole group (whole) of
- * the quad types, else x_pair's. */
-static inline size_t r16_xoff(int j, int e, int whole)
+ * the quad types, else x_pair_of's (Q8_0: the two blocks as they are). */
+static inline size_t r16_xoff(int j, int e, int whole, enum t32 t)
 {
-    return whole ? (size_t)(2 * (j / 4) + e / 16) * 64 + 16 * (j % 4) + e % 16
-                 : (size_t)(j / 2) * 64 + 16 * (2 * (e / 16) + j % 2) + e % 16;
+    return whole        ? (size_t)(2 * (j / 4) + e / 16) * 64 + 16 * (j % 4) + e % 16
+         : t == T_Q8_0 ? (size_t)(j / 2) * 64 + 32 * (j % 2) + e
+                        : (size_t)(j / 2) * 64 + 16 * (2 * (e / 16) + j % 2) + e % 16;
 }
 
-static inline __m512i r16_x4(const grp32 *g, int j, int e, int whole)
+static inline __m512i r16_x4(const grp32 *g, int j, int e, int whole, enum t32 t)
 {
     int32_t v;
-    memcpy(&v, (const uint8_t *)g->xq + r16_xoff(j, e, whole), 4);
+    memcpy(&v, (const uint8_t *)g->xq + r16_xoff(j, e, whole, t), 4);
     return _mm512_set1_epi32(v);
 }
 
 /* the bytes of one block of 16 rows, and where its chunks start */
-static inline size_t r16_bsz(enum t32 t) { return t == T_Q5_0 ? R16_Q5_BLOCK : R16_BLOCK; }
+static inline size_t r16_bsz(enum t32 t)
+{
+    return t == T_Q5_0 ? R16_Q5_BLOCK : t == T_Q8_0 ? R16_Q8_BLOCK : R16_BLOCK;
+}
 static inline size_t r16_qs(enum t32 t) { return t == T_Q5_0 ? R16_Q5_QS : R16_QS; }
 
 /* Block j of a group of blocks (b: its r16_bsz bytes) into acc, 16 rows:
@@ -535,7 +539,8 @@ static inline size_t r16_qs(enum t32 t) { return t == T_Q5_0 ? R16_Q5_QS : R16_Q
  * lane: each row's canonical step.  Q4_0 leaves its high nibbles in
  * place, 16 times their value, and shifts their sum back once (exact);
  * IQ4_NL looks its nibbles up in the codebook plus 128; Q5_0 adds the
- * fifth bits to both halves (r16_q5_quants). */
+ * fifth bits to both halves (r16_q5_quants); Q8_0 reads chunks c and 4 + c
+ * as the halves, plus 128. */
 static inline __attribute__((always_inline)) __m512 r16_block(__m512 acc, const uint8_t *b, const grp32 *g, int j,
                                                               int whole, enum t32 t)
 {
@@ -547,22 +552,29 @@ static inline __attribute__((always_inline)) __m512 r16_block(__m512 acc, const 
      * 15 % faster, from the huge pages a model is copied to 15 % slower,
      * and decoding 28 % slower) */
     for (int c = 0; c < 4; c++) {
+        if (t == T_Q8_0) {
+            const __m512i plus128 = _mm512_set1_epi8((char)0x80);
+            lo = dp(lo, _mm512_xor_si512(_mm512_loadu_si512(b + R16_QS + 64 * c), plus128), r16_x4(g, j, 4 * c, 0, t));
+            hi = dp(hi, _mm512_xor_si512(_mm512_loadu_si512(b + R16_QS + 64 * (4 + c)), plus128),
+                    r16_x4(g, j, 16 + 4 * c, 0, t));
+            continue;
+        }
         __m512i v = _mm512_loadu_si512(b + r16_qs(t) + 64 * c);
         /* in a register once: GCC would fold the load into both uses, and
          * the loads limit this loop (Zen 4 measured 24 % slower so) */
         __asm__("" : "+v"(v));
         if (t == T_Q4_0) {
-            lo = dp(lo, _mm512_and_si512(v, m4), r16_x4(g, j, 4 * c, whole));
-            hi = dp(hi, _mm512_andnot_si512(m4, v), r16_x4(g, j, 16 + 4 * c, whole));
+            lo = dp(lo, _mm512_and_si512(v, m4), r16_x4(g, j, 4 * c, whole, t));
+            hi = dp(hi, _mm512_andnot_si512(m4, v), r16_x4(g, j, 16 + 4 * c, whole, t));
         } else if (t == T_Q5_0) {
-            lo = dp(lo, r16_q5_quants(_mm512_and_si512(v, m4), qh, c), r16_x4(g, j, 4 * c, whole));
+            lo = dp(lo, r16_q5_quants(_mm512_and_si512(v, m4), qh, c), r16_x4(g, j, 4 * c, whole, t));
             hi = dp(hi, r16_q5_quants(_mm512_and_si512(_mm512_srli_epi16(v, 4), m4), qh, 4 + c),
-                    r16_x4(g, j, 16 + 4 * c, whole));
+                    r16_x4(g, j, 16 + 4 * c, whole, t));
         } else {
             const __m512i table = nl4_table512(t);
-            lo = dp(lo, _mm512_shuffle_epi8(table, _mm512_and_si512(v, m4)), r16_x4(g, j, 4 * c, whole));
+            lo = dp(lo, _mm512_shuffle_epi8(table, _mm512_and_si512(v, m4)), r16_x4(g, j, 4 * c, whole, t));
             hi = dp(hi, _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srli_epi16(v, 4), m4)),
-                    r16_x4(g, j, 16 + 4 * c, whole));
+                    r16_x4(g, j, 16 + 4 * c, whole, t));
         }
     }
     int32_t bias;
@@ -636,6 +648,11 @@ static void dot_r16_q4_0_512(int64_t k, const void *w, int64_t groups, const voi
 static void dot_r16_q5_0_512(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
 {
     dot_r16_512(k, w, groups, x, p, y, T_Q5_0);
+}
+
+static void dot_r16_q8_0_512(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    dot_r16_512(k, w, groups, x, p, y, T_Q8_0);
 }
 
 static void dot_r16_iq4_nl_512(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
@@ -1162,6 +1179,8 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q5_1] = dot_q5_1_512;
     t->prep[CF_TYPE_Q8_0] = prep_q8_0_512;
     t->dot_rows[CF_TYPE_Q8_0] = dot_rows_q8_0_512;
+    t->layout[CF_TYPE_Q8_0] = CF_LAYOUT_R16;
+    t->dot_r16[CF_TYPE_Q8_0] = dot_r16_q8_0_512;
     t->prep[CF_TYPE_Q4_0] = prep_q4_0_512;
     t->dot_rows[CF_TYPE_Q4_0] = dot_rows_q4_0_512;
     t->layout[CF_TYPE_Q4_0] = CF_LAYOUT_R16;

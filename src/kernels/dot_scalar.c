@@ -146,7 +146,7 @@ static inline void dot_r16(int64_t k, const void *w, int64_t groups, const void 
         const uint8_t *g = (const uint8_t *)w + i / R16_ROWS * nb * R16_ROWS * bsz;
         canon c = {{0}};
         for (int64_t u = 0; u < nb; u++) {
-            union { block_q4_0 q4; block_q5_0 q5; } b; /* room for the largest */
+            union { block_q4_0 q4; block_q5_0 q5; block_q8_0 q8; } b; /* room for the largest */
             r16_get(g, u, (int)(i % R16_ROWS), (uint8_t *)&b, bsz, 2);
             const block_q8_0 *xb = (const block_q8_0 *)x + u;
             canon_fma(&c, u, (float)blk(&b, xb, 0), ldh(b.q4.d) * ldh(xb->d));
@@ -185,6 +185,12 @@ static float dot_q5_1(int64_t k, const void *w, const void *x)
 static float dot_q8_0(int64_t k, const void *w, const void *x)
 {
     return dot32(k, w, x, blk_q8_0, sizeof(block_q8_0), sizeof(block_q8_0), 0);
+}
+
+static void dot_r16_q8_0(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    (void)p;
+    dot_r16(k, w, groups, x, y, blk_q8_0, sizeof(block_q8_0));
 }
 
 /* The K-quants' super-block step: isum at d*dx, then msum at -(dmin*dx). */
@@ -336,6 +342,7 @@ void cf_fill_scalar(cf_kernel_table *t)
     t->dot_r16[CF_TYPE_Q5_0] = dot_r16_q5_0;
     t->dot[CF_TYPE_Q5_1] = dot_q5_1;
     t->dot[CF_TYPE_Q8_0] = dot_q8_0;
+    t->dot_r16[CF_TYPE_Q8_0] = dot_r16_q8_0;
     t->dot[CF_TYPE_Q2_K] = dot_q2_K;
     t->dot[CF_TYPE_Q3_K] = dot_q3_K;
     t->dot[CF_TYPE_Q4_K] = dot_q4_K;

@@ -9,9 +9,9 @@
  * horizontal reduction.  The unsigned quants' offsets (the -8 of Q4_0, the
  * -32 of Q6_K, the K-quants' mins) are applied through the activation block
  * sums: precomputed here for Q8_0, Q8_1's stored s, Q8_K's bsums.  A
- * Q4_0, IQ4_NL, Q5_0 or Q4_K matrix repacked at load (CF_LAYOUT_R16) is
- * interleaved so already: its panels only take the nibbles apart (and add
- * Q5_0's fifth bits, unpack Q4_K's scales).
+ * Q8_0, Q4_0, IQ4_NL, Q5_0 or Q4_K matrix repacked at load (CF_LAYOUT_R16)
+ * is interleaved so already: its panels only take the nibbles apart (and
+ * add Q5_0's fifth bits, unpack Q4_K's scales; Q8_0's are copied).
  *
  * The float part follows the canonical order of internal.h exactly (units
  * visited by residue mod 16, one accumulator per residue, the same final
@@ -368,26 +368,28 @@ static void transpose_lanes(const uint32_t *src, size_t sstride, uint32_t *dst, 
 /* A group of a CF_LAYOUT_R16 matrix (layout.h) holds the panel's quants
  * already interleaved: chunk c of block u is k-steps 8u + c (its low
  * nibbles) and 8u + 4 + c (the high ones) of the 16 rows; only the
- * residue order is left to do, and IQ4_NL's codebook plus 128 (kv) or
- * Q5_0's fifth bits (five). */
-static void pack_panel_r16(const uint8_t *g, int64_t k, const int8_t *kv, int five, panel *p)
+ * residue order is left to do, and IQ4_NL's codebook plus 128 or Q5_0's
+ * fifth bits.  Q8_0's 8 chunks are k-steps 8u + c as they are, plus 128. */
+static void pack_panel_r16(const uint8_t *g, int64_t k, cf_type t, panel *p)
 {
     const int nb = (int)(k / 32), per_res = (nb + 15) / 16;
-    const __m512i m4 = _mm512_set1_epi8(0xF);
-    const __m512i table =
-        kv ? _mm512_broadcast_i32x4(_mm_xor_si128(_mm_loadu_si128((const __m128i *)kv), _mm_set1_epi8((char)0x80)))
-           : _mm512_setzero_si512();
-    const size_t bsz = five ? R16_Q5_BLOCK : R16_BLOCK, qs = five ? R16_Q5_QS : R16_QS;
+    const __m512i m4 = _mm512_set1_epi8(0xF), plus128 = _mm512_set1_epi8((char)0x80);
+    const __m512i table = _mm512_broadcast_i32x4(
+        _mm_xor_si128(_mm_loadu_si128((const __m128i *)cf_kvalues_iq4nl), _mm_set1_epi8((char)0x80)));
+    const size_t bsz = t == CF_TYPE_Q5_0 ? R16_Q5_BLOCK : t == CF_TYPE_Q8_0 ? R16_Q8_BLOCK : R16_BLOCK;
+    const size_t qs = t == CF_TYPE_Q5_0 ? R16_Q5_QS : R16_QS;
     for (int u = 0; u < nb; u++, g += bsz) {
         const int slot = (u % 16) * per_res + u / 16;
         for (int c = 0; c < 4; c++) {
             __m512i v = _mm512_loadu_si512(g + qs + 64 * c);
             __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-            if (kv) {
+            if (t == CF_TYPE_Q8_0) {
+                lo = _mm512_xor_si512(v, plus128);
+                hi = _mm512_xor_si512(_mm512_loadu_si512(g + qs + 64 * (4 + c)), plus128);
+            } else if (t == CF_TYPE_IQ4_NL) {
                 lo = _mm512_shuffle_epi8(table, lo);
                 hi = _mm512_shuffle_epi8(table, hi);
-            }
-            if (five) {
+            } else if (t == CF_TYPE_Q5_0) {
                 const __m512i qh = _mm512_loadu_si512(g + R16_Q5_QH);
                 lo = r16_q5_quants(lo, qh, c);
                 hi = r16_q5_quants(hi, qh, 4 + c);
@@ -436,8 +438,7 @@ static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, 
         return;
     }
     if (a->w_layout == CF_LAYOUT_R16) {
-        pack_panel_r16((const uint8_t *)a->w + r * a->w_stride, a->k,
-                       a->wtype == CF_TYPE_IQ4_NL ? cf_kvalues_iq4nl : NULL, a->wtype == CF_TYPE_Q5_0, p);
+        pack_panel_r16((const uint8_t *)a->w + r * a->w_stride, a->k, a->wtype, p);
         return;
     }
     rowbuf *o = tl_rows;

@@ -16,7 +16,8 @@ static size_t r16_block_size(cf_type t, size_t *head)
 {
     *head = t == CF_TYPE_Q4_K ? 0 : 2;
     return t == CF_TYPE_Q4_0 ? sizeof(block_q4_0) : t == CF_TYPE_IQ4_NL ? sizeof(block_iq4_nl)
-         : t == CF_TYPE_Q5_0 ? sizeof(block_q5_0) : t == CF_TYPE_Q4_K ? sizeof(block_q4_K) : 0;
+         : t == CF_TYPE_Q5_0 ? sizeof(block_q5_0) : t == CF_TYPE_Q8_0 ? sizeof(block_q8_0)
+         : t == CF_TYPE_Q4_K ? sizeof(block_q4_K) : 0;
 }
 
 static bool has_layout(cf_type t, cf_layout layout, int64_t k)

@@ -9,6 +9,8 @@
  *     elements 4c..4c+3 (low nibbles) and 16+4c..16+4c+3 (high nibbles).
  *   Q5_0: the same with the 16 rows' qh words (bit e: the fifth bit of
  *     element e) between the d and the chunks (352 bytes a block).
+ *   Q8_0: the F16 d, then 8 chunks of quants (544 bytes a block): chunk c
+ *     holds row j's elements 4c..4c+3.
  *   Q4_K: no head (2304 bytes a super-block): word 0 holds d and dmin,
  *     words 1..3 the 12 bytes of packed scales and mins, then 32 chunks of
  *     nibbles, chunk c holding qs bytes 4c..4c+3: elements 64h + 4i..64h +
@@ -26,6 +28,7 @@
 #define R16_Q5_BLOCK 352  /* the same for Q5_0 */
 #define R16_Q5_QH 32      /* where its qh words start in it */
 #define R16_Q5_QS 96
+#define R16_Q8_BLOCK 544  /* the same for Q8_0 (its chunks start at R16_QS) */
 #define R16_K4_BLOCK 2304 /* the same for Q4_K */
 #define R16_K4_SCALES 64  /* where the scale words start in it */
 #define R16_K4_QS 256

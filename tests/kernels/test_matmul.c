@@ -194,7 +194,8 @@ int main(void)
             for (int64_t n = 1; n <= 2; n++)
                 test_shape(t, 11, units * cf_type_get(t)->blck_size, n);
     }
-    CHECK(cf_repack(CF_TYPE_Q8_0, CF_LAYOUT_R16, NULL, 32, 16) == -1);
+    CHECK(cf_repack(CF_TYPE_Q6_K, CF_LAYOUT_R16, NULL, 256, 16) == -1);
+    test_layouts(CF_TYPE_Q8_0);
     test_layouts(CF_TYPE_Q4_0);
     test_layouts(CF_TYPE_IQ4_NL);
     test_layouts(CF_TYPE_Q5_0);

@@ -145,11 +145,10 @@ static void test_cache_ops(const char *model_rel, cf_kv_type kv_type, double shi
     cf_model_free(m);
 }
 
-/* A one-layer llama of width 32 with attn_q of type q_type. */
-/* nan_tensor: one of its weights (row 3) is NaN */
-/* nan_tensor (if any) holds one NaN, at row 3 (F32) or, nan_type Q4_0,
- * Q5_0 or Q4_K, in a block scale of row 19 (whose matrix a load repacks:
- * the blame must still name the row). */
+/* A one-layer llama of width 256 with attn_q of type q_type.  nan_tensor
+ * (if any) holds one NaN, at row 3 (F32) or, nan_type Q4_0, Q5_0, Q8_0 or
+ * Q4_K, in a block scale of row 19 (whose matrix a load repacks: the blame
+ * must still name the row). */
 static void write_tiny(const char *path, const char *arch, cf_type q_type, const char *nan_tensor,
                        cf_type nan_type)
 {
@@ -166,11 +165,12 @@ static void write_tiny(const char *path, const char *arch, cf_type q_type, const
     U32("attention.head_count", 4);
 #undef U32
     static float zeros[256 * 256], one_nan[256 * 256];
-    /* 256 rows of Q4_0 (8 blocks of 18), Q5_0 (8 of 22) or Q4_K (one of 144) */
-    static uint8_t q_nan[256 * 8 * 22];
+    /* 256 rows of Q4_0 (8 blocks of 18), Q5_0 (8 of 22), Q8_0 (8 of 34) or
+     * Q4_K (one of 144) */
+    static uint8_t q_nan[256 * 8 * 34];
     one_nan[3 * 256 + 5] = NAN;
     memset(q_nan, 0, sizeof q_nan);
-    /* an F16 NaN as the d of block 2 (Q4_0, Q5_0) or of the super-block */
+    /* an F16 NaN as the d of block 2 (Q4_0, Q5_0, Q8_0) or of the super-block */
     q_nan[(nan_type == CF_TYPE_Q4_K ? 19 * 144 : (19 * 8 + 2) * cf_type_get(nan_type)->type_size) + 1] = 0x7E;
     int64_t mat[2] = {256, 256}, vec[1] = {256}, emb[2] = {256, 16};
     cf_gguf_w_tensor(w, "token_embd.weight", CF_TYPE_F32, 2, emb, zeros);
@@ -305,6 +305,7 @@ int main(void)
     test_nonfinite(CF_TYPE_F32, "'blk.0.ffn_down.weight' holds NaN or Inf (row 3)");
     test_nonfinite(CF_TYPE_Q4_0, "'blk.0.ffn_down.weight' holds NaN or Inf (row 19)");
     test_nonfinite(CF_TYPE_Q5_0, "'blk.0.ffn_down.weight' holds NaN or Inf (row 19)");
+    test_nonfinite(CF_TYPE_Q8_0, "'blk.0.ffn_down.weight' holds NaN or Inf (row 19)");
     test_nonfinite(CF_TYPE_Q4_K, "'blk.0.ffn_down.weight' holds NaN or Inf (row 19)");
     if (!shared_dir())
         return test_summary("test_kv");
