@@ -408,9 +408,17 @@ static void attn_span(const cf_hparams *hp, const cf_layer *L, int pos, int *fir
     *c1 = pos / CF_ATTN_CHUNK;
 }
 
+/* The keys of chunk c of KV head g in layer l's cache. */
+static const void *chunk_keys(const thr *T, int l, int g, int c)
+{
+    const int src = T->P->m->layers[l].kv_src;
+    return cf_kv_kblock(&T->P->c->kv, src, g, c * (CF_ATTN_CHUNK / CF_KV_BLOCK));
+}
+
 /* The partials of query heads h0.. of token t (KV head g) over chunk c,
- * written part_stride apart. */
-static void attn_unit(const thr *T, int l, int t, int g, int c, void *part, size_t part_stride)
+ * written part_stride apart; next: the keys of the unit this thread does
+ * next (chunk_keys, NULL if none), for the kernel to fetch ahead. */
+static void attn_unit(const thr *T, int l, int t, int g, int c, void *part, size_t part_stride, const void *next)
 {
     const pass *P = T->P;
     const cf_ctx *ctx = P->c;
@@ -424,7 +432,7 @@ static void attn_unit(const thr *T, int l, int t, int g, int c, void *part, size
     const float *q = ctx->qkv + (size_t)t * ctx->qkv_stride + (size_t)g * G * q_width(hp, L);
     P->vec->attn_chunk(G, hd, q, (size_t)q_width(hp, L), cf_kv_kblock(&ctx->kv, src, g, lo / CF_KV_BLOCK),
                        lo % CF_KV_BLOCK, cf_kv_v(&ctx->kv, src, g, lo), ctx->kv.type == CF_KV_F16,
-                       hi - lo, hp->kq_scale, T->b->scores, part, part_stride);
+                       hi - lo, hp->kq_scale, T->b->scores, part, part_stride, next);
 }
 
 /* The attention output of token t (row: every head's) times each head's
@@ -461,10 +469,11 @@ static void attention_one(thr *T, int l)
     int first, c0, c1;
     attn_span(hp, L, P->pos0, &first, &c0, &c1);
     const int nc = c1 - c0 + 1;
-    for (int u; (u = grab(T, phase)) < L->n_head_kv * nc;) {
-        const int g = u / nc, ci = u % nc;
+    const int units = L->n_head_kv * nc;
+    for (int u; (u = grab(T, phase)) < units;) {
+        const int g = u / nc, ci = u % nc, v = u + T->nth; /* units mostly go out in turn */
         attn_unit(T, l, 0, g, c0 + ci, (char *)c->part + (size_t)g * G * head_stride + (size_t)ci * pb,
-                  head_stride);
+                  head_stride, v < units ? chunk_keys(T, l, v / nc, c0 + v % nc) : NULL);
     }
     sync_all(T);
     for (int h = 0; h < hp->n_head; h++)
@@ -488,8 +497,12 @@ static void attention_batch(thr *T, int l)
         int first, c0, c1;
         attn_span(hp, L, P->pos0 + t, &first, &c0, &c1);
         for (int g = 0; g < L->n_head_kv; g++) {
-            for (int ci = 0; ci <= c1 - c0; ci++)
-                attn_unit(T, l, t, g, c0 + ci, (char *)T->b->part + (size_t)ci * pb, head_stride);
+            for (int ci = 0; ci <= c1 - c0; ci++) {
+                const void *next = ci < c1 - c0            ? chunk_keys(T, l, g, c0 + ci + 1)
+                                 : g + 1 < L->n_head_kv ? chunk_keys(T, l, g + 1, c0)
+                                                        : NULL;
+                attn_unit(T, l, t, g, c0 + ci, (char *)T->b->part + (size_t)ci * pb, head_stride, next);
+            }
             for (int j = 0; j < G; j++)
                 P->vec->attn_merge(hd, (char *)T->b->part + (size_t)j * head_stride, pb, c1 - c0 + 1,
                                    sink(T, l, g * G + j),

@@ -103,7 +103,8 @@ static void chunked(const cf_vec_ops *vo, const keys *K, bool f16, const float *
         const uint8_t *kb = (const uint8_t *)K->kb + (size_t)(a / CF_KV_BLOCK) * CF_KV_BLOCK * K->hd * es;
         vo->attn_chunk(n_q, K->hd, q, (size_t)K->hd, kb, a % CF_KV_BLOCK,
                        (const uint8_t *)K->vb + (size_t)a * K->hd * es, f16, b - a, scale, scores,
-                       parts + (size_t)np * pb, pb * (size_t)max_parts);
+                       parts + (size_t)np * pb, pb * (size_t)max_parts,
+                       b < hi ? (const uint8_t *)K->kb + (size_t)(b / CF_KV_BLOCK) * CF_KV_BLOCK * K->hd * es : NULL);
         a = b;
     }
     for (int h = 0; h < n_q; h++)
