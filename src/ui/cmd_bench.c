@@ -38,6 +38,11 @@ typedef struct results {
     /* a generated token's reads at each sweep depth: the weights and the
      * K/V of the context at the run's middle token */
     uint64_t bytes_at[N_DEPTHS];
+    /* each generation run against a probe taken just before it: the
+     * bandwidth a VM gets can change from one second to the next, and a
+     * run and probes seconds apart may see different machines */
+    stats run_frac[N_DEPTHS];
+    double run_bw_lo, run_bw_hi;
 } results;
 
 static void usage(FILE *f)
@@ -50,7 +55,8 @@ static void usage(FILE *f)
             "Measure prompt processing (ppN: N tokens in one batch) and generation (tgN: N\n"
             "tokens one at a time) in tokens/s, mean ± sd over the repetitions, like\n"
             "llama-bench; then the machine's memory read bandwidth, the weight bytes each\n"
-            "generated token reads, and the fraction of that roofline generation reaches.\n"
+            "generated token reads, and the fraction of that roofline generation reaches\n"
+            "(also run by run, against a probe taken just before each generation run).\n"
             "\n"
             "  -m FILE         the model: a GGUF file or a name 'confab models' lists\n"
             "  -p N            prompt tokens (default 512; 0 skips)\n"
@@ -69,17 +75,25 @@ static void usage(FILE *f)
             "  --session-restore  time saving and restoring a session\n");
 }
 
-/* tokens/s of each repetition: mean and sample standard deviation */
-static stats tps(const double *secs, int reps, int n_tokens)
+/* mean and sample standard deviation of v[0..n) */
+static stats mean_sd(const double *v, int n)
 {
     stats s = {0, 0};
-    for (int i = 0; i < reps; i++)
-        s.mean += n_tokens / secs[i];
-    s.mean /= reps;
-    for (int i = 0; i < reps && reps > 1; i++)
-        s.sd += (n_tokens / secs[i] - s.mean) * (n_tokens / secs[i] - s.mean);
-    s.sd = reps > 1 ? sqrt(s.sd / (reps - 1)) : 0;
+    for (int i = 0; i < n; i++)
+        s.mean += v[i];
+    s.mean /= n;
+    for (int i = 0; i < n && n > 1; i++)
+        s.sd += (v[i] - s.mean) * (v[i] - s.mean);
+    s.sd = n > 1 ? sqrt(s.sd / (n - 1)) : 0;
     return s;
+}
+
+/* tokens/s of each repetition (secs: its seconds; overwritten) */
+static stats tps(double *secs, int reps, int n_tokens)
+{
+    for (int i = 0; i < reps; i++)
+        secs[i] = n_tokens / secs[i];
+    return mean_sd(secs, reps);
 }
 
 /* The bandwidth probe runs in a child process so its 1 GiB buffer does not
@@ -107,10 +121,12 @@ static double probe_bandwidth(size_t bytes, int threads)
     return pid > 0 ? gbs : cf_bench_read_bandwidth(bytes, threads, BW_REPS);
 }
 
-/* One warm-up run, then o->reps timed ones of each test. */
+/* One warm-up run, then o->reps timed ones of each test (r->bytes_at
+ * set: each generation run's share of the roofline is taken against a
+ * probe just before it). */
 static int run_tests(cf_ctx *c, const opts *o, results *r, cf_err *err)
 {
-    double *secs = calloc((size_t)o->reps, sizeof *secs);
+    double *secs = calloc(2 * (size_t)o->reps, sizeof *secs), *frac = secs + o->reps;
     if (!secs)
         return cf_fail(err, "out of memory");
     int rc = 0;
@@ -124,10 +140,17 @@ static int run_tests(cf_ctx *c, const opts *o, results *r, cf_err *err)
     if (rc == 0 && o->n_gen > 0) {
         rc = cf_bench_generate(c, 0, 1, err) < 0 ? -1 : 0;
         for (int d = 0; rc == 0 && d < (o->sweep ? N_DEPTHS : 1); d++) {
-            for (int i = 0; rc == 0 && i < o->reps; i++)
+            for (int i = 0; rc == 0 && i < o->reps; i++) {
+                const double bw = probe_bandwidth((size_t)o->bw_mib << 20, o->threads);
                 rc = (secs[i] = cf_bench_generate(c, sweep_depths[d], o->n_gen, err)) < 0 ? -1 : 0;
-            if (rc == 0)
+                frac[i] = bw > 0 && secs[i] > 0 ? (double)r->bytes_at[d] * o->n_gen / secs[i] / (bw * 1e9) : 0;
+                r->run_bw_lo = r->run_bw_lo > 0 && r->run_bw_lo < bw ? r->run_bw_lo : bw;
+                r->run_bw_hi = r->run_bw_hi > bw ? r->run_bw_hi : bw;
+            }
+            if (rc == 0) {
                 r->tg_at[d] = tps(secs, o->reps, o->n_gen);
+                r->run_frac[d] = mean_sd(frac, o->reps);
+            }
         }
         r->tg = r->tg_at[0];
     }
@@ -177,6 +200,9 @@ static void print_json(const opts *o, const cf_model *m, const results *r)
            r->pp.mean, r->pp.sd, r->tg.mean, r->tg.sd);
     printf("\"bandwidth_gbs\": %.3f, \"bytes_per_token\": %llu, \"roofline_fraction\": %.4f, ",
            r->bandwidth_gbs, (unsigned long long)r->bytes_per_token, roofline_fraction(r));
+    printf("\"run_roofline_fraction\": %.4f, \"run_roofline_fraction_sd\": %.4f, \"run_bandwidth_gbs_min\": %.3f, "
+           "\"run_bandwidth_gbs_max\": %.3f, ",
+           r->run_frac[0].mean, r->run_frac[0].sd, r->run_bw_lo, r->run_bw_hi);
     printf("\"file_bytes\": %llu, \"kv_bytes\": %llu, \"peak_rss_bytes\": %llu",
            (unsigned long long)r->file_bytes, (unsigned long long)r->kv_bytes,
            (unsigned long long)r->peak_rss);
@@ -184,10 +210,11 @@ static void print_json(const opts *o, const cf_model *m, const results *r)
         printf(", \"ctx_sweep\": [");
         for (int d = 0; d < N_DEPTHS; d++)
             printf("%s{\"depth\": %d, \"tg_tps\": %.3f, \"tg_tps_sd\": %.3f, "
-                   "\"bytes_per_token\": %llu, \"roofline_fraction\": %.4f}",
+                   "\"bytes_per_token\": %llu, \"roofline_fraction\": %.4f, \"run_roofline_fraction\": %.4f, "
+                   "\"run_roofline_fraction_sd\": %.4f}",
                    d ? ", " : "", sweep_depths[d], r->tg_at[d].mean, r->tg_at[d].sd,
                    (unsigned long long)r->bytes_at[d],
-                   fraction_of(r, r->bytes_at[d], r->tg_at[d].mean));
+                   fraction_of(r, r->bytes_at[d], r->tg_at[d].mean), r->run_frac[d].mean, r->run_frac[d].sd);
         printf("]");
     }
     printf("}\n");
@@ -236,6 +263,12 @@ static void print_table(const opts *o, const cf_model *m, const results *r)
         printf("\nat depth %d: %.1f MB per token (weights and K/V); tg%d reaches %.1f %% of that "
                "roofline", sweep_depths[d], (double)r->bytes_at[d] * 1e-6, o->n_gen,
                100 * fraction_of(r, r->bytes_at[d], r->tg_at[d].mean));
+    if (o->n_gen > 0) {
+        printf("\neach run against a probe just before it (%.1f-%.1f GB/s):", r->run_bw_lo, r->run_bw_hi);
+        for (int d = 0; d < (o->sweep ? N_DEPTHS : 1); d++)
+            printf("%s %.1f ± %.1f %%%s", d ? "," : "", 100 * r->run_frac[d].mean, 100 * r->run_frac[d].sd,
+                   o->sweep ? (d == 0 ? " at depth 0" : d == 1 ? " at 1024" : " at 4096") : " of the roofline");
+    }
     printf("\nweights: %s\n", weights_copied(m) ? "copied into memory (huge pages where the kernel has them)"
                                              : "mapped from the file");
     printf("peak RSS: %.1f MiB (file %.1f MiB + KV cache %.1f MiB + %.1f MiB other)\n",
@@ -347,7 +380,12 @@ int cmd_bench(int argc, char **argv)
                         .n_threads = o.threads,
                         .kv_type = o.kv};
     cf_ctx *c = NULL;
-    if (cf_ctx_new(m, &cp, &c, &err) != 0 || run_tests(c, &o, &r, &err) != 0) {
+    if (cf_ctx_new(m, &cp, &c, &err) == 0) {
+        r.bytes_per_token = cf_model_bytes_per_token(m);
+        for (int d = 0; d < N_DEPTHS; d++)
+            r.bytes_at[d] = r.bytes_per_token + cf_ctx_kv_bytes(c, sweep_depths[d] + o.n_gen / 2);
+    }
+    if (!c || run_tests(c, &o, &r, &err) != 0) {
         cli_error("%s", err.msg);
         rc = CF_EXIT_ERROR;
     } else {
@@ -359,9 +397,6 @@ int cmd_bench(int argc, char **argv)
          * in a slow moment */
         const double after = probe_bandwidth((size_t)o.bw_mib << 20, o.threads);
         r.bandwidth_gbs = after > r.bandwidth_gbs ? after : r.bandwidth_gbs;
-        r.bytes_per_token = cf_model_bytes_per_token(m);
-        for (int d = 0; d < N_DEPTHS; d++)
-            r.bytes_at[d] = r.bytes_per_token + cf_ctx_kv_bytes(c, sweep_depths[d] + o.n_gen / 2);
         r.kv_bytes = cf_ctx_kv_bytes(c, cf_ctx_n_ctx(c));
         r.file_bytes = cf_gguf_file_size(cf_model_gguf(m));
         if (o.json)

@@ -18,6 +18,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 out=$("$bin" bench -m "$tmp/m.gguf" -t 2 -p 8 -n 4 -r 1 --bw-mib 64 --json 2>&1) ||
     fail "bench --json: $out"
 for key in model threads pp_tps tg_tps bandwidth_gbs bytes_per_token roofline_fraction \
+    run_roofline_fraction run_roofline_fraction_sd run_bandwidth_gbs_min run_bandwidth_gbs_max \
     peak_rss_bytes; do
     printf '%s\n' "$out" | grep -q "\"$key\": " || fail "bench --json has no \"$key\": $out"
 done
@@ -30,6 +31,9 @@ for test in pp8 "tg4 @ d0" "tg4 @ d1024" "tg4 @ d4096"; do
     printf '%s\n' "$out" | grep -q "| *$test |" || fail "bench table has no $test row: $out"
 done
 printf '%s\n' "$out" | grep -q "^memory read bandwidth: [0-9.]* GB/s" || fail "no bandwidth line"
+printf '%s\n' "$out" |
+    grep -q "^each run against a probe just before it (.* GB/s): .* at depth 0, .* at 1024, .* at 4096$" ||
+    fail "no line of each run against its probe: $out"
 printf '%s\n' "$out" | grep -q "^peak RSS: " || fail "no peak RSS line"
 
 # the load modes: bench says how the weights came into memory
