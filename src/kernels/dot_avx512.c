@@ -527,10 +527,7 @@ static inline __m512i r16_x4(const grp32 *g, int j, int e, int whole, enum t32 t
 }
 
 /* the bytes of one block of 16 rows, and where its chunks start */
-static inline size_t r16_bsz(enum t32 t)
-{
-    return t == T_Q5_0 ? R16_Q5_BLOCK : t == T_Q8_0 ? R16_Q8_BLOCK : R16_BLOCK;
-}
+static inline size_t r16_bsz(enum t32 t) { return R16_ROWS * t32_wsz(t); }
 static inline size_t r16_qs(enum t32 t) { return t == T_Q5_0 ? R16_Q5_QS : R16_QS; }
 
 /* Block j of a group of blocks (b: its r16_bsz bytes) into acc, 16 rows:

@@ -376,23 +376,26 @@ static void pack_panel_r16(const uint8_t *g, int64_t k, cf_type t, panel *p)
     const __m512i m4 = _mm512_set1_epi8(0xF), plus128 = _mm512_set1_epi8((char)0x80);
     const __m512i table = _mm512_broadcast_i32x4(
         _mm_xor_si128(_mm_loadu_si128((const __m128i *)cf_kvalues_iq4nl), _mm_set1_epi8((char)0x80)));
-    const size_t bsz = t == CF_TYPE_Q5_0 ? R16_Q5_BLOCK : t == CF_TYPE_Q8_0 ? R16_Q8_BLOCK : R16_BLOCK;
-    const size_t qs = t == CF_TYPE_Q5_0 ? R16_Q5_QS : R16_QS;
+    const size_t bsz = R16_ROWS * cf_type_get(t)->type_size, qs = t == CF_TYPE_Q5_0 ? R16_Q5_QS : R16_QS;
     for (int u = 0; u < nb; u++, g += bsz) {
         const int slot = (u % 16) * per_res + u / 16;
         for (int c = 0; c < 4; c++) {
-            __m512i v = _mm512_loadu_si512(g + qs + 64 * c);
-            __m512i lo = _mm512_and_si512(v, m4), hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+            const __m512i v = _mm512_loadu_si512(g + qs + 64 * c);
+            __m512i lo, hi;
             if (t == CF_TYPE_Q8_0) {
                 lo = _mm512_xor_si512(v, plus128);
                 hi = _mm512_xor_si512(_mm512_loadu_si512(g + qs + 64 * (4 + c)), plus128);
-            } else if (t == CF_TYPE_IQ4_NL) {
-                lo = _mm512_shuffle_epi8(table, lo);
-                hi = _mm512_shuffle_epi8(table, hi);
-            } else if (t == CF_TYPE_Q5_0) {
-                const __m512i qh = _mm512_loadu_si512(g + R16_Q5_QH);
-                lo = r16_q5_quants(lo, qh, c);
-                hi = r16_q5_quants(hi, qh, 4 + c);
+            } else {
+                lo = _mm512_and_si512(v, m4);
+                hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+                if (t == CF_TYPE_IQ4_NL) {
+                    lo = _mm512_shuffle_epi8(table, lo);
+                    hi = _mm512_shuffle_epi8(table, hi);
+                } else if (t == CF_TYPE_Q5_0) {
+                    const __m512i qh = _mm512_loadu_si512(g + R16_Q5_QH);
+                    lo = r16_q5_quants(lo, qh, c);
+                    hi = r16_q5_quants(hi, qh, 4 + c);
+                }
             }
             _mm512_store_si512(p->q[8 * slot + c], lo);
             _mm512_store_si512(p->q[8 * slot + 4 + c], hi);

@@ -22,14 +22,12 @@
 #include <stdint.h>
 #include <string.h>
 
+/* A block of 16 rows takes the bytes of their 16 plain blocks. */
 #define R16_ROWS 16
-#define R16_BLOCK 288 /* bytes of one block of the 16 rows (Q4_0, IQ4_NL) */
-#define R16_QS 32     /* where the chunks start in it */
-#define R16_Q5_BLOCK 352  /* the same for Q5_0 */
-#define R16_Q5_QH 32      /* where its qh words start in it */
-#define R16_Q5_QS 96
-#define R16_Q8_BLOCK 544  /* the same for Q8_0 (its chunks start at R16_QS) */
-#define R16_K4_BLOCK 2304 /* the same for Q4_K */
+#define R16_QS 32         /* where the chunks start in a block of 16 rows (Q4_0, IQ4_NL, Q8_0) */
+#define R16_Q5_QH 32      /* where Q5_0's qh words start in it */
+#define R16_Q5_QS 96      /* and its chunks */
+#define R16_K4_BLOCK 2304 /* bytes of a Q4_K super-block of 16 rows */
 #define R16_K4_SCALES 64  /* where the scale words start in it */
 #define R16_K4_QS 256
 
