@@ -73,23 +73,23 @@ void cf_kv_free(cf_kv *kv)
 
 /* ---- layout ---------------------------------------------------------------- */
 
-/* Head h of layer l in the slab of position pos: its keys, then its values. */
-static uint8_t *head_at(const cf_kv *kv, int l, int h, int pos)
+/* Position pos of head h of layer l among its slab's keys: the keys' blocks
+ * and the values' rows both take head_dim elements a position, and the
+ * head's values follow its keys. */
+static uint8_t *kv_at(const cf_kv *kv, int l, int h, int pos)
 {
     return kv->map + (size_t)(pos / CF_ATTN_CHUNK) * kv->slab_bytes + kv->layer_off[l] +
-           2 * (size_t)h * head_span(kv, l);
+           2 * (size_t)h * head_span(kv, l) + (size_t)(pos % CF_ATTN_CHUNK) * (size_t)kv->head_dim[l] * kv->elem;
 }
 
 void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block)
 {
-    const int pos = block * CF_KV_BLOCK;
-    return head_at(kv, l, h, pos) + (size_t)(pos % CF_ATTN_CHUNK) * (size_t)kv->head_dim[l] * kv->elem;
+    return kv_at(kv, l, h, block * CF_KV_BLOCK);
 }
 
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos)
 {
-    return head_at(kv, l, h, pos) + head_span(kv, l) +
-           (size_t)(pos % CF_ATTN_CHUNK) * (size_t)kv->head_dim[l] * kv->elem;
+    return kv_at(kv, l, h, pos) + head_span(kv, l);
 }
 
 void cf_kv_put_k(const cf_kv *kv, int l, int h, int pos, const float *row)
