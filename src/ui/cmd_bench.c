@@ -121,6 +121,13 @@ static double probe_bandwidth(size_t bytes, int threads)
     return pid > 0 ? gbs : cf_bench_read_bandwidth(bytes, threads, BW_REPS);
 }
 
+/* The share of the roofline (bandwidth bw GB/s) reading bytes a token
+ * at tps tokens/s reaches. */
+static double share_of(uint64_t bytes, double tps, double bw)
+{
+    return bw > 0 ? (double)bytes * tps / (bw * 1e9) : 0;
+}
+
 /* One warm-up run, then o->reps timed ones of each test (r->bytes_at
  * set: each generation run's share of the roofline is taken against a
  * probe just before it). */
@@ -143,9 +150,11 @@ static int run_tests(cf_ctx *c, const opts *o, results *r, cf_err *err)
             for (int i = 0; rc == 0 && i < o->reps; i++) {
                 const double bw = probe_bandwidth((size_t)o->bw_mib << 20, o->threads);
                 rc = (secs[i] = cf_bench_generate(c, sweep_depths[d], o->n_gen, err)) < 0 ? -1 : 0;
-                frac[i] = bw > 0 && secs[i] > 0 ? (double)r->bytes_at[d] * o->n_gen / secs[i] / (bw * 1e9) : 0;
-                r->run_bw_lo = r->run_bw_lo > 0 && r->run_bw_lo < bw ? r->run_bw_lo : bw;
-                r->run_bw_hi = r->run_bw_hi > bw ? r->run_bw_hi : bw;
+                frac[i] = secs[i] > 0 ? share_of(r->bytes_at[d], o->n_gen / secs[i], bw) : 0;
+                if (bw > 0) {
+                    r->run_bw_lo = r->run_bw_lo > 0 ? fmin(r->run_bw_lo, bw) : bw;
+                    r->run_bw_hi = fmax(r->run_bw_hi, bw);
+                }
             }
             if (rc == 0) {
                 r->tg_at[d] = tps(secs, o->reps, o->n_gen);
@@ -158,14 +167,9 @@ static int run_tests(cf_ctx *c, const opts *o, results *r, cf_err *err)
     return rc;
 }
 
-static double fraction_of(const results *r, uint64_t bytes, double tps)
-{
-    return r->bandwidth_gbs > 0 ? (double)bytes * tps / (r->bandwidth_gbs * 1e9) : 0;
-}
-
 static double roofline_fraction(const results *r)
 {
-    return fraction_of(r, r->bytes_per_token, r->tg.mean);
+    return share_of(r->bytes_per_token, r->tg.mean, r->bandwidth_gbs);
 }
 
 static void json_str(const char *s)
@@ -214,7 +218,8 @@ static void print_json(const opts *o, const cf_model *m, const results *r)
                    "\"run_roofline_fraction_sd\": %.4f}",
                    d ? ", " : "", sweep_depths[d], r->tg_at[d].mean, r->tg_at[d].sd,
                    (unsigned long long)r->bytes_at[d],
-                   fraction_of(r, r->bytes_at[d], r->tg_at[d].mean), r->run_frac[d].mean, r->run_frac[d].sd);
+                   share_of(r->bytes_at[d], r->tg_at[d].mean, r->bandwidth_gbs), r->run_frac[d].mean,
+                   r->run_frac[d].sd);
         printf("]");
     }
     printf("}\n");
@@ -262,12 +267,15 @@ static void print_table(const opts *o, const cf_model *m, const results *r)
     for (int d = 1; o->sweep && o->n_gen > 0 && d < N_DEPTHS; d++)
         printf("\nat depth %d: %.1f MB per token (weights and K/V); tg%d reaches %.1f %% of that "
                "roofline", sweep_depths[d], (double)r->bytes_at[d] * 1e-6, o->n_gen,
-               100 * fraction_of(r, r->bytes_at[d], r->tg_at[d].mean));
+               100 * share_of(r->bytes_at[d], r->tg_at[d].mean, r->bandwidth_gbs));
     if (o->n_gen > 0) {
         printf("\neach run against a probe just before it (%.1f-%.1f GB/s):", r->run_bw_lo, r->run_bw_hi);
         for (int d = 0; d < (o->sweep ? N_DEPTHS : 1); d++)
-            printf("%s %.1f ± %.1f %%%s", d ? "," : "", 100 * r->run_frac[d].mean, 100 * r->run_frac[d].sd,
-                   o->sweep ? (d == 0 ? " at depth 0" : d == 1 ? " at 1024" : " at 4096") : " of the roofline");
+            if (o->sweep)
+                printf("%s %.1f ± %.1f %% at %s%d", d ? "," : "", 100 * r->run_frac[d].mean,
+                       100 * r->run_frac[d].sd, d ? "" : "depth ", sweep_depths[d]);
+            else
+                printf(" %.1f ± %.1f %% of the roofline", 100 * r->run_frac[d].mean, 100 * r->run_frac[d].sd);
     }
     printf("\nweights: %s\n", weights_copied(m) ? "copied into memory (huge pages where the kernel has them)"
                                              : "mapped from the file");
