@@ -99,16 +99,18 @@ static void free_tbufs(cf_tbuf *tb, int n)
 static cf_tbuf *alloc_tbufs(const cf_ctx *c, int n)
 {
     const cf_hparams *hp = &c->m->hp;
-    const size_t E = (size_t)hp->n_embd, Q = (size_t)hp->n_head * hp->head_dim;
-    const size_t G = (size_t)hp->n_head; /* query heads per KV head: at most all of them */
+    const size_t E = (size_t)hp->n_embd;
+    /* the query rows of one KV head in a run of a batch's tokens: every head
+     * of one token, or up to CF_ATTN_ROWS of several (forward.c) */
+    const size_t R = (size_t)hp->n_head > CF_ATTN_ROWS ? (size_t)hp->n_head : CF_ATTN_ROWS;
     cf_tbuf *tb = calloc((size_t)n, sizeof *tb);
     bool ok = tb != NULL;
     for (int i = 0; ok && i < n; i++) {
         tb[i].x = alloc_floats(E);
-        tb[i].row = alloc_floats(E > Q ? E : Q);
+        tb[i].row = alloc_floats(CF_ATTN_ROWS * c->row_cap);
         tb[i].tile = alloc_floats(c->tile_cap);
-        tb[i].scores = alloc_floats((size_t)hp->n_head * CF_ATTN_CHUNK);
-        tb[i].part = alloc_bytes(G * (size_t)c->max_chunks * c->part_bytes);
+        tb[i].scores = alloc_floats((size_t)CF_ATTN_ROWS * CF_ATTN_CHUNK);
+        tb[i].part = alloc_bytes(R * (size_t)c->max_chunks * c->part_bytes);
         ok = tb[i].x && tb[i].row && tb[i].tile && tb[i].scores && tb[i].part;
         for (int j = 0; ok && j < c->n_xq; j++)
             ok = (tb[i].xq[j] = alloc_bytes(c->xq_stride)) != NULL;
@@ -206,6 +208,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->tile_cap = ple_row > c->tile_cap ? ple_row : c->tile_cap;
     c->max_chunks = (n_ctx + CF_ATTN_CHUNK - 1) / CF_ATTN_CHUNK;
     c->part_bytes = cf_attn_part_bytes(hp->head_dim);
+    c->row_cap = E > Q ? E : Q;
     /* shared phases per layer: at most 3 to mix tokens (Q K V, attention,
      * wo) and 5 for the FFN (a MoE's router, up, down, and a shared
      * expert's up and down); 1 for the logits */

@@ -14,6 +14,7 @@
  * by the same arithmetic whichever thread does it, so results do not
  * depend on the thread count, and attention works on fixed chunks of cache
  * positions, so a token gives the same result batched or alone. */
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <string.h>
@@ -415,24 +416,34 @@ static const void *chunk_keys(const thr *T, int l, int g, int c)
     return cf_kv_kblock(&T->P->c->kv, src, g, c * (CF_ATTN_CHUNK / CF_KV_BLOCK));
 }
 
-/* The partials of query heads h0.. of token t (KV head g) over chunk c,
- * written part_stride apart; next: the keys of the unit this thread does
- * next (chunk_keys, NULL if none), for the kernel to fetch ahead. */
-static void attn_unit(const thr *T, int l, int t, int g, int c, void *part, size_t part_stride, const void *next)
+/* Positions [lo, hi) of chunk c that a query at pos attends to. */
+static void chunk_span(const cf_hparams *hp, const cf_layer *L, int pos, int c, int *lo, int *hi)
+{
+    int first, c0, c1;
+    attn_span(hp, L, pos, &first, &c0, &c1);
+    *lo = c * CF_ATTN_CHUNK > first ? c * CF_ATTN_CHUNK : first;
+    *hi = (c + 1) * CF_ATTN_CHUNK < pos + 1 ? (c + 1) * CF_ATTN_CHUNK : pos + 1;
+}
+
+/* Query head h of token t. */
+static const float *query(const thr *T, const cf_layer *L, int t, int h)
+{
+    const cf_ctx *c = T->P->c;
+    return c->qkv + (size_t)t * c->qkv_stride + (size_t)h * (size_t)q_width(T->P->hp, L);
+}
+
+/* The partials of n_q query rows (of KV head g) over cache positions
+ * [lo, hi) of layer l; next: the keys of the unit this thread does next
+ * (chunk_keys, NULL if none), for the kernel to fetch ahead. */
+static void attn_rows(const thr *T, int l, int g, int lo, int hi, int n_q, const float *const *q,
+                      cf_attn_part *const *part, const void *next)
 {
     const pass *P = T->P;
     const cf_ctx *ctx = P->c;
-    const cf_hparams *hp = P->hp;
-    const cf_layer *L = &P->m->layers[l];
-    const int hd = L->head_dim, G = hp->n_head / L->n_head_kv, pos = P->pos0 + t, src = L->kv_src;
-    int first, c0, c1;
-    attn_span(hp, L, pos, &first, &c0, &c1);
-    const int lo = c * CF_ATTN_CHUNK > first ? c * CF_ATTN_CHUNK : first;
-    const int hi = (c + 1) * CF_ATTN_CHUNK < pos + 1 ? (c + 1) * CF_ATTN_CHUNK : pos + 1;
-    const float *q = ctx->qkv + (size_t)t * ctx->qkv_stride + (size_t)g * G * q_width(hp, L);
-    P->vec->attn_chunk(G, hd, q, (size_t)q_width(hp, L), cf_kv_kblock(&ctx->kv, src, g, lo / CF_KV_BLOCK),
-                       lo % CF_KV_BLOCK, cf_kv_v(&ctx->kv, src, g, lo), ctx->kv.type == CF_KV_F16,
-                       hi - lo, hp->kq_scale, T->b->scores, part, part_stride, next);
+    const int src = P->m->layers[l].kv_src;
+    P->vec->attn_chunk(n_q, P->m->layers[l].head_dim, q, cf_kv_kblock(&ctx->kv, src, g, lo / CF_KV_BLOCK),
+                       lo % CF_KV_BLOCK, cf_kv_v(&ctx->kv, src, g, lo), ctx->kv.type == CF_KV_F16, hi - lo,
+                       P->hp->kq_scale, T->b->scores, part, next);
 }
 
 /* The attention output of token t (row: every head's) times each head's
@@ -472,8 +483,15 @@ static void attention_one(thr *T, int l)
     const int units = L->n_head_kv * nc;
     for (int u; (u = grab(T, phase)) < units;) {
         const int g = u / nc, ci = u % nc, v = u + T->nth; /* units mostly go out in turn */
-        attn_unit(T, l, 0, g, c0 + ci, (char *)c->part + (size_t)g * G * head_stride + (size_t)ci * pb,
-                  head_stride, v < units ? chunk_keys(T, l, v / nc, c0 + v % nc) : NULL);
+        const float *q[G];
+        cf_attn_part *part[G];
+        for (int j = 0; j < G; j++) {
+            q[j] = query(T, L, 0, g * G + j);
+            part[j] = (cf_attn_part *)((char *)c->part + (size_t)(g * G + j) * head_stride + (size_t)ci * pb);
+        }
+        int lo, hi;
+        chunk_span(hp, L, P->pos0, c0 + ci, &lo, &hi);
+        attn_rows(T, l, g, lo, hi, G, q, part, v < units ? chunk_keys(T, l, v / nc, c0 + v % nc) : NULL);
     }
     sync_all(T);
     for (int h = 0; h < hp->n_head; h++)
@@ -481,8 +499,12 @@ static void attention_one(thr *T, int l)
                            T->b->row + (size_t)h * hd);
 }
 
-/* A batch: units are tokens (latest first: they have the most to do), each
- * done whole by one thread with the same chunks and merge as above. */
+/* A batch: units are runs of tokens (latest first: they have the most to
+ * do), each run done whole by one thread with the same chunks and merge
+ * as above.  A run has as many tokens as fill the kernel's rows with
+ * their heads of one KV head, so that a chunk's keys and values are read
+ * (and widened from F16) once for all the rows whose spans of it agree:
+ * every chunk but the last, as a rule. */
 static void attention_batch(thr *T, int l)
 {
     const pass *P = T->P;
@@ -490,26 +512,62 @@ static void attention_batch(thr *T, int l)
     const cf_hparams *hp = P->hp;
     const cf_layer *L = &P->m->layers[l];
     const int hd = L->head_dim, G = hp->n_head / L->n_head_kv, phase = T->phase++;
+    const int run = G < P->vec->attn_rows ? P->vec->attn_rows / G : 1;
     const size_t pb = c->part_bytes, head_stride = (size_t)c->max_chunks * pb;
     cf_weight wo[3] = {L->wo, NULL, NULL};
-    for (int u; (u = grab(T, phase)) < P->n;) {
-        const int t = P->n - 1 - u;
-        int first, c0, c1;
-        attn_span(hp, L, P->pos0 + t, &first, &c0, &c1);
-        for (int g = 0; g < L->n_head_kv; g++) {
-            for (int ci = 0; ci <= c1 - c0; ci++) {
-                const void *next = ci < c1 - c0            ? chunk_keys(T, l, g, c0 + ci + 1)
-                                 : g + 1 < L->n_head_kv ? chunk_keys(T, l, g + 1, c0)
-                                                        : NULL;
-                attn_unit(T, l, t, g, c0 + ci, (char *)T->b->part + (size_t)ci * pb, head_stride, next);
-            }
-            for (int j = 0; j < G; j++)
-                P->vec->attn_merge(hd, (char *)T->b->part + (size_t)j * head_stride, pb, c1 - c0 + 1,
-                                   sink(T, l, g * G + j),
-                                   T->b->row + (size_t)(g * G + j) * hd);
+    const int units = (P->n + run - 1) / run;
+    for (int u; (u = grab(T, phase)) < units;) {
+        const int t1 = P->n - u * run, t0 = t1 > run ? t1 - run : 0, nt = t1 - t0;
+        int c0[nt], c1[nt], cmin = INT_MAX, cmax = 0;
+        for (int k = 0; k < nt; k++) {
+            int first;
+            attn_span(hp, L, P->pos0 + t0 + k, &first, &c0[k], &c1[k]);
+            cmin = c0[k] < cmin ? c0[k] : cmin;
+            cmax = c1[k] > cmax ? c1[k] : cmax;
         }
-        gate_heads(T, L, t, T->b->row);
-        round_row(T, wo, T->b->row, t);
+        /* token k's partial of head j of the KV head, for chunk ch */
+#define PART(k, j, ch)                                                                             \
+    ((char *)T->b->part + (size_t)((k) * G + (j)) * head_stride + (size_t)((ch) - c0[k]) * pb)
+        for (int g = 0; g < L->n_head_kv; g++) {
+            for (int ch = cmin; ch <= cmax; ch++) {
+                const void *next = ch < cmax ? chunk_keys(T, l, g, ch + 1)
+                                 : g + 1 < L->n_head_kv ? chunk_keys(T, l, g + 1, cmin)
+                                                        : NULL;
+                unsigned todo = 0; /* the tokens that attend to chunk ch and wait for it */
+                for (int k = 0; k < nt; k++)
+                    todo |= (unsigned)(c0[k] <= ch && ch <= c1[k]) << k;
+                while (todo) {
+                    const float *q[nt * G];
+                    cf_attn_part *part[nt * G];
+                    int lo, hi, n_q = 0;
+                    chunk_span(hp, L, P->pos0 + t0 + __builtin_ctz(todo), ch, &lo, &hi);
+                    for (int k = 0; k < nt; k++) {
+                        int lk, hk;
+                        if (!(todo >> k & 1))
+                            continue;
+                        chunk_span(hp, L, P->pos0 + t0 + k, ch, &lk, &hk);
+                        if (lk != lo || hk != hi)
+                            continue;
+                        todo &= ~(1u << k);
+                        for (int j = 0; j < G; j++, n_q++) {
+                            q[n_q] = query(T, L, t0 + k, g * G + j);
+                            part[n_q] = (cf_attn_part *)PART(k, j, ch);
+                        }
+                    }
+                    attn_rows(T, l, g, lo, hi, n_q, q, part, next);
+                }
+            }
+            for (int k = 0; k < nt; k++)
+                for (int j = 0; j < G; j++)
+                    P->vec->attn_merge(hd, PART(k, j, c0[k]), pb, c1[k] - c0[k] + 1, sink(T, l, g * G + j),
+                                       T->b->row + (size_t)k * c->row_cap + (size_t)(g * G + j) * hd);
+        }
+#undef PART
+        for (int k = 0; k < nt; k++) {
+            float *row = T->b->row + (size_t)k * c->row_cap;
+            gate_heads(T, L, t0 + k, row);
+            round_row(T, wo, row, t0 + k);
+        }
     }
     sync_all(T);
 }

@@ -104,11 +104,12 @@ void cf_barrier_wait(cf_barrier *b, int nth);
 /* Scratch of one thread of the forward pass. */
 typedef struct cf_tbuf {
     float *x;       /* single-token passes: this thread's copy of the residual */
-    float *row;     /* one normalised or attention row: max(E, Q) floats */
+    float *row;     /* a normalised or attention row, or a run's attention rows:
+                     * CF_ATTN_ROWS x row_cap floats */
     uint8_t *xq[3]; /* single-token passes: the rounded activations */
     float *tile;    /* a row chunk of ffn_up outputs: tile_cap floats */
-    float *scores;  /* attention scores: n_head x CF_ATTN_CHUNK */
-    void *part;     /* attention partials of one token and KV head */
+    float *scores;  /* attention scores: CF_ATTN_ROWS x CF_ATTN_CHUNK */
+    void *part;     /* attention partials of a run of tokens and one KV head */
 } cf_tbuf;
 
 struct cf_ctx {
@@ -125,6 +126,7 @@ struct cf_ctx {
     size_t xq_stride;
     cf_tbuf *tb; /* n_threads of them */
     size_t tile_cap;
+    size_t row_cap; /* floats of a row: max(n_embd, n_head x head_dim) */
     /* single-token passes: every head's attention partials, max_chunks each */
     void *part;
     int max_chunks;

@@ -23,20 +23,27 @@ typedef struct cf_attn_part {
 /* Bytes of one cf_attn_part for a head size (padded to 64). */
 size_t cf_attn_part_bytes(int head_dim);
 
+/* The most query rows an attention kernel takes in one pass (attn_rows). */
+#define CF_ATTN_ROWS 8
+
 typedef struct cf_vec_ops {
-    /* n_q query heads (rows q_stride floats apart, head_dim long) against
-     * n consecutive positions of one KV head, the first at lane j0 of key
-     * block kb (the cache's layout) and at value row v (F16 when f16, else
-     * F32); scores = q.k * scale.  scores: n_q * n floats of scratch.
-     * part: n_q partials, part_bytes apart.  next_kb: the key block the
+    /* n_q query rows q[i] (head_dim long: heads of one token that share
+     * this KV head, or of several tokens) against n consecutive positions
+     * of one KV head, the first at lane j0 of key block kb (the cache's
+     * layout) and at value row v (F16 when f16, else F32); scores = q.k *
+     * scale.  scores: min(n_q, CF_ATTN_ROWS) * CF_ATTN_CHUNK floats of
+     * scratch.  part[i]: row i's partial.  next_kb: the key block the
      * caller reads next (NULL: none), fetched into L2 while the values
      * are summed, as the values are while the scores are: a chunk's keys
      * and values come from DRAM in a long context, and these short runs
      * are not ones the hardware prefetchers run ahead of (one core, a
-     * chunk from DRAM: 4.9 -> 2.6 us, 2.4 from cache). */
-    void (*attn_chunk)(int n_q, int head_dim, const float *q, size_t q_stride, const void *kb,
-                       int j0, const void *v, bool f16, int n, float scale, float *scores,
-                       void *part, size_t part_bytes, const void *next_kb);
+     * chunk from DRAM: 4.9 -> 2.6 us, 2.4 from cache).  Each row's result
+     * is the same whatever rows go with it. */
+    void (*attn_chunk)(int n_q, int head_dim, const float *const *q, const void *kb, int j0,
+                       const void *v, bool f16, int n, float scale, float *scores,
+                       cf_attn_part *const *part, const void *next_kb);
+    /* rows attn_chunk takes in one pass, reading the keys and values once */
+    int attn_rows;
     /* out = the attention output from n_parts partials (part_bytes apart);
      * sink: a score that takes its share of the softmax but has no value
      * (gpt-oss), -INFINITY for none. */

@@ -1,7 +1,8 @@
 /* The forward pass's vector loops (src/model/vec.h) on every ISA against
  * plain double-precision references:
- *   - attention over one chunk: head sizes 8..128, 1..7 query heads, F32
- *     and F16 keys/values, chunks starting anywhere in a key block;
+ *   - attention over one chunk: head sizes 8..128, 1..11 query rows, F32
+ *     and F16 keys/values, chunks starting anywhere in a key block; each
+ *     row's result the same bits whether it went alone or with others;
  *   - merging a chunked attention gives the unchunked result;
  *   - silu(g) * u, the residual add and RMSNorm. */
 #include <math.h>
@@ -89,22 +90,30 @@ static void reference(const keys *K, const float *q, int lo, int n, float scale,
 }
 
 /* attention of n_q heads over [lo, hi), cut into chunks at multiples of
- * `cut`, merged */
+ * `cut`, merged; rows of `alone` go to the kernel one at a time */
 static void chunked(const cf_vec_ops *vo, const keys *K, bool f16, const float *q, int n_q, int lo,
-                    int hi, int cut, float scale, float *out)
+                    int hi, int cut, float scale, bool alone, float *out)
 {
     const size_t pb = cf_attn_part_bytes(K->hd), es = f16 ? 2 : 4;
     const int max_parts = (hi - lo) / cut + 2;
     uint8_t *parts = aligned_alloc(64, pb * (size_t)max_parts * (size_t)n_q);
-    float *scores = malloc(sizeof(float) * (size_t)n_q * (size_t)cut);
+    float *scores = malloc(sizeof(float) * CF_ATTN_ROWS * CF_ATTN_CHUNK);
+    const float *rows[n_q];
+    cf_attn_part *part[n_q];
     int np = 0;
     for (int a = lo; a < hi; np++) {
         const int b = (a / cut + 1) * cut < hi ? (a / cut + 1) * cut : hi;
         const uint8_t *kb = (const uint8_t *)K->kb + (size_t)(a / CF_KV_BLOCK) * CF_KV_BLOCK * K->hd * es;
-        vo->attn_chunk(n_q, K->hd, q, (size_t)K->hd, kb, a % CF_KV_BLOCK,
-                       (const uint8_t *)K->vb + (size_t)a * K->hd * es, f16, b - a, scale, scores,
-                       parts + (size_t)np * pb, pb * (size_t)max_parts,
-                       b < hi ? (const uint8_t *)K->kb + (size_t)(b / CF_KV_BLOCK) * CF_KV_BLOCK * K->hd * es : NULL);
+        const uint8_t *next =
+            b < hi ? (const uint8_t *)K->kb + (size_t)(b / CF_KV_BLOCK) * CF_KV_BLOCK * K->hd * es : NULL;
+        for (int h = 0; h < n_q; h++) {
+            rows[h] = q + h * K->hd;
+            part[h] = (cf_attn_part *)(parts + ((size_t)h * max_parts + (size_t)np) * pb);
+        }
+        for (int h = 0; h < n_q; h += alone ? 1 : n_q)
+            vo->attn_chunk(alone ? 1 : n_q, K->hd, rows + h, kb, a % CF_KV_BLOCK,
+                           (const uint8_t *)K->vb + (size_t)a * K->hd * es, f16, b - a, scale, scores, part + h,
+                           next);
         a = b;
     }
     for (int h = 0; h < n_q; h++)
@@ -116,25 +125,29 @@ static void chunked(const cf_vec_ops *vo, const keys *K, bool f16, const float *
 static void test_attention(cf_isa isa)
 {
     const cf_vec_ops *vo = cf_vec();
-    static const int hds[] = {8, 32, 64, 80, 128}, nqs[] = {1, 3, 4, 7};
+    static const int hds[] = {8, 32, 64, 80, 128}, nqs[] = {1, 3, 4, 6, 8, 11};
     static const int spans[][2] = {{0, 1}, {0, 16}, {5, 12}, {15, 49}, {3, 259}, {0, 256}, {17, 530}};
     double worst = 0;
+    int apart = 0; /* rows whose result changed with the rows beside them */
     for (size_t a = 0; a < 5; a++)
         for (int f16 = 0; f16 < 2; f16++) {
             const int hd = hds[a];
             keys K = make_keys(hd, 544, f16);
-            for (size_t b = 0; b < 4; b++)
+            for (size_t b = 0; b < sizeof nqs / sizeof nqs[0]; b++)
                 for (size_t c = 0; c < sizeof spans / sizeof spans[0]; c++) {
                     const int n_q = nqs[b], lo = spans[c][0], hi = spans[c][1];
                     float *q = malloc(sizeof(float) * (size_t)(n_q * hd));
                     float *o1 = malloc(sizeof(float) * (size_t)(n_q * hd));
                     float *o2 = malloc(sizeof(float) * (size_t)(n_q * hd));
+                    float *o3 = malloc(sizeof(float) * (size_t)(n_q * hd));
                     double *ref = malloc(sizeof(double) * (size_t)hd);
                     for (int i = 0; i < n_q * hd; i++)
                         q[i] = frand() * 3.0f;
                     const float scale = 1.0f / sqrtf((float)hd);
-                    chunked(vo, &K, f16, q, n_q, lo, hi, CF_ATTN_CHUNK, scale, o1);
-                    chunked(vo, &K, f16, q, n_q, lo, hi, 64, scale, o2); /* more parts */
+                    chunked(vo, &K, f16, q, n_q, lo, hi, CF_ATTN_CHUNK, scale, false, o1);
+                    chunked(vo, &K, f16, q, n_q, lo, hi, 64, scale, false, o2); /* more parts */
+                    chunked(vo, &K, f16, q, n_q, lo, hi, CF_ATTN_CHUNK, scale, true, o3);
+                    apart += memcmp(o1, o3, sizeof(float) * (size_t)(n_q * hd)) != 0;
                     for (int h = 0; h < n_q; h++) {
                         reference(&K, q + h * hd, lo, hi - lo, scale, ref);
                         for (int d = 0; d < hd; d++) {
@@ -147,11 +160,14 @@ static void test_attention(cf_isa isa)
                     free(q);
                     free(o1);
                     free(o2);
+                    free(o3);
                     free(ref);
                 }
             free_keys(&K);
         }
     CHECKF(worst < 2e-5, "%s: attention differs from the reference by %.3g", cf_isa_name(isa), worst);
+    CHECKF(apart == 0, "%s: %d cases where a row's attention depends on the rows beside it", cf_isa_name(isa),
+           apart);
 }
 
 static void test_elementwise(cf_isa isa)
