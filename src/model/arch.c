@@ -420,8 +420,10 @@ static void layer_matrices(const cf_layer *L, cf_weight ws[LAYER_MATRICES])
     memcpy(ws, all, sizeof all);
 }
 
-/* The matrices into the kernels' fastest layout; never a matrix also read
- * by row (the token embeddings, an output tied to them). */
+/* The matrices into the kernels' fastest layout.  The token embeddings
+ * only when the output is tied to them: then the logits read them whole
+ * each token, and the lookup unpacks its row; gemma4's per-layer
+ * embeddings are only ever read by row. */
 static int repack_matrices(cf_model *m, cf_err *err)
 {
     cf_weight *list = malloc(((size_t)m->hp.n_layer * LAYER_MATRICES + 2) * sizeof *list);
@@ -434,7 +436,7 @@ static int repack_matrices(cf_model *m, cf_err *err)
         layer_matrices(&m->layers[l], list + n);
     int64_t kept = 0;
     for (int64_t i = 0; i < n; i++)
-        if (list[i] && list[i] != m->tok_embd && list[i] != m->ple_embd)
+        if (list[i] && list[i] != m->ple_embd)
             list[kept++] = list[i];
     int rc = cf_gguf_repack(m->g, list, kept, err);
     free(list);

@@ -172,9 +172,13 @@ static void embed(thr *T)
     my_rows(T, 0, P->n, &r0, &r1);
     for (int r = r0; r < r1; r++) {
         float *x = resid(T, r);
-        cf_dequantize_row(m->tok_embd->type,
-                          (const uint8_t *)m->tok_embd->data + (size_t)P->tokens[r] * row, x,
-                          (int64_t)E);
+        const uint8_t *src = (const uint8_t *)m->tok_embd->data + (size_t)P->tokens[r] * row;
+        if (m->tok_embd->layout != CF_LAYOUT_PLAIN) { /* repacked as the tied output */
+            cf_unpack_row(m->tok_embd->type, m->tok_embd->layout, m->tok_embd->data, (int64_t)E,
+                          m->tok_embd->ne[1], P->tokens[r], T->b->row);
+            src = (const uint8_t *)T->b->row;
+        }
+        cf_dequantize_row(m->tok_embd->type, src, x, (int64_t)E);
         if (m->pos_embd)
             P->vec->add(x, x, (const float *)m->pos_embd->data + (size_t)(P->pos0 + r) * E, NULL,
                         (int)E);
