@@ -184,6 +184,11 @@ typedef struct cf_matmul_args {
      * w_row and m: groups cut by the range are computed whole aside). */
     cf_layout w_layout;
     int64_t w_row, w_rows;
+    /* Names x's contents (0: unknown): calls with the same nonzero x_serial
+     * and x multiply the same activations, so a thread may keep what it
+     * derived from them for its next call (the GEMM's block sums, for the
+     * next piece of a matrix's rows). */
+    uint64_t x_serial;
 } cf_matmul_args;
 
 void cf_matmul(const cf_matmul_args *a, int ith, int nth);

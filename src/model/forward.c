@@ -33,6 +33,7 @@ typedef struct pass {
     float *logits;
     bool all_logits;
     bool one; /* a single token: row-wise work on private copies */
+    uint64_t serial; /* this pass's number among all passes of the process */
 } pass;
 
 /* One thread inside the region. */
@@ -191,9 +192,18 @@ static void embed(thr *T)
 
 /* ---- weight rows ----------------------------------------------------------- */
 
-/* y = x W[row0 : row0 + rows]^T for n activation rows */
+/* A name for the activations a phase multiplies (cf_matmul_args.x_serial):
+ * they stay as they are through the phase, and no two phases of any pass
+ * of any context share it. */
+static uint64_t phase_serial(const thr *T, int phase)
+{
+    return T->P->serial * (uint64_t)T->P->c->n_work + (uint64_t)phase + 1;
+}
+
+/* y = x W[row0 : row0 + rows]^T for n activation rows; x_serial: see
+ * phase_serial (0: none) */
 static void mm(cf_weight w, int64_t row0, int64_t rows, const uint8_t *x, size_t x_stride, int n,
-               float *y, size_t y_stride)
+               float *y, size_t y_stride, uint64_t x_serial)
 {
     const size_t rb = cf_row_bytes(w->type, w->ne[0]);
     cf_matmul_args a = {
@@ -210,6 +220,7 @@ static void mm(cf_weight w, int64_t row0, int64_t rows, const uint8_t *x, size_t
         .w_layout = w->layout,
         .w_row = row0,
         .w_rows = w->ne[1] * w->ne[2] * w->ne[3],
+        .x_serial = x_serial,
     };
     cf_matmul(&a, 0, 1);
 }
@@ -298,7 +309,7 @@ static void matmul_phase(thr *T, cf_weight w, const uint8_t *x, int n, float *y,
     const int64_t piece = piece_rows(cf_row_bytes(w->type, w->ne[0]), 0);
     int64_t r0, nr;
     while ((nr = grab_rows(T, phase, w->ne[1], piece, &r0)) > 0)
-        mm(w, r0, nr, x, T->P->c->xq_stride, n, y + r0, y_stride);
+        mm(w, r0, nr, x, T->P->c->xq_stride, n, y + r0, y_stride, phase_serial(T, phase));
 }
 
 /* ---- attention block ------------------------------------------------------- */
@@ -391,7 +402,7 @@ static void qkv_phase(thr *T, const cf_layer *L, int l)
         cf_weight w = L->wqkv ? L->wqkv : ws[which];
         const int64_t row0 = (L->wqkv ? base[which] : 0) + h0 * width[which];
         mm(w, row0, (h1 - h0) * width[which], act(T, L->wqkv ? 0 : cf_xq_index(ws, which), 0),
-           c->xq_stride, P->n, c->qkv + base[which] + h0 * width[which], c->qkv_stride);
+           c->xq_stride, P->n, c->qkv + base[which] + h0 * width[which], c->qkv_stride, phase_serial(T, phase));
         if (full_norm && which < 2)
             for (int t = 0; t < P->n; t++) {
                 float *v = c->qkv + (size_t)t * c->qkv_stride + base[which];
@@ -596,7 +607,7 @@ static void ffn_phase(thr *T, const cf_layer *L)
     while ((nr = grab_rows(T, phase, F, piece, &a)) > 0) {
         float *g = c->ff + a;
         if (gpt2) {
-            mm(L->w_up, a, nr, act(T, 0, 0), c->xq_stride, n, g, (size_t)F);
+            mm(L->w_up, a, nr, act(T, 0, 0), c->xq_stride, n, g, (size_t)F, phase_serial(T, phase));
             for (int t = 0; t < n; t++)
                 for (int64_t i = 0; i < nr; i++) {
                     float *y = &g[(size_t)t * F + i];
@@ -604,9 +615,9 @@ static void ffn_phase(thr *T, const cf_layer *L)
                 }
             continue;
         }
-        mm(ws[0], a, nr, act(T, 0, 0), c->xq_stride, n, g, (size_t)F);
+        mm(ws[0], a, nr, act(T, 0, 0), c->xq_stride, n, g, (size_t)F, phase_serial(T, phase));
         mm(fused ? L->w_up : ws[1], fused ? F + a : a, nr, act(T, fused ? 0 : cf_xq_index(ws, 1), 0),
-           c->xq_stride, n, up, (size_t)nr);
+           c->xq_stride, n, up, (size_t)nr, phase_serial(T, phase));
         for (int t = 0; t < n; t++) {
             float *gt = g + (size_t)t * F, *ut = up + (size_t)t * nr;
             if (P->hp->ffn == CF_FFN_GEGLU)
@@ -697,7 +708,7 @@ static void stacked_phase(thr *T, const cf_weight *w, const int *xi, float *cons
                 continue;
             const int64_t cnt = (end < v0 + nv ? end : v0 + nv) - v;
             mm(w[i], v - first, cnt, act(T, xi[i], 0), T->P->c->xq_stride, T->P->n, y[i] + (v - first),
-               y_stride[i]);
+               y_stride[i], phase_serial(T, phase));
             v += cnt;
         }
 }
@@ -890,8 +901,8 @@ static void moe_up_phase(thr *T, const cf_layer *L, cf_weight const ff[3])
             const int p0 = c->moe_off[e], np = c->moe_off[e + 1] - p0;
             const uint8_t *x = moe_input(T, ff, e);
             float *g = c->moe_ff + (size_t)p0 * F + r, *up = T->b->tile;
-            mm(L->moe_gate, e * F + r, cnt, x, c->xq_stride, np, g, (size_t)F);
-            mm(L->moe_up, e * F + r, cnt, x, c->xq_stride, np, up, (size_t)cnt);
+            mm(L->moe_gate, e * F + r, cnt, x, c->xq_stride, np, g, (size_t)F, 0);
+            mm(L->moe_up, e * F + r, cnt, x, c->xq_stride, np, up, (size_t)cnt, 0);
             for (int i = 0; i < np; i++) {
                 float *gi = g + (size_t)i * F, *ui = up + (size_t)i * cnt;
                 if (L->moe_gate_b) {
@@ -935,7 +946,7 @@ static void moe_down_phase(thr *T, const cf_layer *L)
             const int q0 = c->moe_off[e], nq = c->moe_off[e + 1] - q0;
             float *o = c->moe_out + (size_t)q0 * E + r;
             mm(L->moe_down, e * E + r, cnt, c->moe_xd + (size_t)q0 * c->xq_stride, c->xq_stride, nq, o,
-               (size_t)E);
+               (size_t)E, 0);
             for (int q = 0; L->moe_down_b && q < nq; q++)
                 P->vec->add(o + (size_t)q * E, o + (size_t)q * E,
                             (const float *)L->moe_down_b->data + e * E + r, NULL, (int)cnt);
@@ -1230,6 +1241,9 @@ static void output(thr *T)
     }
 }
 
+/* Passes run so far, by every context (pass.serial). */
+static uint64_t passes;
+
 static void run_batch(const pass *P)
 {
     memset(P->c->work, 0, (size_t)P->c->n_work * sizeof *P->c->work);
@@ -1286,6 +1300,7 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
                           : NULL,
             .all_logits = all_logits,
             .one = nb == 1,
+            .serial = __atomic_add_fetch(&passes, 1, __ATOMIC_RELAXED),
         };
         run_batch(&P);
         c->kv.n_past += nb;

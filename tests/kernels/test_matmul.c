@@ -173,6 +173,63 @@ static void test_layouts(cf_type t)
     }
 }
 
+/* outputs of cf_matmul (2 threads) that differ from cf_vec_dot */
+static int wrong(const cf_matmul_args *a, const char *w, const char *x)
+{
+    float *y = calloc((size_t)(a->n * a->m), sizeof *y);
+    cf_matmul_args b = *a;
+    b.x = x;
+    b.y = y;
+    for (int ith = 0; ith < 2; ith++)
+        cf_matmul(&b, ith, 2);
+    int bad = 0;
+    for (int64_t c = 0; c < a->n; c++)
+        for (int64_t r = 0; r < a->m; r++) {
+            const float d = cf_vec_dot(a->wtype, a->k, w + r * a->w_stride, x + c * a->x_stride);
+            bad += memcmp(&d, &y[c * a->m + r], sizeof d) != 0;
+        }
+    free(y);
+    return bad;
+}
+
+/* x_serial: what a thread keeps from one call is used again only for the
+ * same serial and the same activations (another buffer, or the same one
+ * rewritten under a new serial, is read anew) */
+static void test_serial(cf_type t)
+{
+    const cf_type xt = cf_vec_dot_type(t);
+    const int64_t m = 40, k = 2048, n = 9;
+    const size_t wrow = cf_row_bytes(t, k), xrow = cf_row_bytes(xt, k);
+    char *w = malloc((size_t)m * wrow), *x1 = malloc((size_t)n * xrow), *x2 = malloc((size_t)n * xrow);
+    float *row = malloc((size_t)k * sizeof *row);
+    for (int64_t r = 0; r < m; r++) {
+        kt_fill_gauss(row, k, 0.05f);
+        cf_quantize_row(t, row, w + r * wrow, k);
+    }
+    char *xs[2] = {x1, x2};
+    for (int i = 0; i < 2; i++)
+        for (int64_t c = 0; c < n; c++) {
+            kt_fill_gauss(row, k, 1.0f + (float)i);
+            cf_quantize_row(xt, row, xs[i] + c * xrow, k);
+        }
+    cf_matmul_args a = {.wtype = t, .w = w, .w_stride = wrow, .m = m, .k = k, .n = n, .x_stride = xrow,
+                        .y_stride = (size_t)m, .x_serial = 5};
+    CHECKF(wrong(&a, w, x1) == 0, "%s: serial 5, first activations", cf_type_name(t));
+    CHECKF(wrong(&a, w, x1) == 0, "%s: serial 5 again", cf_type_name(t));
+    CHECKF(wrong(&a, w, x2) == 0, "%s: serial 5, other activations", cf_type_name(t));
+    memcpy(x1, x2, (size_t)n * xrow);
+    for (int64_t c = 0; c < n; c++) { /* x1 rewritten: new values, new serial */
+        kt_fill_gauss(row, k, 3.0f);
+        cf_quantize_row(xt, row, x1 + c * xrow, k);
+    }
+    a.x_serial = 6;
+    CHECKF(wrong(&a, w, x1) == 0, "%s: serial 6, the first buffer rewritten", cf_type_name(t));
+    free(w);
+    free(x1);
+    free(x2);
+    free(row);
+}
+
 int main(void)
 {
     kt_seed(7);
@@ -184,7 +241,9 @@ int main(void)
             test_shape(t, 37, k, ns[j]);
         test_shape(t, 16, 1024, 9);
         if (cf_type_get(t)->blck_size > 1)
-            test_shape(t, 20, 8448, 130); /* several unpack chunks and column chunks */
+            test_shape(t, 20, 8448, 130); /* several unpack chunks */
+        if (cf_type_get(t)->blck_size == 32)
+            test_shape(t, 3, 16384, 260); /* several column chunks */
         if (cf_type_get(t)->blck_size == 256)
             test_shape(t, 17, 16640, 4); /* longer than a panel: the dot products */
         test_shape(t, 5, k, 3);
@@ -194,6 +253,9 @@ int main(void)
             for (int64_t n = 1; n <= 2; n++)
                 test_shape(t, 11, units * cf_type_get(t)->blck_size, n);
     }
+    static const cf_type serial_types[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_Q4_1, CF_TYPE_Q4_K};
+    for (size_t i = 0; i < sizeof serial_types / sizeof serial_types[0]; i++)
+        test_serial(serial_types[i]);
     CHECK(cf_repack(CF_TYPE_Q6_K, CF_LAYOUT_R16, NULL, 256, 16) == -1);
     test_layouts(CF_TYPE_Q8_0);
     test_layouts(CF_TYPE_Q4_0);
