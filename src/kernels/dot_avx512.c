@@ -545,9 +545,7 @@ static inline __attribute__((always_inline)) __m512 r16_block(__m512 acc, const 
     whole = whole && t32_quad(t); /* Q5_0's whole groups too are in pairs */
     const __m512i qh = t == T_Q5_0 ? _mm512_loadu_si512(b + R16_Q5_QH) : _mm512_setzero_si512();
     __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-    /* (no software prefetch: from 4 KB pages one a block made the stream
-     * 15 % faster, from the huge pages a model is copied to 15 % slower,
-     * and decoding 28 % slower) */
+    stream_ahead(b, r16_bsz(t));
     for (int c = 0; c < 4; c++) {
         if (t == T_Q8_0) {
             const __m512i plus128 = _mm512_set1_epi8((char)0x80);
@@ -900,6 +898,7 @@ static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const v
         __m512 vdx = _mm512_setzero_ps();
         for (int j = 0; j < 16; j++) {
             if (j < n) {
+                stream_ahead((const uint8_t *)w + (i0 + j) * wsz, wsz);
                 sb(w, x, i0 + j, &v[j], &m[j]);
                 vdx = _mm512_mask_broadcastss_ps(vdx, (__mmask16)(1u << j), _mm_set_ss(q8K_d(x, i0 + j, prepped)));
             } else {
@@ -1033,6 +1032,7 @@ static inline __attribute__((always_inline)) void dotK_rows_512(int64_t k, const
             __m512i v[16], mz[8], dm = _mm512_setzero_si512();
             __m256i m[16];
             for (int j = 0; j < 16; j++) {
+                stream_ahead(wg + j * wsz, wsz);
                 sb(wg + j * wsz, b + j % nsb, 0, &v[j], &m[j]);
                 /* d and (Q4_K) dmin, F16, in lane j (Q6_K's d ends its block) */
                 dm = _mm512_mask_broadcastd_epi32(dm, (__mmask16)(1u << j),
@@ -1077,6 +1077,7 @@ static inline __attribute__((always_inline)) __m512 r16_k4_block(__m512 acc, con
     const int16_t *bsums = prepped ? ((const q8K_prep *)x)[i].bsums : q8k_bsums((const block_q8_K *)x + i);
     const __m512i m4 = _mm512_set1_epi8(0xF);
     __m512i sc[2], mn[2];
+    stream_ahead(b, R16_K4_QS);
     r16_k4_scales_mins(b, sc, mn);
     __m512i isum = _mm512_setzero_si512(), isum16 = _mm512_setzero_si512();
     for (int h = 0; h < 4; h++) {
@@ -1085,6 +1086,7 @@ static inline __attribute__((always_inline)) __m512 r16_k4_block(__m512 acc, con
         const int8_t *xl = xq + (prepped ? 32 * (h < 2 ? h : h + 2) : 64 * h), *xh = xl + (prepped ? 64 : 32);
         __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
         for (int c = 0; c < 8; c++) {
+            stream_ahead(b + R16_K4_QS + 64 * (8 * h + c), 64);
             __m512i v = _mm512_loadu_si512(b + R16_K4_QS + 64 * (8 * h + c));
             /* in a register once, as in r16_block */
             __asm__("" : "+v"(v));
