@@ -367,6 +367,7 @@ static inline __attribute__((always_inline)) __m512 grp32_row(__m512 acc, const 
                                                               enum t32 t)
 {
     __m512i z[8], sums;
+    stream_ahead(wg, 16 * t32_wsz(t));
     if (t32_quad(t)) {
         const __m512i m4 = _mm512_set1_epi8(0xF);
         for (int q = 0; q < 4; q++) {
