@@ -14,6 +14,25 @@ CF_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 
 static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbusd_epi32(acc, u, s); }
 
+/* Decoding reads each matrix's bytes once, as one sequential stream from
+ * DRAM, and the hardware prefetchers do not run far enough ahead of a
+ * single stream to keep a core's misses in flight: the GEMVs fetch every
+ * line STREAM_AHEAD bytes down the stream themselves.  Measured on Zen 5
+ * (llama-1b Q4_0, -t 2, alternating runs): none 49-58 tokens/s, 1 KiB
+ * 65-69, 2 KiB 66-82, 3-4 KiB 63-77; into L2 only (T1) or non-temporal
+ * slower than into L1.  (An earlier try on Zen 4, one line a block 1 KiB
+ * ahead, looked slower, but was timed before the VM's bandwidth was known
+ * to flip between two states.)  Past the end of the matrix a prefetch is
+ * a hint and cannot fault.  Always inlined: a call left out of line in
+ * these target regions lost its prefetches altogether. */
+#define STREAM_AHEAD 2048
+
+static inline __attribute__((always_inline)) void stream_ahead(const uint8_t *p, size_t bytes)
+{
+    for (size_t o = 0; o < bytes; o += 64)
+        _mm_prefetch((const char *)p + STREAM_AHEAD + o, _MM_HINT_T0);
+}
+
 /* ---- 32-element blocks, 16 at a time ----------------------------------- */
 
 /* z[0..3] -> s, whose 128-bit lane L holds the lane-L sums of z[0], z[1],

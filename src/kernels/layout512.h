@@ -7,25 +7,6 @@
 
 #include "layout.h"
 
-/* Decoding reads each group's bytes once, as one sequential stream from
- * DRAM, and the hardware prefetchers do not run far enough ahead of a
- * single stream to keep a core's misses in flight: the GEMVs fetch every
- * line STREAM_AHEAD bytes down the stream themselves.  Measured on Zen 5
- * (llama-1b Q4_0, -t 2, alternating runs): none 49-58 tokens/s, 1 KiB
- * 65-69, 2 KiB 66-82, 3-4 KiB 63-77; into L2 only (T1) or non-temporal
- * slower than into L1.  (An earlier try on Zen 4, one line a block 1 KiB
- * ahead, looked slower, but was timed before the VM's bandwidth was known
- * to flip between two states.)  Past the end of the matrix a prefetch is
- * a hint and cannot fault.  Always inlined: a call left out of line in
- * these target regions lost its prefetches altogether. */
-#define STREAM_AHEAD 2048
-
-static inline __attribute__((always_inline)) void stream_ahead(const uint8_t *p, size_t bytes)
-{
-    for (size_t o = 0; o < bytes; o += 64)
-        _mm_prefetch((const char *)p + STREAM_AHEAD + o, _MM_HINT_T0);
-}
-
 /* The scales (sc[0]: those of groups 0..3, sc[1]: 4..7) and mins (m[0],
  * m[1] alike) of a Q4_K super-block of 16 rows (b: its R16_K4_BLOCK
  * bytes), byte s of lane j row j's value for group 4 * half + s: each
