@@ -17,20 +17,27 @@ static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbu
 /* Decoding reads each matrix's bytes once, as one sequential stream from
  * DRAM, and the hardware prefetchers do not run far enough ahead of a
  * single stream to keep a core's misses in flight: the GEMVs fetch every
- * line STREAM_AHEAD bytes down the stream themselves.  Measured on Zen 5
- * (llama-1b Q4_0, -t 2, alternating runs): none 49-58 tokens/s, 1 KiB
- * 65-69, 2 KiB 66-82, 3-4 KiB 63-77; into L2 only (T1) or non-temporal
- * slower than into L1.  (An earlier try on Zen 4, one line a block 1 KiB
- * ahead, looked slower, but was timed before the VM's bandwidth was known
- * to flip between two states.)  Past the end of the matrix a prefetch is
- * a hint and cannot fault.  Always inlined: a call left out of line in
- * these target regions lost its prefetches altogether. */
-#define STREAM_AHEAD 2048
+ * line `ahead` bytes down the stream themselves, in the order they read
+ * the stream.  Volatile asm with a memory clobber keeps that order:
+ * _mm_prefetch has no dependences, and GCC hoisted a whole group's 80 of
+ * them above its arithmetic, a burst the core cannot take in at once.
+ * Measured on Zen 5 (-t 2, 48 matrices 2048 x 8192, GB/s of the GEMVs
+ * against an AVX-512 read loop alternating with them): in the VM's fast
+ * bandwidth state (70-78 GB/s) Q4_0 hoisted 2 KiB 0.74-0.80, in order
+ * 1 KiB 0.75-0.89, 2 KiB 0.80-0.93, 4 KiB 0.86-0.95, 6 KiB 0.94-0.98,
+ * 8 KiB 0.90-0.95; Q4_K and Q6_K likewise (6 KiB 0.88-1.00); Q8_0, whose
+ * blocks cost the least arithmetic a byte, best at 2 KiB (0.94-1.02,
+ * 6 KiB 0.91-0.96).  In the slow state (40-50 GB/s) every distance in
+ * order reads at the loop's rate, hoisted 0.84-0.96.  Into L2 only (T1)
+ * or non-temporal was slower than into L1.  Past the end of the matrix a
+ * prefetch is a hint and cannot fault.  Always inlined: a call left out
+ * of line in these target regions lost its prefetches altogether. */
+enum { AHEAD_NEAR = 2048, AHEAD_FAR = 6144 };
 
-static inline __attribute__((always_inline)) void stream_ahead(const uint8_t *p, size_t bytes)
+static inline __attribute__((always_inline)) void stream_ahead(const uint8_t *p, size_t bytes, size_t ahead)
 {
     for (size_t o = 0; o < bytes; o += 64)
-        _mm_prefetch((const char *)p + STREAM_AHEAD + o, _MM_HINT_T0);
+        __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)(p + ahead + o)) : "memory");
 }
 
 /* ---- 32-element blocks, 16 at a time ----------------------------------- */
@@ -217,6 +224,9 @@ static inline size_t t32_wsz(enum t32 t)
          : t == T_IQ4_NL ? sizeof(block_iq4_nl) : sizeof(block_mxfp4);
 }
 
+/* how far ahead a GEMV of t fetches (stream_ahead) */
+static inline size_t t32_ahead(enum t32 t) { return t == T_Q8_0 ? AHEAD_NEAR : AHEAD_FAR; }
+
 static inline size_t t32_xsz(enum t32 t) { return t == T_Q4_1 || t == T_Q5_1 ? sizeof(block_q8_1) : sizeof(block_q8_0); }
 
 /* the codebook plus 128 of IQ4_NL / MXFP4, in every 128-bit lane */
@@ -386,7 +396,7 @@ static inline __attribute__((always_inline)) __m512 grp32_row(__m512 acc, const 
                                                               enum t32 t)
 {
     __m512i z[8], sums;
-    stream_ahead(wg, 16 * t32_wsz(t));
+    stream_ahead(wg, 16 * t32_wsz(t), t32_ahead(t));
     if (t32_quad(t)) {
         const __m512i m4 = _mm512_set1_epi8(0xF);
         for (int q = 0; q < 4; q++) {
@@ -565,7 +575,7 @@ static inline __attribute__((always_inline)) __m512 r16_block(__m512 acc, const 
     whole = whole && t32_quad(t); /* Q5_0's whole groups too are in pairs */
     const __m512i qh = t == T_Q5_0 ? _mm512_loadu_si512(b + R16_Q5_QH) : _mm512_setzero_si512();
     __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-    stream_ahead(b, r16_bsz(t));
+    stream_ahead(b, r16_bsz(t), t32_ahead(t));
     for (int c = 0; c < 4; c++) {
         if (t == T_Q8_0) {
             const __m512i plus128 = _mm512_set1_epi8((char)0x80);
@@ -918,7 +928,7 @@ static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const v
         __m512 vdx = _mm512_setzero_ps();
         for (int j = 0; j < 16; j++) {
             if (j < n) {
-                stream_ahead((const uint8_t *)w + (i0 + j) * wsz, wsz);
+                stream_ahead((const uint8_t *)w + (i0 + j) * wsz, wsz, AHEAD_FAR);
                 sb(w, x, i0 + j, &v[j], &m[j]);
                 vdx = _mm512_mask_broadcastss_ps(vdx, (__mmask16)(1u << j), _mm_set_ss(q8K_d(x, i0 + j, prepped)));
             } else {
@@ -1052,7 +1062,7 @@ static inline __attribute__((always_inline)) void dotK_rows_512(int64_t k, const
             __m512i v[16], mz[8], dm = _mm512_setzero_si512();
             __m256i m[16];
             for (int j = 0; j < 16; j++) {
-                stream_ahead(wg + j * wsz, wsz);
+                stream_ahead(wg + j * wsz, wsz, AHEAD_FAR);
                 sb(wg + j * wsz, b + j % nsb, 0, &v[j], &m[j]);
                 /* d and (Q4_K) dmin, F16, in lane j (Q6_K's d ends its block) */
                 dm = _mm512_mask_broadcastd_epi32(dm, (__mmask16)(1u << j),
@@ -1097,7 +1107,7 @@ static inline __attribute__((always_inline)) __m512 r16_k4_block(__m512 acc, con
     const int16_t *bsums = prepped ? ((const q8K_prep *)x)[i].bsums : q8k_bsums((const block_q8_K *)x + i);
     const __m512i m4 = _mm512_set1_epi8(0xF);
     __m512i sc[2], mn[2];
-    stream_ahead(b, R16_K4_QS);
+    stream_ahead(b, R16_K4_QS, AHEAD_FAR);
     r16_k4_scales_mins(b, sc, mn);
     __m512i isum = _mm512_setzero_si512(), isum16 = _mm512_setzero_si512();
     for (int h = 0; h < 4; h++) {
@@ -1106,7 +1116,7 @@ static inline __attribute__((always_inline)) __m512 r16_k4_block(__m512 acc, con
         const int8_t *xl = xq + (prepped ? 32 * (h < 2 ? h : h + 2) : 64 * h), *xh = xl + (prepped ? 64 : 32);
         __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
         for (int c = 0; c < 8; c++) {
-            stream_ahead(b + R16_K4_QS + 64 * (8 * h + c), 64);
+            stream_ahead(b + R16_K4_QS + 64 * (8 * h + c), 64, AHEAD_FAR);
             __m512i v = _mm512_loadu_si512(b + R16_K4_QS + 64 * (8 * h + c));
             /* in a register once, as in r16_block */
             __asm__("" : "+v"(v));
