@@ -28,11 +28,15 @@ static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbu
  * 8 KiB 0.90-0.95; Q4_K and Q6_K likewise (6 KiB 0.88-1.00); Q8_0, whose
  * blocks cost the least arithmetic a byte, best at 2 KiB (0.94-1.02,
  * 6 KiB 0.91-0.96).  In the slow state (40-50 GB/s) every distance in
- * order reads at the loop's rate, hoisted 0.84-0.96.  Into L2 only (T1)
+ * order reads at the loop's rate, hoisted 0.84-0.96.  In a whole model
+ * (llama-1b Q4_0, bench tg128, fast state, per-run probes) the 32-element
+ * types gained a little more at 8 KiB (77-82 % of the roofline at 6 KiB,
+ * 79-89 % at 8 KiB, 83-86 % at 12 KiB); Q4_K_M's K-quants did not (slow
+ * state 92-94 % at 6 KiB, 86-89 % at 8 KiB).  Into L2 only (T1)
  * or non-temporal was slower than into L1.  Past the end of the matrix a
  * prefetch is a hint and cannot fault.  Always inlined: a call left out
  * of line in these target regions lost its prefetches altogether. */
-enum { AHEAD_NEAR = 2048, AHEAD_FAR = 6144 };
+enum { AHEAD_NEAR = 2048, AHEAD_FAR = 6144, AHEAD_FURTHEST = 8192 };
 
 static inline __attribute__((always_inline)) void stream_ahead(const uint8_t *p, size_t bytes, size_t ahead)
 {
@@ -225,7 +229,7 @@ static inline size_t t32_wsz(enum t32 t)
 }
 
 /* how far ahead a GEMV of t fetches (stream_ahead) */
-static inline size_t t32_ahead(enum t32 t) { return t == T_Q8_0 ? AHEAD_NEAR : AHEAD_FAR; }
+static inline size_t t32_ahead(enum t32 t) { return t == T_Q8_0 ? AHEAD_NEAR : AHEAD_FURTHEST; }
 
 static inline size_t t32_xsz(enum t32 t) { return t == T_Q4_1 || t == T_Q5_1 ? sizeof(block_q8_1) : sizeof(block_q8_0); }
 
