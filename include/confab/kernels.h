@@ -122,7 +122,7 @@ bool cf_type_needs_imatrix(cf_type t);
 
 /* ---- weight layouts ------------------------------------------------------- */
 /* How a matrix's rows lie in memory.  PLAIN: one after the other, as GGUF
- * stores them.  R16 (Q8_0, Q4_0, IQ4_NL, Q5_0, Q4_K): every whole group of 16 rows
+ * stores them.  R16 (Q8_0, Q4_0, IQ4_NL, Q5_0, Q4_K, Q6_K): every whole group of 16 rows
  * rearranged so that one vector load holds the same 4 bytes of all 16 rows
  * (the AVX-512 decode kernel reads a group as one stream, with no
  * horizontal sums); the last rows % 16 rows stay plain.  A group takes the bytes of its 16 plain
@@ -131,7 +131,7 @@ bool cf_type_needs_imatrix(cf_type t);
 typedef enum cf_layout { CF_LAYOUT_PLAIN = 0, CF_LAYOUT_R16 = 1 } cf_layout;
 
 /* The layout the active ISA's kernels multiply matrices of type t fastest
- * in: R16 for Q8_0, Q4_0, IQ4_NL, Q5_0 and Q4_K on AVX-512 VNNI, else PLAIN.  (Any ISA multiplies any
+ * in: R16 for Q8_0, Q4_0, IQ4_NL, Q5_0, Q4_K and Q6_K on AVX-512 VNNI, else PLAIN.  (Any ISA multiplies any
  * layout, with the same bits.) */
 cf_layout cf_layout_best(cf_type t);
 /* Rearrange a plain matrix of rows rows of k elements (contiguous) into

@@ -14,6 +14,14 @@ CF_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 
 static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbusd_epi32(acc, u, s); }
 
+/* dp against 4 activation bytes at x broadcast: the broadcast rides on
+ * vpdpbusd's memory operand ({1to16}), which GCC does not fold by itself */
+static inline __m512i dp_bcast(__m512i acc, __m512i u, const int8_t *x)
+{
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const int32_t *)(const void *)x));
+    return acc;
+}
+
 /* Decoding reads each matrix's bytes once, as one sequential stream from
  * DRAM, and the hardware prefetchers do not run far enough ahead of a
  * single stream to keep a core's misses in flight: the GEMVs fetch every
@@ -1156,32 +1164,98 @@ static inline __attribute__((always_inline)) __m512 r16_k4_block(__m512 acc, con
     return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(dmin, vdx), acc);
 }
 
-/* One group of 16 rows (nsb super-blocks) into y[0..15]: super-block i
- * into accumulator i % 16, then the canonical tree, all lane-wise. */
-static inline __attribute__((always_inline)) void r16_k4_rows(int64_t nsb, const uint8_t *w, const void *x,
-                                                              int prepped, float *y)
+typedef __m512 (*r16_k_fn)(__m512 acc, const uint8_t *b, const void *x, int64_t i, int prepped);
+
+/* One group of 16 rows (nsb super-blocks of bsz bytes) into y[0..15]:
+ * super-block i into accumulator i % 16, then the canonical tree, all
+ * lane-wise. */
+static inline __attribute__((always_inline)) void r16_k_rows(int64_t nsb, const uint8_t *w, const void *x,
+                                                             int prepped, float *y, r16_k_fn block, size_t bsz)
 {
     __m512 acc[16];
     for (int j = 0; j < 16; j++)
         acc[j] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nsb; i++)
-        acc[i % 16] = r16_k4_block(acc[i % 16], w + i * R16_K4_BLOCK, x, i, prepped);
+        acc[i % 16] = block(acc[i % 16], w + i * bsz, x, i, prepped);
     for (int d = 8; d >= 1; d /= 2)
         for (int j = 0; j < d; j++)
             acc[j] = _mm512_add_ps(acc[j], acc[j + d]);
     _mm512_storeu_ps(y, acc[0]);
 }
 
-static void dot_r16_q4_K_512(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+/* groups of 16 rows; p: the activations prepared, or NULL (x as it is) */
+static inline __attribute__((always_inline)) void r16_k_groups(int64_t k, const void *w, int64_t groups,
+                                                               const void *x, const void *p, float *y,
+                                                               r16_k_fn block, size_t bsz)
 {
     const int64_t nsb = k / QK_K;
     for (int64_t g = 0; g < groups; g++) {
-        const uint8_t *wg = (const uint8_t *)w + g * nsb * R16_K4_BLOCK;
+        const uint8_t *wg = (const uint8_t *)w + g * nsb * bsz;
         if (p)
-            r16_k4_rows(nsb, wg, p, 1, y + R16_ROWS * g);
+            r16_k_rows(nsb, wg, p, 1, y + R16_ROWS * g, block, bsz);
         else
-            r16_k4_rows(nsb, wg, x, 0, y + R16_ROWS * g);
+            r16_k_rows(nsb, wg, x, 0, y + R16_ROWS * g, block, bsz);
     }
+}
+
+static void dot_r16_q4_K_512(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    r16_k_groups(k, w, groups, x, p, y, r16_k4_block, R16_K4_BLOCK);
+}
+
+/* ---- CF_LAYOUT_R16 Q6_K (layout.h) ------------------------------------- */
+
+/* Super-block i of 16 rows (b: its R16_Q6_BLOCK bytes) into acc, lane by
+ * lane dotK's canonical step, isum at d * dx.  Each group of 16 elements
+ * sums in int32 from -32 times its bsum (the quants' offset), its chunks'
+ * 6-bit quants times 4 activation bytes broadcast, then times its scale. */
+static inline __attribute__((always_inline)) __m512 r16_q6_block(__m512 acc, const uint8_t *b, const void *x,
+                                                                 int64_t i, int prepped)
+{
+    const int8_t *xq = prepped ? ((const q8K_prep *)x)[i].qs : ((const block_q8_K *)x)[i].qs;
+    const int16_t *bsums = prepped ? ((const q8K_prep *)x)[i].bsums : q8k_bsums((const block_q8_K *)x + i);
+    const __m512i m4 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
+    __m512i isum = _mm512_setzero_si512();
+    stream_ahead(b, R16_Q6_STEPS, AHEAD_FAR);
+    for (int h = 0; h < 2; h++)
+        for (int half16 = 0; half16 < 2; half16++) {
+            /* groups 8h + half16 + 2s, s = 0..3: l = 16 half16 .. + 15 of
+             * elements 128h + 32s + l */
+            const int g0 = 8 * h + half16;
+            __m512i a[4];
+            for (int s4 = 0; s4 < 4; s4++)
+                a[s4] = _mm512_set1_epi32(-32 * bsums[g0 + 2 * s4]);
+            for (int c = 4 * half16; c < 4 * half16 + 4; c++) {
+                const uint8_t *step = b + R16_Q6_STEPS + R16_Q6_STEP * (8 * h + c);
+                stream_ahead(step, R16_Q6_STEP, AHEAD_FAR);
+                const __m512i v1 = _mm512_loadu_si512(step), v2 = _mm512_loadu_si512(step + 64);
+                const __m512i qh = _mm512_loadu_si512(step + 128);
+                /* a | (b & c): the nibble, and qh's 2 bits moved to bits 4-5 */
+                const __m512i q[4] = {
+                    _mm512_ternarylogic_epi32(_mm512_and_si512(v1, m4), _mm512_slli_epi32(qh, 4), m30, 0xF8),
+                    _mm512_ternarylogic_epi32(_mm512_and_si512(v2, m4), _mm512_slli_epi32(qh, 2), m30, 0xF8),
+                    _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi32(v1, 4), m4), qh, m30, 0xF8),
+                    _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi32(v2, 4), m4),
+                                              _mm512_srli_epi32(qh, 2), m30, 0xF8),
+                };
+                for (int s4 = 0; s4 < 4; s4++)
+                    a[s4] = dp_bcast(a[s4], q[s4], xq + 128 * h + 32 * s4 + 4 * c);
+            }
+            for (int s4 = 0; s4 < 4; s4++) {
+                const int g = g0 + 2 * s4;
+                /* the int8 scale of group g, byte g % 4 of scale chunk g / 4 */
+                const __m512i sc = _mm512_srai_epi32(
+                    _mm512_slli_epi32(_mm512_loadu_si512(b + R16_Q6_SC + 64 * (g / 4)), 24 - 8 * (g % 4)), 24);
+                isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(a[s4], sc));
+            }
+        }
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)b));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, _mm512_set1_ps(q8K_d(x, i, prepped))), acc);
+}
+
+static void dot_r16_q6_K_512(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    r16_k_groups(k, w, groups, x, p, y, r16_q6_block, R16_Q6_BLOCK);
 }
 
 /* Q6_K's quants unpack in element order */
@@ -1239,6 +1313,8 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
     t->prep[CF_TYPE_Q6_K] = prep_q6_K_512;
     t->dot_rows[CF_TYPE_Q6_K] = dot_rows_q6_K_512;
+    t->layout[CF_TYPE_Q6_K] = CF_LAYOUT_R16;
+    t->dot_r16[CF_TYPE_Q6_K] = dot_r16_q6_K_512;
     fill_iq12_512(t);
     fill_iq3_512(t);
     fill_avx512_iq4(t);

@@ -147,7 +147,7 @@ static inline void dot_r16(int64_t k, const void *w, int64_t groups, const void 
         canon c = {{0}};
         for (int64_t u = 0; u < nb; u++) {
             union { block_q4_0 q4; block_q5_0 q5; block_q8_0 q8; } b; /* room for the largest */
-            r16_get(g, u, (int)(i % R16_ROWS), (uint8_t *)&b, bsz, 2);
+            r16_get(g, u, (int)(i % R16_ROWS), (uint8_t *)&b, bsz, 2, 0);
             const block_q8_0 *xb = (const block_q8_0 *)x + u;
             canon_fma(&c, u, (float)blk(&b, xb, 0), ldh(b.q4.d) * ldh(xb->d));
         }
@@ -282,21 +282,35 @@ static float dot_q4_K(int64_t k, const void *w, const void *x)
     return dot_k4(k, w, sizeof(block_q4_K), offsetof(block_q4_K, qs), 0, x);
 }
 
-/* Q4_K in CF_LAYOUT_R16, row by row as dot_r16 */
-static void dot_r16_q4_K(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+/* A K-quant matrix in CF_LAYOUT_R16 (super-blocks of wsz bytes, head
+ * bytes, q6: Q6_K's arrangement), row by row as dot_r16: step adds a
+ * super-block gathered back into its plain bytes. */
+static inline void dot_r16_k(int64_t k, const void *w, int64_t groups, const void *x, float *y, size_t wsz,
+                             size_t head, int q6,
+                             void (*step)(canon *c, int64_t u, const uint8_t *blk, const block_q8_K *b))
 {
-    (void)p;
     const int64_t nsb = k / QK_K;
     for (int64_t i = 0; i < groups * R16_ROWS; i++) {
-        const uint8_t *g = (const uint8_t *)w + i / R16_ROWS * nsb * R16_K4_BLOCK;
+        const uint8_t *g = (const uint8_t *)w + i / R16_ROWS * nsb * R16_ROWS * wsz;
         canon c = {{0}};
         for (int64_t u = 0; u < nsb; u++) {
-            block_q4_K b;
-            r16_get(g, u, (int)(i % R16_ROWS), (uint8_t *)&b, sizeof b, 0);
-            k4_step(&c, u, (const uint8_t *)&b, offsetof(block_q4_K, qs), 0, (const block_q8_K *)x + u);
+            union { block_q4_K q4; block_q6_K q6; } b; /* room for the largest */
+            r16_get(g, u, (int)(i % R16_ROWS), (uint8_t *)&b, wsz, head, q6);
+            step(&c, u, (const uint8_t *)&b, (const block_q8_K *)x + u);
         }
         y[i] = canon_sum(&c);
     }
+}
+
+static void q4_K_step(canon *c, int64_t u, const uint8_t *blk, const block_q8_K *b)
+{
+    k4_step(c, u, blk, offsetof(block_q4_K, qs), 0, b);
+}
+
+static void dot_r16_q4_K(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    (void)p;
+    dot_r16_k(k, w, groups, x, y, sizeof(block_q4_K), 0, 0, q4_K_step);
 }
 
 static float dot_q5_K(int64_t k, const void *w, const void *x)
@@ -304,26 +318,36 @@ static float dot_q5_K(int64_t k, const void *w, const void *x)
     return dot_k4(k, w, sizeof(block_q5_K), offsetof(block_q5_K, qs), 1, x);
 }
 
+/* Super-block u of a Q6_K row (blk) into c. */
+static void q6_K_step(canon *c, int64_t u, const uint8_t *blk, const block_q8_K *b)
+{
+    const block_q6_K *a = (const block_q6_K *)(const void *)blk;
+    int sum = 0;
+    for (int g = 0; g < 16; g++) {
+        int gs = 0;
+        for (int e = 16 * g; e < 16 * g + 16; e++) {
+            int h = e / 128, sh = (e / 32) % 4, l = e % 32;
+            uint8_t lo = a->ql[64 * h + 32 * (sh & 1) + l];
+            int q = (sh & 2 ? lo >> 4 : lo & 0xF) | (((a->qh[32 * h + l] >> (2 * sh)) & 3) << 4);
+            gs += (q - 32) * b->qs[e];
+        }
+        sum += a->scales[g] * gs;
+    }
+    canon_fma(c, u, (float)sum, ldh(a->d) * b->d);
+}
+
 static float dot_q6_K(int64_t k, const void *w, const void *x)
 {
-    const block_q6_K *a = w;
-    const block_q8_K *b = x;
     canon c = {{0}};
-    for (int64_t i = 0; i < k / QK_K; i++) {
-        int sum = 0;
-        for (int g = 0; g < 16; g++) {
-            int gs = 0;
-            for (int e = 16 * g; e < 16 * g + 16; e++) {
-                int h = e / 128, sh = (e / 32) % 4, l = e % 32;
-                uint8_t lo = a[i].ql[64 * h + 32 * (sh & 1) + l];
-                int q = (sh & 2 ? lo >> 4 : lo & 0xF) | (((a[i].qh[32 * h + l] >> (2 * sh)) & 3) << 4);
-                gs += (q - 32) * b[i].qs[e];
-            }
-            sum += a[i].scales[g] * gs;
-        }
-        canon_fma(&c, i, (float)sum, ldh(a[i].d) * b[i].d);
-    }
+    for (int64_t i = 0; i < k / QK_K; i++)
+        q6_K_step(&c, i, (const uint8_t *)((const block_q6_K *)w + i), (const block_q8_K *)x + i);
     return canon_sum(&c);
+}
+
+static void dot_r16_q6_K(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    (void)p;
+    dot_r16_k(k, w, groups, x, y, sizeof(block_q6_K), 2, 1, q6_K_step);
 }
 
 #include "dot_iq12_scalar.inc"
@@ -349,6 +373,7 @@ void cf_fill_scalar(cf_kernel_table *t)
     t->dot_r16[CF_TYPE_Q4_K] = dot_r16_q4_K;
     t->dot[CF_TYPE_Q5_K] = dot_q5_K;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K;
+    t->dot_r16[CF_TYPE_Q6_K] = dot_r16_q6_K;
     fill_iq12_scalar(t);
     t->dot[CF_TYPE_IQ3_XXS] = dot_iq3_xxs;
     t->dot[CF_TYPE_IQ3_S] = dot_iq3_s;

@@ -9,9 +9,10 @@
  * horizontal reduction.  The unsigned quants' offsets (the -8 of Q4_0, the
  * -32 of Q6_K, the K-quants' mins) are applied through the activation block
  * sums: precomputed here for Q8_0, Q8_1's stored s, Q8_K's bsums.  A
- * Q8_0, Q4_0, IQ4_NL, Q5_0 or Q4_K matrix repacked at load (CF_LAYOUT_R16)
- * is interleaved so already: its panels only take the nibbles apart (and
- * add Q5_0's fifth bits, unpack Q4_K's scales; Q8_0's are copied).
+ * Q8_0, Q4_0, IQ4_NL, Q5_0, Q4_K or Q6_K matrix repacked at load
+ * (CF_LAYOUT_R16) is interleaved so already: its panels only take the
+ * nibbles apart (and add Q5_0's fifth bits or Q6_K's high bits, unpack
+ * the K-quants' scales; Q8_0's are copied).
  *
  * The float part follows the canonical order of internal.h exactly (units
  * visited by residue mod 16, one accumulator per residue, the same final
@@ -433,12 +434,54 @@ static void pack_panel_r16_k4(const uint8_t *g, int64_t k, panel *p)
     }
 }
 
+/* A Q6_K group (layout.h) likewise: step 8h + c of a super-block is
+ * k-steps 32h + 8s + c, s = 0..3, of the 16 rows
+ * (the quants put together as the decoding kernel does); the int8 scales
+ * widened lane by lane. */
+static void pack_panel_r16_q6(const uint8_t *g, int64_t k, panel *p)
+{
+    const int nsb = (int)(k / 256), per_res = (nsb + 15) / 16;
+    const __m512i m4 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
+    for (int u = 0; u < nsb; u++, g += R16_Q6_BLOCK) {
+        const int slot = (u % 16) * per_res + u / 16;
+        for (int h = 0; h < 2; h++)
+            for (int c = 0; c < 8; c++) {
+                const uint8_t *step = g + R16_Q6_STEPS + R16_Q6_STEP * (8 * h + c);
+                const __m512i v1 = _mm512_loadu_si512(step), v2 = _mm512_loadu_si512(step + 64);
+                const __m512i qh = _mm512_loadu_si512(step + 128);
+                const __m512i lo[4] = {_mm512_and_si512(v1, m4), _mm512_and_si512(v2, m4),
+                                       _mm512_and_si512(_mm512_srli_epi32(v1, 4), m4),
+                                       _mm512_and_si512(_mm512_srli_epi32(v2, 4), m4)};
+                const __m512i hi[4] = {_mm512_slli_epi32(qh, 4), _mm512_slli_epi32(qh, 2), qh,
+                                       _mm512_srli_epi32(qh, 2)};
+                for (int s = 0; s < 4; s++)
+                    _mm512_store_si512(p->q[64 * slot + 32 * h + 8 * s + c],
+                                       _mm512_ternarylogic_epi32(lo[s], hi[s], m30, 0xF8));
+            }
+        __m512i sc[16];
+        for (int j = 0; j < 16; j++) {
+            sc[j] = _mm512_srai_epi32(_mm512_slli_epi32(_mm512_loadu_si512(g + R16_Q6_SC + 64 * (j / 4)), 24 - 8 * (j % 4)),
+                                      24);
+            _mm512_store_si512(p->sc[16 * slot + j], sc[j]);
+        }
+        for (int w = 0; w < 8; w++)
+            _mm512_store_si512(p->mp[slot][w], _mm512_or_si512(_mm512_and_si512(sc[2 * w], _mm512_set1_epi32(0xFFFF)),
+                                                                _mm512_slli_epi32(sc[2 * w + 1], 16)));
+        _mm512_store_ps(p->d[slot], _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)g)));
+        _mm512_store_ps(p->dmin[slot], _mm512_setzero_ps());
+    }
+}
+
 /* Unpack rows [r, r + nr) (nr <= 16; missing rows are zero), whole K, the
  * units in residue order. */
 static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, int nr, panel *p)
 {
     if (a->w_layout == CF_LAYOUT_R16 && a->wtype == CF_TYPE_Q4_K) {
         pack_panel_r16_k4((const uint8_t *)a->w + r * a->w_stride, a->k, p);
+        return;
+    }
+    if (a->w_layout == CF_LAYOUT_R16 && a->wtype == CF_TYPE_Q6_K) {
+        pack_panel_r16_q6((const uint8_t *)a->w + r * a->w_stride, a->k, p);
         return;
     }
     if (a->w_layout == CF_LAYOUT_R16) {

@@ -11,19 +11,22 @@ cf_layout cf_layout_best(cf_type t)
     return (unsigned)t < CF_TYPE_COUNT ? cf_kernels()->layout[t] : CF_LAYOUT_PLAIN;
 }
 
-/* The block bytes of a type that has R16 (0 if none) and its head's. */
-static size_t r16_block_size(cf_type t, size_t *head)
+/* The block bytes of a type that has R16 (0 if none), its head's, and
+ * whether it is arranged as Q6_K. */
+static size_t r16_block_size(cf_type t, size_t *head, int *q6)
 {
     *head = t == CF_TYPE_Q4_K ? 0 : 2;
+    *q6 = t == CF_TYPE_Q6_K;
     return t == CF_TYPE_Q4_0 ? sizeof(block_q4_0) : t == CF_TYPE_IQ4_NL ? sizeof(block_iq4_nl)
          : t == CF_TYPE_Q5_0 ? sizeof(block_q5_0) : t == CF_TYPE_Q8_0 ? sizeof(block_q8_0)
-         : t == CF_TYPE_Q4_K ? sizeof(block_q4_K) : 0;
+         : t == CF_TYPE_Q4_K ? sizeof(block_q4_K) : t == CF_TYPE_Q6_K ? sizeof(block_q6_K) : 0;
 }
 
 static bool has_layout(cf_type t, cf_layout layout, int64_t k)
 {
     size_t head;
-    return layout == CF_LAYOUT_R16 && r16_block_size(t, &head) && k > 0 && k % cf_type_get(t)->blck_size == 0;
+    int last;
+    return layout == CF_LAYOUT_R16 && r16_block_size(t, &head, &last) && k > 0 && k % cf_type_get(t)->blck_size == 0;
 }
 
 int cf_repack(cf_type t, cf_layout layout, void *w, int64_t k, int64_t rows)
@@ -33,7 +36,8 @@ int cf_repack(cf_type t, cf_layout layout, void *w, int64_t k, int64_t rows)
     if (!has_layout(t, layout, k))
         return -1;
     size_t head;
-    const size_t rb = cf_row_bytes(t, k), bsz = r16_block_size(t, &head);
+    int last;
+    const size_t rb = cf_row_bytes(t, k), bsz = r16_block_size(t, &head, &last);
     uint8_t *plain = malloc(R16_ROWS * rb);
     if (!plain)
         return -1;
@@ -42,7 +46,7 @@ int cf_repack(cf_type t, cf_layout layout, void *w, int64_t k, int64_t rows)
         memcpy(plain, g, R16_ROWS * rb);
         for (int j = 0; j < R16_ROWS; j++)
             for (size_t u = 0; u < rb / bsz; u++)
-                r16_put(g, (int64_t)u, j, plain + j * rb + u * bsz, bsz, head);
+                r16_put(g, (int64_t)u, j, plain + j * rb + u * bsz, bsz, head, last);
     }
     free(plain);
     return 0;
@@ -58,9 +62,10 @@ int cf_unpack_row(cf_type t, cf_layout layout, const void *w, int64_t k, int64_t
         return 0;
     }
     size_t head;
-    const size_t bsz = r16_block_size(t, &head);
+    int last;
+    const size_t bsz = r16_block_size(t, &head, &last);
     const uint8_t *g = (const uint8_t *)w + r / R16_ROWS * R16_ROWS * rb;
     for (size_t u = 0; u < rb / bsz; u++)
-        r16_get(g, (int64_t)u, (int)(r % R16_ROWS), (uint8_t *)dst + u * bsz, bsz, head);
+        r16_get(g, (int64_t)u, (int)(r % R16_ROWS), (uint8_t *)dst + u * bsz, bsz, head, last);
     return 0;
 }

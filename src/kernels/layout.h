@@ -15,6 +15,15 @@
  *     words 1..3 the 12 bytes of packed scales and mins, then 32 chunks of
  *     nibbles, chunk c holding qs bytes 4c..4c+3: elements 64h + 4i..64h +
  *     4i + 3 (low nibbles) and 32 more (high), h = c / 8, i = c % 8.
+ *   Q6_K: the head is the F16 d, which ends the plain block, and the
+ *     words go in the order a kernel reads them (3360 bytes a
+ *     super-block): the 4 chunks of the int8 scales, then for step
+ *     i = 8h + c (h = 0, 1; c = 0..7) ql chunks 16h + c and 16h + 8 + c
+ *     and qh chunk 8h + c.  Chunk c of ql or qh holds its bytes 4c..4c+3:
+ *     a step gives, for l = 4c..4c+3, elements 128h + l (+ 32, + 64, + 96)
+ *     as the low nibbles of the first ql chunk, of the second, the high
+ *     nibbles of the first, of the second, each with qh's bits 0-1, 2-3,
+ *     4-5, 6-7.
  * Private to src/kernels. */
 #ifndef CONFAB_KERNELS_LAYOUT_H
 #define CONFAB_KERNELS_LAYOUT_H
@@ -30,24 +39,40 @@
 #define R16_K4_BLOCK 2304 /* bytes of a Q4_K super-block of 16 rows */
 #define R16_K4_SCALES 64  /* where the scale words start in it */
 #define R16_K4_QS 256
+#define R16_Q6_BLOCK 3360 /* bytes of a Q6_K super-block of 16 rows */
+#define R16_Q6_SC 32      /* where its scale chunks start */
+#define R16_Q6_STEPS 288  /* and its 16 steps of 3 chunks */
+#define R16_Q6_STEP 192
 
-/* Block u of row j of group g (blocks of bsz bytes, head bytes first), in
- * its plain bytes, to b. */
-static inline void r16_get(const uint8_t *g, int64_t u, int j, uint8_t *b, size_t bsz, size_t head)
+/* Plain word p of a Q6_K block (ql, qh, scales) in a group: its word
+ * (layout.h's order). */
+static inline size_t r16_q6_pos(size_t p)
+{
+    if (p >= 48)
+        return p - 48;
+    const size_t h = p < 32 ? p / 16 : (p - 32) / 8, c = p < 32 ? p % 8 : (p - 32) % 8;
+    return 4 + 3 * (8 * h + c) + (p < 32 ? p % 16 / 8 : 2);
+}
+
+/* Block u of row j of group g (blocks of bsz bytes, head bytes first, or
+ * (q6) Q6_K's arrangement), in its plain bytes, to b. */
+static inline void r16_get(const uint8_t *g, int64_t u, int j, uint8_t *b, size_t bsz, size_t head, int q6)
 {
     const uint8_t *s = g + u * R16_ROWS * bsz;
-    memcpy(b, s + head * j, head);
+    const size_t at = q6 ? bsz - head : 0, words = q6 ? 0 : head;
+    memcpy(b + at, s + head * j, head);
     for (size_t w = 0; w < (bsz - head) / 4; w++)
-        memcpy(b + head + 4 * w, s + R16_ROWS * head + 64 * w + 4 * j, 4);
+        memcpy(b + words + 4 * w, s + R16_ROWS * head + 64 * (q6 ? r16_q6_pos(w) : w) + 4 * j, 4);
 }
 
 /* The plain block b as block u of row j of group g. */
-static inline void r16_put(uint8_t *g, int64_t u, int j, const uint8_t *b, size_t bsz, size_t head)
+static inline void r16_put(uint8_t *g, int64_t u, int j, const uint8_t *b, size_t bsz, size_t head, int q6)
 {
     uint8_t *s = g + u * R16_ROWS * bsz;
-    memcpy(s + head * j, b, head);
+    const size_t at = q6 ? bsz - head : 0, words = q6 ? 0 : head;
+    memcpy(s + head * j, b + at, head);
     for (size_t w = 0; w < (bsz - head) / 4; w++)
-        memcpy(s + R16_ROWS * head + 64 * w + 4 * j, b + head + 4 * w, 4);
+        memcpy(s + R16_ROWS * head + 64 * (q6 ? r16_q6_pos(w) : w) + 4 * j, b + words + 4 * w, 4);
 }
 
 #endif
