@@ -1,7 +1,10 @@
 /* The barrier between the phases of a forward pass.  The usual wait is a
  * few microseconds, so a thread spins first; past that it yields the CPU,
  * so that on a busy machine a preempted thread of the same pass gets to run
- * instead of being kept waiting by the one spinning for it. */
+ * instead of being kept waiting by the one spinning for it.  A thread that
+ * waits can fetch what it reads next meanwhile: decoding, a core that
+ * waits is a core not reading, and each phase's stream otherwise starts
+ * cold. */
 #include <sched.h>
 
 #include "model_internal.h"
@@ -17,6 +20,11 @@ static inline void relax(void)
 
 void cf_barrier_wait(cf_barrier *b, int nth)
 {
+    cf_barrier_wait_fetching(b, nth, NULL, 0);
+}
+
+void cf_barrier_wait_fetching(cf_barrier *b, int nth, const cf_fetch *f, int nf)
+{
     if (nth <= 1)
         return;
     const unsigned gen = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
@@ -26,8 +34,21 @@ void cf_barrier_wait(cf_barrier *b, int nth)
         __atomic_store_n(&b->gen, gen + 1, __ATOMIC_RELEASE);
         return;
     }
-    for (int i = 0; __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen; i++) {
-        if (i < SPINS)
+    int r = 0, i = 0;
+    size_t o = 0;
+    while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen) {
+        if (r < nf) {
+            /* what this thread reads next, into L2, 8 lines between looks */
+            const size_t end = o + 512 < f[r].bytes ? o + 512 : f[r].bytes;
+            for (; o < end; o += 64)
+                __builtin_prefetch(f[r].p + o, 0, 2);
+            if (o >= f[r].bytes) {
+                r++;
+                o = 0;
+            }
+            continue;
+        }
+        if (i++ < SPINS)
             relax();
         else
             sched_yield();

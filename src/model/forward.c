@@ -7,7 +7,8 @@
  * Each thread reads an even share of a matrix's rows as one sequential
  * stream, in pieces; one done early takes pieces from the back of a slower
  * thread's share, so a thread slowed by anything else on the machine ends
- * up with less of the work.  Between two phases, row-wise work (residual
+ * up with less of the work; one waiting at a barrier fetches the start of
+ * its next share meanwhile.  Between two phases, row-wise work (residual
  * add, norm, activation rounding) runs on whole rows: for a single token
  * every thread does it on its own copy, which costs no barrier; for a batch
  * the tokens are split and one barrier follows.  Every value is computed
@@ -247,14 +248,21 @@ static uint64_t *share_word(const thr *T, int phase, int t)
     return &c->shares[((size_t)phase * (size_t)c->n_threads + (size_t)t) * CF_SHARE_STRIDE];
 }
 
+/* Rows [lo, hi) of m that thread t of nth starts with: whole panels. */
+static void share_bounds(int64_t m, int t, int nth, int64_t *lo, int64_t *hi)
+{
+    *lo = (m * t / nth) & ~(int64_t)15;
+    *hi = t == nth - 1 ? m : (m * (t + 1) / nth) & ~(int64_t)15;
+}
+
 /* Thread t's share of m rows, set up by whoever looks first. */
 static uint64_t load_share(const thr *T, uint64_t *w, int t, int64_t m)
 {
     uint64_t s = __atomic_load_n(w, __ATOMIC_ACQUIRE);
     if (s & SHARE_LIVE)
         return s;
-    const int64_t lo = (m * t / T->nth) & ~(int64_t)15;
-    const int64_t hi = t == T->nth - 1 ? m : (m * (t + 1) / T->nth) & ~(int64_t)15;
+    int64_t lo, hi;
+    share_bounds(m, t, T->nth, &lo, &hi);
     const uint64_t init = share(lo, hi);
     if (__atomic_compare_exchange_n(w, &s, init, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return init;
@@ -300,6 +308,32 @@ static int64_t piece_rows(size_t row_bytes, int64_t cap)
     if (cap > 0 && r > cap)
         r = cap;
     return r;
+}
+
+/* The first bytes of this thread's share of rows [row0, row0 + m) of w:
+ * while it waits at a barrier it fetches them (cf_barrier_wait_fetching),
+ * so that its next stream starts warm. */
+#define FETCH_MAX (32 << 10)
+
+/* Rows [row0, row0 + rows) of w, at most FETCH_MAX bytes of them. */
+static cf_fetch rows_start(cf_weight w, int64_t row0, int64_t rows)
+{
+    const size_t rb = cf_row_bytes(w->type, w->ne[0]), bytes = (size_t)rows * rb;
+    return (cf_fetch){(const uint8_t *)w->data + (size_t)row0 * rb, bytes < FETCH_MAX ? bytes : FETCH_MAX};
+}
+
+static cf_fetch share_start(const thr *T, cf_weight w, int64_t row0, int64_t m)
+{
+    int64_t lo, hi;
+    share_bounds(m, T->ith, T->nth, &lo, &hi);
+    return rows_start(w, row0 + lo, hi - lo);
+}
+
+/* sync_all, fetching f[0..nf) meanwhile when decoding one token (a batch's
+ * phases are arithmetic-bound) */
+static void sync_fetching(const thr *T, const cf_fetch *f, int nf)
+{
+    cf_barrier_wait_fetching(&T->P->c->bar, T->nth, f, T->P->one ? nf : 0);
 }
 
 /* Y = X W^T over every row of w. */
@@ -373,40 +407,90 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
 /* Q, K and V rows in units of whole heads (whole 16-row panels too), each
  * finished by the thread that computed it; a norm over the whole q or k
  * projection makes each of them one unit. */
+typedef struct qkv_units {
+    int per;                    /* heads a unit */
+    int count[3], units[3];     /* heads and units of Q, K, V */
+    int64_t width[3], base[3];  /* floats (and rows) of a head; where each part starts */
+} qkv_units;
+
+static void qkv_plan(const thr *T, const cf_layer *L, int l, qkv_units *q)
+{
+    const cf_hparams *hp = T->P->hp;
+    const int hd = L->head_dim, all = hp->n_head + 2 * L->n_head_kv;
+    q->per = (all + 2 * T->nth - 1) / (2 * T->nth); /* two units per thread */
+    while ((q->per * hd) % 16)
+        q->per++;
+    if (hp->qk_norm == CF_QK_NORM_FULL)
+        q->per = hp->n_head;
+    /* a layer reading another's cache computes only its queries */
+    const int n_kv = L->kv_src == l ? L->n_head_kv : 0;
+    const int count[3] = {hp->n_head, n_kv, n_kv};
+    for (int i = 0; i < 3; i++) {
+        q->count[i] = count[i];
+        q->units[i] = (count[i] + q->per - 1) / q->per;
+        q->width[i] = i ? hd : q_width(hp, L);
+    }
+    q->base[0] = 0;
+    q->base[1] = count[0] * q->width[0];
+    q->base[2] = q->base[1] + count[1] * hd;
+}
+
+/* Unit u of the plan: part *which, heads [*h0, *h1), rows from *row0 of
+ * *w (the fused matrix or the part's own, ws). */
+static void qkv_unit(const cf_layer *L, const qkv_units *q, cf_weight const ws[3], int u, int *which, int *h0,
+                     int *h1, cf_weight *w, int64_t *row0)
+{
+    *which = u < q->units[0] ? 0 : u < q->units[0] + q->units[1] ? 1 : 2;
+    *h0 = (u - (*which > 0 ? q->units[0] : 0) - (*which > 1 ? q->units[1] : 0)) * q->per;
+    *h1 = *h0 + q->per < q->count[*which] ? *h0 + q->per : q->count[*which];
+    *w = L->wqkv ? L->wqkv : ws[*which];
+    *row0 = (L->wqkv ? q->base[*which] : 0) + *h0 * q->width[*which];
+}
+
+/* The first rows this thread multiplies in layer l's Q K V phase (units
+ * mostly go out in turn), nothing for a layer without one; after the last
+ * layer, its share of the output's. */
+static cf_fetch qkv_start(const thr *T, int l)
+{
+    if (l >= T->P->hp->n_layer)
+        return T->P->logits ? share_start(T, T->P->m->output, 0, T->P->m->output->ne[1]) : (cf_fetch){0};
+    const cf_layer *L = &T->P->m->layers[l];
+    if (L->conv_in || L->dn_qkv)
+        return (cf_fetch){0};
+    qkv_units q;
+    qkv_plan(T, L, l, &q);
+    if (T->ith >= q.units[0] + q.units[1] + q.units[2])
+        return (cf_fetch){0};
+    cf_weight ws[3], ff[3], w;
+    cf_layer_groups(L, ws, ff);
+    int which, h0, h1;
+    int64_t row0;
+    qkv_unit(L, &q, ws, T->ith, &which, &h0, &h1, &w, &row0);
+    return rows_start(w, row0, (h1 - h0) * q.width[which]);
+}
+
 static void qkv_phase(thr *T, const cf_layer *L, int l)
 {
     const pass *P = T->P;
     cf_ctx *c = P->c;
     const cf_hparams *hp = P->hp;
     const int hd = L->head_dim, phase = T->phase++;
-    const int all = hp->n_head + 2 * L->n_head_kv;
-    int per = (all + 2 * T->nth - 1) / (2 * T->nth); /* heads per unit: two units per thread */
-    while ((per * hd) % 16)
-        per++;
     const bool full_norm = hp->qk_norm == CF_QK_NORM_FULL;
-    if (full_norm)
-        per = hp->n_head;
-    /* a layer reading another's cache computes only its queries */
-    const int n_kv = L->kv_src == l ? L->n_head_kv : 0;
-    const int count[3] = {hp->n_head, n_kv, n_kv};
-    const int units[3] = {(count[0] + per - 1) / per, (count[1] + per - 1) / per,
-                          (count[2] + per - 1) / per};
-    const int64_t width[3] = {q_width(hp, L), hd, hd}; /* floats (and rows) of a head */
-    const int64_t base[3] = {0, count[0] * width[0], count[0] * width[0] + count[1] * hd};
+    qkv_units q;
+    qkv_plan(T, L, l, &q);
     cf_weight ws[3], ff[3];
     cf_layer_groups(L, ws, ff);
-    for (int u; (u = grab(T, phase)) < units[0] + units[1] + units[2];) {
-        const int which = u < units[0] ? 0 : u < units[0] + units[1] ? 1 : 2;
-        const int h0 = (u - (which > 0 ? units[0] : 0) - (which > 1 ? units[1] : 0)) * per;
-        const int h1 = h0 + per < count[which] ? h0 + per : count[which];
-        cf_weight w = L->wqkv ? L->wqkv : ws[which];
-        const int64_t row0 = (L->wqkv ? base[which] : 0) + h0 * width[which];
-        mm(w, row0, (h1 - h0) * width[which], act(T, L->wqkv ? 0 : cf_xq_index(ws, which), 0),
-           c->xq_stride, P->n, c->qkv + base[which] + h0 * width[which], c->qkv_stride, phase_serial(T, phase));
+    for (int u; (u = grab(T, phase)) < q.units[0] + q.units[1] + q.units[2];) {
+        int which, h0, h1;
+        int64_t row0;
+        cf_weight w;
+        qkv_unit(L, &q, ws, u, &which, &h0, &h1, &w, &row0);
+        mm(w, row0, (h1 - h0) * q.width[which], act(T, L->wqkv ? 0 : cf_xq_index(ws, which), 0), c->xq_stride,
+           P->n, c->qkv + q.base[which] + h0 * q.width[which], c->qkv_stride, phase_serial(T, phase));
         if (full_norm && which < 2)
             for (int t = 0; t < P->n; t++) {
-                float *v = c->qkv + (size_t)t * c->qkv_stride + base[which];
-                P->vec->rmsnorm(v, v, (which == 0 ? L->q_norm : L->k_norm)->data, count[which] * hd,
+                float *v = c->qkv + (size_t)t * c->qkv_stride + q.base[which];
+                P->vec->rmsnorm(v, v, (which == 0 ? L->q_norm : L->k_norm)->data, q.count[which] * hd,
                                 hp->norm_eps);
             }
         for (int t = 0; t < P->n; t++)
@@ -508,7 +592,8 @@ static void attention_one(thr *T, int l)
         chunk_span(hp, L, P->pos0, c0 + ci, &lo, &hi);
         attn_rows(T, l, g, lo, hi, G, q, part, v < units ? chunk_keys(T, l, v / nc, c0 + v % nc) : NULL);
     }
-    sync_all(T);
+    const cf_fetch wo = share_start(T, L->wo, 0, L->wo->ne[1]);
+    sync_fetching(T, &wo, 1);
     for (int h = 0; h < hp->n_head; h++)
         P->vec->attn_merge(hd, (char *)c->part + (size_t)h * head_stride, pb, nc, sink(T, l, h),
                            T->b->row + (size_t)h * hd);
@@ -988,7 +1073,18 @@ static void attention_block(thr *T, const cf_layer *L, int l)
         attention_batch(T, l);
     }
     matmul_phase(T, L->wo, act(T, 0, 0), P->n, P->c->tmp, (size_t)P->hp->n_embd);
-    sync_all(T);
+    if (L->moe_router && !L->dense_norm) {
+        sync_all(T);
+        return;
+    }
+    /* the FFN's gate and up rows next */
+    const bool gpt2 = P->hp->ffn == CF_FFN_GELU, fused = !gpt2 && !L->w_gate;
+    cf_weight qkv[3], ff[3];
+    cf_layer_groups(L, qkv, ff);
+    const int64_t F = L->n_ff;
+    const cf_fetch next[2] = {share_start(T, ff[0], 0, F),
+                              gpt2 ? (cf_fetch){0} : share_start(T, fused ? L->w_up : ff[1], fused ? F : 0, F)};
+    sync_fetching(T, next, gpt2 ? 1 : 2);
 }
 
 /* qwen35moe's shared expert, after the routed ones: a SwiGLU FFN on the
@@ -1098,14 +1194,15 @@ static void dual_ffn_sum(thr *T, const cf_layer *L)
 }
 
 /* The dense FFN, from the rounded normalised input to c->tmp. */
-static void ffn_block(thr *T, const cf_layer *L)
+static void ffn_block(thr *T, const cf_layer *L, const cf_fetch *next)
 {
     const pass *P = T->P;
     ffn_phase(T, L);
-    sync_all(T);
+    const cf_fetch down = share_start(T, L->w_down, 0, L->w_down->ne[1]);
+    sync_fetching(T, &down, 1);
     round_phase(T, L->w_down, P->c->ff, (size_t)L->n_ff);
     matmul_phase(T, L->w_down, act(T, 0, 0), P->n, P->c->tmp, (size_t)P->hp->n_embd);
-    sync_all(T);
+    sync_fetching(T, next, 1);
 }
 
 /* What a layer leaves in c->tmp for the residual: its FFN's output, or
@@ -1201,7 +1298,9 @@ static void layer(thr *T, int l)
     if (L->moe_router && !L->dense_norm) {
         moe_block(T, L, ff);
     } else {
-        ffn_block(T, L);
+        /* the next layer's Q K V rows follow, unless more comes first */
+        const cf_fetch next = L->dense_norm || L->ple_gate ? (cf_fetch){0} : qkv_start(T, l + 1);
+        ffn_block(T, L, &next);
     }
     if (L->dense_norm) {
         cf_weight moe[3];

@@ -98,6 +98,12 @@ typedef struct cf_barrier {
     _Alignas(64) unsigned gen;
 } cf_barrier;
 void cf_barrier_wait(cf_barrier *b, int nth);
+/* Bytes a thread reads after the barrier, fetched while it waits. */
+typedef struct cf_fetch {
+    const uint8_t *p;
+    size_t bytes;
+} cf_fetch;
+void cf_barrier_wait_fetching(cf_barrier *b, int nth, const cf_fetch *f, int nf);
 
 #define CF_SHARE_STRIDE 8
 
