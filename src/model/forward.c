@@ -580,8 +580,11 @@ static void attention_one(thr *T, int l)
     attn_span(hp, L, P->pos0, &first, &c0, &c1);
     const int nc = c1 - c0 + 1;
     const int units = L->n_head_kv * nc;
-    for (int u; (u = grab(T, phase)) < units;) {
-        const int g = u / nc, ci = u % nc, v = u + T->nth; /* units mostly go out in turn */
+    /* a thread claims its next unit before doing this one, so that the
+     * kernel fetches the keys it will really read next */
+    for (int u = grab(T, phase), v; u < units; u = v) {
+        v = grab(T, phase);
+        const int g = u / nc, ci = u % nc;
         const float *q[G];
         cf_attn_part *part[G];
         for (int j = 0; j < G; j++) {
