@@ -8,11 +8,13 @@
  * so a loaded weight vector serves 8 columns and the integer sums need no
  * horizontal reduction.  The unsigned quants' offsets (the -8 of Q4_0, the
  * -32 of Q6_K, the K-quants' mins) are applied through the activation block
- * sums: precomputed here for Q8_0, Q8_1's stored s, Q8_K's bsums.  A
- * Q8_0, Q4_0, IQ4_NL, Q5_0, Q4_K or Q6_K matrix repacked at load
- * (CF_LAYOUT_R16) is interleaved so already: its panels only take the
- * nibbles apart (and add Q5_0's fifth bits or Q6_K's high bits, unpack
- * the K-quants' scales; Q8_0's are copied).
+ * sums: precomputed here for Q8_0, Q8_1's stored s, Q8_K's bsums.  The
+ * Q8_0 and Q8_1 activations' quants are regrouped once per batch, so that
+ * a tile reads them in the order it uses them.  A Q8_0, Q4_0, IQ4_NL,
+ * Q5_0, Q4_K or Q6_K matrix repacked at load (CF_LAYOUT_R16) is
+ * interleaved so already: its panels only take the nibbles apart (and add
+ * Q5_0's fifth bits or Q6_K's high bits, unpack the K-quants' scales;
+ * Q8_0's are copied).
  *
  * The float part follows the canonical order of internal.h exactly (units
  * visited by residue mod 16, one accumulator per residue, the same final
@@ -22,6 +24,9 @@
  *
  * F32/F16/BF16 weights: 4x4 register tiles of the canonical dot itself,
  * on rows widened to f32 once per tile. */
+#include <pthread.h>
+#include <stdlib.h>
+
 #include "confab/target.h"
 #include "internal.h"
 
@@ -528,13 +533,56 @@ typedef struct {
 
 static _Thread_local side_key tl_side_key;
 
+/* The side's columns' quants, NC columns a group: slot s of a group (the
+ * panel's residue order) holds its columns' 32 bytes of that block one
+ * after another, so that a tile reads its activations as one stream (read
+ * where they lay, eight columns a block apart, they cost Zen 4 about a
+ * tenth of the GEMM's time).  One buffer a thread, on the heap so that a
+ * thread that never multiplies a batch carries none, grown to the largest
+ * batch it has seen and freed when the thread ends. */
+static _Thread_local uint8_t *tl_xq;
+static _Thread_local size_t tl_xq_bytes;
+static pthread_key_t xq_key;
+static bool xq_key_ok;
+static pthread_once_t xq_once = PTHREAD_ONCE_INIT;
+
+static void xq_key_make(void) { xq_key_ok = pthread_key_create(&xq_key, free) == 0; }
+
+/* bytes of the quants of a group of NC columns of nb blocks */
+static size_t xq_group_bytes(int64_t nb)
+{
+    return (size_t)((nb + 15) / 16 * 16) * NC * 32;
+}
+
+static uint8_t *xq_buffer(size_t bytes)
+{
+    if (bytes <= tl_xq_bytes)
+        return tl_xq;
+    pthread_once(&xq_once, xq_key_make);
+    if (!xq_key_ok)
+        return NULL; /* it could not be freed with the thread */
+    uint8_t *b = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (!b)
+        return NULL;
+    free(tl_xq);
+    tl_xq = b;
+    tl_xq_bytes = bytes;
+    tl_side_key.serial = 0; /* what it held is gone */
+    pthread_setspecific(xq_key, b);
+    return b;
+}
+
 /* Side information of activation columns c0.. (Q8_0 / Q8_1), whole K. */
 static void prep_side(const cf_matmul_args *a, const gemm_type *gt, int64_t c0, int64_t nc)
 {
+    const int64_t nb = a->k / 32, per_res = (nb + 15) / 16, qo = gt->act == ACT_Q8_0 ? 2 : 4;
+    const size_t bs = gt->act == ACT_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q8_1);
     for (int64_t c = 0; c < nc; c++) {
         const char *xr = (const char *)a->x + (c0 + c) * a->x_stride;
-        int64_t nb = a->k / 32;
+        uint8_t *xg = tl_xq + (size_t)(c / NC) * xq_group_bytes(nb);
         for (int b = 0; b < nb; b++) {
+            const int64_t slot = (b % 16) * per_res + b / 16;
+            memcpy(xg + ((size_t)slot * NC + (size_t)(c % NC)) * 32, xr + (size_t)b * bs + qo, 32);
             side *sd = &tl_side[c * nb + b];
             if (gt->act == ACT_Q8_0) {
                 const block_q8_0 *xb = (const block_q8_0 *)(const void *)xr + b;
@@ -588,14 +636,13 @@ static inline __m512 canon_tree(__m512 part[16])
     return _mm512_add_ps(part[0], part[1]);
 }
 
-/* Q8_0 / Q8_1 activations: columns xs[0..nc) against the panel; block b
- * goes to accumulator b % 16 (visited residue by residue). */
-static inline __attribute__((always_inline)) void kernel_q8_0(const panel *p, const char *const *xs,
+/* Q8_0 / Q8_1 activations: the nc columns of a group (xg, regrouped as
+ * tl_xq says) against the panel; block b goes to accumulator b % 16
+ * (visited residue by residue). */
+static inline __attribute__((always_inline)) void kernel_q8_0(const panel *p, const uint8_t *xg,
                                                               const side *sd, int nb, enum act act, int nc,
                                                               __m512 *out)
 {
-    const size_t bs = act == ACT_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q8_1);
-    const size_t qo = act == ACT_Q8_0 ? 2 : 4;
     const int per_res = (nb + 15) / 16;
     __m512 part[NC][16];
     for (int j = 0; j < 16; j++) {
@@ -609,7 +656,7 @@ static inline __attribute__((always_inline)) void kernel_q8_0(const panel *p, co
             for (int t = 0; t < 8; t++) {
                 __m512i W = _mm512_load_si512(p->q[8 * slot + t]);
                 for (int c = 0; c < nc; c++)
-                    P[c] = _mm512_dpbusd_epi32(P[c], W, bcast32(xs[c] + b * bs + qo + 4 * t));
+                    P[c] = _mm512_dpbusd_epi32(P[c], W, bcast32(xg + ((size_t)slot * NC + c) * 32 + 4 * t));
             }
             __m512 S = _mm512_load_ps(p->s[slot]);
             for (int c = 0; c < nc; c++) {
@@ -694,12 +741,13 @@ static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, i
     __m512 out[NC];
     int nb = (int)(a->k / 32), nsb = (int)(a->k / 256);
     const side *sd = tl_side + (c - cside) * nb;
+    const uint8_t *xg = tl_xq + (size_t)((c - cside) / NC) * xq_group_bytes(nb);
 #define KERNEL(n)                                                                                  \
     case n:                                                                                        \
         if (gt->act == ACT_Q8_0)                                                                   \
-            kernel_q8_0(p, xs, sd, nb, ACT_Q8_0, n, out);                                          \
+            kernel_q8_0(p, xg, sd, nb, ACT_Q8_0, n, out);                                          \
         else if (gt->act == ACT_Q8_1)                                                              \
-            kernel_q8_0(p, xs, sd, nb, ACT_Q8_1, n, out);                                          \
+            kernel_q8_0(p, xg, sd, nb, ACT_Q8_1, n, out);                                          \
         else if (gt->group == 32 && gt->mins)                                                      \
             kernel_q8_K(p, xs, nsb, 32, 0, 1, n, out);                                             \
         else if (gt->group == 32)                                                                  \
@@ -718,12 +766,27 @@ static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, i
         _mm512_mask_storeu_ps(a->y + (c + j) * a->y_stride + r, mask, out[j]);
 }
 
+/* rows [r0, r1) by the dot products, which give the same bits */
+static void gemm_by_dots(const cf_matmul_args *a, int64_t r0, int64_t r1)
+{
+    cf_dot_fn dot = cf_kernels()->dot[a->wtype];
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t c = 0; c < a->n; c++)
+            a->y[c * a->y_stride + r] =
+                dot(a->k, (const char *)a->w + r * a->w_stride, (const char *)a->x + c * a->x_stride);
+}
+
 static void gemm_quant(const cf_matmul_args *a, int64_t r0, int64_t r1)
 {
     const gemm_type *gt = gemm_type_of(a->wtype);
     panel *p = &tl_mem.q;
     /* Q8_K activations need no side information: all columns at once */
-    int64_t cmax = gt->act == ACT_Q8_K ? a->n : NSIDE / (a->k / 32);
+    int64_t cmax = gt->act == ACT_Q8_K ? a->n : NSIDE / ((a->k / 32 + 15) / 16 * 16) / NC * NC;
+    if (gt->act != ACT_Q8_K &&
+        !xq_buffer((size_t)(((a->n < cmax ? a->n : cmax) + NC - 1) / NC) * xq_group_bytes(a->k / 32))) {
+        gemm_by_dots(a, r0, r1);
+        return;
+    }
     for (int64_t c0 = 0; c0 < a->n; c0 += cmax) {
         int64_t nch = a->n - c0 < cmax ? a->n - c0 : cmax;
         if (gt->act != ACT_Q8_K)
@@ -828,12 +891,7 @@ static void gemm(const cf_matmul_args *a, int64_t r0, int64_t r1)
     } else if (!is_float && a->k <= KMAX) {
         gemm_quant(a, r0, r1);
     } else {
-        /* too long for the buffers: the dot products give the same bits */
-        cf_dot_fn dot = cf_kernels()->dot[a->wtype];
-        for (int64_t r = r0; r < r1; r++)
-            for (int64_t c = 0; c < a->n; c++)
-                a->y[c * a->y_stride + r] = dot(a->k, (const char *)a->w + r * a->w_stride,
-                                                (const char *)a->x + c * a->x_stride);
+        gemm_by_dots(a, r0, r1); /* too long for the buffers */
     }
 }
 
