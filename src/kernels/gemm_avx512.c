@@ -562,13 +562,14 @@ static uint8_t *xq_buffer(size_t bytes)
     if (!xq_key_ok)
         return NULL; /* it could not be freed with the thread */
     uint8_t *b = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
-    if (!b)
+    if (!b || pthread_setspecific(xq_key, b) != 0) {
+        free(b);
         return NULL;
+    }
     free(tl_xq);
     tl_xq = b;
     tl_xq_bytes = bytes;
     tl_side_key.serial = 0; /* what it held is gone */
-    pthread_setspecific(xq_key, b);
     return b;
 }
 
