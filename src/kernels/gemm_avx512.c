@@ -782,7 +782,7 @@ static void gemm_quant(const cf_matmul_args *a, int64_t r0, int64_t r1)
     const gemm_type *gt = gemm_type_of(a->wtype);
     panel *p = &tl_mem.q;
     /* Q8_K activations need no side information: all columns at once */
-    int64_t cmax = gt->act == ACT_Q8_K ? a->n : NSIDE / ((a->k / 32 + 15) / 16 * 16) / NC * NC;
+    int64_t cmax = gt->act == ACT_Q8_K ? a->n : NSIDE / (a->k / 32);
     if (gt->act != ACT_Q8_K &&
         !xq_buffer((size_t)(((a->n < cmax ? a->n : cmax) + NC - 1) / NC) * xq_group_bytes(a->k / 32))) {
         gemm_by_dots(a, r0, r1);
