@@ -23,8 +23,8 @@ static inline __m512i dp_bcast(__m512i acc, __m512i u, const int8_t *x)
 }
 
 /* Decoding reads each matrix's bytes once, as one sequential stream from
- * DRAM, and the hardware prefetchers do not run far enough ahead of a
- * single stream to keep a core's misses in flight: the GEMVs fetch every
+ * DRAM.  On Zen 5 the hardware prefetchers do not run far enough ahead of
+ * a single stream to keep a core's misses in flight: the GEMVs fetch every
  * line `ahead` bytes down the stream themselves, in the order they read
  * the stream.  Volatile asm with a memory clobber keeps that order:
  * _mm_prefetch has no dependences, and GCC hoisted a whole group's 80 of
@@ -43,11 +43,26 @@ static inline __m512i dp_bcast(__m512i acc, __m512i u, const int8_t *x)
  * state 92-94 % at 6 KiB, 86-89 % at 8 KiB).  Into L2 only (T1)
  * or non-temporal was slower than into L1.  Past the end of the matrix a
  * prefetch is a hint and cannot fault.  Always inlined: a call left out
- * of line in these target regions lost its prefetches altogether. */
+ * of line in these target regions lost its prefetches altogether.
+ * On Zen 4 the same fetches cost: without them one core's GEMV reads at a
+ * read loop's rate, with them at 85-90 % of it (bench_kernels, 8192 x 2048,
+ * one thread: Q4_0 25-28 GB/s with, 28-32 without), and two cores in the
+ * VM's fast state read 53-59 GB/s with them, 63-77 without; so
+ * cf_cpu_fetch_ahead leaves them out there. */
 enum { AHEAD_NEAR = 2048, AHEAD_FAR = 6144, AHEAD_FURTHEST = 8192 };
 
-static inline __attribute__((always_inline)) void stream_ahead(const uint8_t *p, size_t bytes, size_t ahead)
+/* Set with the tables (cf_cpu_fetch_ahead): on Zen 4 the fetches cost
+ * more than they bring (see there).  A loop reads it once (fetching())
+ * and hands it down, so that it stays in a register: read again after
+ * every fetch's memory clobber, it cost 2 % of the GEMVs' arithmetic. */
+static int fetch_ahead = 1;
+
+static inline int fetching(void) { return __atomic_load_n(&fetch_ahead, __ATOMIC_RELAXED); }
+
+static inline __attribute__((always_inline)) void stream_ahead(int fetch, const uint8_t *p, size_t bytes, size_t ahead)
 {
+    if (!fetch)
+        return;
     for (size_t o = 0; o < bytes; o += 64)
         __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)(p + ahead + o)) : "memory");
 }
@@ -405,10 +420,10 @@ static inline __attribute__((always_inline)) __m512 grp32_min(__m512 acc, const 
 
 /* One whole group of a row into its accumulators. */
 static inline __attribute__((always_inline)) __m512 grp32_row(__m512 acc, const uint8_t *wg, const grp32 *g,
-                                                              enum t32 t)
+                                                              enum t32 t, int fetch)
 {
     __m512i z[8], sums;
-    stream_ahead(wg, 16 * t32_wsz(t), t32_ahead(t));
+    stream_ahead(fetch, wg, 16 * t32_wsz(t), t32_ahead(t));
     if (t32_quad(t)) {
         const __m512i m4 = _mm512_set1_epi8(0xF);
         for (int q = 0; q < 4; q++) {
@@ -480,12 +495,13 @@ static inline __attribute__((always_inline)) float dot32_512(int64_t k, const vo
     const size_t wsz = t32_wsz(t), xsz = t32_xsz(t);
     __m512 acc = _mm512_setzero_ps();
     grp32 g;
+    const int fetch = fetching();
     for (int64_t i0 = 0; i0 < nb; i0 += 16) {
         const int n = nb - i0 < 16 ? (int)(nb - i0) : 16;
         const uint8_t *wg = (const uint8_t *)w + i0 * wsz;
         grp32_prep((const uint8_t *)x + i0 * xsz, n, t, &g);
         if (n == 16)
-            acc = grp32_row(acc, wg, &g, t);
+            acc = grp32_row(acc, wg, &g, t, fetch);
         else
             grp32_last(&acc, wg, 0, 1, n, &g, t);
     }
@@ -510,11 +526,12 @@ static inline __attribute__((always_inline)) void rows32(int64_t k, const uint8_
     const int last = (int)(nb % 16);
     const size_t wsz = t32_wsz(t);
     __m512 acc[CF_DOT_ROWS];
+    const int fetch = fetching();
     for (int r = 0; r < R; r++) {
         const uint8_t *wr = w + r * w_stride;
         acc[r] = _mm512_setzero_ps();
         for (int64_t i = 0; i < full; i++)
-            acc[r] = grp32_row(acc[r], wr + i * 16 * wsz, g + i, t);
+            acc[r] = grp32_row(acc[r], wr + i * 16 * wsz, g + i, t, fetch);
     }
     if (last)
         grp32_last(acc, w + full * 16 * wsz, w_stride, R, last, g + full, t);
@@ -581,13 +598,13 @@ static inline size_t r16_qs(enum t32 t) { return t == T_Q5_0 ? R16_Q5_QS : R16_Q
  * fifth bits to both halves (r16_q5_quants); Q8_0 reads chunks c and 4 + c
  * as the halves, plus 128. */
 static inline __attribute__((always_inline)) __m512 r16_block(__m512 acc, const uint8_t *b, const grp32 *g, int j,
-                                                              int whole, enum t32 t)
+                                                              int whole, enum t32 t, int fetch)
 {
     const __m512i m4 = _mm512_set1_epi8(0xF);
     whole = whole && t32_quad(t); /* Q5_0's whole groups too are in pairs */
     const __m512i qh = t == T_Q5_0 ? _mm512_loadu_si512(b + R16_Q5_QH) : _mm512_setzero_si512();
     __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-    stream_ahead(b, r16_bsz(t), t32_ahead(t));
+    stream_ahead(fetch, b, r16_bsz(t), t32_ahead(t));
     for (int c = 0; c < 4; c++) {
         if (t == T_Q8_0) {
             const __m512i plus128 = _mm512_set1_epi8((char)0x80);
@@ -641,6 +658,7 @@ static inline __attribute__((always_inline)) void r16_rows(int64_t nb, const uin
     for (int j = 0; j < 16; j++)
         acc[j] = _mm512_setzero_ps();
     grp32 own;
+    const int fetch = fetching();
     for (int64_t i = 0; i < nb; i += 16) {
         const int n = nb - i < 16 ? (int)(nb - i) : 16;
         const grp32 *g = p ? p + i / 16 : &own;
@@ -650,12 +668,12 @@ static inline __attribute__((always_inline)) void r16_rows(int64_t nb, const uin
         if (n == 16) {
 #pragma GCC unroll 16
             for (int j = 0; j < 16; j++)
-                acc[j] = r16_block(acc[j], b + j * r16_bsz(t), g, j, 1, t);
+                acc[j] = r16_block(acc[j], b + j * r16_bsz(t), g, j, 1, t, fetch);
         } else {
 #pragma GCC unroll 16
             for (int j = 0; j < 16; j++)
                 if (j < n)
-                    acc[j] = r16_block(acc[j], b + j * r16_bsz(t), g, j, 0, t);
+                    acc[j] = r16_block(acc[j], b + j * r16_bsz(t), g, j, 0, t, fetch);
         }
     }
     for (int d = 8; d >= 1; d /= 2)
@@ -933,6 +951,7 @@ static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const v
                                                             size_t wsz, size_t doff, int with_min, int prepped)
 {
     __m512 acc = _mm512_setzero_ps();
+    const int fetch = fetching();
     for (int64_t i0 = 0; i0 < nsb; i0 += 16) {
         int n = nsb - i0 < 16 ? (int)(nsb - i0) : 16;
         __m512i v[16], mz[8];
@@ -940,7 +959,7 @@ static inline __attribute__((always_inline)) float dotK_512(int64_t nsb, const v
         __m512 vdx = _mm512_setzero_ps();
         for (int j = 0; j < 16; j++) {
             if (j < n) {
-                stream_ahead((const uint8_t *)w + (i0 + j) * wsz, wsz, AHEAD_FAR);
+                stream_ahead(fetch, (const uint8_t *)w + (i0 + j) * wsz, wsz, AHEAD_FAR);
                 sb(w, x, i0 + j, &v[j], &m[j]);
                 vdx = _mm512_mask_broadcastss_ps(vdx, (__mmask16)(1u << j), _mm_set_ss(q8K_d(x, i0 + j, prepped)));
             } else {
@@ -1061,6 +1080,7 @@ static inline __attribute__((always_inline)) void dotK_rows_512(int64_t k, const
 {
     const int64_t nsb = k / QK_K;
     const q8K_prep *b = p;
+    const int fetch = fetching();
     int64_t r = 0;
     if (nsb < 16 && 16 % nsb == 0 && w_stride == (size_t)nsb * wsz) {
         const int per = (int)(16 / nsb);
@@ -1074,7 +1094,7 @@ static inline __attribute__((always_inline)) void dotK_rows_512(int64_t k, const
             __m512i v[16], mz[8], dm = _mm512_setzero_si512();
             __m256i m[16];
             for (int j = 0; j < 16; j++) {
-                stream_ahead(wg + j * wsz, wsz, AHEAD_FAR);
+                stream_ahead(fetch, wg + j * wsz, wsz, AHEAD_FAR);
                 sb(wg + j * wsz, b + j % nsb, 0, &v[j], &m[j]);
                 /* d and (Q4_K) dmin, F16, in lane j (Q6_K's d ends its block) */
                 dm = _mm512_mask_broadcastd_epi32(dm, (__mmask16)(1u << j),
@@ -1113,13 +1133,13 @@ static void dot_rows_q4_K_512(int64_t k, const void *w, size_t w_stride, int64_t
  * 32 in int32 (r16_block's way; the high nibbles left in place, 16 times
  * their value, and shifted back once), then times its scale. */
 static inline __attribute__((always_inline)) __m512 r16_k4_block(__m512 acc, const uint8_t *b, const void *x,
-                                                                 int64_t i, int prepped)
+                                                                 int64_t i, int prepped, int fetch)
 {
     const int8_t *xq = prepped ? ((const q8K_prep *)x)[i].qs : ((const block_q8_K *)x)[i].qs;
     const int16_t *bsums = prepped ? ((const q8K_prep *)x)[i].bsums : q8k_bsums((const block_q8_K *)x + i);
     const __m512i m4 = _mm512_set1_epi8(0xF);
     __m512i sc[2], mn[2];
-    stream_ahead(b, R16_K4_QS, AHEAD_FAR);
+    stream_ahead(fetch, b, R16_K4_QS, AHEAD_FAR);
     r16_k4_scales_mins(b, sc, mn);
     __m512i isum = _mm512_setzero_si512(), isum16 = _mm512_setzero_si512();
     for (int h = 0; h < 4; h++) {
@@ -1128,7 +1148,7 @@ static inline __attribute__((always_inline)) __m512 r16_k4_block(__m512 acc, con
         const int8_t *xl = xq + (prepped ? 32 * (h < 2 ? h : h + 2) : 64 * h), *xh = xl + (prepped ? 64 : 32);
         __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
         for (int c = 0; c < 8; c++) {
-            stream_ahead(b + R16_K4_QS + 64 * (8 * h + c), 64, AHEAD_FAR);
+            stream_ahead(fetch, b + R16_K4_QS + 64 * (8 * h + c), 64, AHEAD_FAR);
             __m512i v = _mm512_loadu_si512(b + R16_K4_QS + 64 * (8 * h + c));
             /* in a register once, as in r16_block */
             __asm__("" : "+v"(v));
@@ -1164,7 +1184,7 @@ static inline __attribute__((always_inline)) __m512 r16_k4_block(__m512 acc, con
     return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum), _mm512_mul_ps(dmin, vdx), acc);
 }
 
-typedef __m512 (*r16_k_fn)(__m512 acc, const uint8_t *b, const void *x, int64_t i, int prepped);
+typedef __m512 (*r16_k_fn)(__m512 acc, const uint8_t *b, const void *x, int64_t i, int prepped, int fetch);
 
 /* One group of 16 rows (nsb super-blocks of bsz bytes) into y[0..15]:
  * super-block i into accumulator i % 16, then the canonical tree, all
@@ -1175,8 +1195,9 @@ static inline __attribute__((always_inline)) void r16_k_rows(int64_t nsb, const 
     __m512 acc[16];
     for (int j = 0; j < 16; j++)
         acc[j] = _mm512_setzero_ps();
+    const int fetch = fetching();
     for (int64_t i = 0; i < nsb; i++)
-        acc[i % 16] = block(acc[i % 16], w + i * bsz, x, i, prepped);
+        acc[i % 16] = block(acc[i % 16], w + i * bsz, x, i, prepped, fetch);
     for (int d = 8; d >= 1; d /= 2)
         for (int j = 0; j < d; j++)
             acc[j] = _mm512_add_ps(acc[j], acc[j + d]);
@@ -1210,13 +1231,13 @@ static void dot_r16_q4_K_512(int64_t k, const void *w, int64_t groups, const voi
  * sums in int32 from -32 times its bsum (the quants' offset), its chunks'
  * 6-bit quants times 4 activation bytes broadcast, then times its scale. */
 static inline __attribute__((always_inline)) __m512 r16_q6_block(__m512 acc, const uint8_t *b, const void *x,
-                                                                 int64_t i, int prepped)
+                                                                 int64_t i, int prepped, int fetch)
 {
     const int8_t *xq = prepped ? ((const q8K_prep *)x)[i].qs : ((const block_q8_K *)x)[i].qs;
     const int16_t *bsums = prepped ? ((const q8K_prep *)x)[i].bsums : q8k_bsums((const block_q8_K *)x + i);
     const __m512i m4 = _mm512_set1_epi8(0xF), m30 = _mm512_set1_epi8(0x30);
     __m512i isum = _mm512_setzero_si512();
-    stream_ahead(b, R16_Q6_STEPS, AHEAD_FAR);
+    stream_ahead(fetch, b, R16_Q6_STEPS, AHEAD_FAR);
     for (int h = 0; h < 2; h++)
         for (int half16 = 0; half16 < 2; half16++) {
             /* groups 8h + half16 + 2s, s = 0..3: l = 16 half16 .. + 15 of
@@ -1227,7 +1248,7 @@ static inline __attribute__((always_inline)) __m512 r16_q6_block(__m512 acc, con
                 a[s4] = _mm512_set1_epi32(-32 * bsums[g0 + 2 * s4]);
             for (int c = 4 * half16; c < 4 * half16 + 4; c++) {
                 const uint8_t *step = b + R16_Q6_STEPS + R16_Q6_STEP * (8 * h + c);
-                stream_ahead(step, R16_Q6_STEP, AHEAD_FAR);
+                stream_ahead(fetch, step, R16_Q6_STEP, AHEAD_FAR);
                 const __m512i v1 = _mm512_loadu_si512(step), v2 = _mm512_loadu_si512(step + 64);
                 const __m512i qh = _mm512_loadu_si512(step + 128);
                 /* a | (b & c): the nibble, and qh's 2 bits moved to bits 4-5 */
@@ -1274,10 +1295,11 @@ static void dot_rows_q6_K_512(int64_t k, const void *w, size_t w_stride, int64_t
 #include "dot_iq3_avx512.inc"
 #include "dot_iq4_512.inc"
 
-void cf_fill_avx512(cf_kernel_table *t, int vnni)
+void cf_fill_avx512(cf_kernel_table *t, int vnni, int fetch)
 {
     if (!vnni)
         return;
+    __atomic_store_n(&fetch_ahead, fetch, __ATOMIC_RELAXED);
     simd_fill(t);
     t->dot[CF_TYPE_Q8_0] = dot_q8_0_512;
     t->dot[CF_TYPE_Q4_0] = dot_q4_0_512;
@@ -1322,9 +1344,10 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni)
 }
 CF_TARGET_END
 #else
-void cf_fill_avx512(cf_kernel_table *t, int vnni)
+void cf_fill_avx512(cf_kernel_table *t, int vnni, int fetch)
 {
     (void)t;
     (void)vnni;
+    (void)fetch;
 }
 #endif

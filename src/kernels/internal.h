@@ -84,11 +84,12 @@ const cf_kernel_table *cf_kernels(void);
  * entries. */
 void cf_fill_scalar(cf_kernel_table *t);
 void cf_fill_avx2(cf_kernel_table *t);
-void cf_fill_avx512(cf_kernel_table *t, int vnni);
+void cf_fill_avx512(cf_kernel_table *t, int vnni, int fetch_ahead);
 void cf_fill_gemm_avx512(cf_kernel_table *t); /* needs VNNI */
 
 /* Whether the CPU (not $CONFAB_ISA) has what a level needs. */
 int cf_cpu_has_vnni(void);
 int cf_cpu_has_f16c(void);
+int cf_cpu_fetch_ahead(void);
 
 #endif

@@ -46,6 +46,33 @@ int cf_cpu_has_vnni(void)
 #endif
 }
 
+/* Whether the GEMVs fetch their weights ahead themselves (the distances
+ * in dot_avx512.c).  Zen 5 (AMD family 1Ah) needed it to keep a core's
+ * stream at the read loop's rate; on Zen 4 (19h) the same fetches held a
+ * core to 85-90 % of that rate, which its hardware prefetchers reach
+ * alone.  Other CPUs keep the fetches, measured on neither.
+ * $CONFAB_FETCH_AHEAD=0 or 1 overrides, to measure either on any CPU. */
+int cf_cpu_fetch_ahead(void)
+{
+    const char *e = getenv("CONFAB_FETCH_AHEAD");
+    if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
+        return *e == '1';
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 1;
+    const int amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163; /* AuthenticAMD */
+    if (!amd || !__get_cpuid(1, &a, &b, &c, &d))
+        return 1;
+    unsigned family = (a >> 8) & 0xf;
+    if (family == 0xf)
+        family += (a >> 20) & 0xff;
+    return family != 0x19;
+#else
+    return 1;
+#endif
+}
+
 static int isa_from_env(cf_isa best)
 {
     const char *e = getenv("CONFAB_ISA");
@@ -72,7 +99,7 @@ static void build_tables(void)
     tables[CF_ISA_SCALAR] = t;
     cf_fill_avx2(&t);
     tables[CF_ISA_AVX2] = t;
-    cf_fill_avx512(&t, cf_cpu_has_vnni());
+    cf_fill_avx512(&t, cf_cpu_has_vnni(), cf_cpu_fetch_ahead());
     tables[CF_ISA_AVX512] = t;
     __atomic_store_n(&tables_ready, 1, __ATOMIC_RELEASE);
 }

@@ -230,9 +230,34 @@ static void test_serial(cf_type t)
     free(row);
 }
 
-int main(void)
+/* The GEMVs (N = 1 and 2) of every type, in both layouts: what
+ * `test_matmul gemv` runs, once with their fetches ahead and once without
+ * ($CONFAB_FETCH_AHEAD), since a CPU runs only one of the two by itself. */
+static void test_gemvs(void)
+{
+    for (int i = 0; i < KT_N_WEIGHT_TYPES; i++) {
+        cf_type t = kt_weight_types[i];
+        static const int64_t units[] = {1, 17, 33}; /* groups of 16 and short last ones */
+        for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
+            for (int64_t n = 1; n <= 2; n++)
+                test_shape(t, 37, units[u] * cf_type_get(t)->blck_size, n);
+    }
+    static const cf_type r16[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_IQ4_NL, CF_TYPE_Q5_0, CF_TYPE_Q4_K, CF_TYPE_Q6_K};
+    for (size_t i = 0; i < sizeof r16 / sizeof r16[0]; i++)
+        for (int64_t n = 1; n <= 2; n++) {
+            const int64_t b = cf_type_get(r16[i])->blck_size;
+            test_layout(r16[i], CF_LAYOUT_R16, 37, 33 * b, n, 0, 37);
+            test_layout(r16[i], CF_LAYOUT_R16, 48, 18 * b, n, 0, 48);
+        }
+}
+
+int main(int argc, char **argv)
 {
     kt_seed(7);
+    if (argc > 1 && !strcmp(argv[1], "gemv")) {
+        test_gemvs();
+        return test_summary("kernels_matmul gemv");
+    }
     static const int64_t ns[] = {1, 2, 7, 64};
     for (int i = 0; i < KT_N_WEIGHT_TYPES; i++) {
         cf_type t = kt_weight_types[i];
