@@ -327,6 +327,9 @@ static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
                        hp->n_head_kv);
     if (hp->n_rot > hp->head_dim || hp->n_rot % 2)
         return cf_fail(err, "rope dimension %d does not fit head size %d", hp->n_rot, hp->head_dim);
+    if (hp->n_rot_swa > hp->head_dim || hp->n_rot_swa % 2)
+        return cf_fail(err, "sliding-window rope dimension %d does not fit head size %d", hp->n_rot_swa,
+                       hp->head_dim);
     if (hp->n_embd > 65536 || hp->head_dim > 1024)
         return cf_fail(err, "implausible model size (width %d, head size %d)", hp->n_embd,
                        hp->head_dim);
@@ -383,6 +386,8 @@ static int bind_tensors(cf_model *m, cf_err *err)
                            L->n_head_kv);
         if (!ld.failed && L->bo && L->post_attn_norm)
             return cf_fail(err, "blk.%d: an output bias and a post-norm together are not supported", l);
+        if (!ld.failed && L->n_rot > L->head_dim)
+            return cf_fail(err, "blk.%d: rope dimension %d does not fit head size %d", l, L->n_rot, L->head_dim);
     }
     if (ld.failed)
         return -1;

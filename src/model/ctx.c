@@ -168,6 +168,18 @@ static int rope_tables(cf_ctx *c)
     return 0;
 }
 
+/* The widest dense FFN of the layers that have one.  Not hp->n_ff: a MoE
+ * file (gpt-oss) may state a feed_forward_length that no tensor has, and
+ * nothing checks it against one; a hostile one sized gigabytes of buffers. */
+static size_t dense_ff(const cf_model *m)
+{
+    size_t f = 0;
+    for (int l = 0; l < m->hp.n_layer; l++)
+        if (m->layers[l].w_down && (size_t)m->layers[l].n_ff > f)
+            f = (size_t)m->layers[l].n_ff;
+    return f;
+}
+
 int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *err)
 {
     *out = NULL;
@@ -193,7 +205,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
         free(c);
         return -1;
     }
-    const size_t B = (size_t)n_batch, E = (size_t)hp->n_embd, F = (size_t)hp->n_ff;
+    const size_t B = (size_t)n_batch, E = (size_t)hp->n_embd, F = dense_ff(m);
     const size_t Q = (size_t)hp->n_head * hp->head_dim, KV = (size_t)hp->n_head_kv * hp->head_dim;
     const size_t dn_inner = (size_t)hp->ssm_v_heads * (size_t)hp->ssm_d;
     const size_t dn_conv = 2 * (size_t)hp->ssm_k_heads * (size_t)hp->ssm_d + dn_inner;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# regress_gguf.sh CONFAB SEEDGEN REPLAY: fuzz_gguf's findings, made from two
+# regress_gguf.sh CONFAB SEEDGEN REPLAY: fuzz_gguf's findings, made from four
 # tiny models mkmodel writes with seedgen's vocabulary (seedgen regress),
 # replayed through the harness.  Needs no fixture.
 set -e
@@ -12,6 +12,10 @@ tiny="arch=llama,embd=32,layers=1,heads=2,ctx=64"
     -o "$tmp/q8_0.gguf" >/dev/null
 "$confab" mkmodel --dims "$tiny,ff=256,tied=1" --type TQ2_0 --pure -t 1 --vocab "$tmp/tiny-spm.gguf" \
     -o "$tmp/tq2_0.gguf" >/dev/null
+"$confab" mkmodel --dims "arch=gpt-oss,embd=32,layers=1,heads=2,ctx=64,ff=32,experts=4,experts_used=2,expert_ff=32" \
+    --type Q8_0 -t 1 --vocab "$tmp/tiny-bpe.gguf" -o "$tmp/moe.gguf" >/dev/null
+"$confab" mkmodel --dims "arch=gemma4,embd=32,layers=2,heads=2,ctx=64,ff=32,swa=4,swa_period=2,ple=8" \
+    --type Q8_0 -t 1 --vocab "$tmp/tiny-bpe.gguf" -o "$tmp/swa.gguf" >/dev/null
 mkdir "$tmp/inputs"
-"$gen" regress "$tmp/inputs" "$tmp/q8_0.gguf" "$tmp/tq2_0.gguf"
+"$gen" regress "$tmp/inputs" "$tmp/q8_0.gguf" "$tmp/tq2_0.gguf" "$tmp/moe.gguf" "$tmp/swa.gguf"
 "$replay" "$tmp/inputs"

@@ -5,9 +5,11 @@
  *                                          checkpoints with tok512.bin (TOK512)
  *                                          or with a tokenizer of a few pieces
  *                                          (only when TOK512 is given)
- * seedgen regress DIR Q8_0 TQ2_0: fuzz_gguf's findings, written into DIR from
- * two tiny models mkmodel made (llama, embd 32, one layer: a Q8_0 one and a
- * --pure TQ2_0 one), so that no binary GGUF is kept in the repository. */
+ * seedgen regress DIR Q8_0 TQ2_0 MOE SWA: fuzz_gguf's findings, written into
+ * DIR from four tiny models mkmodel made (embd 32: a llama Q8_0 one, a --pure
+ * TQ2_0 one, a gpt-oss one, whose FFN is only experts, and a gemma4 one, with
+ * sliding-window layers of their own rotation), so that no binary GGUF is
+ * kept in the repository. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -216,7 +218,19 @@ static void set_floats(const buf *b, const char *name, float v, bool first_only)
         memcpy(p + i, &v, 4);
 }
 
-static void regress(const char *dir, const char *q8_0, const char *tq2_0)
+/* DIR/NAME: model file MODEL with the u32 value of metadata key KEY set to v. */
+static void spit_u32(const char *dir, const char *name, const char *model, const char *key, uint32_t v)
+{
+    buf b = slurp(model);
+    uint8_t *k = memmem(b.p, b.n, key, strlen(key));
+    if (!k)
+        die(key);
+    memcpy(k + strlen(key) + 4, &v, 4); /* past the value type */
+    spit(dir, name, &b);
+    free(b.p);
+}
+
+static void regress(const char *dir, const char *q8_0, const char *tq2_0, const char *moe, const char *swa)
 {
     /* a key of control characters and a value type that does not exist:
      * the error quoting the key must stay one line without escapes */
@@ -235,15 +249,13 @@ static void regress(const char *dir, const char *q8_0, const char *tq2_0)
     free(b.p);
 
     /* 234 million layers: refused at once, not after per-layer loops */
-    b = slurp(q8_0);
-    static const char count_key[] = "llama.block_count";
-    uint8_t *k = memmem(b.p, b.n, count_key, sizeof count_key - 1);
-    if (!k)
-        die(count_key);
-    const uint32_t layers = 234881023;
-    memcpy(k + sizeof count_key - 1 + 4, &layers, 4); /* past the value type */
-    spit(dir, "huge-layer-count", &b);
-    free(b.p);
+    spit_u32(dir, "huge-layer-count", q8_0, "llama.block_count", 234881023);
+    /* a dense FFN width that no tensor has (the layers' FFN is experts):
+     * it once sized 24 GiB of buffers */
+    spit_u32(dir, "unused-huge-ff", moe, "gpt-oss.feed_forward_length", 805306400);
+    /* a sliding-window rotation wider than any head: it once sized 1 GiB
+     * of RoPE tables */
+    spit_u32(dir, "huge-swa-rope", swa, "gemma4.rope.dimension_count_swa", 67108880);
 
     /* a NaN in a norm's weight: the forward pass names the tensor */
     b = slurp(q8_0);
@@ -261,12 +273,12 @@ static void regress(const char *dir, const char *q8_0, const char *tq2_0)
 
 int main(int argc, char **argv)
 {
-    if (argc == 5 && strcmp(argv[1], "regress") == 0) {
-        regress(argv[2], argv[3], argv[4]);
+    if (argc == 7 && strcmp(argv[1], "regress") == 0) {
+        regress(argv[2], argv[3], argv[4], argv[5], argv[6]);
         return 0;
     }
     if (argc != 2 && argc != 3)
-        die("usage: seedgen DIR [TOK512] | seedgen regress DIR Q8_0 TQ2_0");
+        die("usage: seedgen DIR [TOK512] | seedgen regress DIR Q8_0 TQ2_0 MOE SWA");
     tiny_spm(argv[1]);
     tiny_bpe(argv[1]);
     if (argc == 3)

@@ -47,7 +47,8 @@ for type in Q4_0 Q4_1 Q5_0 Q5_1 Q6_K F16 BF16 IQ4_NL MXFP4 TQ2_0; do
 done
 
 # fuzz_gguf's findings (what the ordinary build replays, regress_gguf.sh)
-"$gen" regress "$out/gguf" "$out/gguf/llama--Q8_0.gguf" "$out/gguf/llama-TQ2_0.gguf"
+"$gen" regress "$out/gguf" "$out/gguf/llama--Q8_0.gguf" "$out/gguf/llama-TQ2_0.gguf" \
+    "$out/gguf/gpt-oss-experts-4-experts-used-2-Q8_0.gguf" "$out/gguf/gemma4-layers-2-swa-4-swa-perio-Q8_0.gguf"
 
 # the tokenizer harness: a byte choosing the vocabulary, a byte of flags,
 # a text of llama.cpp's test vectors
