@@ -58,16 +58,8 @@ int cf_cpu_fetch_ahead(void)
     if (e && (!strcmp(e, "0") || !strcmp(e, "1")))
         return *e == '1';
 #if defined(__x86_64__) || defined(__i386__)
-    unsigned a, b, c, d;
-    if (!__get_cpuid(0, &a, &b, &c, &d))
-        return 1;
-    const int amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163; /* AuthenticAMD */
-    if (!amd || !__get_cpuid(1, &a, &b, &c, &d))
-        return 1;
-    unsigned family = (a >> 8) & 0xf;
-    if (family == 0xf)
-        family += (a >> 20) & 0xff;
-    return family != 0x19;
+    __builtin_cpu_init();
+    return !__builtin_cpu_is("amdfam19h");
 #else
     return 1;
 #endif
