@@ -230,6 +230,10 @@ static void test_serial(cf_type t)
     free(row);
 }
 
+/* The types with a CF_LAYOUT_R16 GEMV. */
+static const cf_type r16_types[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_IQ4_NL,
+                                    CF_TYPE_Q5_0, CF_TYPE_Q4_K, CF_TYPE_Q6_K};
+
 /* The GEMVs (N = 1 and 2) of every type, in both layouts: what
  * `test_matmul gemv` runs, once with their fetches ahead and once without
  * ($CONFAB_FETCH_AHEAD), since a CPU runs only one of the two by itself. */
@@ -242,12 +246,11 @@ static void test_gemvs(void)
             for (int64_t n = 1; n <= 2; n++)
                 test_shape(t, 37, units[u] * cf_type_get(t)->blck_size, n);
     }
-    static const cf_type r16[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_IQ4_NL, CF_TYPE_Q5_0, CF_TYPE_Q4_K, CF_TYPE_Q6_K};
-    for (size_t i = 0; i < sizeof r16 / sizeof r16[0]; i++)
+    for (size_t i = 0; i < sizeof r16_types / sizeof r16_types[0]; i++)
         for (int64_t n = 1; n <= 2; n++) {
-            const int64_t b = cf_type_get(r16[i])->blck_size;
-            test_layout(r16[i], CF_LAYOUT_R16, 37, 33 * b, n, 0, 37);
-            test_layout(r16[i], CF_LAYOUT_R16, 48, 18 * b, n, 0, 48);
+            const int64_t b = cf_type_get(r16_types[i])->blck_size;
+            test_layout(r16_types[i], CF_LAYOUT_R16, 37, 33 * b, n, 0, 37);
+            test_layout(r16_types[i], CF_LAYOUT_R16, 48, 18 * b, n, 0, 48);
         }
 }
 
@@ -282,11 +285,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof serial_types / sizeof serial_types[0]; i++)
         test_serial(serial_types[i]);
     CHECK(cf_repack(CF_TYPE_Q5_K, CF_LAYOUT_R16, NULL, 256, 16) == -1);
-    test_layouts(CF_TYPE_Q8_0);
-    test_layouts(CF_TYPE_Q4_0);
-    test_layouts(CF_TYPE_IQ4_NL);
-    test_layouts(CF_TYPE_Q5_0);
-    test_layouts(CF_TYPE_Q4_K);
-    test_layouts(CF_TYPE_Q6_K);
+    for (size_t i = 0; i < sizeof r16_types / sizeof r16_types[0]; i++)
+        test_layouts(r16_types[i]);
     return test_summary("kernels_matmul");
 }
