@@ -19,17 +19,24 @@ static double now(void)
 
 /* ---- read bandwidth -------------------------------------------------------- */
 
-typedef struct bw_shared {
-    uint8_t *buf;
+struct cf_bw_probe {
+    uint64_t *buf;
     size_t bytes;
+    int n_threads;
+};
+
+/* One pass of a team over the probe's buffer: reps timed reads, or with
+ * reps 0 the first touch. */
+typedef struct bw_team {
+    const cf_bw_probe *p;
     int n_threads, reps;
     int go; /* 1 once every thread exists and the barrier counts them; -1: give up */
     pthread_barrier_t bar;
     double best;
-} bw_shared;
+} bw_team;
 
 typedef struct bw_thread {
-    bw_shared *s;
+    bw_team *s;
     int ith;
     uint64_t sink;
 } bw_thread;
@@ -50,19 +57,23 @@ static uint64_t sum_words(const uint64_t *p, size_t n)
 static void *bw_worker(void *arg)
 {
     bw_thread *t = arg;
-    bw_shared *s = t->s;
+    bw_team *s = t->s;
     int go;
     while (!(go = __atomic_load_n(&s->go, __ATOMIC_ACQUIRE)))
         sched_yield();
     if (go < 0)
         return NULL;
-    const size_t words = s->bytes / 8;
+    const size_t words = s->p->bytes / 8;
     const size_t w0 = words * (size_t)t->ith / (size_t)s->n_threads;
     const size_t w1 = words * (size_t)(t->ith + 1) / (size_t)s->n_threads;
-    uint64_t *p = (uint64_t *)s->buf;
-    /* first touch by the reading thread, so pages are local to it */
-    for (size_t i = w0; i < w1; i++)
-        p[i] = i;
+    uint64_t *p = s->p->buf;
+    if (s->reps == 0) {
+        /* first touch by the thread that reads the range, so its pages
+         * are local to it */
+        for (size_t i = w0; i < w1; i++)
+            p[i] = i;
+        return NULL;
+    }
     for (int r = 0; r < s->reps; r++) {
         pthread_barrier_wait(&s->bar);
         double t0 = now();
@@ -75,28 +86,22 @@ static void *bw_worker(void *arg)
     return NULL;
 }
 
-double cf_bench_read_bandwidth(size_t bytes, int n_threads, int reps)
+/* Runs the probe's team once; the best pass in seconds, 0 for a touch, or
+ * -1 when not even the calling thread could run. */
+static double run_team(const cf_bw_probe *p, int reps)
 {
-    n_threads = n_threads < 1 ? 1 : n_threads > 1024 ? 1024 : n_threads;
-    bytes &= ~(size_t)4095;
-    /* huge pages where the system gives them: the probe should measure
-     * memory, not page walks */
-    void *buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (buf == MAP_FAILED)
-        return -1;
-    madvise(buf, bytes, MADV_HUGEPAGE);
-    bw_shared s = {.buf = buf, .bytes = bytes, .reps = reps < 1 ? 1 : reps};
-    bw_thread *ts = calloc((size_t)n_threads, sizeof *ts);
-    pthread_t *ids = calloc((size_t)n_threads, sizeof *ids);
-    double gbs = -1;
+    bw_team s = {.p = p, .reps = reps};
+    bw_thread *ts = calloc((size_t)p->n_threads, sizeof *ts);
+    pthread_t *ids = calloc((size_t)p->n_threads, sizeof *ids);
+    double best = -1;
     if (ts && ids) {
         int started = 1; /* this thread is number 0 */
-        for (int i = 1; i < n_threads; i++, started++) {
+        for (int i = 1; i < p->n_threads; i++, started++) {
             ts[i] = (bw_thread){&s, i, 0};
             if (pthread_create(&ids[i], NULL, bw_worker, &ts[i]) != 0)
                 break;
         }
-        /* with fewer threads than asked, measure with those */
+        /* with fewer threads than asked, run with those */
         s.n_threads = started;
         ts[0] = (bw_thread){&s, 0, 0};
         const bool ok = pthread_barrier_init(&s.bar, NULL, (unsigned)started) == 0;
@@ -107,13 +112,50 @@ double cf_bench_read_bandwidth(size_t bytes, int n_threads, int reps)
             pthread_join(ids[i], NULL);
         if (ok) {
             pthread_barrier_destroy(&s.bar);
-            gbs = s.best > 0 ? (double)bytes / s.best * 1e-9 : -1;
+            best = s.best;
         }
     }
     free(ids);
     free(ts);
-    munmap(buf, bytes);
-    return gbs;
+    return best;
+}
+
+cf_bw_probe *cf_bw_probe_new(size_t bytes, int n_threads)
+{
+    cf_bw_probe *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->n_threads = n_threads < 1 ? 1 : n_threads > 1024 ? 1024 : n_threads;
+    p->bytes = bytes & ~(size_t)4095;
+    /* huge pages where the system gives them: the probe should measure
+     * memory, not page walks */
+    void *buf = p->bytes ? mmap(NULL, p->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                         : MAP_FAILED;
+    if (buf == MAP_FAILED) {
+        free(p);
+        return NULL;
+    }
+    madvise(buf, p->bytes, MADV_HUGEPAGE);
+    p->buf = buf;
+    if (run_team(p, 0) < 0) {
+        cf_bw_probe_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+double cf_bw_probe_run(cf_bw_probe *p, int reps)
+{
+    const double best = run_team(p, reps < 1 ? 1 : reps);
+    return best > 0 ? (double)p->bytes / best * 1e-9 : -1;
+}
+
+void cf_bw_probe_free(cf_bw_probe *p)
+{
+    if (!p)
+        return;
+    munmap(p->buf, p->bytes);
+    free(p);
 }
 
 /* ---- decode timing --------------------------------------------------------- */

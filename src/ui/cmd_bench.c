@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,29 +97,74 @@ static stats tps(double *secs, int reps, int n_tokens)
     return mean_sd(secs, reps);
 }
 
-/* The bandwidth probe runs in a child process so its 1 GiB buffer does not
- * count in this process's peak RSS. */
-static double probe_bandwidth(size_t bytes, int threads)
+/* The bandwidth probe runs in a child process, so that its 1 GiB buffer
+ * does not count in this process's peak RSS.  The child is started before
+ * the model is loaded (the fork then copies little, and no OpenMP thread
+ * exists yet) and keeps its buffer from one probe to the next: freeing
+ * and taking a GiB around every run stalled the runs on a VM that hands
+ * freed memory back to its host (tokens of 40 ms, 5 % of a run). */
+typedef struct prober {
+    pid_t pid; /* 0: no child, each probe runs here */
+    int sock;
+    size_t bytes;
+    int threads;
+} prober;
+
+static void prober_serve(int sock, size_t bytes, int threads)
 {
-    int fd[2];
-    if (pipe(fd) != 0)
-        return cf_bench_read_bandwidth(bytes, threads, BW_REPS);
+    cf_bw_probe *p = cf_bw_probe_new(bytes, threads);
+    char req;
+    while (recv(sock, &req, 1, 0) == 1) {
+        const double gbs = p ? cf_bw_probe_run(p, BW_REPS) : -1;
+        if (send(sock, &gbs, sizeof gbs, MSG_NOSIGNAL) != (ssize_t)sizeof gbs)
+            break;
+    }
+    cf_bw_probe_free(p);
+}
+
+static prober prober_start(size_t bytes, int threads)
+{
+    prober pr = {0, -1, bytes, threads};
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return pr;
     fflush(NULL);
-    pid_t pid = fork();
+    const pid_t pid = fork();
     if (pid == 0) {
-        double gbs = cf_bench_read_bandwidth(bytes, threads, BW_REPS);
-        ssize_t w = write(fd[1], &gbs, sizeof gbs);
-        _exit(w == (ssize_t)sizeof gbs ? 0 : 1);
+        close(sv[0]);
+        prober_serve(sv[1], bytes, threads);
+        _exit(0);
     }
-    close(fd[1]);
-    double gbs = -1;
-    if (pid > 0) {
-        if (read(fd[0], &gbs, sizeof gbs) != (ssize_t)sizeof gbs)
-            gbs = -1;
-        waitpid(pid, NULL, 0);
+    close(sv[1]);
+    if (pid < 0)
+        close(sv[0]);
+    else
+        pr = (prober){pid, sv[0], bytes, threads};
+    return pr;
+}
+
+/* GB/s, negative when the probe could not be taken. */
+static double prober_measure(const prober *pr)
+{
+    if (pr->pid > 0) {
+        double gbs;
+        if (send(pr->sock, "p", 1, MSG_NOSIGNAL) == 1 &&
+            recv(pr->sock, &gbs, sizeof gbs, MSG_WAITALL) == (ssize_t)sizeof gbs)
+            return gbs;
+        return -1;
     }
-    close(fd[0]);
-    return pid > 0 ? gbs : cf_bench_read_bandwidth(bytes, threads, BW_REPS);
+    cf_bw_probe *p = cf_bw_probe_new(pr->bytes, pr->threads);
+    const double gbs = p ? cf_bw_probe_run(p, BW_REPS) : -1;
+    cf_bw_probe_free(p);
+    return gbs;
+}
+
+static void prober_stop(const prober *pr)
+{
+    if (pr->pid > 0) {
+        close(pr->sock);
+        waitpid(pr->pid, NULL, 0);
+    }
 }
 
 /* The share of the roofline (bandwidth bw GB/s) reading bytes a token
@@ -131,7 +177,7 @@ static double share_of(uint64_t bytes, double tps, double bw)
 /* One warm-up run, then o->reps timed ones of each test (r->bytes_at
  * set: each generation run's share of the roofline is taken against a
  * probe just before it). */
-static int run_tests(cf_ctx *c, const opts *o, results *r, cf_err *err)
+static int run_tests(cf_ctx *c, const opts *o, const prober *pr, results *r, cf_err *err)
 {
     double *secs = calloc(2 * (size_t)o->reps, sizeof *secs), *frac = secs + o->reps;
     if (!secs)
@@ -148,7 +194,7 @@ static int run_tests(cf_ctx *c, const opts *o, results *r, cf_err *err)
         rc = cf_bench_generate(c, 0, 1, err) < 0 ? -1 : 0;
         for (int d = 0; rc == 0 && d < (o->sweep ? N_DEPTHS : 1); d++) {
             for (int i = 0; rc == 0 && i < o->reps; i++) {
-                const double bw = probe_bandwidth((size_t)o->bw_mib << 20, o->threads);
+                const double bw = prober_measure(pr);
                 rc = (secs[i] = cf_bench_generate(c, sweep_depths[d], o->n_gen, err)) < 0 ? -1 : 0;
                 frac[i] = secs[i] > 0 ? share_of(r->bytes_at[d], o->n_gen / secs[i], bw) : 0;
                 if (bw > 0) {
@@ -237,26 +283,9 @@ static void table_row(const opts *o, const cf_model *m, const char *test, stats 
            backend, o->threads, test, cell);
 }
 
-static void print_table(const opts *o, const cf_model *m, const results *r)
+/* The bandwidth, the roofline it sets and generation's share of it. */
+static void print_roofline(const opts *o, const results *r)
 {
-    printf("| %-36s | %9s | %8s | %-10s | %7s | %13s | %16s |\n", "model", "size", "params",
-           "backend", "threads", "test", "t/s");
-    printf("| %.36s | %.9s | %.8s | %.10s | %.7s | %.13s | %.16s |\n",
-           "------------------------------------", "--------:", "-------:", "----------",
-           "------:", "------------:", "---------------:");
-    char test[32];
-    if (o->n_prompt > 0) {
-        snprintf(test, sizeof test, "pp%d", o->n_prompt);
-        table_row(o, m, test, r->pp);
-    }
-    for (int d = 0; o->n_gen > 0 && d < (o->sweep ? N_DEPTHS : 1); d++) {
-        if (o->sweep)
-            snprintf(test, sizeof test, "tg%d @ d%d", o->n_gen, sweep_depths[d]);
-        else
-            snprintf(test, sizeof test, "tg%d", o->n_gen);
-        table_row(o, m, test, r->tg_at[d]);
-    }
-    const double mib = 1024.0 * 1024.0;
     printf("\nmemory read bandwidth: %.1f GB/s (%d MiB buffer, %d threads, best of %d before and %d "
            "after the runs)\n",
            r->bandwidth_gbs, o->bw_mib, o->threads, BW_REPS, BW_REPS);
@@ -277,6 +306,32 @@ static void print_table(const opts *o, const cf_model *m, const results *r)
             else
                 printf(" %.1f ± %.1f %% of the roofline", 100 * r->run_frac[d].mean, 100 * r->run_frac[d].sd);
     }
+}
+
+static void print_table(const opts *o, const cf_model *m, const results *r)
+{
+    printf("| %-36s | %9s | %8s | %-10s | %7s | %13s | %16s |\n", "model", "size", "params",
+           "backend", "threads", "test", "t/s");
+    printf("| %.36s | %.9s | %.8s | %.10s | %.7s | %.13s | %.16s |\n",
+           "------------------------------------", "--------:", "-------:", "----------",
+           "------:", "------------:", "---------------:");
+    char test[32];
+    if (o->n_prompt > 0) {
+        snprintf(test, sizeof test, "pp%d", o->n_prompt);
+        table_row(o, m, test, r->pp);
+    }
+    for (int d = 0; o->n_gen > 0 && d < (o->sweep ? N_DEPTHS : 1); d++) {
+        if (o->sweep)
+            snprintf(test, sizeof test, "tg%d @ d%d", o->n_gen, sweep_depths[d]);
+        else
+            snprintf(test, sizeof test, "tg%d", o->n_gen);
+        table_row(o, m, test, r->tg_at[d]);
+    }
+    const double mib = 1024.0 * 1024.0;
+    if (r->bandwidth_gbs > 0)
+        print_roofline(o, r);
+    else
+        printf("\nmemory read bandwidth: not measured (no %d MiB buffer to read), so no roofline", o->bw_mib);
     printf("\nweights: %s\n", weights_copied(m) ? "copied into memory (huge pages where the kernel has them)"
                                              : "mapped from the file");
     printf("peak RSS: %.1f MiB (file %.1f MiB + KV cache %.1f MiB + %.1f MiB other)\n",
@@ -374,11 +429,13 @@ int cmd_bench(int argc, char **argv)
     }
     results r = {0};
     /* before anything else runs threads: the probe forks */
-    r.bandwidth_gbs = probe_bandwidth((size_t)o.bw_mib << 20, o.threads);
+    const prober pr = prober_start((size_t)o.bw_mib << 20, o.threads);
+    r.bandwidth_gbs = prober_measure(&pr);
     cf_err err;
     cf_model *m;
     if (cf_model_load_as(path, NULL, o.load, &m, &err) != 0) {
         cli_error("%s", err.msg);
+        prober_stop(&pr);
         free(path);
         return CF_EXIT_MODEL;
     }
@@ -393,7 +450,7 @@ int cmd_bench(int argc, char **argv)
         for (int d = 0; d < N_DEPTHS; d++)
             r.bytes_at[d] = r.bytes_per_token + cf_ctx_kv_bytes(c, sweep_depths[d] + o.n_gen / 2);
     }
-    if (!c || run_tests(c, &o, &r, &err) != 0) {
+    if (!c || run_tests(c, &o, &pr, &r, &err) != 0) {
         cli_error("%s", err.msg);
         rc = CF_EXIT_ERROR;
     } else {
@@ -403,7 +460,7 @@ int cmd_bench(int argc, char **argv)
         /* the bandwidth a VM gets drifts over seconds: probe again after the
          * runs and keep the better reading, so the roofline is not one taken
          * in a slow moment */
-        const double after = probe_bandwidth((size_t)o.bw_mib << 20, o.threads);
+        const double after = prober_measure(&pr);
         r.bandwidth_gbs = after > r.bandwidth_gbs ? after : r.bandwidth_gbs;
         r.kv_bytes = cf_ctx_kv_bytes(c, cf_ctx_n_ctx(c));
         r.file_bytes = cf_gguf_file_size(cf_model_gguf(m));
@@ -412,6 +469,7 @@ int cmd_bench(int argc, char **argv)
         else
             print_table(&o, m, &r);
     }
+    prober_stop(&pr);
     cf_ctx_free(c);
     cf_model_free(m);
     free(path);

@@ -36,6 +36,19 @@ printf '%s\n' "$out" |
     fail "no line of each run against its probe: $out"
 printf '%s\n' "$out" | grep -q "^peak RSS: " || fail "no peak RSS line"
 
+# a probe that cannot have its buffer: bench says so and gives no roofline
+# (tried only where the kernel refuses a mapping larger than the machine:
+# overcommit mode 0, below 1 TiB of memory)
+if [ "$(cat /proc/sys/vm/overcommit_memory 2>/dev/null)" = 0 ] &&
+    [ "$(awk '/^MemTotal/ {print $2}' /proc/meminfo)" -lt 1000000000 ]; then
+    out=$("$bin" bench -m "$tmp/m.gguf" -t 1 -p 0 -n 2 -r 1 --bw-mib 1048576 2>&1) ||
+        fail "bench without a probe buffer: $out"
+    printf '%s\n' "$out" |
+        grep -q "^memory read bandwidth: not measured (no 1048576 MiB buffer to read), so no roofline$" ||
+        fail "bench without a probe buffer does not say so: $out"
+    printf '%s\n' "$out" | grep -q "t/s; tg2 reaches" && fail "bench without a probe buffer gives a roofline: $out"
+fi
+
 # the load modes: bench says how the weights came into memory
 out=$("$bin" bench -m "$tmp/m.gguf" -t 1 -p 0 -n 2 -r 1 --bw-mib 64 --mmap --json 2>&1)
 printf '%s\n' "$out" | grep -q '"weights": "mapped"' || fail "bench --mmap: $out"
