@@ -60,11 +60,13 @@
  * Saving is crash-safe: the file is written beside the target under a
  * temporary name, synced, renamed over the target, and the folder synced;
  * a crash at any point leaves the old file or the new one, never a mix.
+ * The cache goes from the context straight into the mapped temp file.
  * Loading checks everything (magic, version, checksum, model, sizes, token
  * ranges, UTF-8) before it changes the live session.
  *
- * Test-only: CONFAB_TEST_SAVE_PAUSE_MS=N makes a save sleep N ms halfway
- * through writing, so a test can kill the process mid-save. */
+ * Test-only: CONFAB_TEST_SAVE_PAUSE_MS=N makes a save sleep N ms once
+ * the temp file is filled, before it is synced and renamed, so a test can
+ * kill the process mid-save. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -246,20 +248,6 @@ static void put_branches(wbuf *b, const cf_session *s)
     }
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void test_pause(void)
 {
     const char *ms = getenv("CONFAB_TEST_SAVE_PAUSE_MS");
@@ -271,12 +259,39 @@ static void test_pause(void)
     }
 }
 
-/* Temp file in the same folder, fsync, rename, fsync the folder. */
-static int write_atomic(const char *path, const uint8_t *p, size_t n, cf_err *err)
+/* What goes into a session file: the records before the cache (head), the
+ * cache itself, written by the context straight into the file, and the
+ * checksum of both. */
+typedef struct file_parts {
+    const wbuf *head;
+    const cf_ctx *ctx;
+    int n_cache;
+    uint64_t kv;
+} file_parts;
+
+static int fill_file(uint8_t *p, const file_parts *f, cf_err *err)
 {
+    memcpy(p, f->head->p, f->head->n);
+    if (f->kv && cf_ctx_kv_save(f->ctx, f->n_cache, p + f->head->n, f->kv, err))
+        return -1;
+    const size_t body = f->head->n + (size_t)f->kv;
+    const uint64_t sum = sess_checksum(p, body);
+    memcpy(p + body, &sum, sizeof sum);
+    return 0;
+}
+
+/* The file written whole to a temp file in the same folder, fsync, rename,
+ * fsync the folder.  The temp file is mapped and filled in place rather
+ * than built in memory first: a cache can be gigabytes, which would be
+ * needed twice over, and freeing them again stalled the next turn on a VM
+ * that hands freed memory back to its host. */
+static int write_atomic(const char *path, const file_parts *f, cf_err *err)
+{
+    const size_t n = f->head->n + (size_t)f->kv + sizeof(uint64_t);
     size_t len = strlen(path);
     char *tmp = malloc(len + 16), *dir = strdup(path);
     int fd = -1, rc = -1;
+    void *map = MAP_FAILED;
     if (!tmp || !dir) {
         cf_fail(err, "out of memory");
         goto out;
@@ -286,12 +301,22 @@ static int write_atomic(const char *path, const uint8_t *p, size_t n, cf_err *er
         cf_fail(err, "cannot save %s: %s", path, strerror(errno));
         goto out;
     }
-    size_t half = n / 2;
-    if (write_all(fd, p, half) || (test_pause(), write_all(fd, p + half, n - half)) ||
-        fsync(fd)) {
+    /* the blocks are had now, so that a full disk is an error here and not
+     * a SIGBUS while the mapping is written */
+    int e = posix_fallocate(fd, 0, (off_t)n);
+    if (e || (map = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        cf_fail(err, "cannot save %s: %s", path, strerror(e ? e : errno));
+        goto fail;
+    }
+    if (fill_file(map, f, err))
+        goto fail;
+    test_pause();
+    if (msync(map, n, MS_SYNC) || fsync(fd)) {
         cf_fail(err, "cannot save %s: %s", path, strerror(errno));
         goto fail;
     }
+    munmap(map, n);
+    map = MAP_FAILED;
     int c = close(fd);
     fd = -1;
     if (c || rename(tmp, path)) {
@@ -306,6 +331,8 @@ static int write_atomic(const char *path, const uint8_t *p, size_t n, cf_err *er
     rc = 0;
     goto out;
 fail:
+    if (map != MAP_FAILED)
+        munmap(map, n);
     if (fd >= 0)
         close(fd);
     unlink(tmp);
@@ -350,16 +377,10 @@ static int save_file(cf_session *s, const char *path, cf_err *err)
     put_messages(&b, s);
     put_branches(&b, s);
     put_ids(&b, s->cache.ids, s->cache.n);
-    uint64_t kv = ri ? 0 : cf_ctx_kv_bytes(s->ctx, (int)s->cache.n);
+    const uint64_t kv = ri ? 0 : cf_ctx_kv_bytes(s->ctx, (int)s->cache.n);
     PUT(&b, uint64_t, kv);
-    uint8_t *at = grab(&b, kv);
-    if (at && kv && cf_ctx_kv_save(s->ctx, (int)s->cache.n, at, kv, err)) {
-        free(b.p);
-        return -1;
-    }
-    PUT(&b, uint64_t, b.oom ? 0 : sess_checksum(b.p, b.n));
-    int rc =
-        b.oom ? cf_fail(err, "out of memory saving %s", path) : write_atomic(path, b.p, b.n, err);
+    const file_parts f = {&b, ri ? NULL : s->ctx, (int)s->cache.n, kv};
+    int rc = b.oom ? cf_fail(err, "out of memory saving %s", path) : write_atomic(path, &f, err);
     free(b.p);
     if (rc == 0)
         s->dirty = false;
