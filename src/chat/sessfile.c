@@ -66,7 +66,8 @@
  *
  * Test-only: CONFAB_TEST_SAVE_PAUSE_MS=N makes a save sleep N ms once
  * the temp file is filled, before it is synced and renamed, so a test can
- * kill the process mid-save. */
+ * kill the process mid-save; CONFAB_TEST_SAVE_NO_MAP=1 saves as on a file
+ * system that cannot map the temp file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -248,6 +249,20 @@ static void put_branches(wbuf *b, const cf_session *s)
     }
 }
 
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
 static void test_pause(void)
 {
     const char *ms = getenv("CONFAB_TEST_SAVE_PAUSE_MS");
@@ -280,11 +295,22 @@ static int fill_file(uint8_t *p, const file_parts *f, cf_err *err)
     return 0;
 }
 
+/* The temp file mapped for writing, or MAP_FAILED where its file system
+ * maps no files that way (9p without a cache, some FUSE ones); the test
+ * hook CONFAB_TEST_SAVE_NO_MAP plays such a file system. */
+static void *map_for_writing(int fd, size_t n)
+{
+    if (getenv("CONFAB_TEST_SAVE_NO_MAP"))
+        return MAP_FAILED;
+    return mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+}
+
 /* The file written whole to a temp file in the same folder, fsync, rename,
  * fsync the folder.  The temp file is mapped and filled in place rather
  * than built in memory first: a cache can be gigabytes, which would be
  * needed twice over, and freeing them again stalled the next turn on a VM
- * that hands freed memory back to its host. */
+ * that hands freed memory back to its host.  Where it cannot be mapped,
+ * the file is built in memory and written. */
 static int write_atomic(const char *path, const file_parts *f, cf_err *err)
 {
     const size_t n = f->head->n + (size_t)f->kv + sizeof(uint64_t);
@@ -292,6 +318,7 @@ static int write_atomic(const char *path, const file_parts *f, cf_err *err)
     char *tmp = malloc(len + 16), *dir = strdup(path);
     int fd = -1, rc = -1;
     void *map = MAP_FAILED;
+    uint8_t *buf = NULL;
     if (!tmp || !dir) {
         cf_fail(err, "out of memory");
         goto out;
@@ -304,19 +331,22 @@ static int write_atomic(const char *path, const file_parts *f, cf_err *err)
     /* the blocks are had now, so that a full disk is an error here and not
      * a SIGBUS while the mapping is written */
     int e = posix_fallocate(fd, 0, (off_t)n);
-    if (e || (map = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-        cf_fail(err, "cannot save %s: %s", path, strerror(e ? e : errno));
+    if (e) {
+        cf_fail(err, "cannot save %s: %s", path, strerror(e));
         goto fail;
     }
-    if (fill_file(map, f, err))
+    map = map_for_writing(fd, n);
+    if (map == MAP_FAILED && !(buf = malloc(n))) {
+        cf_fail(err, "out of memory saving %s", path);
+        goto fail;
+    }
+    if (fill_file(map != MAP_FAILED ? map : buf, f, err))
         goto fail;
     test_pause();
-    if (msync(map, n, MS_SYNC) || fsync(fd)) {
+    if ((map != MAP_FAILED ? msync(map, n, MS_SYNC) : write_all(fd, buf, n)) || fsync(fd)) {
         cf_fail(err, "cannot save %s: %s", path, strerror(errno));
         goto fail;
     }
-    munmap(map, n);
-    map = MAP_FAILED;
     int c = close(fd);
     fd = -1;
     if (c || rename(tmp, path)) {
@@ -331,12 +361,13 @@ static int write_atomic(const char *path, const file_parts *f, cf_err *err)
     rc = 0;
     goto out;
 fail:
-    if (map != MAP_FAILED)
-        munmap(map, n);
     if (fd >= 0)
         close(fd);
     unlink(tmp);
 out:
+    if (map != MAP_FAILED)
+        munmap(map, n);
+    free(buf);
     free(tmp);
     free(dir);
     return rc;

@@ -356,6 +356,35 @@ static void test_save_after_failed_turn(void)
     cf_session_free(s);
 }
 
+/* A file system that maps no files (CONFAB_TEST_SAVE_NO_MAP plays one):
+ * the save is built in memory and written, byte for byte the file a
+ * mapped save writes, and it loads. */
+static void test_save_unmapped(void)
+{
+    cf_session *s = small_session();
+    if (!s)
+        return;
+    char mapped[64], written[64];
+    temp_path(mapped, sizeof mapped, "mapped");
+    temp_path(written, sizeof written, "written");
+    cf_err err;
+    exchange(s, "Hi", NULL, 0);
+    CHECKF(cf_session_save(s, mapped, &err) == 0, "%s", err.msg);
+    setenv("CONFAB_TEST_SAVE_NO_MAP", "1", 1);
+    CHECKF(cf_session_save(s, written, &err) == 0, "%s", err.msg);
+    unsetenv("CONFAB_TEST_SAVE_NO_MAP");
+    size_t n0 = 0, n1 = 0;
+    uint8_t *a = slurp(mapped, &n0), *b = slurp(written, &n1);
+    CHECK(a && b && n0 == n1 && memcmp(a, b, n0) == 0);
+    CHECKF(cf_session_load(s, written, &err) == 0, "%s", err.msg);
+    CHECK(cf_session_n_messages(s) == 2 && temps(written, true) == 0);
+    free(a);
+    free(b);
+    unlink(mapped);
+    unlink(written);
+    cf_session_free(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "continue") == 0)
@@ -370,5 +399,6 @@ int main(int argc, char **argv)
     test_old_version("v2.session", 1);
     test_old_version("v3.session", 2);
     test_save_after_failed_turn();
+    test_save_unmapped();
     return test_summary("session-file");
 }
