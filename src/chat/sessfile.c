@@ -410,7 +410,7 @@ static int save_file(cf_session *s, const char *path, cf_err *err)
     put_ids(&b, s->cache.ids, s->cache.n);
     const uint64_t kv = ri ? 0 : cf_ctx_kv_bytes(s->ctx, (int)s->cache.n);
     PUT(&b, uint64_t, kv);
-    const file_parts f = {&b, ri ? NULL : s->ctx, (int)s->cache.n, kv};
+    const file_parts f = {&b, s->ctx, (int)s->cache.n, kv};
     int rc = b.oom ? cf_fail(err, "out of memory saving %s", path) : write_atomic(path, &f, err);
     free(b.p);
     if (rc == 0)

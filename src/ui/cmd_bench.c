@@ -102,7 +102,8 @@ static stats tps(double *secs, int reps, int n_tokens)
  * the model is loaded (the fork then copies little, and no OpenMP thread
  * exists yet) and keeps its buffer from one probe to the next: freeing
  * and taking a GiB around every run stalled the runs on a VM that hands
- * freed memory back to its host (tokens of 40 ms, 5 % of a run). */
+ * freed memory back to its host (tokens of 40 ms, 2.7-11 % of the
+ * generation time of a llama-1b bench). */
 typedef struct prober {
     pid_t pid; /* 0: no child, each probe runs here */
     int sock;
