@@ -88,6 +88,16 @@ static _Thread_local panel_mem tl_mem;
 static _Thread_local rowbuf tl_rows[GR];
 static _Thread_local side tl_side[NSIDE];
 
+/* Entries of tl_side for a group of NC columns of nb blocks: kept as the
+ * group's quants are (tl_xq), slot by slot in the panel's residue order
+ * with the group's columns side by side, so that a tile reads a block's
+ * side information from one cache line (read column by column, nb
+ * entries apart, it cost the GEMM 3-4 %). */
+static size_t side_group(int64_t nb)
+{
+    return (size_t)((nb + 15) / 16 * 16) * NC;
+}
+
 static inline float f16(uint16_t h) { return _cvtsh_ss(h); }
 
 /* ---- unpacking a row's chunk [k0, k0 + kc) ----------------------------- */
@@ -551,7 +561,7 @@ static void xq_key_make(void) { xq_key_ok = pthread_key_create(&xq_key, free) ==
 /* bytes of the quants of a group of NC columns of nb blocks */
 static size_t xq_group_bytes(int64_t nb)
 {
-    return (size_t)((nb + 15) / 16 * 16) * NC * 32;
+    return side_group(nb) * 32;
 }
 
 static uint8_t *xq_buffer(size_t bytes)
@@ -584,7 +594,7 @@ static void prep_side(const cf_matmul_args *a, const gemm_type *gt, int64_t c0, 
         for (int b = 0; b < nb; b++) {
             const int64_t slot = (b % 16) * per_res + b / 16;
             memcpy(xg + ((size_t)slot * NC + (size_t)(c % NC)) * 32, xr + (size_t)b * bs + qo, 32);
-            side *sd = &tl_side[c * nb + b];
+            side *sd = &tl_side[(size_t)(c / NC) * side_group(nb) + (size_t)slot * NC + (size_t)(c % NC)];
             if (gt->act == ACT_Q8_0) {
                 const block_q8_0 *xb = (const block_q8_0 *)(const void *)xr + b;
                 __m256i v = _mm256_loadu_si256((const __m256i *)xb->qs);
@@ -653,7 +663,7 @@ static inline __attribute__((always_inline)) void kernel_q8_0(const panel *p, co
         for (int b = j, slot = j * per_res; b < nb; b += 16, slot++) {
             __m512i P[NC];
             for (int c = 0; c < nc; c++)
-                P[c] = act == ACT_Q8_0 ? _mm512_set1_epi32(sd[c * nb + b].corr) : _mm512_setzero_si512();
+                P[c] = act == ACT_Q8_0 ? _mm512_set1_epi32(sd[slot * NC + c].corr) : _mm512_setzero_si512();
             for (int t = 0; t < 8; t++) {
                 __m512i W = _mm512_load_si512(p->q[8 * slot + t]);
                 for (int c = 0; c < nc; c++)
@@ -661,11 +671,11 @@ static inline __attribute__((always_inline)) void kernel_q8_0(const panel *p, co
             }
             __m512 S = _mm512_load_ps(p->s[slot]);
             for (int c = 0; c < nc; c++) {
-                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(P[c]), _mm512_mul_ps(S, _mm512_set1_ps(sd[c * nb + b].dx)),
+                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(P[c]), _mm512_mul_ps(S, _mm512_set1_ps(sd[slot * NC + c].dx)),
                                          acc[c]);
                 if (act == ACT_Q8_1) {
                     float sx;
-                    memcpy(&sx, &sd[c * nb + b].corr, 4);
+                    memcpy(&sx, &sd[slot * NC + c].corr, 4);
                     acc[c] = _mm512_fmadd_ps(_mm512_load_ps(p->m[slot]), _mm512_set1_ps(sx), acc[c]);
                 }
             }
@@ -741,7 +751,7 @@ static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, i
         xs[j] = (const char *)a->x + (c + j) * a->x_stride;
     __m512 out[NC];
     int nb = (int)(a->k / 32), nsb = (int)(a->k / 256);
-    const side *sd = tl_side + (c - cside) * nb;
+    const side *sd = tl_side + (size_t)((c - cside) / NC) * side_group(nb);
     const uint8_t *xg = tl_xq + (size_t)((c - cside) / NC) * xq_group_bytes(nb);
 #define KERNEL(n)                                                                                  \
     case n:                                                                                        \
@@ -782,7 +792,7 @@ static void gemm_quant(const cf_matmul_args *a, int64_t r0, int64_t r1)
     const gemm_type *gt = gemm_type_of(a->wtype);
     panel *p = &tl_mem.q;
     /* Q8_K activations need no side information: all columns at once */
-    int64_t cmax = gt->act == ACT_Q8_K ? a->n : NSIDE / (a->k / 32);
+    int64_t cmax = gt->act == ACT_Q8_K ? a->n : (int64_t)(NSIDE / side_group(a->k / 32)) * NC;
     if (gt->act != ACT_Q8_K &&
         !xq_buffer((size_t)(((a->n < cmax ? a->n : cmax) + NC - 1) / NC) * xq_group_bytes(a->k / 32))) {
         gemm_by_dots(a, r0, r1);
