@@ -40,8 +40,8 @@ CF_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 #define GR 16      /* rows per panel = lanes */
 #define KMAX CF_GEMM_MAX_K /* longest K a panel holds (a multiple of 256) */
 #define KCP 1024   /* K chunk of the unpacking */
-#define NSIDE 131072 /* side-info entries: activation columns x blocks per chunk (all 512
-                      * columns of a batch for K up to 8192) */
+#define NSIDE 131072 /* side-info entries: activation columns x blocks (a multiple of 16)
+                      * per chunk (all 512 columns of a batch for K up to 8192) */
 #define NC 8       /* columns per micro-kernel call */
 
 enum act { ACT_Q8_0, ACT_Q8_1, ACT_Q8_K };
