@@ -590,11 +590,14 @@ static void prep_side(const cf_matmul_args *a, const gemm_type *gt, int64_t c0, 
     const size_t bs = gt->act == ACT_Q8_0 ? sizeof(block_q8_0) : sizeof(block_q8_1);
     for (int64_t c = 0; c < nc; c++) {
         const char *xr = (const char *)a->x + (c0 + c) * a->x_stride;
+        /* the column's group, in which block b is entry slot * NC + c % NC,
+         * slot its place in the panel's residue order */
         uint8_t *xg = tl_xq + (size_t)(c / NC) * xq_group_bytes(nb);
+        side *sg = tl_side + (size_t)(c / NC) * side_group(nb);
         for (int b = 0; b < nb; b++) {
-            const int64_t slot = (b % 16) * per_res + b / 16;
-            memcpy(xg + ((size_t)slot * NC + (size_t)(c % NC)) * 32, xr + (size_t)b * bs + qo, 32);
-            side *sd = &tl_side[(size_t)(c / NC) * side_group(nb) + (size_t)slot * NC + (size_t)(c % NC)];
+            const size_t e = (size_t)((b % 16) * per_res + b / 16) * NC + (size_t)(c % NC);
+            memcpy(xg + e * 32, xr + (size_t)b * bs + qo, 32);
+            side *sd = &sg[e];
             if (gt->act == ACT_Q8_0) {
                 const block_q8_0 *xb = (const block_q8_0 *)(const void *)xr + b;
                 __m256i v = _mm256_loadu_si256((const __m256i *)xb->qs);
