@@ -84,9 +84,16 @@ typedef union {
     float f[FBUF];
 } panel_mem;
 
-static _Thread_local panel_mem tl_mem;
-static _Thread_local rowbuf tl_rows[GR];
-static _Thread_local side tl_side[NSIDE];
+/* Thread-locals of the initial-exec model: an offset from %fs.  In the
+ * position-independent objects of the library, the default model reaches
+ * them through a call to __tls_get_addr, and although the link turns that
+ * into a load, the compiler has already treated it as a call: each use in
+ * a loop cost a vzeroupper and the spilling of every live vector. */
+#define TLS static _Thread_local __attribute__((tls_model("initial-exec")))
+
+TLS panel_mem tl_mem;
+TLS rowbuf tl_rows[GR];
+TLS side tl_side[NSIDE];
 
 /* Entries of tl_side for a group of NC columns of nb blocks: kept as the
  * group's quants are (tl_xq), slot by slot in the panel's residue order
@@ -541,7 +548,7 @@ typedef struct {
     int offset;
 } side_key;
 
-static _Thread_local side_key tl_side_key;
+TLS side_key tl_side_key;
 
 /* The side's columns' quants, NC columns a group: slot s of a group (the
  * panel's residue order) holds its columns' 32 bytes of that block one
@@ -550,8 +557,8 @@ static _Thread_local side_key tl_side_key;
  * tenth of the GEMM's time).  One buffer a thread, on the heap so that a
  * thread that never multiplies a batch carries none, grown to the largest
  * batch it has seen and freed when the thread ends. */
-static _Thread_local uint8_t *tl_xq;
-static _Thread_local size_t tl_xq_bytes;
+TLS uint8_t *tl_xq;
+TLS size_t tl_xq_bytes;
 static pthread_key_t xq_key;
 static bool xq_key_ok;
 static pthread_once_t xq_once = PTHREAD_ONCE_INIT;
