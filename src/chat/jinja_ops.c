@@ -349,7 +349,7 @@ static int repeat(jr *r, const jnode *at, jv seq, int64_t count, jv *out)
         char *p = jalloc(r, at, total + 1);
         if (!p)
             return -1;
-        for (int64_t i = 0; i < count; i++)
+        for (int64_t i = 0; seq.u.s.n && i < count; i++)
             memcpy(p + (size_t)i * seq.u.s.n, seq.u.s.p, seq.u.s.n);
         p[total] = 0;
         *out = jv_str(p, total);
@@ -361,7 +361,7 @@ static int repeat(jr *r, const jnode *at, jv seq, int64_t count, jv *out)
     jlist *l = jlist_new(r, at, n * (size_t)count);
     if (!l)
         return -1;
-    for (int64_t i = 0; i < count; i++)
+    for (int64_t i = 0; n && i < count; i++) /* an empty list's items may be NULL */
         memcpy(l->items + (size_t)i * n, seq.u.l->items, n * sizeof(jv));
     out->kind = seq.kind;
     out->u.l = l;
