@@ -70,7 +70,8 @@ static inline int32_t *history(const cf_session *s, int *n)
 {
     const int32_t *ids = cf_session_tokens(s, n);
     int32_t *copy = malloc(((size_t)*n + 1) * sizeof *copy);
-    memcpy(copy, ids, (size_t)*n * sizeof *copy);
+    if (*n) /* an empty history's ids may be NULL */
+        memcpy(copy, ids, (size_t)*n * sizeof *copy);
     return copy;
 }
 
