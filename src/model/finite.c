@@ -2,17 +2,24 @@
  * still hold NaN or Inf weights, and then every logit is NaN.  The forward
  * pass checks the logits it returns (V floats, nothing next to the matmuls
  * that made them) and only then looks for the first tensor to blame. */
-#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "model_internal.h"
 
+/* Inf and NaN are the floats whose exponent bits are all ones.  Tested on
+ * the bits, the loop vectorises: a float sum of x * 0 was one chain of
+ * dependent adds, 26 us a token for 32k logits, 208 for 256k, with the
+ * pass's other threads idle. */
 bool cf_all_finite(const float *x, int64_t n)
 {
-    float s = 0.0f;
-    for (int64_t i = 0; i < n; i++)
-        s += x[i] * 0.0f; /* NaN for NaN and Inf alone */
-    return s == 0.0f;
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, &x[i], sizeof b);
+        bad |= (b & 0x7f800000u) == 0x7f800000u;
+    }
+    return !bad;
 }
 
 int cf_model_blame_nonfinite(const cf_model *m, cf_err *err)
