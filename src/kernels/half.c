@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "confab/kernels.h"
+#include "half.h"
 #include "internal.h"
 
 static inline uint32_t f32_bits(float f)
@@ -34,26 +35,7 @@ float cf_f16_to_f32(uint16_t h)
     return bits_f32(sign | ((exp + 112) << 23) | (mant << 13));
 }
 
-uint16_t cf_f32_to_f16(float f)
-{
-    uint32_t x = f32_bits(f);
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-    x &= 0x7fffffff;
-    if (x > 0x7f800000) /* NaN: keep it quiet and non-zero */
-        return sign | 0x7e00 | (uint16_t)((x >> 13) & 0x3ff);
-    if (x >= 0x477ff000) /* 65520 and up round to infinity */
-        return sign | 0x7c00;
-    if (x < 0x38800000) {
-        /* result is subnormal (or rounds up to the smallest normal): adding
-         * 0.5 puts the f16 subnormal unit 2^-24 at the last mantissa bit, so
-         * the FPU's own round-to-nearest-even does the rounding. */
-        float t = bits_f32(x) + 0.5f;
-        return sign | (uint16_t)(f32_bits(t) - 0x3f000000);
-    }
-    uint32_t odd = (x >> 13) & 1;
-    x += ((uint32_t)(15 - 127) << 23) + 0xfff + odd;
-    return sign | (uint16_t)(x >> 13);
-}
+uint16_t cf_f32_to_f16(float f) { return f32_to_f16(f); }
 
 float cf_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
 
