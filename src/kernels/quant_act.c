@@ -11,6 +11,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__) && !defined(__SSE4_1__)
+#include <emmintrin.h>
+#endif
 
 #include "blocks.h"
 #include "half.h"
@@ -21,26 +24,34 @@
  * carries it): such a block is stored with scale NaN and zero quants,
  * which keeps the float-to-int conversions defined and the NaN flowing
  * on to the logits, where the forward pass reports it. */
-typedef float v8f __attribute__((vector_size(32)));
-typedef int32_t v8i __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
+/* m, or |v| lane by lane where that is larger (NaN never is) */
+static inline v4f max_abs(v4f m, v4f v)
+{
+    const v4f a = (v4f)((v4i)v & 0x7fffffff);
+    const v4i gt = a > m;
+    return (v4f)(((v4i)a & gt) | ((v4i)m & ~gt));
+}
 
 static float amax_n(const float *x, int n)
 {
-    /* 8 lanes at once (n: a multiple of 8): a maximum, and a sum of zeros
-     * or NaN, come out the same in any order */
-    v8f m = {0}, nonfinite = {0};
-    for (int j = 0; j < n; j += 8) {
-        v8f v;
-        memcpy(&v, x + j, sizeof v);
-        const v8f a = (v8f)((v8i)v & 0x7fffffff);
-        const v8i gt = a > m;
-        m = (v8f)(((v8i)a & gt) | ((v8i)m & ~gt));
-        nonfinite += v * 0.0f;
-    }
+    /* 8 lanes at once (n: a multiple of 8), as two halves of 4, what SSE2
+     * holds (8-lane vectors lowered to it went through the stack): a
+     * maximum, and a sum of zeros or NaN, come out the same in any order */
+    v4f m[2] = {{0}, {0}}, nonfinite[2] = {{0}, {0}};
+    for (int j = 0; j < n; j += 8)
+        for (int h = 0; h < 2; h++) {
+            v4f v;
+            memcpy(&v, x + j + 4 * h, sizeof v);
+            m[h] = max_abs(m[h], v);
+            nonfinite[h] += v * 0.0f;
+        }
     float r = 0.0f, nf = 0.0f;
     for (int l = 0; l < 8; l++) {
-        r = m[l] > r ? m[l] : r;
-        nf += nonfinite[l];
+        r = m[l / 4][l % 4] > r ? m[l / 4][l % 4] : r;
+        nf += nonfinite[l / 4][l % 4];
     }
     return r + nf;
 }
@@ -59,6 +70,27 @@ static float inv_scale(float amax)
     return isfinite(id) ? id : 0.0f;
 }
 
+/* q[j] = rint(x[j] * s) as int8 for n (a multiple of 16) elements, s
+ * such that |x[j] * s| <= 127.5: SSE2's cvtps2dq rounds as rintf does
+ * (to nearest even, in the default mode), where without SSE4.1 the
+ * compiler kept rintf a float at a time. */
+static inline void round_i8(const float *x, float s, int8_t *q, int n)
+{
+#if defined(__SSE2__) && !defined(__SSE4_1__)
+    const __m128 vs = _mm_set1_ps(s);
+    for (int j = 0; j < n; j += 16) {
+        __m128i v[4];
+        for (int i = 0; i < 4; i++)
+            v[i] = _mm_cvtps_epi32(_mm_mul_ps(_mm_loadu_ps(x + j + 4 * i), vs));
+        _mm_storeu_si128((__m128i *)(void *)(q + j),
+                         _mm_packs_epi16(_mm_packs_epi32(v[0], v[1]), _mm_packs_epi32(v[2], v[3])));
+    }
+#else
+    for (int j = 0; j < n; j++)
+        q[j] = (int8_t)rintf(x[j] * s);
+#endif
+}
+
 void cf_quantize_q8_0(const float *x, void *dst, int64_t k)
 {
     block_q8_0 *y = dst;
@@ -69,10 +101,7 @@ void cf_quantize_q8_0(const float *x, void *dst, int64_t k)
             memset(y[i].qs, 0, sizeof y[i].qs);
             continue;
         }
-        float id = inv_scale(amax);
-        for (int j = 0; j < QK32; j++) {
-            y[i].qs[j] = (int8_t)rintf(x[j] * id);
-        }
+        round_i8(x, inv_scale(amax), y[i].qs, QK32);
     }
 }
 
@@ -88,12 +117,10 @@ void cf_quantize_q8_1(const float *x, void *dst, int64_t k)
             y[i].s = y[i].d;
             continue;
         }
-        float id = inv_scale(amax);
+        round_i8(x, inv_scale(amax), y[i].qs, QK32);
         int sum = 0;
-        for (int j = 0; j < QK32; j++) {
-            y[i].qs[j] = (int8_t)rintf(x[j] * id);
+        for (int j = 0; j < QK32; j++)
             sum += y[i].qs[j];
-        }
         y[i].s = f32_to_f16(d * (float)sum);
     }
 }
@@ -101,12 +128,8 @@ void cf_quantize_q8_1(const float *x, void *dst, int64_t k)
 /* The first element of largest magnitude of a super-block (0 when all
  * are 0; NaN is passed over), by 4 lanes at once: each lane keeps the
  * first of its own largest and where it was, and of the lanes with the
- * largest, the earliest wins.  One scalar pass with a branch an element
- * took 3/4 of Q8_K's time; 4 lanes are what SSE2 holds, and 8 lowered
- * to it cost twice the scalar pass. */
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
-
+ * largest, the earliest wins (one scalar pass with a branch an element
+ * took 3/4 of Q8_K's time). */
 static float first_of_largest(const float *x)
 {
     v4f m = {0}, at_v = {0};
@@ -145,10 +168,7 @@ void cf_quantize_q8_K(const float *x, void *dst, int64_t k)
             y[i].d = nonfinite ? NAN : 0.0f;
             continue;
         }
-        for (int j = 0; j < QK_K; j++) {
-            int q = (int)rintf(iscale * x[j]);
-            y[i].qs[j] = (int8_t)(q < 127 ? q : 127);
-        }
+        round_i8(x, iscale, y[i].qs, QK_K); /* |iscale x| <= 127 */
         for (int g = 0; g < QK_K / 16; g++) {
             int s = 0;
             for (int j = 0; j < 16; j++)
