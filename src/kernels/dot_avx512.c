@@ -14,14 +14,6 @@ CF_TARGET_BEGIN("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")
 
 static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbusd_epi32(acc, u, s); }
 
-/* dp against 4 activation bytes at x broadcast: the broadcast rides on
- * vpdpbusd's memory operand ({1to16}), which GCC does not fold by itself */
-static inline __m512i dp_bcast(__m512i acc, __m512i u, const int8_t *x)
-{
-    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const int32_t *)(const void *)x));
-    return acc;
-}
-
 /* Decoding reads each matrix's bytes once, as one sequential stream from
  * DRAM.  On Zen 5 the hardware prefetchers do not run far enough ahead of
  * a single stream to keep a core's misses in flight: the GEMVs fetch every

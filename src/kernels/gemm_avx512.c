@@ -638,6 +638,8 @@ static void prep_side_once(const cf_matmul_args *a, const gemm_type *gt, int64_t
     tl_side_key = (side_key){a->x_serial, a->x, a->x_stride, a->k, c0, nc, gt->act, gt->offset};
 }
 
+/* 4 bytes at p in every lane: kernel_q8_K's operand, where dp_bcast
+ * (layout512.h) measured 2-4 % slower than this */
 static inline __m512i bcast32(const void *p)
 {
     int32_t v;
@@ -677,7 +679,7 @@ static inline __attribute__((always_inline)) void kernel_q8_0(const panel *p, co
             for (int t = 0; t < 8; t++) {
                 __m512i W = _mm512_load_si512(p->q[8 * slot + t]);
                 for (int c = 0; c < nc; c++)
-                    P[c] = _mm512_dpbusd_epi32(P[c], W, bcast32(xg + ((size_t)slot * NC + c) * 32 + 4 * t));
+                    P[c] = dp_bcast(P[c], W, xg + ((size_t)slot * NC + c) * 32 + 4 * t);
             }
             __m512 S = _mm512_load_ps(p->s[slot]);
             for (int c = 0; c < nc; c++) {

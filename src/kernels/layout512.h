@@ -7,6 +7,16 @@
 
 #include "layout.h"
 
+/* acc + u times the 4 activation bytes at x broadcast to every lane: the
+ * broadcast rides on vpdpbusd's memory operand ({1to16}), which GCC does
+ * not fold by itself (a separate vpbroadcastd cost the Q8_0 GEMM's tile
+ * 1-4 %). */
+static inline __m512i dp_bcast(__m512i acc, __m512i u, const void *x)
+{
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*(const int32_t *)x));
+    return acc;
+}
+
 /* The scales (sc[0]: those of groups 0..3, sc[1]: 4..7) and mins (m[0],
  * m[1] alike) of a Q4_K super-block of 16 rows (b: its R16_K4_BLOCK
  * bytes), byte s of lane j row j's value for group 4 * half + s: each
