@@ -68,18 +68,52 @@ static void thinking_note(chat *c, const char *name)
                  effort || !r->effort ? "" : " (try /set reasoning-effort low)");
 }
 
+/* The first word of *args into word (cut to n - 1 bytes); *args moves on
+ * to the next word. */
+static size_t next_word(const char **args, char *word, size_t n)
+{
+    size_t len = strcspn(*args, " \t\n");
+    snprintf(word, n, "%.*s", (int)len, *args);
+    *args += len;
+    *args += strspn(*args, " \t\n");
+    return len;
+}
+
+/* The setting that a name as ollama or llama.cpp spells it means (ollama's
+ * top_k, temperature, num_predict; llama-cli's --typical-p, --predict),
+ * into canon; the name itself when it is none of those. */
+static void canonical_setting(const char *name, char *canon, size_t n)
+{
+    static const char *const alias[][2] = {
+        {"temperature", "temp"}, {"typical-p", "typical"}, {"num-predict", "n-predict"}, {"predict", "n-predict"},
+    };
+    snprintf(canon, n, "%s", name);
+    for (char *p = canon; *p; p++)
+        if (*p == '_')
+            *p = '-';
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (!strcmp(canon, alias[i][0]))
+            snprintf(canon, n, "%s", alias[i][1]);
+}
+
 static void cmd_set(chat *c, const char *args)
 {
-    char name[64], list[512];
-    size_t len = strcspn(args, " \t\n");
-    const char *value = args + len;
-    value += strspn(value, " \t\n");
+    char typed[64], name[64], list[512];
+    size_t len = next_word(&args, typed, sizeof typed);
+    /* ollama's /set parameter NAME VALUE, and its /set think, /set nothink */
+    if (!strcmp(typed, "parameter") && *args)
+        len = next_word(&args, typed, sizeof typed);
+    bool think = (!strcmp(typed, "think") || !strcmp(typed, "nothink")) && !*args;
+    const char *value = think ? (typed[0] == 't' ? "on" : "off") : args;
     setting_list(list, sizeof list);
     if (len == 0) {
         chat_say(c, OUT_ERROR, "usage: /set NAME VALUE (names: %s)", list);
         return;
     }
-    snprintf(name, sizeof name, "%.*s", (int)len, args);
+    if (think)
+        snprintf(name, sizeof name, "thinking");
+    else
+        canonical_setting(typed, name, sizeof name);
     cf_err err = {0};
     if (!strcmp(name, "system")) {
         if (cf_session_set_system(c->s, *value ? value : NULL, &err) < 0) {
@@ -91,9 +125,13 @@ static void cmd_set(chat *c, const char *args)
         chat_say(c, OUT_INFO, *value ? "system prompt set" : "system prompt removed");
         return;
     }
+    if (!strcmp(name, "num-ctx") || !strcmp(name, "ctx-size")) {
+        chat_say(c, OUT_ERROR, "%s: the context size is set when the chat starts (-c N)", typed);
+        return;
+    }
     bool *flag = chat_switch(c, name);
     if (!flag && !is_setting(name)) {
-        chat_say(c, OUT_ERROR, "unknown setting '%s' (settings: %s)", name, list);
+        chat_say(c, OUT_ERROR, "unknown setting '%s' (settings: %s)", typed, list);
         return;
     }
     if (!*value) {
@@ -224,7 +262,9 @@ static const slash_cmd cmds[] = {
      "  markdown on|off     render replies' markdown on a terminal: styles, aligned\n"
      "                      tables, framed code blocks, rows wrapped at spaces\n"
      "/set system TEXT replaces the system prompt (no TEXT removes it); use \"\"\"\n"
-     "for a prompt of several lines.  A bad name or value changes nothing.",
+     "for a prompt of several lines.  A bad name or value changes nothing.\n"
+     "ollama's and llama.cpp's spellings work too: /set parameter temperature 0.7,\n"
+     "top_k, repeat_penalty, num_predict, typical_p; /set think, /set nothink.",
      cmd_set},
     {"show", "TOPIC", "show settings, model, template, context, stats, thinking, prompt or probs",
      "/show settings   the sampler settings and the system prompt\n"

@@ -21,6 +21,8 @@ t_send "/set temp -5"
 t_wait_count '^error: ' $((n + 2)) 10
 t_send "/set warmth 2"
 t_wait '^error: unknown setting .warmth.' 10
+t_send "/set parameter num_ctx 4096"
+t_wait '^error: num_ctx: the context size is set when the chat starts' 10
 t_send "/frobnicate now"
 t_wait "^error: unknown command '/frobnicate' \\(try /help\\)$" 10
 t_send "/show nonsense"
@@ -28,9 +30,21 @@ t_wait '^error: nothing to show called .nonsense.' 10
 t_send "/undo please"
 t_wait '^error: /undo takes no argument$' 10
 t_prompt
-[ "$(t_count '^error: ')" -eq $((n + 6)) ] || fail "not one error line per bad command"
+[ "$(t_count '^error: ')" -eq $((n + 7)) ] || fail "not one error line per bad command"
 t_send "/show settings"
 t_wait_count '^temp +0\.3$' 2 10
+
+# ollama's and llama.cpp's spellings of the same settings
+t_send "/set parameter temperature 0.4"
+t_wait '^temp = 0\.4$' 10
+t_send "/set top_p 0.9"
+t_wait '^top-p = 0\.9$' 10
+t_send "/set num_predict 12"
+t_wait '^n-predict = 12$' 10
+t_send "/set nothink"
+t_wait '^thinking = off$' 10
+t_send "/set temp 0.3"
+t_wait_count '^temp = 0\.3$' 2 10
 
 t_send "/set system Be brief."
 t_wait '^system prompt set$' 10
