@@ -65,8 +65,8 @@ static const opt_def defs[] = {
     {"repeat-last-n", 0, "N", O_SETTING, G_SAMPLING, 'i', "how many recent tokens the penalties see (default 64)"},
     {"presence-penalty", 0, "X", O_SETTING, G_SAMPLING, 'f', "presence penalty; 0 = off (default 0)"},
     {"frequency-penalty", 0, "X", O_SETTING, G_SAMPLING, 'f', "frequency penalty; 0 = off (default 0)"},
-    {"seed", 0, "N|random", O_SETTING, G_SAMPLING, 's', "random seed (default: a new one each run)"},
-    {"n-predict", 'n', "N", O_SETTING, G_SAMPLING, 'i', "most tokens per reply; -1 = no limit (default)"},
+    {"seed", 's', "N|random", O_SETTING, G_SAMPLING, 's', "random seed (default: a new one each run)"},
+    {"n-predict", 'n', "N", O_SETTING, G_SAMPLING, 'i', "most tokens per reply; -1 = no limit (default; also --predict)"},
 
     {"thinking", 0, "on|off|auto", O_SETTING, G_THINKING, 's',
      "think before answering: the template's enable_thinking (auto: its default)"},
@@ -78,7 +78,7 @@ static const opt_def defs[] = {
      "terminal it goes to stderr, and only with this option)"},
 
     {"prompt", 'p', "TEXT", O_PROMPT, G_CONVERSATION, 0, "one chat turn: print the reply to TEXT and exit"},
-    {"system", 0, "TEXT", O_SYSTEM, G_CONVERSATION, 0, "system prompt"},
+    {"system", 0, "TEXT", O_SYSTEM, G_CONVERSATION, 0, "system prompt (also -sys, --system-prompt)"},
     {"system-file", 0, "FILE|NAME", O_SYSTEM_FILE, G_CONVERSATION, 0,
      "system prompt from a file or a preset (default, storyteller, concise)"},
     {"session", 0, "FILE", O_SESSION, G_CONVERSATION, 0,
@@ -262,6 +262,11 @@ int opts_set(chat_opts *o, const char *name, const char *value, const char *wher
 
 static const opt_def *find_long(const char *name, size_t len)
 {
+    /* llama-cli's other spellings of the same options */
+    static const char *const alias[][2] = {{"predict", "n-predict"}, {"system-prompt", "system"}};
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (strlen(alias[i][0]) == len && !strncmp(alias[i][0], name, len))
+            name = alias[i][1], len = strlen(name);
     for (size_t i = 0; i < N_DEFS; i++)
         if (strlen(defs[i].name) == len && !strncmp(defs[i].name, name, len))
             return &defs[i];
@@ -293,6 +298,9 @@ int opts_parse_args(chat_opts *o, int argc, char **argv)
                 cli_error("%s takes no value", label);
                 return -1;
             }
+        } else if (!strcmp(a, "-sys")) { /* llama-cli's */
+            d = find_long("system", 6);
+            snprintf(label, sizeof label, "%s", a);
         } else if (a[0] == '-' && a[1] && !a[2]) {
             d = find_short(a[1]);
             snprintf(label, sizeof label, "-%c", a[1]);

@@ -25,6 +25,12 @@ $T_CHAT -m "$model" -n 6 -p "Once upon a time" >"$out" 2>"$err" </dev/null
 # slash commands work in scripts; their output goes to stderr
 printf '/set temp 0\n/show settings\nHello.\n' | $T_CHAT -m "$model" -n 4 >"$out" 2>"$err"
 grep -Eq '^temp +0$' "$err" || fail "/show settings in a script: $(cat "$err")"
+# llama-cli's spellings of the options: -sys, --system-prompt, --predict, -s
+printf '/show settings\n' | $T_CHAT -m "$model" -sys "Be brief." --predict 3 -s 7 >"$out" 2>"$err"
+grep -Eq '^system +"Be brief\."$' "$err" && grep -Eq '^n-predict +3$' "$err" && grep -Eq '^seed +7$' "$err" ||
+    fail "llama-cli's option names: $(cat "$err")"
+printf '/show settings\n' | $T_CHAT -m "$model" --system-prompt "Be kind." >"$out" 2>"$err"
+grep -Eq '^system +"Be kind\."$' "$err" || fail "--system-prompt: $(cat "$err")"
 
 # exit statuses, each with one error line
 expect() { # expect STATUS PATTERN CMD...
