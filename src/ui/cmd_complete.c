@@ -34,7 +34,8 @@ static void usage(FILE *f)
             "      --tokenizer FILE     llama2.c tokenizer.bin (default: beside the checkpoint)\n"
             "  -p, --prompt TEXT        the prompt\n"
             "  -f, --file FILE          read the prompt from a file\n"
-            "  -n, --n-predict N        tokens to generate (default 128; -1: until the end)\n"
+            "  -n, --n-predict N        tokens to generate (default 128; -1: until the end;\n"
+            "                           also --predict)\n"
             "  -c, --ctx-size N         context size (default: the model's, at most 4096)\n"
             "  -t, --threads N          threads (default: physical cores)\n"
             "      --temp T             temperature (default 0.8; 0 = greedy)\n"
@@ -42,7 +43,7 @@ static void usage(FILE *f)
             "      --typical P          (1.0 = off)\n"
             "      --repeat-penalty P   (1.0 = off)   --repeat-last-n N (64)\n"
             "      --presence-penalty P (0)   --frequency-penalty P (0)\n"
-            "      --seed S             random seed (default: random)\n"
+            "  -s, --seed S             random seed (default: random)\n"
             "      --kv-type f32|f16    KV cache type (default f32)\n"
             "      --mmap, --no-mmap    map the model file / copy it into memory (default:\n"
             "                           copy into huge pages when it fits)\n"
@@ -67,6 +68,7 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         {"prompt", required_argument, 0, 'p'},
         {"file", required_argument, 0, 'f'},
         {"n-predict", required_argument, 0, 'n'},
+        {"predict", required_argument, 0, 'n'},
         {"ctx-size", required_argument, 0, 'c'},
         {"threads", required_argument, 0, 't'},
         {"verbose", no_argument, 0, 'v'},
@@ -95,7 +97,7 @@ static int parse_args(int argc, char **argv, complete_opts *o)
     int c;
     optind = 1;
     int li = 0;
-    while ((c = getopt_long(argc, argv, "m:p:f:n:c:t:vh", opts, &li)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:p:f:n:c:t:s:vh", opts, &li)) != -1) {
         bool ok = true;
         switch (c) {
         case 'm': o->model = optarg; break;
@@ -114,6 +116,7 @@ static int parse_args(int argc, char **argv, complete_opts *o)
             }
             break;
         }
+        case 's':
         case OPT_SEED: ok = cli_parse_int("--seed", optarg, 0, INT64_MAX, &o->seed); break;
         case OPT_KV:
             if (!strcmp(optarg, "f32") || !strcmp(optarg, "f16"))

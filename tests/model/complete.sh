@@ -28,6 +28,9 @@ a=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --seed 7 -n 40 --
 b=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --seed 7 -n 40 --ids)
 c=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --seed 8 -n 40 --ids --temp 1.5)
 [ "$a" = "$b" ] || fail "same seed, different output"
+# llama-cli's spellings: -s for --seed, --predict for -n
+d=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" -s 7 --predict 40 --ids)
+[ "$a" = "$d" ] || fail "-s 7 --predict 40 differs from --seed 7 -n 40"
 [ "$a" != "$c" ] || fail "different seeds, same output"
 
 # errors: one line, exit codes 2 (usage), 3 (model), 5 (context)
