@@ -266,7 +266,7 @@ static const slash_cmd cmds[] = {
      "ollama's and llama.cpp's spellings work too: /set parameter temperature 0.7,\n"
      "top_k, repeat_penalty, num_predict, typical_p; /set think, /set nothink.",
      cmd_set},
-    {"show", "TOPIC", "show settings, model, template, context, stats, thinking, prompt or probs",
+    {"show", "TOPIC", "show settings, model, template, context, stats, thinking, prompt, probs, system",
      "/show settings   the sampler settings and the system prompt\n"
      "/show model      the model's name, architecture, size and file (a remote\n"
      "                 model: the server and the models it lists)\n"
@@ -280,7 +280,9 @@ static const slash_cmd cmds[] = {
      "                 turn, with MESSAGE as your message (default: an empty one)\n"
      "/show probs [N]  reply N's tokens with their probability and the top 5\n"
      "                 alternatives, its mean log-prob and perplexity (recorded\n"
-     "                 while /set probs is on)",
+     "                 while /set probs is on)\n"
+     "/show system     the whole system prompt\n"
+     "ollama's /show parameters and /show info are /show settings and /show model.",
      cmd_show},
     {"save", "[FILE]", "save the conversation",
      "/save FILE writes the session (conversation and cache) to FILE, which\n"

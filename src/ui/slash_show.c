@@ -8,9 +8,22 @@
 #include "confab/openai.h"
 #include "probs.h"
 
-const char *const show_topics[] = {"settings", "model",    "template", "context",
-                                   "stats",    "thinking", "prompt",   "probs",
-                                   NULL};
+const char *const show_topics[] = {"settings", "model",  "template", "context", "stats",
+                                   "thinking", "prompt", "probs",    "system",  NULL};
+
+/* The system prompt the conversation starts with, or NULL. */
+static const char *system_prompt(chat *c)
+{
+    if (cf_session_n_messages(c->s) > 0 && cf_session_message(c->s, 0)->role == CF_ROLE_SYSTEM)
+        return cf_session_message(c->s, 0)->content;
+    return NULL;
+}
+
+static void show_system(chat *c)
+{
+    const char *sys = system_prompt(c);
+    chat_say(c, sys ? OUT_INFO : OUT_DIM, "%s", sys ? sys : "(no system prompt)");
+}
 
 static void show_settings(chat *c)
 {
@@ -24,9 +37,7 @@ static void show_settings(chat *c)
                                  cf_session_get(c->s, *n, buf, sizeof buf),
                                  unsent ? " (not sent: the server's default)" : "");
     }
-    const char *sys = NULL;
-    if (cf_session_n_messages(c->s) > 0 && cf_session_message(c->s, 0)->role == CF_ROLE_SYSTEM)
-        sys = cf_session_message(c->s, 0)->content;
+    const char *sys = system_prompt(c);
     if (used < sizeof out)
         used += (size_t)snprintf(out + used, sizeof out - used, "%-18s %s\n%-18s %s\n",
                                  "show-thinking", c->show_thinking ? "on" : "off", "markdown",
@@ -247,6 +258,11 @@ void slash_show(chat *c, const char *args)
     const char *rest = args + len;
     rest += strspn(rest, " \t\n");
     snprintf(topic, sizeof topic, "%.*s", (int)(len < sizeof topic ? len : sizeof topic - 1), args);
+    /* ollama's names for two of them */
+    if (!strcmp(topic, "parameters"))
+        snprintf(topic, sizeof topic, "settings");
+    else if (!strcmp(topic, "info"))
+        snprintf(topic, sizeof topic, "model");
     /* only thinking, probs and prompt take more */
     bool more = strcmp(topic, "thinking") && strcmp(topic, "prompt") && strcmp(topic, "probs") && *rest;
     if (more)
@@ -267,8 +283,10 @@ void slash_show(chat *c, const char *args)
         show_prompt(c, rest);
     else if (!strcmp(topic, "probs"))
         show_probs(c, rest);
+    else if (!strcmp(topic, "system"))
+        show_system(c);
     else
         chat_say(c, OUT_ERROR,
-                 "%s%s%s (try /show settings|model|template|context|stats|thinking|prompt|probs)",
+                 "%s%s%s (try /show settings|model|template|context|stats|thinking|prompt|probs|system)",
                  *topic ? "nothing to show called '" : "/show what?", topic, *topic ? "'" : "");
 }

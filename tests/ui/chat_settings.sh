@@ -48,6 +48,10 @@ t_wait_count '^temp = 0\.3$' 2 10
 
 t_send "/set system Be brief."
 t_wait '^system prompt set$' 10
+t_send "/show system"
+t_wait '^Be brief\.$' 10
+t_send "/show parameters"
+t_wait_count '^temp +0\.3$' 3 10
 t_send "/show settings"
 t_wait '^system +"Be brief\."$' 10
 # a system prompt of several lines, between """ lines
