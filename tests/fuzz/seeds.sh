@@ -85,6 +85,7 @@ printf 'tmep = 1\nno equals sign\nn-predict = x\n--temp\n0.5\n-n\n3\n--kv-type=f
 sl=$out/slash
 printf 'Hello.\n/undo\nHi again.\n/regen\n/show context\n/show stats\n' >"$sl/turns"
 printf '/set temp 0\n/set top-k 5\n/set n-predict 2\n/show settings\n/set system Be kind.\n/set\n' >"$sl/settings"
+printf '/set parameter temperature 0\n/set top_k 3\n/set nothink\n/set think\n/set parameter num_ctx 9\n/show system\n/show parameters\n/show info\n' >"$sl/aliases"
 printf '"""\nA message\nof lines\n"""\nline one \\\nline two\n/show prompt Hi\n' >"$sl/blocks"
 printf '/save a.session\nOne.\nTwo.\n/load a.session\n/save\n/clear\n/help set\n/bye\n' >"$sl/save-load"
 printf 'Tell me a long story about a cat and a dog and a bird.\nMore.\nMore!\nAgain.\n' >"$sl/shift"
