@@ -36,6 +36,7 @@ void cf_barrier_wait_fetching(cf_barrier *b, int nth, const cf_fetch *f, int nf)
     }
     int r = 0, i = 0;
     size_t o = 0;
+    uint64_t since = 0;
     while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen) {
         if (r < nf) {
             /* what this thread reads next, into L2, 8 lines between looks */
@@ -48,9 +49,14 @@ void cf_barrier_wait_fetching(cf_barrier *b, int nth, const cf_fetch *f, int nf)
             }
             continue;
         }
-        if (i++ < SPINS)
+        if (i++ < SPINS) {
             relax();
-        else
-            sched_yield();
+            continue;
+        }
+        if (!since)
+            since = cf_now_ns();
+        sched_yield();
     }
+    if (since)
+        __atomic_add_fetch(&b->stall_ns, cf_now_ns() - since, __ATOMIC_RELAXED);
 }

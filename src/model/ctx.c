@@ -195,9 +195,12 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
         n_batch = n_ctx;
     if (hp->ffn != CF_FFN_SWIGLU)
         cf_gelu_init();
-    cf_ctx *c = calloc(1, sizeof *c);
+    /* its barrier is aligned to cache lines, and so the whole (the
+     * compiler stores to it by aligned vectors): not calloc's 16 bytes */
+    cf_ctx *c = aligned_alloc(_Alignof(cf_ctx), sizeof *c);
     if (!c)
         return cf_fail(err, "out of memory");
+    memset(c, 0, sizeof *c);
     c->m = m;
     c->n_batch = n_batch;
     c->n_threads = p && p->n_threads > 0 ? p->n_threads : 1;
@@ -321,4 +324,5 @@ void cf_ctx_set_threads(cf_ctx *c, int n_threads)
     c->tb = tb;
     c->shares = shares;
     c->n_threads = n_threads;
+    c->busy = (cf_busy){0};
 }

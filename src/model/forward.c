@@ -1346,12 +1346,12 @@ static void output(thr *T)
 /* Passes run so far, by every context (pass.serial). */
 static uint64_t passes;
 
-static void run_batch(const pass *P)
+static void run_batch(const pass *P, int nth)
 {
     memset(P->c->work, 0, (size_t)P->c->n_work * sizeof *P->c->work);
     memset(P->c->shares, 0,
            (size_t)P->c->n_work * (size_t)P->c->n_threads * CF_SHARE_STRIDE * sizeof *P->c->shares);
-#pragma omp parallel num_threads(P->c->n_threads)
+#pragma omp parallel num_threads(nth)
     {
         thr T = {P, NULL, omp_get_thread_num(), omp_get_num_threads(), 0};
         T.b = &P->c->tb[T.ith];
@@ -1404,7 +1404,17 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
             .one = nb == 1,
             .serial = __atomic_add_fetch(&passes, 1, __ATOMIC_RELAXED),
         };
-        run_batch(&P);
+        if (P.one) {
+            /* other programs on the cores: busy.c */
+            const uint64_t t0 = cf_now_ns();
+            const int nth = cf_busy_threads(&c->busy, c->n_threads, t0);
+            c->bar.stall_ns = 0;
+            run_batch(&P, nth);
+            const uint64_t t1 = cf_now_ns();
+            cf_busy_report(&c->busy, c->n_threads, nth, t1 - t0, c->bar.stall_ns, t1);
+        } else {
+            run_batch(&P, c->n_threads);
+        }
         c->kv.n_past += nb;
         done += nb;
         /* the last row tells: NaN anywhere upstream reaches every logit */

@@ -92,10 +92,27 @@ typedef struct cf_kv {
     size_t map_bytes;
 } cf_kv;
 
+/* The threads decoding uses while other programs take the cores (busy.c):
+ * nth (all when 0), the moving average of its passes' time, and a trial of
+ * another count (0: none) after retry_at. */
+typedef struct cf_busy {
+    int nth, trial, passes, stalls; /* passes: of the trial; stalls: in a row */
+    bool trial_stalled;             /* two passes of the trial in a row */
+    unsigned wait_ms;
+    uint64_t avg_ns, sum_ns, retry_at, stalled_at;
+} cf_busy;
+uint64_t cf_now_ns(void);
+/* Threads for the next single-token pass. */
+int cf_busy_threads(cf_busy *b, int n_threads, uint64_t now);
+/* A single-token pass took pass_ns on used threads; its barriers waited
+ * stall_ns past their spin. */
+void cf_busy_report(cf_busy *b, int n_threads, int used, uint64_t pass_ns, uint64_t stall_ns, uint64_t now);
+
 /* A barrier for the threads of a pass (barrier.c). */
 typedef struct cf_barrier {
     _Alignas(64) unsigned arrived;
     _Alignas(64) unsigned gen;
+    uint64_t stall_ns; /* waited past the spin, by all threads (busy.c) */
 } cf_barrier;
 void cf_barrier_wait(cf_barrier *b, int nth);
 /* Bytes a thread reads after the barrier, fetched while it waits. */
@@ -179,6 +196,7 @@ struct cf_ctx {
     int n_work;
     uint64_t *shares;
     cf_barrier bar;
+    cf_busy busy;
 };
 
 /* ---- context (ctx.c) ------------------------------------------------------ */
