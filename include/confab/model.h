@@ -167,6 +167,9 @@ void cf_ctx_free(cf_ctx *c);
 const cf_model *cf_ctx_model(const cf_ctx *c);
 int cf_ctx_n_ctx(const cf_ctx *c);
 int cf_ctx_n_threads(const cf_ctx *c);
+/* The threads single-token decoding runs on now: fewer than
+ * cf_ctx_n_threads while other programs keep the cores busy. */
+int cf_ctx_decode_threads(const cf_ctx *c);
 void cf_ctx_set_threads(cf_ctx *c, int n_threads);
 cf_kv_type cf_ctx_kv_type(const cf_ctx *c);
 /* Positions held in the cache; the next token goes at this position. */

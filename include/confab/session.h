@@ -224,6 +224,9 @@ typedef struct cf_turn_stats {
     double ttft_ms;      /* begin_reply to the first piece */
     int shifted_tokens;  /* dropped by a context shift during this turn */
     cf_stop_reason stop; /* why the reply ended */
+    /* A local reply: the threads, and the fewest its tokens were generated
+     * on (fewer while other programs kept the cores busy) */
+    int threads, fewest_threads;
     /* A remote reply: prompt_tokens and gen_tokens are the server's usage
      * when it reports one (usage; else 0), prompt_ms and gen_ms its
      * timings when it gives them (timings; else measured here: the wait

@@ -408,6 +408,10 @@ static int next_part(cf_session *s, cf_reply_part *part, cf_err *err)
         }
         if (cf_ctx_decode(s->ctx, &r->pending, 1, s->logits, false, err))
             return -1;
+        const int used = cf_ctx_decode_threads(s->ctx);
+        s->stats.threads = cf_ctx_n_threads(s->ctx);
+        if (!s->stats.fewest_threads || used < s->stats.fewest_threads)
+            s->stats.fewest_threads = used;
         if (cf_tokens_push(&s->cache, r->pending))
             return cf_fail(err, "out of memory");
         r->pending = CF_TOKEN_NULL;

@@ -162,16 +162,22 @@ static void show_stats(chat *c)
     }
     double pps = st->prompt_ms > 0 ? st->prompt_tokens * 1000.0 / st->prompt_ms : 0;
     double gps = st->gen_ms > 0 ? st->gen_tokens * 1000.0 / st->gen_ms : 0;
+    char threads[96] = "";
+    if (st->threads && st->fewest_threads < st->threads)
+        snprintf(threads, sizeof threads, "\nthreads      %d (%d at times: other programs kept the cores busy)",
+                 st->threads, st->fewest_threads);
+    else if (st->threads)
+        snprintf(threads, sizeof threads, "\nthreads      %d", st->threads);
     chat_say(c, OUT_INFO,
              "prompt       %d tokens in %.1f ms (%.1f t/s)\n"
              "reply        %d tokens in %.1f ms (%.1f t/s)\n"
              "  thinking   %d tokens in %.1f ms\n"
              "  answer     %d tokens in %.1f ms\n"
              "first token  %.1f ms\n"
-             "shifted out  %d tokens",
+             "shifted out  %d tokens%s",
              st->prompt_tokens, st->prompt_ms, pps, st->gen_tokens, st->gen_ms, gps,
              st->reasoning_tokens, st->reasoning_ms, st->gen_tokens - st->reasoning_tokens,
-             st->gen_ms - st->reasoning_ms, st->ttft_ms, st->shifted_tokens);
+             st->gen_ms - st->reasoning_ms, st->ttft_ms, st->shifted_tokens, threads);
 }
 
 static void show_template(chat *c)

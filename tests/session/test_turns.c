@@ -42,6 +42,7 @@ static void test_prefill_counts(const char *model)
         int32_t *before = history(s, &n_before);
         CHECK(exchange(s, msg, NULL, 0) == CF_STOP_N_PREDICT);
         const cf_turn_stats *st = cf_session_last_stats(s);
+        CHECK(st->threads == 1 && st->fewest_threads == 1);
         /* the history grew by the prompt, the reply minus its last token */
         cf_session_tokens(s, &n_after);
         int kept = n_after - (st->gen_tokens - 1) - st->prompt_tokens;

@@ -126,7 +126,8 @@ static void test_conversation(chat *c, const char *dir)
     CHECKF(n_replies == 2 && messages(c) == 5, "%d replies, %d messages", n_replies, messages(c));
     CHECK(!strcmp(cf_session_message(c->s, 3)->content, "/ not a command"));
     CHECKF(strstr(run(c, "/show context"), ", 5 messages"), "%s", said);
-    CHECK(strstr(run(c, "/show stats"), "reply ") && strstr(said, "  thinking   0 tokens"));
+    CHECK(strstr(run(c, "/show stats"), "reply ") && strstr(said, "  thinking   0 tokens") &&
+          strstr(said, "\nthreads      1"));
     CHECK(strstr(run(c, "/show thinking"), "reply 2 has no thinking"));
     CHECK(strstr(run(c, "/show thinking 1"), "reply 1 has no thinking"));
     int e0 = n_errors;
