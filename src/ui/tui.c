@@ -146,6 +146,8 @@ static void draw_status(tui *t)
     si.branch = *branch ? branch : NULL;
     si.probs = probs_on(t);
     const cf_turn_stats *st = cf_session_last_stats(c->s);
+    si.threads = st->threads;
+    si.fewest_threads = st->fewest_threads;
     if (st->reasoning_tokens > 0) {
         si.think_tokens = st->reasoning_tokens;
         si.answer_tokens = st->gen_tokens - st->reasoning_tokens;

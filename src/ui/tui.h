@@ -65,6 +65,7 @@ typedef struct status_info {
     bool remote;         /* the model is on a server: ctx_used is its usage, ctx_total 0 */
     int ctx_used, ctx_total;
     double tps;          /* last or current generation speed; < 0: none yet */
+    int threads, fewest_threads; /* the reply's: fewer while other programs were busy */
     double temp, top_p;
     long top_k;
     const char *saved;   /* "saved", "unsaved", "not saved" */

@@ -1,4 +1,5 @@
-/* The status bar: model, context as a bar, speed, sampler, save state,
+/* The status bar: model, context as a bar, speed (and the threads, when
+ * other programs' work cut them), sampler, save state,
  * thinking and answer tokens of the last reply, the branch, probs.  A
  * remote model shows "remote NAME" and the tokens the server said the
  * last reply used. */
@@ -16,7 +17,7 @@ void status_format(const status_info *si, int width, char *out, size_t n)
 {
     enum { BAR = 10 };
     const char *sep = si->unicode ? SEP : SEP_ASCII;
-    char ctx[128], tps[32], temp[32], topk[32], topp[32], scroll[32], model[64], split[64];
+    char ctx[128], tps[96], temp[32], topk[32], topp[32], scroll[32], model[64], split[64];
     int fill = si->ctx_total > 0 ? (int)((double)si->ctx_used * BAR / si->ctx_total + 0.5) : 0;
     if (fill > BAR)
         fill = BAR;
@@ -30,7 +31,9 @@ void status_format(const status_info *si, int width, char *out, size_t n)
         snprintf(ctx, sizeof ctx, "used %d tok", si->ctx_used);
     else if (si->remote)
         snprintf(ctx, sizeof ctx, "used - tok");
-    if (si->tps >= 0)
+    if (si->tps >= 0 && si->fewest_threads && si->fewest_threads < si->threads)
+        snprintf(tps, sizeof tps, "%.1f t/s on %d of %d threads", si->tps, si->fewest_threads, si->threads);
+    else if (si->tps >= 0)
         snprintf(tps, sizeof tps, "%.1f t/s", si->tps);
     else
         snprintf(tps, sizeof tps, "- t/s");

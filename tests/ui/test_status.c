@@ -1,5 +1,6 @@
 /* The full-screen status bar's text at every width; "thinking" while a
- * reply thinks, the last reply's thinking and answer tokens after. */
+ * reply thinks, the last reply's thinking and answer tokens after; the
+ * threads beside the speed when other programs' work cut them. */
 #include <locale.h>
 #include <string.h>
 
@@ -55,5 +56,14 @@ int main(void)
         status_format(&si, w, out, sizeof out);
         CHECKF(utf8_width(out, strlen(out)) == w, "width %d: '%s'", w, out);
     }
+    /* threads cut by other programs' work show beside the speed */
+    si.tps = 80;
+    si.threads = 4;
+    si.fewest_threads = 4;
+    status_format(&si, 120, out, sizeof out);
+    CHECKF(strstr(out, "80.0 t/s") && !strstr(out, "threads"), "'%s'", out);
+    si.fewest_threads = 3;
+    status_format(&si, 120, out, sizeof out);
+    CHECKF(strstr(out, "80.0 t/s on 3 of 4 threads"), "'%s'", out);
     return test_summary("ui-status");
 }
