@@ -15,8 +15,10 @@
  * While fewer than all threads run, one more is tried after a while the
  * same way, and given up at once after two stalls in a row; the while
  * doubles (from 250 ms up to 4 s) each time a trial of more is given up,
- * and starts over after 8 s with every thread.  The results are the same
- * bits whatever the count. */
+ * and starts over after 8 s with every thread.  A batch (prefill) runs on
+ * the count decoding settled on, until its next trial is due: it learns
+ * nothing itself, having too few passes.  The results are the same bits
+ * whatever the count. */
 #include <time.h>
 
 #include "model_internal.h"
@@ -41,6 +43,11 @@ int cf_busy_threads(cf_busy *b, int n_threads, uint64_t now)
     if (!b->trial && s < n_threads && now >= b->retry_at)
         b->trial = s + 1, b->passes = 0, b->sum_ns = 0, b->stalls = 0, b->trial_stalled = false;
     return b->trial ? b->trial : s;
+}
+
+int cf_busy_batch_threads(const cf_busy *b, int n_threads, uint64_t now)
+{
+    return b->nth && now < b->retry_at ? b->nth : n_threads;
 }
 
 static void settle(cf_busy *b, int n_threads, int nth, uint64_t avg_ns)

@@ -1413,7 +1413,7 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
             const uint64_t t1 = cf_now_ns();
             cf_busy_report(&c->busy, c->n_threads, nth, t1 - t0, c->bar.stall_ns, t1);
         } else {
-            run_batch(&P, c->n_threads);
+            run_batch(&P, cf_busy_batch_threads(&c->busy, c->n_threads, cf_now_ns()));
         }
         c->kv.n_past += nb;
         done += nb;

@@ -104,6 +104,8 @@ typedef struct cf_busy {
 uint64_t cf_now_ns(void);
 /* Threads for the next single-token pass. */
 int cf_busy_threads(cf_busy *b, int n_threads, uint64_t now);
+/* Threads for a batch: decoding's count while it is fresh. */
+int cf_busy_batch_threads(const cf_busy *b, int n_threads, uint64_t now);
 /* A single-token pass took pass_ns on used threads; its barriers waited
  * stall_ns past their spin. */
 void cf_busy_report(cf_busy *b, int n_threads, int used, uint64_t pass_ns, uint64_t stall_ns, uint64_t now);

@@ -4,8 +4,8 @@
  * machine's hiccups (two stalled passes in a row) cost a short trial of
  * one thread, not the thread; a busy one settles on one thread, tries two
  * again after 250 ms, 500, ... up to 4 s, and is back on two within a few
- * passes once the other program ends.  (test_steal decodes on busy cores
- * for real.) */
+ * passes once the other program ends; a batch runs on decoding's count
+ * while it is fresh.  (test_steal decodes on busy cores for real.) */
 #include "harness.h"
 #include "model_internal.h"
 
@@ -64,6 +64,8 @@ static void controller(void)
         pass(&b, 2), n++;
     CHECKF(n < 40, "%d passes before one thread", n);
     CHECK(b.nth == 1 && b.wait_ms == 250);
+    /* a batch runs on decoding's count until its next trial is due */
+    CHECK(cf_busy_batch_threads(&b, 2, now) == 1 && cf_busy_batch_threads(&b, 2, b.retry_at) == 2);
     /* trials of two, each given up after two passes, the wait doubling */
     for (unsigned w = 500; w <= 4000; w *= 2) {
         const uint64_t trial = b.retry_at;
@@ -77,7 +79,7 @@ static void controller(void)
     /* the other program ends: two threads from the next trial on */
     busy = false;
     run_until(&b, 2, b.retry_at + 100 * MS, &most, &fewest);
-    CHECK(b.nth == 0 && most == 2);
+    CHECK(b.nth == 0 && most == 2 && cf_busy_batch_threads(&b, 2, now) == 2);
     run_until(&b, 2, now + 9000 * MS, &most, &fewest);
     CHECK(fewest == 2 && b.wait_ms == 0);
     /* 4 threads on a busy machine: down one count at a time, to one */
