@@ -93,13 +93,19 @@ typedef struct cf_kv {
 } cf_kv;
 
 /* The threads decoding uses while other programs take the cores (busy.c):
- * nth (all when 0), the moving average of its passes' time, and a trial of
- * another count (0: none) after retry_at. */
+ * nth (all when 0), the mean time of its passes, and a trial of another
+ * count (0: none) from retry_at. */
+typedef struct cf_busy_run {
+    int passes;
+    uint64_t ns, stall_ns;
+} cf_busy_run;
 typedef struct cf_busy {
-    int nth, trial, passes, stalls; /* passes: of the trial; stalls: in a row */
-    bool trial_stalled;             /* two passes of the trial in a row */
+    int nth, trial, stalls; /* stalls: stalled passes in a row */
+    bool early;             /* the window closed early once already */
+    cf_busy_run win, run;   /* the window at nth, the trial so far */
     unsigned wait_ms;
-    uint64_t avg_ns, sum_ns, retry_at, stalled_at;
+    uint64_t mean_ns, full_ns; /* passes at nth: to compare with; the last whole window */
+    uint64_t retry_at, stalled_at;
 } cf_busy;
 uint64_t cf_now_ns(void);
 /* Threads for the next single-token pass. */
