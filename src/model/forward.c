@@ -1411,7 +1411,10 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
             c->bar.stall_ns = 0;
             run_batch(&P, nth);
             const uint64_t t1 = cf_now_ns();
-            cf_busy_report(&c->busy, c->n_threads, nth, t1 - t0, c->bar.stall_ns, t1);
+            /* the waits of the threads that waited: one preempted thread
+             * keeps nth - 1 waiting at once, delaying the pass once */
+            cf_busy_report(&c->busy, c->n_threads, nth, t1 - t0, nth > 1 ? c->bar.stall_ns / (uint64_t)(nth - 1) : 0,
+                           t1);
         } else {
             run_batch(&P, cf_busy_batch_threads(&c->busy, c->n_threads, cf_now_ns()));
         }

@@ -113,7 +113,7 @@ int cf_busy_threads(cf_busy *b, int n_threads, uint64_t now);
 /* Threads for a batch: decoding's count while it is fresh. */
 int cf_busy_batch_threads(const cf_busy *b, int n_threads, uint64_t now);
 /* A single-token pass took pass_ns on used threads; its barriers waited
- * stall_ns past their spin. */
+ * stall_ns past their spin (per waiting thread). */
 void cf_busy_report(cf_busy *b, int n_threads, int used, uint64_t pass_ns, uint64_t stall_ns, uint64_t now);
 
 /* A barrier for the threads of a pass (barrier.c). */
