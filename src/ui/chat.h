@@ -158,6 +158,9 @@ extern const char *const slash_names[];
 extern const char *const show_topics[];
 /* /show TOPIC [ARGS] */
 void slash_show(chat *c, const char *args);
+/* The first word of *args into word (cut to n - 1 bytes), its length
+ * returned; *args moves on to the next word. */
+size_t slash_word(const char **args, char *word, size_t n);
 /* Reply arg (1 = the oldest; "" the last) for a command called what: its
  * message index and *number, or -1 after saying why there is none. */
 int chat_pick_reply(chat *c, const char *arg, const char *what, int *number);

@@ -68,9 +68,7 @@ static void thinking_note(chat *c, const char *name)
                  effort || !r->effort ? "" : " (try /set reasoning-effort low)");
 }
 
-/* The first word of *args into word (cut to n - 1 bytes); *args moves on
- * to the next word. */
-static size_t next_word(const char **args, char *word, size_t n)
+size_t slash_word(const char **args, char *word, size_t n)
 {
     size_t len = strcspn(*args, " \t\n");
     snprintf(word, n, "%.*s", (int)len, *args);
@@ -99,10 +97,10 @@ static void canonical_setting(const char *name, char *canon, size_t n)
 static void cmd_set(chat *c, const char *args)
 {
     char typed[64], name[64], list[512];
-    size_t len = next_word(&args, typed, sizeof typed);
+    size_t len = slash_word(&args, typed, sizeof typed);
     /* ollama's /set parameter NAME VALUE, and its /set think, /set nothink */
     if (!strcmp(typed, "parameter") && *args)
-        len = next_word(&args, typed, sizeof typed);
+        len = slash_word(&args, typed, sizeof typed);
     bool think = (!strcmp(typed, "think") || !strcmp(typed, "nothink")) && !*args;
     const char *value = think ? (typed[0] == 't' ? "on" : "off") : args;
     setting_list(list, sizeof list);

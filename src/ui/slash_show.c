@@ -260,10 +260,8 @@ static void show_prompt(chat *c, const char *message)
 void slash_show(chat *c, const char *args)
 {
     char topic[32];
-    size_t len = strcspn(args, " \t\n");
-    const char *rest = args + len;
-    rest += strspn(rest, " \t\n");
-    snprintf(topic, sizeof topic, "%.*s", (int)(len < sizeof topic ? len : sizeof topic - 1), args);
+    const char *rest = args;
+    slash_word(&rest, topic, sizeof topic);
     /* ollama's names for two of them */
     if (!strcmp(topic, "parameters"))
         snprintf(topic, sizeof topic, "settings");
