@@ -13,12 +13,12 @@
  * in waits closes after 25 ms already, so that the first tokens on a busy
  * machine do not wait for a whole one; its trial must then beat the last
  * whole window too, which an idle machine's hiccups (a virtual CPU held
- * up for a few milliseconds) leave as it was.  Fewer threads that still stall that much and are
- * no faster (every core taken) try fewer again.  While fewer than all
- * threads run, one more is tried after a while the same way, given up at
- * once after two stalled passes in a row; the while doubles (from 250 ms
- * up to 4 s) each time a trial of more is given up, and starts over after
- * 8 s with every thread.  A batch (prefill) runs on the count decoding
+ * up for a few milliseconds) leave as it was.  Fewer threads that still
+ * stall that much and are no faster (every core taken) try fewer again.
+ * While fewer than all threads run, one more is tried after a while the
+ * same way, given up at once after two stalled passes in a row; the while
+ * doubles (from 250 ms up to 4 s) each time a trial of more is given up,
+ * and starts over after 8 s with every thread.  A batch (prefill) runs on the count decoding
  * settled on, until its next trial is due: it has too few passes to learn
  * from.  The results are the same bits whatever the count. */
 #include <time.h>
@@ -37,7 +37,7 @@ uint64_t cf_now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-static int settled(const cf_busy *b, int n_threads)
+int cf_busy_settled(const cf_busy *b, int n_threads)
 {
     return b->nth ? b->nth : n_threads;
 }
@@ -51,7 +51,7 @@ static void start_trial(cf_busy *b, int nth)
 
 int cf_busy_threads(cf_busy *b, int n_threads, uint64_t now)
 {
-    const int s = settled(b, n_threads);
+    const int s = cf_busy_settled(b, n_threads);
     if (!b->trial && s < n_threads && now >= b->retry_at)
         start_trial(b, s + 1);
     return b->trial ? b->trial : s;
@@ -59,13 +59,13 @@ int cf_busy_threads(cf_busy *b, int n_threads, uint64_t now)
 
 int cf_busy_batch_threads(const cf_busy *b, int n_threads, uint64_t now)
 {
-    return b->nth && now < b->retry_at ? b->nth : n_threads;
+    return now < b->retry_at ? cf_busy_settled(b, n_threads) : n_threads;
 }
 
 /* Settle on nth threads, whose passes took mean_ns. */
 static void settle(cf_busy *b, int n_threads, int nth, uint64_t mean_ns)
 {
-    if (nth != settled(b, n_threads)) { /* a new count: its own windows */
+    if (nth != cf_busy_settled(b, n_threads)) { /* a new count: its own windows */
         b->full_ns = 0;
         b->win = (cf_busy_run){0};
         b->early = false;
@@ -94,7 +94,7 @@ static bool stalling(const cf_busy_run *r, bool half) { return r->stall_ns * (ha
 
 static void trial_pass(cf_busy *b, int n_threads, uint64_t now)
 {
-    const int s = settled(b, n_threads);
+    const int s = cf_busy_settled(b, n_threads);
     const bool more = b->trial > s;
     if (more && b->stalls >= 2) { /* more threads stall again: give up at once */
         retry_later(b, now, true);
@@ -122,8 +122,9 @@ static void trial_pass(cf_busy *b, int n_threads, uint64_t now)
 
 void cf_busy_report(cf_busy *b, int n_threads, int used, uint64_t pass_ns, uint64_t stall_ns, uint64_t now)
 {
-    const int s = settled(b, n_threads);
-    b->stalls = stall_ns * 4 >= pass_ns && used > 1 ? b->stalls + 1 : 0;
+    const int s = cf_busy_settled(b, n_threads);
+    const cf_busy_run pass = {1, pass_ns, stall_ns};
+    b->stalls = used > 1 && stalling(&pass, false) ? b->stalls + 1 : 0;
     if (b->trial && used == b->trial) {
         add(&b->run, pass_ns, stall_ns);
         trial_pass(b, n_threads, now);

@@ -304,7 +304,7 @@ const cf_model *cf_ctx_model(const cf_ctx *c) { return c->m; }
 int cf_ctx_n_ctx(const cf_ctx *c) { return c->kv.n_ctx; }
 int cf_ctx_n_past(const cf_ctx *c) { return c->kv.n_past; }
 int cf_ctx_n_threads(const cf_ctx *c) { return c->n_threads; }
-int cf_ctx_decode_threads(const cf_ctx *c) { return c->busy.nth ? c->busy.nth : c->n_threads; }
+int cf_ctx_decode_threads(const cf_ctx *c) { return cf_busy_settled(&c->busy, c->n_threads); }
 cf_kv_type cf_ctx_kv_type(const cf_ctx *c) { return c->kv.type; }
 
 void cf_ctx_set_threads(cf_ctx *c, int n_threads)

@@ -108,6 +108,8 @@ typedef struct cf_busy {
     uint64_t retry_at, stalled_at;
 } cf_busy;
 uint64_t cf_now_ns(void);
+/* The count decoding settled on (outside trials). */
+int cf_busy_settled(const cf_busy *b, int n_threads);
 /* Threads for the next single-token pass. */
 int cf_busy_threads(cf_busy *b, int n_threads, uint64_t now);
 /* Threads for a batch: decoding's count while it is fresh. */
