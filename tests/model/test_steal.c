@@ -1,20 +1,33 @@
 /* Work stealing: with a spinning thread on every core, the pass's threads
  * are descheduled mid-phase and the others take pieces from the back of
- * their shares (and decoding drops to fewer threads for a while, busy.c).  A stolen piece must stay within the piece size the phase
- * sized its buffers by (stories260K's feed-forward width, 172, is not a
- * multiple of the 16-row panels, and with 2 threads the second share,
- * rows 80-172, once gave a thief 76 rows of a 64-row piece), and the logits
- * must still be the bits one thread gives. */
+ * their shares (and decoding drops to fewer threads for a while, busy.c).
+ * A stolen piece must stay within the piece size the phase sized its
+ * buffers by (stories260K's feed-forward width, 172, is not a multiple of
+ * the 16-row panels, and with 2 threads the second share, rows 80-172,
+ * once gave a thief 76 rows of a 64-row piece), and the logits must still
+ * be the bits one thread gives. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "confab/model.h"
 #include "harness.h"
-#include "spinners.h"
 
 #define N_TOK 512
 #define THREADS 2
 #define REPS 40
+
+static atomic_bool stop;
+
+static void *spin(void *arg)
+{
+    (void)arg;
+    while (!atomic_load_explicit(&stop, memory_order_relaxed))
+        ;
+    return NULL;
+}
 
 /* The logits of the N_TOK tokens: in one batch, or one at a time (one). */
 static float *logits(const cf_model *m, int threads, const int32_t *tok, bool one)
@@ -54,8 +67,11 @@ int main(void)
     for (int i = 0; i < N_TOK; i++)
         tok[i] = (int32_t)((i * 37 + 1) % V);
     float *base = logits(m, 1, tok, false), *base_one = logits(m, 1, tok, true);
-    spinners sp;
-    spinners_start(&sp);
+    long n_spin = sysconf(_SC_NPROCESSORS_ONLN);
+    n_spin = n_spin < 1 ? 1 : n_spin > 64 ? 64 : n_spin;
+    pthread_t spinners[64];
+    for (long i = 0; i < n_spin; i++)
+        pthread_create(&spinners[i], NULL, spin, NULL);
     for (int r = 0; base && r < REPS; r++) {
         float *lg = logits(m, THREADS, tok, false);
         CHECKF(lg && memcmp(base, lg, (size_t)N_TOK * (size_t)V * sizeof *lg) == 0,
@@ -69,7 +85,9 @@ int main(void)
                "decoding %d: %d threads differ from 1 thread", r, THREADS);
         free(lg);
     }
-    spinners_stop(&sp);
+    atomic_store(&stop, true);
+    for (long i = 0; i < n_spin; i++)
+        pthread_join(spinners[i], NULL);
     free(base);
     free(base_one);
     cf_model_free(m);
