@@ -181,6 +181,7 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
     char out[CF_UTF8_STREAM_OUT(256)];
     cf_err err;
     int generated = 0;
+    bool cut = false; /* a full context stopped it short of -n */
     double t0 = now_ms();
     for (long long i = 0; o->n_predict < 0 || i < o->n_predict; i++) {
         int32_t id = cf_sampler_sample(smp, logits);
@@ -199,8 +200,7 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
             fflush(stdout);
         }
         if (cf_ctx_n_past(ctx) >= cf_ctx_n_ctx(ctx)) {
-            if (o->verbose)
-                fprintf(stderr, "\nconfab: context full after %d generated tokens\n", generated);
+            cut = o->n_predict < 0 || generated < o->n_predict;
             break;
         }
         if (cf_ctx_decode(ctx, &id, 1, logits, false, &err) != 0) {
@@ -213,6 +213,10 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
     else
         fwrite(out, 1, cf_utf8_stream_flush(&stream, out), stdout);
     fflush(stdout);
+    /* on a line of its own after the text (the ids end theirs) */
+    if (cut)
+        fprintf(stderr, "%sconfab: context full (%d tokens): stopped after %d generated tokens (-c sets the size)\n",
+                o->ids ? "" : "\n", cf_ctx_n_ctx(ctx), generated);
     if (o->verbose) {
         double ms = now_ms() - t0;
         fprintf(stderr, "\nconfab: generated %d tokens in %.1f ms (%.2f t/s)\n", generated, ms,

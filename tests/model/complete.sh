@@ -33,6 +33,15 @@ d=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" -s 7 --predict 40
 [ "$a" = "$d" ] || fail "-s 7 --predict 40 differs from --seed 7 -n 40"
 [ "$a" != "$c" ] || fail "different seeds, same output"
 
+# a full context cuts the text short of -n: the text so far, then one line
+# naming it (exit 0, as when the end-of-generation token comes first)
+got=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --temp 0 -n 32 -c 26 --ids 2>"$tmp/err"); rc=$?
+[ $rc -eq 0 ] && [ "$got" = "$(echo "$want" | cut -d" " -f1-6)" ] || fail "cut by the context: rc $rc, '$got'"
+[ "$(cat "$tmp/err")" = "confab: context full (26 tokens): stopped after 6 generated tokens (-c sets the size)" ] ||
+    fail "cut by the context: '$(cat "$tmp/err")'"
+"$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --temp 0 -n 6 -c 26 --ids 2>"$tmp/err" >/dev/null
+[ -s "$tmp/err" ] && fail "-n 6 in a context of 26 says: '$(cat "$tmp/err")'"
+
 # errors: one line, exit codes 2 (usage), 3 (model), 5 (context)
 check_err() { # want_rc pattern args...
     want_rc=$1 pat=$2
