@@ -261,8 +261,9 @@ static int read_messages(const cf_json *list, cf_oai_request *r, cf_err *err)
 static char *setting_text(const struct field *f, const cf_json *v, const char *key, cf_err *err)
 {
     char buf[64];
-    bool integral = v->type == CF_JSON_INT ||
-                    (v->type == CF_JSON_FLOAT && v->f == (double)(long long)v->f);
+    /* a float beyond long long's range has no conversion to test with */
+    bool integral = v->type == CF_JSON_INT || (v->type == CF_JSON_FLOAT && v->f >= -0x1p63 && v->f < 0x1p63 &&
+                                               v->f == (double)(long long)v->f);
     switch (f->kind) {
     case K_NUMBER:
         if (v->type == CF_JSON_INT)

@@ -372,6 +372,10 @@ static void test_requests(void)
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"temperature\":\"hot\"}",
          "temperature must be a number"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_k\":1.5}", "top_k must be an integer"},
+        /* beyond long long: no integer (and no conversion to test one with) */
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"seed\":1e64}", "seed must be an integer"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":-9.3e18}",
+         "max_tokens must be an integer"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stream\":1}", "stream must be true or false"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stop\":[\"\"]}", "stop must be"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"model\":3}", "model must be a string"},
