@@ -122,14 +122,7 @@ static void code_char(md_render *m, char c)
             k->quote = 0;
         return;
     }
-    if (word_char(c)) {
-        if (k->word_len == sizeof k->word)
-            flush_word(m);
-        k->word[k->word_len++] = c;
-        return;
-    }
-    flush_word(m);
-    bool slashes = l->line_comment[0] == '/' || l->block_comment;
+    /* a slash held back: a comment's start, or itself before c (a/b) */
     if (k->slash) {
         k->slash = false;
         if (c == '/' && l->line_comment[0] == '/') {
@@ -145,6 +138,14 @@ static void code_char(md_render *m, char c)
         }
         put(m, "/", 1, 0);
     }
+    if (word_char(c)) {
+        if (k->word_len == sizeof k->word)
+            flush_word(m);
+        k->word[k->word_len++] = c;
+        return;
+    }
+    flush_word(m);
+    bool slashes = l->line_comment[0] == '/' || l->block_comment;
     if (c == '/' && slashes) {
         k->slash = true;
     } else if (c == '#' && l->line_comment[0] == '#' &&

@@ -103,7 +103,7 @@ static const char *const fragments[] = {
     "- - -\n",
     "-\n",
     "```python\ndef f(x):\n    return 'a' + \"b\"  # c\n```\n",
-    "```c\n/* multi\n line */ int x = 1; // c\nchar *s = \"a\\\"b\" / 2;\n```\n",
+    "```c\n/* multi\n line */ int x = 1; // c\nchar *s = \"a\\\"b\" / 2;\nn = a/b/2;\n```\n",
     "~~~\nplain tilde block **not bold**\n~~~\n",
     "````md\n```\nnested fence\n```\n````\n",
     "```js\nconst a = `t` / 2; /* x */\n",
