@@ -9,7 +9,7 @@
 build=${1:?usage: campaign.sh BUILD SECONDS [NAME...]}
 secs=${2:?usage: campaign.sh BUILD SECONDS [NAME...]}
 shift 2
-names=${*:-gguf llama2c tokenizer jinja json session config slash stream serve}
+names=${*:-gguf llama2c tokenizer jinja json session config slash stream serve markdown}
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(cd "$build" && pwd)/tests/fuzz
 mkdir -p "$dir/logs" "$dir/crashes"

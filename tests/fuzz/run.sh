@@ -15,7 +15,7 @@ dict=$here/dict/$name.dict
 mkdir -p "$build/corpus/$name" "$build/crashes"
 case $name in
 gguf | llama2c | session) max_len=65536 ;;
-tokenizer | jinja | json | stream | serve) max_len=16384 ;;
+tokenizer | jinja | json | stream | serve | markdown) max_len=16384 ;;
 *) max_len=4096 ;;
 esac
 quiet=

@@ -426,7 +426,7 @@ static void test_encode(void)
     cf_oai_error_text(a, len, buf, sizeof buf);
     CHECK(!strcmp(buf, "messages must be a non-empty list"));
     free(a);
-    char **ids;
+    char **ids = NULL;
     a = cf_oai_models_encode("tiny", 1, &len);
     CHECK(a && cf_oai_models_decode(a, len, &ids, &err) == 0 && !strcmp(ids[0], "tiny") && !ids[1]);
     cf_oai_models_free(ids);

@@ -1,0 +1,111 @@
+/* The markdown renderer on any reply (a model's, or a server's): the
+ * pieces not marked MD_DECOR are the text byte for byte, and the pieces,
+ * bytes and styles, are the same however the text was cut into calls
+ * (markdown.h's promises).  The first byte picks the width, box drawing
+ * or ASCII, and the cuts; the rest is the text.  On a terminal (wrapped,
+ * styled) the output does not depend on the cuts either. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_util.h"
+#include "markdown.h"
+
+/* Each byte written, and its style. */
+typedef struct {
+    char *b;
+    unsigned *st;
+    size_t n, cap;
+} pieces;
+
+static void record(void *ud, const char *s, size_t n, unsigned style)
+{
+    pieces *p = ud;
+    if (p->n + n > p->cap) {
+        p->cap = (p->n + n) * 2 + 64;
+        p->b = realloc(p->b, p->cap);
+        p->st = realloc(p->st, p->cap * sizeof *p->st);
+        fuzz_require(p->b && p->st, "out of memory");
+    }
+    memcpy(p->b + p->n, s, n);
+    for (size_t i = 0; i < n; i++)
+        p->st[p->n + i] = style;
+    p->n += n;
+}
+
+/* text rendered in pieces of the sizes seed picks (0: whole) */
+static void render(const char *text, size_t n, int width, bool unicode, unsigned seed, pieces *out)
+{
+    md_render *m = md_new(width, unicode, record, out);
+    fuzz_require(m != NULL, "out of memory");
+    for (size_t at = 0; at < n;) {
+        size_t piece = seed ? 1 + (seed = seed * 1103515245u + 12345u) % 9u : n;
+        if (piece > n - at)
+            piece = n - at;
+        md_feed(m, text + at, piece);
+        at += piece;
+    }
+    md_end(m);
+    md_free(m);
+}
+
+/* The same on a terminal: word-wrapped, styled with SGR sequences, of the
+ * text made safe for it as the chat makes a reply's. */
+static char *on_term(const char *raw, size_t raw_n, int width, bool unicode, unsigned seed, size_t *len)
+{
+    int bad;
+    char *valid = utf8_sanitize(raw, raw_n, &bad), *text = valid ? text_for_terminal(valid) : NULL;
+    fuzz_require(text != NULL, "out of memory");
+    free(valid);
+    const size_t n = strlen(text);
+    char *out = NULL;
+    FILE *f = open_memstream(&out, len);
+    fuzz_require(f != NULL, "out of memory");
+    md_term *t = md_term_new(f, &(md_term_opts){.markdown = true, .width = width, .color = true, .unicode = unicode});
+    fuzz_require(t != NULL, "out of memory");
+    for (size_t at = 0; at < n;) {
+        size_t piece = seed ? 1 + (seed = seed * 1103515245u + 12345u) % 9u : n;
+        if (piece > n - at)
+            piece = n - at;
+        md_term_put(t, text + at, piece);
+        at += piece;
+    }
+    md_term_end(t);
+    fclose(f);
+    free(text);
+    return out;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    const int width = 2 + data[0] % 100;
+    const bool unicode = data[0] & 0x80;
+    const char *text = (const char *)data + 1;
+    const size_t n = size - 1;
+
+    pieces whole = {0}, cut = {0};
+    render(text, n, width, unicode, 0, &whole);
+    render(text, n, width, unicode, 1u + data[0], &cut);
+    fuzz_require(whole.n == cut.n && (!whole.n || (!memcmp(whole.b, cut.b, whole.n) &&
+                                                   !memcmp(whole.st, cut.st, whole.n * sizeof *whole.st))),
+                 "the rendering depends on how the text was cut");
+    size_t k = 0;
+    for (size_t i = 0; i < whole.n; i++)
+        if (!(whole.st[i] & MD_DECOR)) {
+            fuzz_require(k < n && whole.b[i] == text[k], "the text's byte %zu is lost or changed", k);
+            k++;
+        }
+    fuzz_require(k == n, "%zu of the text's %zu bytes came out", k, n);
+    size_t l1, l2;
+    char *t1 = on_term(text, n, width, unicode, 0, &l1), *t2 = on_term(text, n, width, unicode, 1u + data[0], &l2);
+    fuzz_require(l1 == l2 && !memcmp(t1, t2, l1), "the terminal's output depends on how the text was cut");
+    free(t1);
+    free(t2);
+    free(whole.b);
+    free(whole.st);
+    free(cut.b);
+    free(cut.st);
+    return 0;
+}
