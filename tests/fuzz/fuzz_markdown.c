@@ -10,41 +10,26 @@
 
 #include "fuzz_util.h"
 #include "markdown.h"
+#include "md_rec.h"
 
-/* Each byte written, and its style. */
-typedef struct {
-    char *b;
-    unsigned *st;
-    size_t n, cap;
-} pieces;
-
-static void record(void *ud, const char *s, size_t n, unsigned style)
+/* text[0..n) to feed in pieces of the sizes seed picks (0: whole) */
+static void cut(const char *text, size_t n, unsigned seed, void (*feed)(void *, const char *, size_t), void *to)
 {
-    pieces *p = ud;
-    if (p->n + n > p->cap) {
-        p->cap = (p->n + n) * 2 + 64;
-        p->b = realloc(p->b, p->cap);
-        p->st = realloc(p->st, p->cap * sizeof *p->st);
-        fuzz_require(p->b && p->st, "out of memory");
-    }
-    memcpy(p->b + p->n, s, n);
-    for (size_t i = 0; i < n; i++)
-        p->st[p->n + i] = style;
-    p->n += n;
-}
-
-/* text rendered in pieces of the sizes seed picks (0: whole) */
-static void render(const char *text, size_t n, int width, bool unicode, unsigned seed, pieces *out)
-{
-    md_render *m = md_new(width, unicode, record, out);
-    fuzz_require(m != NULL, "out of memory");
     for (size_t at = 0; at < n;) {
-        size_t piece = seed ? 1 + (seed = seed * 1103515245u + 12345u) % 9u : n;
-        if (piece > n - at)
-            piece = n - at;
-        md_feed(m, text + at, piece);
+        size_t piece = fuzz_piece(&seed, n - at);
+        feed(to, text + at, piece);
         at += piece;
     }
+}
+
+static void to_render(void *m, const char *s, size_t n) { md_feed(m, s, n); }
+static void to_term(void *t, const char *s, size_t n) { md_term_put(t, s, n); }
+
+static void render(const char *text, size_t n, int width, bool unicode, unsigned seed, rec *out)
+{
+    md_render *m = md_new(width, unicode, rec_put, out);
+    fuzz_require(m != NULL, "out of memory");
+    cut(text, n, seed, to_render, m);
     md_end(m);
     md_free(m);
 }
@@ -63,13 +48,7 @@ static char *on_term(const char *raw, size_t raw_n, int width, bool unicode, uns
     fuzz_require(f != NULL, "out of memory");
     md_term *t = md_term_new(f, &(md_term_opts){.markdown = true, .width = width, .color = true, .unicode = unicode});
     fuzz_require(t != NULL, "out of memory");
-    for (size_t at = 0; at < n;) {
-        size_t piece = seed ? 1 + (seed = seed * 1103515245u + 12345u) % 9u : n;
-        if (piece > n - at)
-            piece = n - at;
-        md_term_put(t, text + at, piece);
-        at += piece;
-    }
+    cut(text, n, seed, to_term, t);
     md_term_end(t);
     fclose(f);
     free(text);
@@ -85,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *text = (const char *)data + 1;
     const size_t n = size - 1;
 
-    pieces whole = {0}, cut = {0};
+    rec whole = {0}, cut = {0};
     render(text, n, width, unicode, 0, &whole);
     render(text, n, width, unicode, 1u + data[0], &cut);
     fuzz_require(whole.n == cut.n && (!whole.n || (!memcmp(whole.b, cut.b, whole.n) &&
@@ -103,9 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_require(l1 == l2 && !memcmp(t1, t2, l1), "the terminal's output depends on how the text was cut");
     free(t1);
     free(t2);
-    free(whole.b);
-    free(whole.st);
-    free(cut.b);
-    free(cut.st);
+    rec_free(&whole);
+    rec_free(&cut);
     return 0;
 }

@@ -49,9 +49,7 @@ static bool parse(const uint8_t *bytes, size_t n, unsigned seed, events *out)
     cf_sse_init(&p, 4096); /* small, so that the limit is reached too */
     int rc = 0;
     for (size_t at = 0; rc == 0 && at < n;) {
-        size_t piece = seed ? 1 + (seed = seed * 1103515245u + 12345u) % 7u : n;
-        if (piece > n - at)
-            piece = n - at;
+        size_t piece = fuzz_piece(&seed, n - at);
         rc = cf_sse_feed(&p, (const char *)bytes + at, piece, on_event, out, &err);
         at += piece;
     }

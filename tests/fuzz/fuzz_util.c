@@ -30,6 +30,15 @@ void fuzz_require_message(const cf_err *err)
     fuzz_require(!strchr(err->msg, '\n'), "a message of several lines: %s", err->msg);
 }
 
+size_t fuzz_piece(unsigned *seed, size_t left)
+{
+    if (!*seed)
+        return left;
+    *seed = *seed * 1103515245u + 12345u;
+    size_t piece = 1 + *seed % 9u;
+    return piece < left ? piece : left;
+}
+
 const char *fuzz_file(int slot, const uint8_t *p, size_t n)
 {
     static int fds[4] = {-1, -1, -1, -1};

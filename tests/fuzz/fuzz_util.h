@@ -25,6 +25,10 @@ void fuzz_require(bool ok, const char *fmt, ...);
 /* A failure's message: there, and one line. */
 void fuzz_require_message(const cf_err *err);
 
+/* The size of the next piece when an input of `left` more bytes is cut
+ * into calls: 1 to 9 bytes as *seed runs (0: all of it, in one). */
+size_t fuzz_piece(unsigned *seed, size_t left);
+
 /* A path whose file holds exactly p[0..n) (an in-memory file; slot 0..3
  * picks one of four, for harnesses that need several at once). */
 const char *fuzz_file(int slot, const uint8_t *p, size_t n);

@@ -21,48 +21,9 @@
 
 #include "harness.h"
 #include "markdown.h"
+#include "md_rec.h"
 
 #define BRK (1u << 30) /* the wrapping's breaks, apart from the renderer's MD_DECOR */
-
-/* ---- recording pieces -------------------------------------------------------------- */
-typedef struct rec {
-    char *b;
-    unsigned *st; /* each byte's style */
-    size_t n, cap;
-} rec;
-
-static void rec_put(void *ud, const char *s, size_t n, unsigned style)
-{
-    rec *r = ud;
-    if (r->n + n > r->cap) {
-        r->cap = (r->n + n) * 2 + 64;
-        r->b = realloc(r->b, r->cap);
-        r->st = realloc(r->st, r->cap * sizeof *r->st);
-        if (!r->b || !r->st)
-            abort();
-    }
-    memcpy(r->b + r->n, s, n);
-    for (size_t i = 0; i < n; i++)
-        r->st[r->n + i] = style;
-    r->n += n;
-}
-
-static void rec_free(rec *r)
-{
-    free(r->b);
-    free(r->st);
-    memset(r, 0, sizeof *r);
-}
-
-/* The bytes of r without those of a style in `drop`. */
-static size_t rec_text(const rec *r, unsigned drop, char *out)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < r->n; i++)
-        if (!(r->st[i] & drop))
-            out[k++] = r->b[i];
-    return k;
-}
 
 /* Render text cut at the given positions (ascending). */
 static void render(const char *text, size_t n, const size_t *cuts, int n_cuts, int width, rec *out)
