@@ -215,7 +215,8 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
     fflush(stdout);
     /* on a line of its own after the text (the ids end theirs) */
     if (cut)
-        fprintf(stderr, "%sconfab: context full (%d tokens): stopped after %d generated tokens (-c sets the size)\n",
+        fprintf(stderr,
+                "%sconfab: context full (%d tokens): stopped after %d generated tokens (-c sets the size)\n",
                 o->ids ? "" : "\n", cf_ctx_n_ctx(ctx), generated);
     if (o->verbose) {
         double ms = now_ms() - t0;

@@ -13,7 +13,8 @@
 #include "md_rec.h"
 
 /* text[0..n) to feed in pieces of the sizes seed picks (0: whole) */
-static void cut(const char *text, size_t n, unsigned seed, void (*feed)(void *, const char *, size_t), void *to)
+static void cut(const char *text, size_t n, unsigned seed, void (*feed)(void *, const char *, size_t),
+                void *to)
 {
     for (size_t at = 0; at < n;) {
         size_t piece = fuzz_piece(&seed, n - at);
@@ -46,7 +47,8 @@ static char *on_term(const char *raw, size_t raw_n, int width, bool unicode, uns
     char *out = NULL;
     FILE *f = open_memstream(&out, len);
     fuzz_require(f != NULL, "out of memory");
-    md_term *t = md_term_new(f, &(md_term_opts){.markdown = true, .width = width, .color = true, .unicode = unicode});
+    const md_term_opts o = {.markdown = true, .width = width, .color = true, .unicode = unicode};
+    md_term *t = md_term_new(f, &o);
     fuzz_require(t != NULL, "out of memory");
     cut(text, n, seed, to_term, t);
     md_term_end(t);
@@ -78,7 +80,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     fuzz_require(k == n, "%zu of the text's %zu bytes came out", k, n);
     size_t l1, l2;
-    char *t1 = on_term(text, n, width, unicode, 0, &l1), *t2 = on_term(text, n, width, unicode, 1u + data[0], &l2);
+    char *t1 = on_term(text, n, width, unicode, 0, &l1);
+    char *t2 = on_term(text, n, width, unicode, 1u + data[0], &l2);
     fuzz_require(l1 == l2 && !memcmp(t1, t2, l1), "the terminal's output depends on how the text was cut");
     free(t1);
     free(t2);

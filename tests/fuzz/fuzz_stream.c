@@ -79,8 +79,8 @@ static void decode_event(const char *data, size_t len)
         size_t n;
         char *json = cf_oai_chunk_encode(&id, c.reasoning, c.content, c.finish, NULL, &n);
         fuzz_require(json != NULL, "encoding a chunk failed");
-        fuzz_require(cf_oai_chunk_decode(json, n, &again, &err) == 0, "its own chunk does not decode: %s (%.200s)",
-                     err.msg, json);
+        fuzz_require(cf_oai_chunk_decode(json, n, &again, &err) == 0,
+                     "its own chunk does not decode: %s (%.200s)", err.msg, json);
         fuzz_require(same_text(c.content, again.content) && same_text(c.reasoning, again.reasoning) &&
                          same_text(c.finish, again.finish),
                      "a chunk encoded and decoded again differs: %.200s", json);
