@@ -12,37 +12,24 @@
 
 #include "confab/openai.h"
 #include "fuzz_util.h"
+#include "json.h"
 
-/* The events of a parse, each as its name, a NUL, its length and data. */
-typedef struct {
-    char *buf;
-    size_t len, cap;
-} events;
-
-static void put(events *e, const void *p, size_t n)
-{
-    if (e->len + n > e->cap) {
-        e->cap = (e->len + n) * 2 + 256;
-        e->buf = realloc(e->buf, e->cap);
-        fuzz_require(e->buf != NULL, "out of memory");
-    }
-    memcpy(e->buf + e->len, p, n);
-    e->len += n;
-}
-
+/* An event as the parse's record holds it: its name, a NUL, its length
+ * and its data. */
 static int on_event(void *ud, const char *event, const char *data, size_t len)
 {
-    events *e = ud;
+    cf_jbuf *e = ud;
     fuzz_require(data[len] == '\0', "an event's data is not NUL-terminated");
-    put(e, event, strlen(event) + 1);
-    put(e, &len, sizeof len);
-    put(e, data, len);
+    cf_jbuf_put(e, event, strlen(event) + 1);
+    cf_jbuf_put(e, (const char *)&len, sizeof len);
+    cf_jbuf_put(e, data, len);
+    fuzz_require(!e->failed, "out of memory");
     return 0;
 }
 
 /* The events of bytes[0, n) read in pieces of the sizes seed picks (0:
  * whole); false when the parse failed, with a message. */
-static bool parse(const uint8_t *bytes, size_t n, unsigned seed, events *out)
+static bool parse(const uint8_t *bytes, size_t n, unsigned seed, cf_jbuf *out)
 {
     cf_sse p;
     cf_err err = {.msg = ""};
@@ -97,22 +84,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const unsigned seed = 1u + data[0];
     data++, size--;
 
-    events whole = {0}, cut = {0};
+    cf_jbuf whole = {0}, cut = {0};
     const bool ok = parse(data, size, 0, &whole);
     fuzz_require(parse(data, size, seed, &cut) == ok, "one cut of the stream failed, another did not");
     /* a failure stops at the byte over the limit, wherever the cut */
-    fuzz_require(cut.len == whole.len && (!whole.len || !memcmp(cut.buf, whole.buf, whole.len)),
+    fuzz_require(cut.n == whole.n && (!whole.n || !memcmp(cut.p, whole.p, whole.n)),
                  "the stream cut into reads gives other events than read whole");
-    for (size_t at = 0; at < whole.len;) {
-        at += strlen(whole.buf + at) + 1;
+    for (size_t at = 0; at < whole.n;) {
+        at += strlen(whole.p + at) + 1;
         size_t len;
-        memcpy(&len, whole.buf + at, sizeof len);
+        memcpy(&len, whole.p + at, sizeof len);
         at += sizeof len;
-        decode_event(whole.buf + at, len);
+        decode_event(whole.p + at, len);
         at += len;
     }
-    free(whole.buf);
-    free(cut.buf);
+    cf_jbuf_free(&whole);
+    cf_jbuf_free(&cut);
 
     char **ids = NULL;
     cf_err err = {.msg = ""};
