@@ -6,16 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "confab/bench.h"
+#include "model_internal.h"
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+static double now(void) { return 1e-9 * (double)cf_now_ns(); }
 
 /* ---- read bandwidth -------------------------------------------------------- */
 
