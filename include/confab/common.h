@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #define CF_ERR_MSG_MAX 512
 
@@ -60,6 +61,19 @@ static inline int cf_err_class(cf_err *err, cf_errcode code)
     if (err)
         err->code = code;
     return -1;
+}
+
+/* The monotonic clock, for every layer's timings and timeouts. */
+static inline uint64_t cf_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static inline double cf_now_ms(void)
+{
+    return (double)cf_now_ns() / 1e6;
 }
 
 /* A byte string that need not be NUL-terminated (e.g. points into an mmap). */

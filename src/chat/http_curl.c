@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "confab/openai.h"
 #include "http_client.h"
@@ -35,13 +34,6 @@ struct http_call {
     bool delivered;       /* some of the body was handed out: no retry now */
 };
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static CURLcode global_rc;
 
@@ -60,7 +52,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
 {
     http_call *c = ud;
     n *= size;
-    c->last_byte = now_ms();
+    c->last_byte = cf_now_ms();
     if (!c->status)
         curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
     if (c->status >= 400) { /* kept for the message, up to a point */
@@ -80,7 +72,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
     http_call *c = ud;
     n *= size;
-    c->last_byte = now_ms();
+    c->last_byte = cf_now_ms();
     /* each response's head (a "100 Continue" has one too) starts with its status line */
     if (n >= 5 && !strncmp(p, "HTTP/", 5)) {
         c->status = 0;
@@ -115,7 +107,7 @@ static int begin(http_call *c, cf_err *err)
     cf_jbuf_reset(&c->ebody);
     c->taken = 0;
     c->type[0] = c->errbuf[0] = '\0';
-    c->last_byte = now_ms();
+    c->last_byte = cf_now_ms();
     c->tries++;
     curl_easy_setopt(e, CURLOPT_URL, c->url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
@@ -297,7 +289,7 @@ static bool schedule_retry(http_call *c)
     double wait_s = (double)(1 << (c->tries - 1 < 5 ? c->tries - 1 : 5));
     if (curl_easy_getinfo(c->easy, CURLINFO_RETRY_AFTER, &after) == CURLE_OK && after >= 0)
         wait_s = after < RETRY_MAX_S ? (double)after : RETRY_MAX_S;
-    c->retry_at = now_ms() + wait_s * 1e3;
+    c->retry_at = cf_now_ms() + wait_s * 1e3;
     return true;
 }
 
@@ -335,14 +327,14 @@ int http_pump(http_call *c, int wait_ms, const char **data, size_t *len, cf_err 
 {
     *data = NULL;
     *len = 0;
-    double until = now_ms() + wait_ms;
+    double until = cf_now_ms() + wait_ms;
     for (;;) {
-        double now = now_ms();
+        double now = cf_now_ms();
         if (c->retry_at > 0) {
             if (now < c->retry_at) {
                 double left = (c->retry_at < until ? c->retry_at : until) - now;
                 poll(NULL, 0, left > 0 ? (int)left + 1 : 0);
-                if (now_ms() < c->retry_at)
+                if (cf_now_ms() < c->retry_at)
                     return HTTP_WAIT;
             }
             c->retry_at = 0;
@@ -367,7 +359,7 @@ int http_pump(http_call *c, int wait_ms, const char **data, size_t *len, cf_err 
             }
         if (c->retry_at > 0)
             continue;
-        now = now_ms();
+        now = cf_now_ms();
         if (now - c->last_byte > (double)c->idle_ms)
             return cf_fail(err, "the server at %s sent nothing for %.1f s", c->url,
                            (double)c->idle_ms / 1e3);

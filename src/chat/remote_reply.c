@@ -88,7 +88,7 @@ static void first_text(sess_remote *r)
     if (r->any)
         return;
     r->any = true;
-    r->t_first = sess_now_ms();
+    r->t_first = cf_now_ms();
 }
 
 static void take_usage(sess_remote *r, const cf_oai_usage *u)
@@ -178,7 +178,7 @@ static void fill_stats(cf_session *s, cf_stop_reason stop)
     sess_remote *r = s->remote;
     cf_turn_stats *st = &s->stats;
     const cf_oai_usage *u = &r->usage;
-    double now = sess_now_ms();
+    double now = cf_now_ms();
     st->remote = true;
     st->stop = stop;
     st->ttft_ms = r->any ? r->t_first - r->t0 : 0;

@@ -7,13 +7,6 @@
 
 #include "session_internal.h"
 
-double sess_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 char *sess_read_file(const char *path, size_t *len, cf_err *err)
 {
     FILE *f = fopen(path, "rb");

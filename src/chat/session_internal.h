@@ -130,7 +130,6 @@ int sess_local_prompt_text(cf_session *s, const char *user_text, char **text, in
 int sess_remote_open(cf_session *s, const cf_session_params *p, cf_err *err);
 
 /* ---- session.c ---------------------------------------------------------- */
-double sess_now_ms(void);
 /* A whole file, NUL-terminated, malloc'ed. */
 char *sess_read_file(const char *path, size_t *len, cf_err *err);
 /* A malloc'ed copy of text[0..len) with invalid UTF-8 replaced by U+FFFD. */

@@ -470,10 +470,10 @@ int sess_local_next_part(cf_session *s, cf_reply_part *part, cf_err *err)
 {
     sess_reply *r = &s->reply;
     r->step_prob = -1;
-    double t = sess_now_ms();
+    double t = cf_now_ms();
     int rc = next_part(s, part, err);
     part->prob = r->step_prob;
-    double now = sess_now_ms();
+    double now = cf_now_ms();
     if (s->stats.ttft_ms == 0)
         s->stats.ttft_ms = now - r->t0;
     s->stats.gen_ms += now - t;

@@ -136,7 +136,7 @@ static int prepare_reply(cf_session *s, double t0, cf_err *err)
     if (s->cache.n == full.n)
         sess_truncate(s, (int)full.n - 1);
     size_t from = s->cache.n;
-    double tp = sess_now_ms();
+    double tp = cf_now_ms();
     splitter sp0;
     sess_prime_split(s, text, len, &sp0);
     if (cf_ctx_decode(s->ctx, full.ids + from, (int)(full.n - from), s->logits, false, err) ||
@@ -144,7 +144,7 @@ static int prepare_reply(cf_session *s, double t0, cf_err *err)
         goto out;
     s->have_logits = true;
     s->stats.prompt_tokens = (int)(full.n - from);
-    s->stats.prompt_ms = sess_now_ms() - tp;
+    s->stats.prompt_ms = cf_now_ms() - tp;
     /* the penalties see the context, as llama.cpp's sampler does */
     cf_sampler_reset(s->smp);
     for (size_t i = 0; i < s->cache.n; i++)
@@ -167,7 +167,7 @@ int sess_local_open_reply(cf_session *s, double t0, bool forked, cf_err *err)
 
 int sess_begin_reply(cf_session *s, const char *user_text, bool forked, cf_err *err)
 {
-    double t0 = sess_now_ms();
+    double t0 = cf_now_ms();
     sess_close_reply(s);
     if (sess_push_msg(s, CF_ROLE_USER, user_text, strlen(user_text), err))
         return -1;
@@ -254,7 +254,7 @@ int cf_session_undo(cf_session *s, cf_err *err)
 
 int cf_session_regen(cf_session *s, cf_err *err)
 {
-    double t0 = sess_now_ms();
+    double t0 = cf_now_ms();
     sess_close_reply(s);
     if (s->n_msgs == 0 || s->msgs[s->n_msgs - 1].pub.role != CF_ROLE_ASSISTANT)
         return cf_fail(err, "there is no reply to regenerate");

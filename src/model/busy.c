@@ -21,7 +21,6 @@
  * and starts over after 8 s with every thread.  A batch (prefill) runs on the count decoding
  * settled on, until its next trial is due: it has too few passes to learn
  * from.  The results are the same bits whatever the count. */
-#include <time.h>
 
 #include "model_internal.h"
 
@@ -29,13 +28,6 @@ enum { WINDOW_MS = 250, EARLY_MS = 25, WINDOW_PASSES = 4, TRIAL_MS = 50, TRIAL_P
 enum { FIRST_WAIT_MS = 250, LONGEST_WAIT_MS = 4000, CALM_MS = 8000 };
 
 static uint64_t ms(unsigned n) { return (uint64_t)n * 1000000u; }
-
-uint64_t cf_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 int cf_busy_settled(const cf_busy *b, int n_threads)
 {

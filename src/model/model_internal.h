@@ -107,7 +107,6 @@ typedef struct cf_busy {
     uint64_t mean_ns, full_ns; /* passes at nth: to compare with; the last whole window */
     uint64_t retry_at, stalled_at;
 } cf_busy;
-uint64_t cf_now_ns(void);
 /* The count decoding settled on (outside trials). */
 int cf_busy_settled(const cf_busy *b, int n_threads);
 /* Threads for the next single-token pass. */

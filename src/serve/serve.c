@@ -27,13 +27,6 @@ enum {
     TICK_MS = 100,        /* how often the loop looks at the stop flag */
 };
 
-double serve_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 void serve_log(const server *sv, const char *fmt, ...)
 {
     if (!sv->p->log)
@@ -195,7 +188,7 @@ static void route(server *sv, conn *c, const http_req *r)
         serve_error(fd, 401, "authentication_error",
                     "a valid API key is needed (Authorization: Bearer KEY)");
     } else if (chat) {
-        completion(sv, fd, r, c->buf + r->head_len, serve_now_ms());
+        completion(sv, fd, r, c->buf + r->head_len, cf_now_ms());
         return; /* the worker closes it */
     } else {
         size_t len;
@@ -281,7 +274,7 @@ static void accept_all(int lfd, conn *conns, int *n)
             close(fd);
             continue;
         }
-        conns[(*n)++] = (conn){.fd = fd, .deadline = serve_now_ms() + REQUEST_MS};
+        conns[(*n)++] = (conn){.fd = fd, .deadline = cf_now_ms() + REQUEST_MS};
     }
 }
 
@@ -301,7 +294,7 @@ static void loop(server *sv, int lfd)
         for (int i = k - 1; r > 0 && i >= 0; i--)
             if (pf[i + 1].revents)
                 readable(sv, conns, &n, i);
-        double now = serve_now_ms();
+        double now = cf_now_ms();
         for (int i = n - 1; i >= 0; i--)
             if (now > conns[i].deadline) {
                 serve_error(conns[i].fd, 408, "invalid_request_error",

@@ -33,7 +33,6 @@ typedef struct server {
     bool stopping;
 } server;
 
-double serve_now_ms(void);
 /* A log line through the caller's function. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))

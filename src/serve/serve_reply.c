@@ -176,5 +176,5 @@ void serve_reply(server *sv, serve_job *j)
               path, status, rq->n_msgs, n_prompt, n_prompt - st->prompt_tokens, st->gen_tokens,
               o.stopped ? ", cut: the server stops" : o.gone ? ", cut: the client went away"
               : o.failed ? ", failed: " : "",
-              o.failed ? o.err.msg : "", serve_now_ms() - j->t0);
+              o.failed ? o.err.msg : "", cf_now_ms() - j->t0);
 }

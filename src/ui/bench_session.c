@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench_session.h"
@@ -49,13 +48,6 @@ static const char *const script[] = {
     "Thank you! Could you sum up the whole conversation in a few lines?",
 };
 #define N_SCRIPT (sizeof script / sizeof script[0])
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int open_session(const char *model, int threads, cf_session **s)
 {
@@ -162,10 +154,10 @@ static double reprefill_ms(const cf_session *s, int threads, cf_err *err)
         free(logits);
         return -1;
     }
-    double t0 = now_ms(), ms = -1;
+    double t0 = cf_now_ms(), ms = -1;
     if (cf_ctx_decode(ctx, ids, n, logits, false, err) == 0) {
         cf_sampler_sample(smp, logits);
-        ms = now_ms() - t0;
+        ms = cf_now_ms() - t0;
     }
     cf_sampler_free(smp);
     cf_ctx_free(ctx);
@@ -185,13 +177,13 @@ static int restore_run(const char *model, int threads, const char *path, double 
     int rc = open_session(model, threads, &s);
     if (rc != CF_EXIT_OK)
         return rc;
-    double t0 = now_ms();
+    double t0 = cf_now_ms();
     if (cf_session_load(s, path, &err) || cf_session_begin_reply(s, next, &err) ||
         cf_session_next(s, &piece, &err) < 0) {
         cli_error("%s", err.msg);
         rc = CF_EXIT_SESSION;
     }
-    double ms = now_ms() - t0;
+    double ms = cf_now_ms() - t0;
     *restore = *restore == 0 || ms < *restore ? ms : *restore;
     if (rc == CF_EXIT_OK && (ms = reprefill_ms(s, threads, &err)) < 0) {
         cli_error("%s", err.msg);

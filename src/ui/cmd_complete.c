@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "confab/model.h"
@@ -150,13 +149,6 @@ static int parse_args(int argc, char **argv, complete_opts *o)
     return 0;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static int write_logits(const char *path, const float *logits, int n)
 {
     FILE *f = fopen(path, "wb");
@@ -182,7 +174,7 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
     cf_err err;
     int generated = 0;
     bool cut = false; /* a full context stopped it short of -n */
-    double t0 = now_ms();
+    double t0 = cf_now_ms();
     for (long long i = 0; o->n_predict < 0 || i < o->n_predict; i++) {
         int32_t id = cf_sampler_sample(smp, logits);
         if (!o->ignore_eos && cf_tok_is_eog(tok, id))
@@ -219,7 +211,7 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
                 "%sconfab: context full (%d tokens): stopped after %d generated tokens (-c sets the size)\n",
                 o->ids ? "" : "\n", cf_ctx_n_ctx(ctx), generated);
     if (o->verbose) {
-        double ms = now_ms() - t0;
+        double ms = cf_now_ms() - t0;
         fprintf(stderr, "\nconfab: generated %d tokens in %.1f ms (%.2f t/s)\n", generated, ms,
                 ms > 0 ? generated * 1e3 / ms : 0.0);
     }
@@ -296,13 +288,13 @@ int cmd_complete(int argc, char **argv)
         cli_error("out of memory");
         goto out;
     }
-    double t0 = now_ms();
+    double t0 = cf_now_ms();
     if (cf_ctx_decode(ctx, ids.ids, (int)ids.n, logits, false, &err) != 0) {
         cli_error("%s", err.msg);
         goto out;
     }
     if (o.verbose)
-        fprintf(stderr, "confab: prompt %zu tokens in %.1f ms\n", ids.n, now_ms() - t0);
+        fprintf(stderr, "confab: prompt %zu tokens in %.1f ms\n", ids.n, cf_now_ms() - t0);
     for (size_t i = 0; i < ids.n; i++)
         cf_sampler_accept(smp, ids.ids[i]);
     if (o.dump_logits && write_logits(o.dump_logits, logits, n_vocab) != 0)

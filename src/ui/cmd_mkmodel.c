@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "confab/mkmodel.h"
@@ -154,8 +153,7 @@ int cmd_mkmodel(int argc, char **argv)
         vocab = vocab_buf;
     }
     p.vocab_path = vocab;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const double t0 = cf_now_ms();
     if (cf_mkmodel(&p, &err) != 0) {
         if (vocab == vocab_buf)
             cli_error("%s (the default vocabulary; name one with --vocab FILE or set CONFAB_SHARED)",
@@ -164,9 +162,7 @@ int cmd_mkmodel(int argc, char **argv)
             cli_error("%s", err.msg);
         return CF_EXIT_ERROR;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     fprintf(stderr, "wrote %s (%s %s) in %.1f s\n", p.out_path, p.shape.name,
-            cf_mk_ftype_name(p.ftype),
-            (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+            cf_mk_ftype_name(p.ftype), (cf_now_ms() - t0) / 1e3);
     return CF_EXIT_OK;
 }

@@ -14,14 +14,12 @@ typedef struct spinner {
     bool done;
     const char *name;
     double mb;
-    struct timespec t0;
+    double t0_ms;
 } spinner;
 
-static double since(const struct timespec *t0)
+static double seconds_since(double t0_ms)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+    return (cf_now_ms() - t0_ms) / 1e3;
 }
 
 static void *spin(void *arg)
@@ -33,7 +31,7 @@ static void *spin(void *arg)
         /* Quick loads finish without ever showing the spinner. */
         if (i > 0)
             fprintf(stderr, "\rloading %s (%.0f MB) %c %.1f s", sp->name, sp->mb, frames[i % 4],
-                    since(&sp->t0));
+                    seconds_since(sp->t0_ms));
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += 100000000L;
@@ -52,7 +50,7 @@ int session_open(const cf_session_params *p, bool show, cf_session **out, cf_err
     spinner sp = {.name = slash ? slash + 1 : p->model_path,
                   .mb = stat(p->model_path, &st) == 0 ? (double)st.st_size / 1e6 : 0};
     pthread_t th;
-    clock_gettime(CLOCK_MONOTONIC, &sp.t0);
+    sp.t0_ms = cf_now_ms();
     pthread_mutex_init(&sp.lock, NULL);
     pthread_cond_init(&sp.done_cv, NULL);
     bool spinning = show && pthread_create(&th, NULL, spin, &sp) == 0;
@@ -65,7 +63,7 @@ int session_open(const cf_session_params *p, bool show, cf_session **out, cf_err
         pthread_join(th, NULL);
     }
     if (show && rc == 0)
-        fprintf(stderr, "\r\033[Kloaded %s (%.0f MB) in %.2f s\n", sp.name, sp.mb, since(&sp.t0));
+        fprintf(stderr, "\r\033[Kloaded %s (%.0f MB) in %.2f s\n", sp.name, sp.mb, seconds_since(sp.t0_ms));
     else if (show)
         fputs("\r\033[K", stderr);
     pthread_cond_destroy(&sp.done_cv);

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <readline/readline.h>
@@ -47,18 +46,13 @@ typedef struct tui {
     md_render *md;            /* the streaming reply's markdown; NULL: as it is */
     int gen_tokens;
     double last_tps;
-    struct timespec gen_t0, last_draw;
+    double gen_t0_ms, last_draw_ms;
     char prompt[8], more[8];
 } tui;
 
 /* For readline's callbacks and the signal / exit handlers. */
 static tui *T;
 static volatile sig_atomic_t curses_on;
-
-static double ms_between(const struct timespec *a, const struct timespec *b)
-{
-    return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
-}
 
 /* ---- leaving cleanly ---------------------------------------------------------- */
 static void curses_end(void)
@@ -153,9 +147,7 @@ static void draw_status(tui *t)
         si.answer_tokens = st->gen_tokens - st->reasoning_tokens;
     }
     if (t->streaming) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double ms = ms_between(&t->gen_t0, &now);
+        const double ms = cf_now_ms() - t->gen_t0_ms;
         si.tps = ms > 0 && t->gen_tokens > 0 ? t->gen_tokens * 1000.0 / ms : t->last_tps;
     }
     char buf[1024];
@@ -174,7 +166,7 @@ static void draw_all(tui *t)
     draw_status(t);
     tui_rl_redisplay();
     doupdate();
-    clock_gettime(CLOCK_MONOTONIC, &t->last_draw);
+    t->last_draw_ms = cf_now_ms();
 }
 
 static void draw_status_now(tui *t)
@@ -447,9 +439,7 @@ static bool poll_keys(void *ud)
         if (handle_key(t, r, ch) == KEY_STOP)
             stop = true;
     wtimeout(t->input, POLL_MS);
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (ms_between(&t->last_draw, &now) >= DRAW_EVERY_MS)
+    if (cf_now_ms() - t->last_draw_ms >= DRAW_EVERY_MS)
         draw_all(t);
     return stop || sig_interrupt || sig_quit;
 }
@@ -472,7 +462,7 @@ static int reply(chat *c)
     t->tr.scroll = 0;
     t->streaming = true;
     t->gen_tokens = 0;
-    clock_gettime(CLOCK_MONOTONIC, &t->gen_t0);
+    t->gen_t0_ms = cf_now_ms();
     tui_rl_hint("generating - Ctrl-C stops  " HOTKEY_HINT);
     curs_set(0);
     draw_all(t);
