@@ -805,7 +805,8 @@ static int f_slice(jr *r, const jnode *at, jv v, const jargs *a, jv *out)
         jlist *part = jlist_new(r, at, end - start + f);
         if (!part)
             return -1;
-        memcpy(part->items, items.items + start, (end - start) * sizeof(jv));
+        if (end > start) /* an empty list's items may be NULL */
+            memcpy(part->items, items.items + start, (end - start) * sizeof(jv));
         if (f)
             part->items[end - start] = p[1];
         l->items[k] = jv_seq(part, JV_LIST);
