@@ -566,13 +566,6 @@ static float sink(const thr *T, int l, int h)
     return s ? ((const float *)s->data)[h] : -INFINITY;
 }
 
-/* The next of n units for this thread, n when all are taken. */
-static int grab_unit(const thr *T, int phase, int n)
-{
-    int64_t r0;
-    return grab_rows(T, phase, (int64_t)n * 16, 16, &r0) ? (int)(r0 / 16) : n;
-}
-
 /* One token: units are (KV head, chunk) so that long contexts split over
  * threads; then every thread merges all heads into its own row. */
 static void attention_one(thr *T, int l)
@@ -587,14 +580,10 @@ static void attention_one(thr *T, int l)
     attn_span(hp, L, P->pos0, &first, &c0, &c1);
     const int nc = c1 - c0 + 1;
     const int units = L->n_head_kv * nc;
-    /* units are shared out as rows are (grab_rows, a unit a panel), not
-     * from one counter: the threads no longer pass its line back and forth
-     * once a unit (about 2 us at depth 4096), and each reads its own run of
-     * chunks, taking another's only when done.  A thread claims its next
-     * unit before doing this one, so that the kernel fetches the keys it
-     * will really read next. */
-    for (int u = grab_unit(T, phase, units), v; u < units; u = v) {
-        v = grab_unit(T, phase, units);
+    /* a thread claims its next unit before doing this one, so that the
+     * kernel fetches the keys it will really read next */
+    for (int u = grab(T, phase), v; u < units; u = v) {
+        v = grab(T, phase);
         const int g = u / nc, ci = u % nc;
         const float *q[G];
         cf_attn_part *part[G];
