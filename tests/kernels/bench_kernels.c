@@ -10,16 +10,8 @@
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "kt_util.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* GB/s of summing a 512 MiB array with nth threads */
 static double read_bandwidth(int nth)
@@ -31,7 +23,7 @@ static double read_bandwidth(int nth)
     double best = 0;
     for (int rep = 0; rep < 4; rep++) {
         uint64_t total = 0;
-        double t0 = now();
+        double t0 = cf_now_ms();
         /* 8 independent sums so the adds never limit the loads */
 #pragma omp parallel for num_threads(nth) reduction(+ : total) schedule(static)
         for (size_t i = 0; i < n; i += 8) {
@@ -40,7 +32,7 @@ static double read_bandwidth(int nth)
                 s[j] = a[i + j];
             total += s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
         }
-        double dt = now() - t0;
+        double dt = (cf_now_ms() - t0) / 1e3;
         if (total == 42)
             puts("");
         if (n * 8 / dt / 1e9 > best)
@@ -121,7 +113,7 @@ static double time_it(bench *b, int nth)
     double best = 1e30;
     for (int rep = 0; rep < 3; rep++) {
         int iters = 0;
-        double t0 = now(), dt;
+        double t0 = cf_now_ms(), dt;
         do {
             cf_matmul_args a = {.wtype = b->t, .w = b->w[iters % b->copies], .w_stride = b->wrow, .m = b->m,
                                 .k = b->k, .n = b->n, .x = b->x, .x_stride = b->xrow, .y = b->y,
@@ -129,7 +121,7 @@ static double time_it(bench *b, int nth)
 #pragma omp parallel num_threads(nth)
             cf_matmul(&a, omp_get_thread_num(), omp_get_num_threads());
             iters++;
-            dt = now() - t0;
+            dt = (cf_now_ms() - t0) / 1e3;
         } while (dt < 0.15 || iters < 2);
         if (dt / iters < best)
             best = dt / iters;

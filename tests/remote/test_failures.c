@@ -12,7 +12,6 @@
 #include <sys/socket.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "confab/openai.h"
@@ -23,13 +22,6 @@ extern char **environ;
 
 static char dir[256], portfile[300], logfile[300];
 static pid_t server;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* Start the fake server with these modes; its port. */
 static int start_server(const char *exe, const char *const *modes)
@@ -99,7 +91,7 @@ typedef struct result {
 static void chat(cf_session *s, const char *msg, result *r)
 {
     memset(r, 0, sizeof *r);
-    double t0 = now_ms();
+    double t0 = cf_now_ms();
     if (cf_session_begin_reply(s, msg, &r->err)) {
         r->rc = -1;
         return;
@@ -112,7 +104,7 @@ static void chat(cf_session *s, const char *msg, result *r)
                  "%s", part.reasoning);
     }
     cf_session_end_reply(s, false);
-    r->ms = now_ms() - t0;
+    r->ms = cf_now_ms() - t0;
 }
 
 static const cf_message *last(cf_session *s)
@@ -195,9 +187,9 @@ static void test_failures(const char *exe)
     expect_fail(s, "badjson", "x", NULL);
     expect_fail(s, "errevent", "x", "Before");
     expect_fail(s, "html", "x", NULL);
-    double t0 = now_ms();
+    double t0 = cf_now_ms();
     expect_fail(s, "hang", "x", NULL);
-    CHECKF(now_ms() - t0 < 3000, "the timeout took %.0f ms", now_ms() - t0);
+    CHECKF(cf_now_ms() - t0 < 3000, "the timeout took %.0f ms", cf_now_ms() - t0);
     expect_fail(s, "close", "x", NULL);
     expect_ok(s, "after all that", "Hello from fake.");
     cf_session_free(s);
@@ -370,9 +362,9 @@ static void test_session(const char *exe)
     int ticks = 0;
     while (ticks < 5 && (rc = cf_session_next_part(s, &part, &err)) == CF_NEXT_TOKEN)
         ticks += *part.content != 0;
-    double t0 = now_ms();
+    double t0 = cf_now_ms();
     cf_session_end_reply(s, true);
-    double stop_ms = now_ms() - t0;
+    double stop_ms = cf_now_ms() - t0;
     fprintf(stderr, "  stop        -> closed in %.2f ms\n", stop_ms);
     CHECKF(stop_ms < 100, "closing took %.1f ms", stop_ms);
     CHECK(last(s)->cut && has(last(s)->content, "tick tick"));

@@ -12,7 +12,6 @@
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "confab/openai.h"
@@ -28,13 +27,6 @@ typedef struct server {
     int port;
     char log[300];
 } server;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* confab serve on a free port, its stderr into sv->log. */
 static int start(server *sv, const char *dir, const char *name, char *const extra_env[])
@@ -365,13 +357,13 @@ static void test_leaving(const char *dir)
     }
     close(fd);
     /* the server cuts the reply and answers the next request at once */
-    double t0 = now_ms();
+    double t0 = cf_now_ms();
     response r;
     CHECK(request(sv.port, "GET", "/health", NULL, false, &r) == 0 && r.status == 200);
     response_free(&r);
     const char *q2 = "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":3}";
     CHECK(request(sv.port, "POST", "/v1/chat/completions", q2, true, &r) == 0 && r.status == 200);
-    double ms = now_ms() - t0;
+    double ms = cf_now_ms() - t0;
     response_free(&r);
     CHECKF(ms < 2000, "the next request waited %.0f ms", ms);
     CHECK(WIFEXITED(stop(&sv)));
@@ -422,7 +414,7 @@ static void test_load(const server *sv)
     long before = rss_kb(sv->pid);
     client cl[CLIENTS];
     pthread_t th[CLIENTS];
-    double t0 = now_ms();
+    double t0 = cf_now_ms();
     for (int i = 0; i < CLIENTS; i++) {
         cl[i] = (client){.port = sv->port, .id = i};
         pthread_create(&th[i], NULL, run_client, &cl[i]);
@@ -433,7 +425,7 @@ static void test_load(const server *sv)
         answered += cl[i].answered;
         errors += cl[i].errors;
     }
-    double ms = now_ms() - t0;
+    double ms = cf_now_ms() - t0;
     long after = rss_kb(sv->pid);
     fprintf(stderr,
             "serve load: %d clients x %d requests = %d sent, %d answered, %d errors, %.2f s; "
