@@ -377,10 +377,10 @@ static void test_session(const char *exe)
     CHECK(cf_session_save(s, path, &err) == 0);
     FILE *f = fopen(path, "rb");
     char *bytes = calloc(1, 1 << 20);
-    size_t n = f ? fread(bytes, 1, (1 << 20) - 1, f) : 0;
+    size_t n = f && bytes ? fread(bytes, 1, (1 << 20) - 1, f) : 0;
     if (f)
         fclose(f);
-    CHECK(n > 0 && !memmem(bytes, n, "SECRET", 6) && memmem(bytes, n, "fake-model", 10));
+    CHECK(bytes && n > 0 && !memmem(bytes, n, "SECRET", 6) && memmem(bytes, n, "fake-model", 10));
     free(bytes);
     char *endpoint, *model;
     CHECK(cf_session_file_remote(path, &endpoint, &model, &err) == 1 &&
