@@ -52,11 +52,16 @@ static int attr_get(jr *r, const jnode *at, jv item, jv attribute, jv deflt, jv 
         while (true) {
             const char *dot = memchr(p, '.', (size_t)(end - p));
             size_t len = (size_t)((dot ? dot : end) - p);
-            bool digits = len > 0;
+            bool digits = len > 0, huge = false;
             int64_t idx = 0;
             for (size_t i = 0; i < len && digits; i++) {
-                digits = p[i] >= '0' && p[i] <= '9' && idx < INT64_MAX / 10;
-                idx = idx * 10 + (p[i] - '0');
+                const int d = p[i] - '0';
+                digits = d >= 0 && d <= 9;
+                if (digits && !huge) {
+                    /* past int64: jinja2's int(part) finds nothing, nor does INT64_MAX */
+                    huge = idx > (INT64_MAX - d) / 10;
+                    idx = huge ? INT64_MAX : idx * 10 + d;
+                }
             }
             if (jv_getitem(r, at, item, digits ? jv_int(idx) : jv_str(p, len), &item) < 0)
                 return -1;

@@ -80,6 +80,9 @@ CASES = [
     "{{ 'ab' * 3 }}{{ [1] * 3 }}{{ 3 * 'x' }}",
     "{{ [] * 62 }}{{ '' * 3 }}|{{ ([] * 0)|length }}{{ (() * 5)|length }}",
     "{{ []|slice(3)|list }}{{ []|slice(2, 'x')|list }}{{ ''|slice(2)|list }}{{ [1]|slice(3)|list }}",
+    "{{ [[1, 2]]|map(attribute='1')|list }}{{ [[1, 2]]|map(attribute='99999999999999999999999')|select('defined')|list|length }}"
+    "{{ [{'a': 1}]|selectattr('22222222222222222222222t9pe', 'defined')|list|length }}"
+    "{{ [{'9223372036854775808': 5}]|map(attribute='9223372036854775808')|select('defined')|list }}",
     "{{ 'a' + 'b' }}{{ [1] + [2] }}{{ (1,) + (2,) }}",
     "{{ 1 < 2 < 3 }} {{ 3 > 2 > 2 }} {{ 1 == 1.0 }} {{ true == 1 }} {{ 'a' < 'b' }} {{ [1, 2] < [1, 3] }}",
     "{{ 'ell' in 'hello' }} {{ 2 in [1, 2] }} {{ 'role' in messages[0] }} {{ 'x' not in 'abc' }} {{ '' in 'abc' }}",
