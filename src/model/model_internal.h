@@ -141,7 +141,8 @@ typedef struct cf_tbuf {
     uint8_t *xq[3]; /* single-token passes: the rounded activations */
     float *tile;    /* a row chunk of ffn_up outputs: tile_cap floats */
     float *scores;  /* attention scores: CF_ATTN_ROWS x CF_ATTN_CHUNK */
-    void *part;     /* attention partials of a run of tokens and one KV head */
+    void *part;     /* attention partials of a run of tokens and one KV head, or
+                     * of a single token's unit (forward.c) */
 } cf_tbuf;
 
 struct cf_ctx {
