@@ -107,10 +107,14 @@ static void test_limits(void)
     CHECK(cf_json_parse("[1, 2, 3, 4, 5]", 15, &lim, &j, &err) < 0 && strstr(err.msg, "over the limit"));
     /* many members: duplicates found in n log n */
     size_t n = 200000;
-    char *big = malloc(n * 24 + 16), *p = big;
+    const size_t cap = n * 24 + 16;
+    char *big = malloc(cap), *p = big;
+    CHECK(big != NULL);
+    if (!big)
+        return;
     *p++ = '{';
     for (size_t i = 0; i < n; i++)
-        p += sprintf(p, "%s\"k%zu\": %zu", i ? ", " : "", i % (n / 2), i);
+        p += snprintf(p, cap - (size_t)(p - big), "%s\"k%zu\": %zu", i ? ", " : "", i % (n / 2), i);
     *p++ = '}';
     CHECK(cf_json_parse(big, (size_t)(p - big), NULL, &j, &err) == 0 && j && j->n == n / 2);
     CHECK(j && cf_json_get(j, "k7")->i == (int64_t)(n / 2 + 7));
