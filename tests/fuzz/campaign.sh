@@ -18,7 +18,7 @@ printf '%-10s %12s %8s %7s %7s %8s  %s\n' harness executions exec/s cov ft crash
 for n in $names; do
     log=$dir/logs/$n.log
     before=$(crashes "$n")
-    "$here/run.sh" "$dir/fuzz_$n" "$n" "$secs" >"$log" 2>&1
+    CONFAB_FUZZ_CAMPAIGN=1 "$here/run.sh" "$dir/fuzz_$n" "$n" "$secs" >"$log" 2>&1
     rc=$?
     stat() { awk -v k="stat::$1:" '$1 == k { print $2 }' "$log"; }
     cov=$(grep -E '^#[0-9]+.*cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1 |
