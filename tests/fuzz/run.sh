@@ -6,11 +6,12 @@
 # NAME); otherwise it starts from an empty one (corpus-short/NAME), because
 # libFuzzer replays a whole corpus before its time limit counts, and a slow
 # harness's kept corpus (slash: 1,165 inputs at 12 a second) outlasted the
-# suite's time limit.  Under ASan and UBSan with a memory limit and a time limit per
-# input; a crash, a leak, undefined behaviour, a broken promise, an input
-# over its time or memory limit each end the run with a failure and leave
-# the input in BUILD/tests/fuzz/crashes/ (add it to regress/NAME once fixed;
-# a GGUF as a generator in seedgen.c's regress(), whose inputs join the seeds).
+# suite's time limit.  Under ASan and UBSan with a memory limit and a time
+# limit per input; a crash, a leak, undefined behaviour, a broken promise,
+# an input over its time or memory limit each end the run with a failure and
+# leave the input in BUILD/tests/fuzz/crashes/ (add it to regress/NAME once
+# fixed; a GGUF as a generator in seedgen.c's regress(), whose inputs join
+# the seeds).
 exe=$1 name=$2 secs=$3
 shift 3
 here=$(cd "$(dirname "$0")" && pwd)
