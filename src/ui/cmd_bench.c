@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bench_session.h"
+#include "bench_spec.h"
 #include "cli.h"
 #include "confab/bench.h"
 #include "confab/kernels.h"
@@ -52,6 +53,7 @@ static void usage(FILE *f)
             "usage: confab bench -m FILE [-p N] [-n N] [-t N] [-r N] [--kv-type f16|f32]\n"
             "                    [--json] [--ctx-sweep] [--bw-mib N] [--mmap | --no-mmap]\n"
             "       confab bench -m FILE --chat-turns N | --session-restore [-t N]\n"
+            "       confab bench -m FILE --draft [-md FILE | --lookup] [-n N] [-r N] [-t N]\n"
             "\n"
             "Measure prompt processing (ppN: N tokens in one batch) and generation (tgN: N\n"
             "tokens one at a time) in tokens/s, mean ± sd over the repetitions, like\n"
@@ -73,7 +75,11 @@ static void usage(FILE *f)
             "                  it fits, as chat does)\n"
             "  --no-mmap       always copy the model into memory\n"
             "  --chat-turns N  time N chat turns through a session\n"
-            "  --session-restore  time saving and restoring a session\n");
+            "  --session-restore  time saving and restoring a session\n"
+            "  --draft         speculative decoding: the cost of checking 0..8 guesses in one\n"
+            "                  pass, and with -md FILE (a draft model) or --lookup greedy\n"
+            "                  generation plainly and speculatively (the draft options of\n"
+            "                  confab complete apply)\n");
 }
 
 /* mean and sample standard deviation of v[0..n) */
@@ -340,20 +346,24 @@ static void print_table(const opts *o, const cf_model *m, const results *r)
            ((double)r->peak_rss - (double)r->file_bytes - (double)r->kv_bytes) / mib);
 }
 
-static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore)
+static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore, bool *spec, ui_draft *d)
 {
     static const struct option lopts[] = {
         {"json", no_argument, 0, 'J'},          {"ctx-sweep", no_argument, 0, 'S'},
         {"kv-type", required_argument, 0, 'K'}, {"chat-turns", required_argument, 0, 'C'},
         {"session-restore", no_argument, 0, 'R'}, {"bw-mib", required_argument, 0, 'B'},
         {"mmap", no_argument, 0, 'M'},          {"no-mmap", no_argument, 0, 'N'},
-        {"help", no_argument, 0, 'h'},
+        {"help", no_argument, 0, 'h'},          {"draft", no_argument, 0, 'D'},
+        {"model-draft", required_argument, 0, 'd'}, {"draft-max", required_argument, 0, 'd'},
+        {"draft-min", required_argument, 0, 'd'}, {"draft-p-min", required_argument, 0, 'd'},
+        {"lookup", no_argument, 0, 'd'},
         {0, 0, 0, 0},
     };
     long long v;
-    int c;
+    int c, li = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "m:p:n:t:r:h", lopts, NULL)) != -1) {
+    ui_draft_argv(argc, argv);
+    while ((c = getopt_long(argc, argv, "m:p:n:t:r:h", lopts, &li)) != -1) {
         switch (c) {
         case 'm': o->model = optarg; break;
         case 'p':
@@ -398,6 +408,11 @@ static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore)
         case 'J': o->json = true; break;
         case 'S': o->sweep = true; break;
         case 'R': *restore = true; break;
+        case 'D': *spec = true; break;
+        case 'd':
+            if (ui_draft_option(d, lopts[li].name, optarg) < 0)
+                return CF_EXIT_USAGE;
+            break;
         case 'h': usage(stdout); return -1;
         default: usage(stderr); return CF_EXIT_USAGE;
         }
@@ -414,14 +429,26 @@ int cmd_bench(int argc, char **argv)
     opts o = {.n_prompt = 512, .n_gen = 128, .threads = cli_default_threads(), .reps = 5,
               .bw_mib = 1024, .kv = CF_KV_F16};
     int chat_turns = 0;
-    bool restore = false;
-    int rc = parse(argc, argv, &o, &chat_turns, &restore);
+    bool restore = false, spec = false;
+    ui_draft draft;
+    ui_draft_init(&draft);
+    int rc = parse(argc, argv, &o, &chat_turns, &restore, &spec, &draft);
     if (rc != CF_EXIT_OK)
         return rc < 0 ? CF_EXIT_OK : rc;
     char *path = cli_resolve_model(o.model);
     if (!path)
         return CF_EXIT_USAGE;
     o.model = path;
+    if ((draft.model || draft.lookup) && !spec) {
+        cli_error("bench: -md and --lookup go with --draft");
+        free(path);
+        return CF_EXIT_USAGE;
+    }
+    if (spec) {
+        rc = bench_spec(path, o.threads, o.n_gen, o.reps, &draft);
+        free(path);
+        return rc;
+    }
     if (chat_turns || restore) {
         rc = chat_turns ? bench_chat_turns(path, chat_turns, o.threads)
                         : bench_session_restore(path, o.threads);

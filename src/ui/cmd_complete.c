@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "draft.h"
 #include "confab/model.h"
 #include "confab/sampler.h"
 #include "confab/tokenizer.h"
@@ -18,6 +19,7 @@ typedef struct complete_opts {
     cf_kv_type kv_type;
     cf_load_mode load_mode;
     cf_sampler_params sp;
+    ui_draft draft;
     bool ids, no_special, special, ignore_eos, verbose;
 } complete_opts;
 
@@ -53,11 +55,12 @@ static void usage(FILE *f)
             "      --dump-logits FILE   write the logits of the last prompt position\n"
             "                           (n_vocab little-endian f32)\n"
             "  -v, --verbose            timing on stderr\n");
+    ui_draft_usage(f);
 }
 
 enum {
     OPT_SAMPLER = 256, OPT_SEED, OPT_MMAP, OPT_NO_MMAP, OPT_KV, OPT_NO_SPECIAL, OPT_SPECIAL, OPT_IGNORE_EOS,
-    OPT_IDS, OPT_DUMP, OPT_TOKENIZER,
+    OPT_IDS, OPT_DUMP, OPT_TOKENIZER, OPT_DRAFT,
 };
 
 static int parse_args(int argc, char **argv, complete_opts *o)
@@ -91,11 +94,17 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         {"ids", no_argument, 0, OPT_IDS},
         {"dump-logits", required_argument, 0, OPT_DUMP},
         {"tokenizer", required_argument, 0, OPT_TOKENIZER},
+        {"model-draft", required_argument, 0, OPT_DRAFT},
+        {"draft-max", required_argument, 0, OPT_DRAFT},
+        {"draft-min", required_argument, 0, OPT_DRAFT},
+        {"draft-p-min", required_argument, 0, OPT_DRAFT},
+        {"lookup", no_argument, 0, OPT_DRAFT},
         {0, 0, 0, 0},
     };
     int c;
     optind = 1;
     int li = 0;
+    ui_draft_argv(argc, argv);
     while ((c = getopt_long(argc, argv, "m:p:f:n:c:t:s:vh", opts, &li)) != -1) {
         bool ok = true;
         switch (c) {
@@ -133,6 +142,7 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         case OPT_IDS: o->ids = true; break;
         case OPT_DUMP: o->dump_logits = optarg; break;
         case OPT_TOKENIZER: o->tokenizer = optarg; break;
+        case OPT_DRAFT: ok = ui_draft_option(&o->draft, opts[li].name, optarg) > 0; break;
         default: usage(stderr); return -1;
         }
         if (!ok)
@@ -165,7 +175,14 @@ static int write_logits(const char *path, const float *logits, int n)
     return 0;
 }
 
-/* Sample up to n_predict tokens after the prompt; returns an exit code. */
+static bool stops(void *tok, int32_t id)
+{
+    return cf_tok_is_eog(tok, id);
+}
+
+/* Sample up to n_predict tokens after the prompt; returns an exit code.
+ * With speculation the tokens come a step at a time: each step's but the
+ * last are in the cache already, the last is decoded by the next step. */
 static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok, cf_sampler *smp,
                     float *logits)
 {
@@ -175,27 +192,44 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
     int generated = 0;
     bool cut = false; /* a full context stopped it short of -n */
     double t0 = cf_now_ms();
+    cf_spec *spec = o->draft.spec;
+    int32_t step[64];
+    int n_step = 0, at = 0;
     for (long long i = 0; o->n_predict < 0 || i < o->n_predict; i++) {
-        int32_t id = cf_sampler_sample(smp, logits);
+        int32_t id = at < n_step ? step[at++] : cf_sampler_sample(smp, logits);
         if (!o->ignore_eos && cf_tok_is_eog(tok, id))
             break;
-        cf_sampler_accept(smp, id);
+        if (!spec || i == 0)
+            cf_sampler_accept(smp, id); /* a step accepts its own */
         generated++;
         if (o->ids) {
             printf(i ? " %d" : "%d", id);
         } else {
             cf_str piece = cf_tok_piece(tok, id, o->special);
-            for (size_t at = 0; at < piece.len; at += 256) {
-                size_t chunk = piece.len - at < 256 ? piece.len - at : 256;
-                fwrite(out, 1, cf_utf8_stream_feed(&stream, piece.ptr + at, chunk, out), stdout);
+            for (size_t at_byte = 0; at_byte < piece.len; at_byte += 256) {
+                size_t chunk = piece.len - at_byte < 256 ? piece.len - at_byte : 256;
+                fwrite(out, 1, cf_utf8_stream_feed(&stream, piece.ptr + at_byte, chunk, out), stdout);
             }
             fflush(stdout);
         }
+        if (at < n_step)
+            continue;
         if (cf_ctx_n_past(ctx) >= cf_ctx_n_ctx(ctx)) {
             cut = o->n_predict < 0 || generated < o->n_predict;
             break;
         }
-        if (cf_ctx_decode(ctx, &id, 1, logits, false, &err) != 0) {
+        if (spec) {
+            long long want = o->n_predict < 0 ? 64 : o->n_predict - i - 1;
+            if (want == 0)
+                break;
+            n_step = cf_spec_step(spec, smp, id, step, want < 64 ? (int)want : 64, o->ignore_eos ? NULL : stops,
+                                  (void *)tok, &err);
+            at = 0;
+            if (n_step < 1) {
+                cli_error("%s", err.msg);
+                return CF_EXIT_ERROR;
+            }
+        } else if (cf_ctx_decode(ctx, &id, 1, logits, false, &err) != 0) {
             cli_error("%s", err.msg);
             return CF_EXIT_ERROR;
         }
@@ -214,6 +248,11 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
         double ms = cf_now_ms() - t0;
         fprintf(stderr, "\nconfab: generated %d tokens in %.1f ms (%.2f t/s)\n", generated, ms,
                 ms > 0 ? generated * 1e3 / ms : 0.0);
+        if (spec) {
+            char line[200];
+            ui_draft_summary(&o->draft, line, sizeof line);
+            fprintf(stderr, "confab: speculative: %s\n", line);
+        }
     }
     return CF_EXIT_OK;
 }
@@ -222,6 +261,7 @@ int cmd_complete(int argc, char **argv)
 {
     complete_opts o = {.n_predict = 128, .seed = -1};
     cf_sampler_params_default(&o.sp);
+    ui_draft_init(&o.draft);
     o.threads = cli_default_threads();
     int rc = parse_args(argc, argv, &o);
     if (rc != 0)
@@ -297,10 +337,18 @@ int cmd_complete(int argc, char **argv)
         fprintf(stderr, "confab: prompt %zu tokens in %.1f ms\n", ids.n, cf_now_ms() - t0);
     for (size_t i = 0; i < ids.n; i++)
         cf_sampler_accept(smp, ids.ids[i]);
+    if ((rc = ui_draft_open(&o.draft, ctx, tok, (int)o.threads)) != 0)
+        goto out;
+    rc = CF_EXIT_ERROR;
+    if (o.draft.spec && cf_spec_begin(o.draft.spec, ids.ids, (int)ids.n, &err) != 0) {
+        cli_error("%s", err.msg);
+        goto out;
+    }
     if (o.dump_logits && write_logits(o.dump_logits, logits, n_vocab) != 0)
         goto out;
     rc = generate(&o, ctx, tok, smp, logits);
 out:
+    ui_draft_close(&o.draft);
     free(logits);
     cf_tokens_free(&ids);
     cf_sampler_free(smp);

@@ -61,5 +61,23 @@ check_err 5 "context holds" -m "$models/stories260K.gguf" -p "$prompt" -c 8
 printf 'GGUF\003\000\000\000\000\000\000\000\000\000\000\000\001\000\000\000\000\000\000\000\024\000\000\000\000\000\000\000general.architecture\010\000\000\000\005\000\000\000\000\000\000\000mamba' >"$tmp/mamba.gguf"
 check_err 3 "architecture 'mamba' is not supported; confab runs llama (.*), qwen3 (Qwen3), gemma3" -m "$tmp/mamba.gguf" -p x
 "$bin" inspect "$tmp/mamba.gguf" | grep -q "general.architecture .*'mamba'" || fail "inspect of an unsupported architecture"
+# speculative decoding: a draft model (itself, and the same weights at Q4_0
+# for Q8_0) or lookup gives the same greedy tokens; a draft of another
+# vocabulary, or both ways at once, is one error line (exit 2)
+for spec in "-md $models/stories260K.gguf --draft-p-min 0" "--lookup" "-md $models/stories260K.gguf --draft-max 3"; do
+    got=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --temp 0 -n 32 --ignore-eos --ids -t 1 $spec -v 2>"$tmp/err")
+    [ "$got" = "$want" ] || fail "speculative ($spec): $got"
+    grep -q "^confab: speculative: drafted [0-9]*, accepted" "$tmp/err" || fail "speculative ($spec): no summary"
+done
+a=$("$bin" complete -m "$models/quant-Q8_0.gguf" -p "$prompt" --temp 0 -n 24 --ids -t 1)
+b=$("$bin" complete -m "$models/quant-Q8_0.gguf" -p "$prompt" --temp 0 -n 24 --ids -t 1 -md "$models/quant-Q4_0.gguf" --draft-p-min 0)
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "Q8_0 with a Q4_0 draft: '$a' / '$b'"
+a=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --seed 5 -n 40 --ids -t 1)
+b=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --seed 5 -n 40 --ids -t 1 --lookup)
+[ "$a" = "$b" ] || fail "sampled with --lookup: other tokens for the same seed"
+check_err 2 "-md .*vocabulary has 32000 tokens, the model's 512: they must be the same" -m "$models/stories260K.gguf" \
+    -p x -md "$models/llama-spm.Q8_0.gguf"
+check_err 2 "-md and --lookup: choose one way to guess" -m "$models/stories260K.gguf" -p x -md "$models/stories260K.gguf" --lookup
+check_err 2 "--draft-max" -m "$models/stories260K.gguf" -p x --lookup --draft-max 0
 rm -rf "$tmp"
 [ $fails -eq 0 ] && echo "complete: ok"
