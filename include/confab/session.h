@@ -39,6 +39,7 @@
 #include "confab/common.h"
 #include "confab/model.h"
 #include "confab/sampler.h"
+#include "confab/spec.h"
 #include "confab/template.h"
 
 typedef struct cf_session cf_session;
@@ -62,6 +63,12 @@ typedef struct cf_session_params {
     const char *api_key;
     int timeout_ms;                 /* the longest silence from the server; 0: 300 s */
     int retries;                    /* of 429 and 5xx answers; 0: 3, < 0: none */
+    /* Speculative decoding of the replies (spec.h), local only: a draft
+     * model of the same vocabulary, or guesses from the context (lookup);
+     * spec NULL: llama.cpp's defaults. */
+    const char *draft_model;
+    bool lookup;
+    const cf_spec_params *spec;
 } cf_session_params;
 
 /* Open the model (or reach the server) and create an empty session.
@@ -233,6 +240,9 @@ typedef struct cf_turn_stats {
      * for the first piece, then the stream). */
     bool remote, usage, timings;
     int cached_tokens;   /* of the prompt, those the server had cached, when it says */
+    /* Speculative decoding: guesses checked and kept, and the passes of
+     * the model that checked them */
+    int drafted, accepted, spec_passes;
 } cf_turn_stats;
 
 const cf_turn_stats *cf_session_last_stats(const cf_session *s);

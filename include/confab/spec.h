@@ -62,6 +62,12 @@ typedef bool (*cf_spec_stop_fn)(void *ud, int32_t token);
 int cf_spec_step(cf_spec *s, cf_sampler *smp, int32_t x, int32_t *out, int cap, cf_spec_stop_fn stop,
                  void *ud, cf_err *err);
 
+/* Row i of the last step's check: the logits its token i was drawn from
+ * (i below the step's count; valid until the next step).  A caller that
+ * stops before a step's last token draws them again to leave its sampler
+ * as plain decoding would. */
+const float *cf_spec_logits(const cf_spec *s, int i);
+
 typedef struct cf_spec_stats {
     int64_t steps;    /* target passes that checked guesses (or none) */
     int64_t drafted;  /* guesses checked */

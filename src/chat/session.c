@@ -174,7 +174,7 @@ int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err)
     if (cf_model_load_as(p->model_path, p->tokenizer_path, p->load_mode, &s->model, err) ||
         cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err))
         return cf_err_class(err, CF_E_MODEL);
-    if (cf_ctx_new(s->model, &cp, &s->ctx, err))
+    if (cf_ctx_new(s->model, &cp, &s->ctx, err) || sess_spec_open(s, p, err))
         return -1;
     if (open_template(s, p, err))
         return cf_err_class(err, CF_E_TEMPLATE);
@@ -199,6 +199,7 @@ void sess_local_free(cf_session *s)
     cf_chat_template_free(s->tmpl);
     free(s->bos_text);
     free(s->eos_text);
+    sess_spec_free(s);
     cf_ctx_free(s->ctx);
     cf_tokenizer_free(s->tok);
     cf_model_free(s->model);

@@ -41,6 +41,8 @@ typedef struct sess_branch {
 } sess_branch;
 
 /* The reply being generated. */
+enum { SESS_SPEC_MAX = 64 }; /* tokens a speculative step gives at most */
+
 typedef struct sess_reply {
     bool active, finished;
     cf_token pending;  /* sampled and returned, not yet evaluated (-1: none) */
@@ -62,6 +64,10 @@ typedef struct sess_reply {
     cf_utf8_stream utf8[2]; /* per split_kind */
     char *out[2];      /* the parts handed out, per split_kind */
     size_t out_cap[2];
+    /* a speculative step's tokens (session_spec.c): q[0..nq-1) are in the
+     * cache already, q[nq-1] is not; q[qat..nq) are still to be shown */
+    cf_token q[SESS_SPEC_MAX];
+    int nq, qat;
     const cf_tokens *script; /* test-only: the tokens to emit (session_script.c) */
     size_t script_pos;
     double t0;         /* begin_reply's clock */
@@ -93,6 +99,17 @@ struct cf_session {
     int n_scripted, next_script;
 
     cf_sampler *smp;
+    /* speculative decoding (session_spec.c): the drafter's model and
+     * context (lookup: none), and the ctx the spec was made for (a loaded
+     * session may bring another) */
+    cf_model *draft_model;
+    cf_tokenizer *draft_tok;
+    cf_ctx *draft_ctx;
+    cf_spec *spec;
+    const cf_ctx *spec_ctx;
+    void *spec_smp; /* the sampler's state before the last step */
+    size_t spec_smp_len, spec_smp_cap;
+    cf_spec_params spec_params;
     /* the session's, whatever the engine: */
     unsigned set_mask; /* settings given a value (bit i: cf_session_setting_names()[i]) */
     int n_predict;
@@ -125,6 +142,15 @@ int sess_local_next_part(cf_session *s, cf_reply_part *part, cf_err *err); /* se
 void sess_local_end_reply(cf_session *s, bool cut);
 int sess_local_prompt_text(cf_session *s, const char *user_text, char **text, int *n_tokens,
                            int *n_cached, cf_err *err); /* session_prompt.c */
+/* session_spec.c: the drafter of p (none asked: nothing), its step after
+ * the reply's pending token (into reply.q, at most cap tokens), and the
+ * cache cut back to the reply's tokens when it ends mid-step. */
+int sess_spec_open(cf_session *s, const cf_session_params *p, cf_err *err);
+/* An end-of-generation token that ends the reply (session_reply.c). */
+bool sess_ends_reply(const cf_session *s, cf_token t);
+void sess_spec_free(cf_session *s);
+int sess_spec_step(cf_session *s, int cap, cf_err *err);
+void sess_spec_settle(cf_session *s);
 
 /* ---- the remote engine (remote.c) ------------------------------------------ */
 int sess_remote_open(cf_session *s, const cf_session_params *p, cf_err *err);

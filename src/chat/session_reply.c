@@ -35,7 +35,7 @@ cf_str sess_raw_piece(const cf_session *s, cf_token t)
 
 /* An end-of-generation token that ends the reply (gpt-oss's <|end|> only
  * closes a channel). */
-static bool ends_reply(const cf_session *s, cf_token t)
+bool sess_ends_reply(const cf_session *s, cf_token t)
 {
     if (!cf_tok_is_eog(s->tok, t))
         return false;
@@ -314,6 +314,7 @@ static bool finish(cf_session *s, cf_stop_reason why, cf_reply_part *part)
     r->finished = true;
     s->stats.stop = why;
     s->have_logits = false;
+    sess_spec_settle(s);
     sess_reply_settle(s, end, &s->msgs[s->n_msgs - 1]);
     keep_probs(r, &s->msgs[s->n_msgs - 1]);
     /* a last token cut by a stop string is not part of the reply */
@@ -340,6 +341,7 @@ void sess_reply_open(cf_session *s, double t0, const splitter *sp0)
     memset(r->utf8, 0, sizeof r->utf8);
     r->script = sess_script_next(s);
     r->script_pos = 0;
+    r->nq = r->qat = 0;
     r->t0 = t0;
 }
 
@@ -399,19 +401,26 @@ static int next_part(cf_session *s, cf_reply_part *part, cf_err *err)
     if (r->pending >= 0) {
         if (s->n_predict >= 0 && r->n_gen >= s->n_predict)
             goto stop_n_predict;
-        int room = make_room(s, err);
-        if (room < 0)
-            return -1;
-        if (room == 0) {
-            more = finish(s, CF_STOP_CONTEXT_FULL, part);
-            goto last;
+        /* a speculative step's tokens but its last are evaluated already */
+        if (r->qat >= r->nq) {
+            int room = make_room(s, err);
+            if (room < 0)
+                return -1;
+            if (room == 0) {
+                more = finish(s, CF_STOP_CONTEXT_FULL, part);
+                goto last;
+            }
+            if (s->spec && !s->probs && !r->script) {
+                if (sess_spec_step(s, s->n_predict >= 0 ? s->n_predict - r->n_gen : SESS_SPEC_MAX, err))
+                    return -1;
+            } else if (cf_ctx_decode(s->ctx, &r->pending, 1, s->logits, false, err)) {
+                return -1;
+            }
+            const int used = cf_ctx_decode_threads(s->ctx);
+            s->stats.threads = cf_ctx_n_threads(s->ctx);
+            if (!s->stats.fewest_threads || used < s->stats.fewest_threads)
+                s->stats.fewest_threads = used;
         }
-        if (cf_ctx_decode(s->ctx, &r->pending, 1, s->logits, false, err))
-            return -1;
-        const int used = cf_ctx_decode_threads(s->ctx);
-        s->stats.threads = cf_ctx_n_threads(s->ctx);
-        if (!s->stats.fewest_threads || used < s->stats.fewest_threads)
-            s->stats.fewest_threads = used;
         if (cf_tokens_push(&s->cache, r->pending))
             return cf_fail(err, "out of memory");
         r->pending = CF_TOKEN_NULL;
@@ -419,12 +428,15 @@ static int next_part(cf_session *s, cf_reply_part *part, cf_err *err)
         goto stop_n_predict;
     }
     cf_token_prob rec = {.p = -1};
-    cf_token t = next_token(s, &rec);
-    if (t < 0 || ends_reply(s, t)) {
+    /* a step's tokens were drawn and accepted by it */
+    const bool stepped = r->qat < r->nq;
+    cf_token t = stepped ? r->q[r->qat++] : next_token(s, &rec);
+    if (t < 0 || sess_ends_reply(s, t)) {
         more = finish(s, CF_STOP_EOG, part);
         goto last;
     }
-    cf_sampler_accept(s->smp, t);
+    if (!stepped)
+        cf_sampler_accept(s->smp, t);
     cf_str p = sess_raw_piece(s, t);
     if (reserve_text(r, p.len) || cf_tokens_push(&r->ids, t) ||
         (s->probs && record_prob(r, r->ids.n - 1, &rec)))

@@ -106,6 +106,11 @@ int cf_spec_begin(cf_spec *s, const int32_t *tokens, int n, cf_err *err)
     return 0;
 }
 
+const float *cf_spec_logits(const cf_spec *s, int i)
+{
+    return s->logits + (size_t)i * (size_t)s->n_vocab;
+}
+
 const cf_spec_stats *cf_spec_get_stats(const cf_spec *s)
 {
     return &s->st;

@@ -110,7 +110,7 @@ static int remote_params(const chat_opts *o, cf_session_params *p, char **endpoi
 
 static int run(chat_opts *o, bool interactive)
 {
-    char *system = NULL, *model = NULL, *endpoint = NULL, *saved_model = NULL;
+    char *system = NULL, *model = NULL, *endpoint = NULL, *saved_model = NULL, *draft = NULL;
     cf_session *s = NULL;
     int status = CF_EXIT_USAGE;
     if (check_template_opts(o) < 0 ||
@@ -125,11 +125,18 @@ static int run(chat_opts *o, bool interactive)
         .chat_template = o->chat_template,
         .chat_template_file = o->chat_template_file,
         .system_prompt = system,
+        .lookup = o->lookup,
+        .spec = &o->spec,
     };
     cf_err err = {0};
     int remote = remote_params(o, &p, &endpoint, &saved_model, &status);
     if (remote < 0)
         goto out;
+    if (remote && (o->draft_model || o->lookup)) {
+        cli_error("%s: speculative decoding is for local models (the server decides how it decodes)",
+                  o->lookup ? "--lookup" : "-md");
+        goto out;
+    }
     if (remote) {
         if (cf_session_new(&p, &s, &err) < 0) {
             cli_error("--endpoint: %s", err.msg);
@@ -138,9 +145,10 @@ static int run(chat_opts *o, bool interactive)
         }
     } else {
         status = CF_EXIT_MODEL;
-        if (!(model = cli_resolve_model(o->model)))
+        if (!(model = cli_resolve_model(o->model)) || (o->draft_model && !(draft = cli_model_path(o->draft_model))))
             goto out;
         p.model_path = model;
+        p.draft_model = draft;
         if (session_open(&p, interactive && isatty(STDERR_FILENO), &s, &err) < 0) {
             cli_error("%s", err.msg);
             status = err.code == CF_E_FAIL ? CF_EXIT_MODEL : cli_exit_for(&err);
@@ -167,6 +175,7 @@ out_chat:
 out:
     cf_session_free(s);
     free(model);
+    free(draft);
     free(endpoint);
     free(saved_model);
     free(system);

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "confab/serve.h"
+#include "draft.h"
 
 static volatile sig_atomic_t stop;
 
@@ -45,6 +46,8 @@ static void usage(FILE *f)
             "      --kv-type f32|f16   KV cache element type (default f16)\n"
             "      --chat-template NAME, --chat-template-file FILE   as for confab chat\n"
             "  -v, --verbose           log each request's settings too\n"
+            "  -md FILE, --lookup, --draft-max N, --draft-min N, --draft-p-min P\n"
+            "                          speculative decoding, as for confab complete\n"
             "\n"
             "Every request and its outcome is logged on stderr, one line each.\n");
 }
@@ -73,16 +76,22 @@ int cmd_serve(int argc, char **argv)
         {"chat-template", required_argument, 0, 'T'},
         {"chat-template-file", required_argument, 0, 'F'},
         {"verbose", no_argument, 0, 'v'},           {"help", no_argument, 0, 'h'},
+        {"model-draft", required_argument, 0, 'd'}, {"draft-max", required_argument, 0, 'd'},
+        {"draft-min", required_argument, 0, 'd'},   {"draft-p-min", required_argument, 0, 'd'},
+        {"lookup", no_argument, 0, 'd'},
         {0, 0, 0, 0},
     };
+    ui_draft draft;
+    ui_draft_init(&draft);
     cf_serve_params p = {.port = 8080, .stop = &stop, .log = log_line, .ready = ready};
     p.ud = &p;
     const char *model_opt = NULL, *key_env = NULL;
     long long v;
-    int c;
+    int c, li = 0;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":m:c:t:vh", opts, NULL)) != -1) {
+    ui_draft_argv(argc, argv);
+    while ((c = getopt_long(argc, argv, ":m:c:t:vh", opts, &li)) != -1) {
         switch (c) {
         case 'm': model_opt = optarg; break;
         case 'H': p.host = optarg; break;
@@ -113,6 +122,10 @@ int cmd_serve(int argc, char **argv)
         case 'T': p.session.chat_template = optarg; break;
         case 'F': p.session.chat_template_file = optarg; break;
         case 'v': p.verbose = true; break;
+        case 'd':
+            if (ui_draft_option(&draft, opts[li].name, optarg) < 0)
+                return CF_EXIT_USAGE;
+            break;
         case 'h': usage(stdout); return CF_EXIT_OK;
         case ':':
             cli_error("serve: %s needs a value", argv[optind - 1]);
@@ -133,10 +146,15 @@ int cmd_serve(int argc, char **argv)
             return CF_EXIT_USAGE;
         }
     }
-    char *model = cli_resolve_model(model_opt);
-    if (!model)
+    char *model = cli_resolve_model(model_opt), *draft_path = NULL;
+    if (!model || (draft.model && !(draft_path = cli_model_path(draft.model)))) {
+        free(model);
         return CF_EXIT_MODEL;
+    }
     p.session.model_path = model;
+    p.session.draft_model = draft_path;
+    p.session.lookup = draft.lookup;
+    p.session.spec = &draft.p;
     if (!p.session.n_threads)
         p.session.n_threads = cli_default_threads();
     /* a store's name (qwen3:0.6b) names it better than its blob's file */
@@ -161,5 +179,6 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "confab serve: stopped\n");
     }
     free(model);
+    free(draft_path);
     return status;
 }

@@ -11,7 +11,7 @@ enum opt_id {
     O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV_TYPE, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
     O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_AUTOSAVE, O_WHOLE,
     O_TUI, O_VERBOSE, O_NO_COLOR, O_MARKDOWN, O_HELP, O_SHOW_THINKING, O_ENDPOINT, O_API_KEY_ENV,
-    O_TIMEOUT,
+    O_TIMEOUT, O_DRAFT_MODEL, O_LOOKUP, O_DRAFT_MAX, O_DRAFT_MIN, O_DRAFT_P_MIN,
 };
 
 enum opt_group { G_MODEL, G_REMOTE, G_SAMPLING, G_THINKING, G_CONVERSATION, G_INTERFACE, G_COUNT };
@@ -47,6 +47,14 @@ static const opt_def defs[] = {
     {"chat-template", 0, "NAME", O_TEMPLATE, G_MODEL, 0,
      "built-in chat template (default: the model's own)"},
     {"chat-template-file", 0, "FILE", O_TEMPLATE_FILE, G_MODEL, 0, "Jinja chat template file"},
+    {"model-draft", 0, "FILE", O_DRAFT_MODEL, G_MODEL, 0,
+     "speculative decoding (also -md): a smaller model of the same vocabulary\n"
+     "guesses, the model checks the guesses in one pass (the same replies)"},
+    {"lookup", 0, NULL, O_LOOKUP, G_MODEL, 0, "speculative decoding with guesses from the conversation itself"},
+    {"draft-max", 0, "N", O_DRAFT_MAX, G_MODEL, 0, "guesses checked at most in one pass (default 16)"},
+    {"draft-min", 0, "N", O_DRAFT_MIN, G_MODEL, 0, "fewer guesses are not checked (default 0)"},
+    {"draft-p-min", 0, "P", O_DRAFT_P_MIN, G_MODEL, 0,
+     "the draft model stops guessing below this probability (default 0.75)"},
 
     {"endpoint", 0, "URL", O_ENDPOINT, G_REMOTE, 0,
      "the server's base URL, e.g. http://localhost:8080/v1\n"
@@ -111,6 +119,7 @@ void opts_init(chat_opts *o)
     o->kv_type = CF_KV_F16;
     o->show_thinking = -1;
     o->markdown = true;
+    cf_spec_params_default(&o->spec);
 }
 
 static int setting_index(const char *name)
@@ -198,6 +207,22 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
         if (!cli_parse_float(label, value, 0.05, 86400, &x))
             return -1;
         o->timeout = x;
+        return 0;
+    case O_DRAFT_MODEL:
+        return replace(&o->draft_model, value);
+    case O_LOOKUP:
+        o->lookup = flag;
+        return 0;
+    case O_DRAFT_MAX:
+    case O_DRAFT_MIN:
+        if (!cli_parse_int(label, value, d->id == O_DRAFT_MAX ? 1 : 0, 64, &n))
+            return -1;
+        *(d->id == O_DRAFT_MAX ? &o->spec.draft_max : &o->spec.draft_min) = (int)n;
+        return 0;
+    case O_DRAFT_P_MIN:
+        if (!cli_parse_float(label, value, 0, 1, &x))
+            return -1;
+        o->spec.p_min = (float)x;
         return 0;
     case O_SETTING: {
         /* The range is the session's to check (it knows the model); here
@@ -301,6 +326,9 @@ int opts_parse_args(chat_opts *o, int argc, char **argv)
         } else if (!strcmp(a, "-sys")) { /* llama-cli's */
             d = find_long("system", 6);
             snprintf(label, sizeof label, "%s", a);
+        } else if (!strcmp(a, "-md")) {
+            d = find_long("model-draft", 11);
+            snprintf(label, sizeof label, "%s", a);
         } else if (a[0] == '-' && a[1] && !a[2]) {
             d = find_short(a[1]);
             snprintf(label, sizeof label, "-%c", a[1]);
@@ -372,6 +400,7 @@ void opts_free(chat_opts *o)
     free(o->system);
     free(o->session);
     free(o->prompt);
+    free(o->draft_model);
     for (int i = 0; i < OPTS_N_SETTINGS; i++)
         free(o->settings[i]);
     opts_init(o);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "confab/model.h"
+#include "confab/spec.h"
 
 /* The session's settings that are also options, in its spelling. */
 #define OPTS_N_SETTINGS 14
@@ -25,6 +26,9 @@ typedef struct chat_opts {
     chat_system_from system_from; /* the later of --system / --system-file wins */
     char *system;
     char *session, *prompt;
+    char *draft_model;            /* -md: speculative decoding's draft */
+    bool lookup;                  /* --lookup: its guesses from the context */
+    cf_spec_params spec;
     int n_ctx, n_threads;
     cf_kv_type kv_type;
     cf_load_mode load_mode;

@@ -168,16 +168,21 @@ static void show_stats(chat *c)
                  st->threads, st->fewest_threads);
     else if (st->threads)
         snprintf(threads, sizeof threads, "\nthreads      %d", st->threads);
+    char spec[160] = "";
+    if (st->spec_passes)
+        snprintf(spec, sizeof spec, "\nspeculative  %d guesses, %d kept (%.0f %%), %.2f tokens a pass of the model",
+                 st->drafted, st->accepted, st->drafted ? 100.0 * st->accepted / st->drafted : 0.0,
+                 (double)st->gen_tokens / st->spec_passes);
     chat_say(c, OUT_INFO,
              "prompt       %d tokens in %.1f ms (%.1f t/s)\n"
              "reply        %d tokens in %.1f ms (%.1f t/s)\n"
              "  thinking   %d tokens in %.1f ms\n"
              "  answer     %d tokens in %.1f ms\n"
              "first token  %.1f ms\n"
-             "shifted out  %d tokens%s",
+             "shifted out  %d tokens%s%s",
              st->prompt_tokens, st->prompt_ms, pps, st->gen_tokens, st->gen_ms, gps,
              st->reasoning_tokens, st->reasoning_ms, st->gen_tokens - st->reasoning_tokens,
-             st->gen_ms - st->reasoning_ms, st->ttft_ms, st->shifted_tokens, threads);
+             st->gen_ms - st->reasoning_ms, st->ttft_ms, st->shifted_tokens, threads, spec);
 }
 
 static void show_template(chat *c)
