@@ -143,8 +143,9 @@ static const char *computable_types(void)
     return list;
 }
 
-/* Matrices must be of a type confab computes; vectors F32. */
-cf_weight cf_ld_tensor(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1, bool required)
+/* Matrices must be of a type confab computes; vectors, and the tensors
+ * the forward pass reads as values, F32. */
+static cf_weight bind(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1, bool required, bool values)
 {
     if (ld->failed)
         return NULL;
@@ -164,21 +165,34 @@ cf_weight cf_ld_tensor(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1
         return NULL;
     }
     const cf_type_traits *tt = cf_type_get(t->type);
-    bool vector = ne1 == 1;
-    if (vector ? t->type != CF_TYPE_F32 : !tt->computable) {
+    values |= ne1 == 1;
+    if (values ? t->type != CF_TYPE_F32 : !tt->computable) {
         ld->failed = true;
         cf_fail(ld->err, "tensor '%s' has type %s, which confab cannot compute (%s%s)", name, tt->name,
-                vector ? "vectors must be F32" : "supported: ", vector ? "" : computable_types());
+                values ? (ne1 == 1 ? "vectors must be F32" : "its values must be F32") : "supported: ",
+                values ? "" : computable_types());
         return NULL;
     }
     return t;
+}
+
+cf_weight cf_ld_tensor(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1, bool required)
+{
+    return bind(ld, name, ne0, ne1, required, false);
 }
 
 cf_weight cf_ld_layer(cf_loader *ld, int l, const char *what, int64_t ne0, int64_t ne1, bool required)
 {
     char name[96];
     snprintf(name, sizeof name, "blk.%d.%s", l, what);
-    return cf_ld_tensor(ld, name, ne0, ne1, required);
+    return bind(ld, name, ne0, ne1, required, false);
+}
+
+cf_weight cf_ld_values(cf_loader *ld, int l, const char *what, int64_t ne0, int64_t ne1, bool required)
+{
+    char name[96];
+    snprintf(name, sizeof name, "blk.%d.%s", l, what);
+    return bind(ld, name, ne0, ne1, required, true);
 }
 
 void cf_ld_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm)

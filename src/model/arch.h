@@ -32,6 +32,9 @@ bool cf_ld_str(cf_loader *ld, const char *suffix, cf_str *out);
 cf_weight cf_ld_tensor(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1, bool required);
 /* blk.<l>.<what> */
 cf_weight cf_ld_layer(cf_loader *ld, int l, const char *what, int64_t ne0, int64_t ne1, bool required);
+/* The same for a tensor the forward pass reads as F32 values whatever its
+ * shape (the experts' biases, convolution kernels): F32 only. */
+cf_weight cf_ld_values(cf_loader *ld, int l, const char *what, int64_t ne0, int64_t ne1, bool required);
 
 /* The llama block every family starts from: attn_norm, q k v, output,
  * ffn_norm, gate, up, down (norms optional when a family has none). */

@@ -218,6 +218,10 @@ void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3]);
 int cf_xq_index(cf_weight const ws[3], int i);
 /* The weights reading the experts' inputs: the router, gate and up. */
 void cf_moe_group(const cf_layer *L, cf_weight moe[3]);
+/* Which xq buffer holds the experts' input (moe: the group that rounds
+ * for them).  Gemma 4's router reads another row than its experts, so
+ * there it is never the router's buffer, even when their types agree. */
+int cf_moe_xq(const cf_layer *L, cf_weight const moe[3]);
 
 /* ---- ops (ops.c) ---------------------------------------------------------- */
 void cf_layernorm(float *y, const float *x, const float *w, const float *b, int n, float eps);

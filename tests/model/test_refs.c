@@ -265,18 +265,14 @@ int main(int argc, char **argv)
     }
     if (!shared_dir())
         return TEST_SKIP;
-    const char *stem = argv[1];
-    char rel[256];
-    snprintf(rel, sizeof rel, "refs/%s.json", stem);
-    cf_json *j = json_load_file(shared_path(rel));
-    CHECKF(j != NULL, "cannot read %s", rel);
+    const char *stem = argv[1], *path;
+    cf_json *j = refs_load(stem, &path);
+    CHECKF(j != NULL, "cannot read the refs of %s", stem);
     if (!j)
         return test_summary(stem);
-    const char *file = cf_json_get(cf_json_get(j, "model"), "file")->str;
-    snprintf(rel, sizeof rel, "models/%s", file);
     cf_model *m;
     cf_err err;
-    if (cf_model_load(shared_path(rel), NULL, &m, &err) != 0) {
+    if (cf_model_load(path, NULL, &m, &err) != 0) {
         CHECKF(0, "%s", err.msg);
         cf_json_free(j);
         return test_summary(stem);

@@ -31,9 +31,9 @@ static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     L->ffn_norm = cf_ld_layer(ld, l, "post_attention_norm.weight", E, 1, true);
     cf_ld_moe(ld, hp, l, L, false);
     L->moe_router_b = cf_ld_layer(ld, l, "ffn_gate_inp.bias", X, 1, true);
-    L->moe_gate_b = cf_ld_layer(ld, l, "ffn_gate_exps.bias", F, X, true);
-    L->moe_up_b = cf_ld_layer(ld, l, "ffn_up_exps.bias", F, X, true);
-    L->moe_down_b = cf_ld_layer(ld, l, "ffn_down_exps.bias", E, X, true);
+    L->moe_gate_b = cf_ld_values(ld, l, "ffn_gate_exps.bias", F, X, true);
+    L->moe_up_b = cf_ld_values(ld, l, "ffn_up_exps.bias", F, X, true);
+    L->moe_down_b = cf_ld_values(ld, l, "ffn_down_exps.bias", E, X, true);
     L->swa = hp->n_swa > 0 && l % 2 == 0;
 }
 

@@ -21,7 +21,7 @@ static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     if (cf_ld_per_layer(ld, "attention.head_count_kv", hp->n_layer, l, hp->n_head_kv) == 0) {
         L->attn_norm = cf_ld_layer(ld, l, "attn_norm.weight", E, 1, true);
         L->conv_in = cf_ld_layer(ld, l, "shortconv.in_proj.weight", E, 3 * E, true);
-        L->conv_w = cf_ld_layer(ld, l, "shortconv.conv.weight", hp->conv_kernel, E, true);
+        L->conv_w = cf_ld_values(ld, l, "shortconv.conv.weight", hp->conv_kernel, E, true);
         L->conv_out = cf_ld_layer(ld, l, "shortconv.out_proj.weight", E, E, true);
         L->rope = false;
     } else {

@@ -44,7 +44,7 @@ static void delta_net(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     L->dn_z = cf_ld_layer(ld, l, "attn_gate.weight", E, Hv * D, true);
     L->dn_beta = cf_ld_layer(ld, l, "ssm_beta.weight", E, Hv, true);
     L->dn_alpha = cf_ld_layer(ld, l, "ssm_alpha.weight", E, Hv, true);
-    L->dn_conv = cf_ld_layer(ld, l, "ssm_conv1d.weight", hp->conv_kernel, conv_dim, true);
+    L->dn_conv = cf_ld_values(ld, l, "ssm_conv1d.weight", hp->conv_kernel, conv_dim, true);
     L->dn_dt_bias = cf_ld_layer(ld, l, "ssm_dt.bias", Hv, 1, true);
     L->dn_a = cf_ld_layer(ld, l, "ssm_a", Hv, 1, true);
     L->dn_norm = cf_ld_layer(ld, l, "ssm_norm.weight", D, 1, true);
