@@ -30,6 +30,7 @@ typedef enum cf_arch {
     CF_ARCH_QWEN35,
     CF_ARCH_QWEN35MOE,
     CF_ARCH_GEMMA4,
+    CF_ARCH_MISTRAL3,
     CF_ARCH_COUNT
 } cf_arch;
 
@@ -94,6 +95,10 @@ typedef struct cf_hparams {
     float embd_scale;     /* the input embedding is multiplied by it */
     float residual_scale; /* each block's output is multiplied by it before the residual add */
     float q_scale;        /* q is multiplied by it after RoPE */
+    /* and by 1 + attn_temp_scale ln(floor(pos / attn_temp_floor) + 1),
+     * Llama 4's attention temperature (0: none) */
+    float attn_temp_scale;
+    int attn_temp_floor;
     float kq_scale;       /* scores = q.k * kq_scale */
     float logit_scale;    /* logits are multiplied by it */
     float logit_softcap;  /* 0, or logits become cap * tanh(logits / cap) */

@@ -16,6 +16,7 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_GPT_OSS] = &cf_arch_gpt_oss, [CF_ARCH_LFM2] = &cf_arch_lfm2,
     [CF_ARCH_QWEN35] = &cf_arch_qwen35,   [CF_ARCH_QWEN35MOE] = &cf_arch_qwen35moe,
     [CF_ARCH_GEMMA4] = &cf_arch_gemma4,
+    [CF_ARCH_MISTRAL3] = &cf_arch_mistral3,
 };
 
 const char *cf_arch_name(cf_arch a)
@@ -325,6 +326,14 @@ static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
             hp->rope_yarn_beta_fast = cf_ld_float(&r, "rope.scaling.yarn_beta_fast", 32.0f);
             hp->rope_yarn_beta_slow = cf_ld_float(&r, "rope.scaling.yarn_beta_slow", 1.0f);
             hp->rope_yarn_attn_factor = cf_ld_float(&r, "rope.scaling.yarn_attn_factor", 1.0f);
+            /* with a log multiplier (DeepSeek's mscale_all_dim) the
+             * magnitude is m(s, 1) / m(s, mul), m(s, u) = 1 + 0.1 u ln s:
+             * the factor cancels YaRN's own 1 + 0.1 ln s */
+            const float mul = cf_ld_float(&r, "rope.scaling.yarn_log_multiplier", 0.0f);
+            if (mul > 0) {
+                const float ln_s = logf(1.0f / hp->rope_freq_scale);
+                hp->rope_yarn_attn_factor = 1.0f / (1.0f + 0.1f * mul * ln_s);
+            }
         } else if (!(scaling.len == 4 && !memcmp(scaling.ptr, "none", 4)) &&
                    !(scaling.len == 6 && !memcmp(scaling.ptr, "llama3", 6))) {
             /* llama3 scaling comes as the rope_freqs.weight tensor */

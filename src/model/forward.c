@@ -398,6 +398,11 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
     if (which == 0 && hp->q_scale != 1.0f)
         for (int i = 0; i < hd; i++)
             v[i] *= hp->q_scale;
+    if (which == 0 && hp->attn_temp_scale > 0) {
+        const float temp = (float)(log(floor((double)pos / hp->attn_temp_floor) + 1.0) * hp->attn_temp_scale + 1.0);
+        for (int i = 0; i < hd; i++)
+            v[i] *= temp;
+    }
     if (which == 1)
         cf_kv_put_k(&c->kv, l, h, pos, v);
     else if (which == 2)
