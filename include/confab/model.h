@@ -31,6 +31,7 @@ typedef enum cf_arch {
     CF_ARCH_QWEN35MOE,
     CF_ARCH_GEMMA4,
     CF_ARCH_MISTRAL3,
+    CF_ARCH_LFM2MOE,
     CF_ARCH_COUNT
 } cf_arch;
 
@@ -55,6 +56,7 @@ typedef enum cf_ffn_kind {
 typedef enum cf_moe_gating {
     CF_MOE_SOFTMAX,        /* softmax over all experts, then the top k (mixtral, qwen3moe) */
     CF_MOE_SOFTMAX_WEIGHT, /* the top k logits, then a softmax over them (gpt-oss) */
+    CF_MOE_SIGMOID,        /* sigmoid of each logit, then the top k (GLM-4.5, LFM2-MoE) */
 } cf_moe_gating;
 
 typedef enum cf_qk_norm {
@@ -116,6 +118,7 @@ typedef struct cf_hparams {
     int n_ff_shexp; /* the shared expert's width (qwen35moe), 0 for none */
     cf_moe_gating moe_gating;
     bool moe_norm_w; /* the kept weights are divided by their sum */
+    float moe_w_scale; /* then multiplied by it (0: not) */
 } cf_hparams;
 
 typedef struct cf_model cf_model;

@@ -17,6 +17,7 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_QWEN35] = &cf_arch_qwen35,   [CF_ARCH_QWEN35MOE] = &cf_arch_qwen35moe,
     [CF_ARCH_GEMMA4] = &cf_arch_gemma4,
     [CF_ARCH_MISTRAL3] = &cf_arch_mistral3,
+    [CF_ARCH_LFM2MOE] = &cf_arch_lfm2moe,
 };
 
 const char *cf_arch_name(cf_arch a)
@@ -261,6 +262,41 @@ void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool nor
         cf_fail(ld->err, "blk.%d: expert gate (%s) and up (%s) matrices of different kinds are not supported",
                 l, cf_type_name(L->moe_gate->type), cf_type_name(L->moe_up->type));
     }
+}
+
+void cf_ld_shared_expert(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool gated)
+{
+    const int64_t E = hp->n_embd;
+    const int F = hp->n_ff_shexp;
+    if (gated)
+        L->sh_inp = cf_ld_layer(ld, l, "ffn_gate_inp_shexp.weight", E, 1, true);
+    L->sh_gate = cf_ld_layer(ld, l, "ffn_gate_shexp.weight", E, F, true);
+    L->sh_up = cf_ld_layer(ld, l, "ffn_up_shexp.weight", E, F, true);
+    L->sh_down = cf_ld_layer(ld, l, "ffn_down_shexp.weight", F, E, true);
+    /* it reads the experts' rounded input, and its gate the router's F32 one */
+    if (!ld->failed && (L->moe_router->type != CF_TYPE_F32 ||
+                        cf_vec_dot_type(L->sh_gate->type) != cf_vec_dot_type(L->moe_gate->type) ||
+                        cf_vec_dot_type(L->sh_up->type) != cf_vec_dot_type(L->moe_gate->type))) {
+        ld->failed = true;
+        cf_fail(ld->err, "blk.%d: a shared expert whose matrices differ in kind from the experts' (or an "
+                "F16/quantized router) is not supported", l);
+    }
+}
+
+cf_moe_gating cf_ld_moe_gating(cf_loader *ld)
+{
+    const int f = cf_ld_int(ld, "expert_gating_func", 1);
+    if (!ld->failed && f > 2) {
+        ld->failed = true;
+        cf_fail(ld->err, "metadata %s.expert_gating_func = %d is not supported (1 softmax, 2 sigmoid)",
+                ld->arch, f);
+    }
+    return f == 2 ? CF_MOE_SIGMOID : CF_MOE_SOFTMAX;
+}
+
+bool cf_ld_moe_layer(cf_loader *ld, const cf_hparams *hp, int l)
+{
+    return hp->n_expert > 0 && l >= cf_ld_count(ld, "leading_dense_block_count");
 }
 
 /* ---- hyper-parameters ------------------------------------------------------ */

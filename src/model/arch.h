@@ -49,9 +49,25 @@ void cf_ld_moe_hparams(cf_loader *ld, cf_hparams *hp);
  * ffn_{gate,up,down}_exps */
 void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm);
 
+/* The shared expert beside the routed ones, n_ff_shexp wide; gated: by
+ * sigmoid(ffn_gate_inp_shexp . x) per token (qwen35moe), else added whole. */
+void cf_ld_shared_expert(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool gated);
+
 /* What gemma3 and gemma4 share: NeoX RoPE, per-head q/k norms, GELU-gated
  * FFN, the sliding window and its own RoPE base, embedding x sqrt(n_embd). */
 void cf_ld_gemma(cf_loader *ld, cf_hparams *hp);
+
+/* lfm2's recipe, and a layer's mixer: a gated short convolution where
+ * head_count_kv is 0, else attention with per-head q/k norms (lfm2moe
+ * shares both). */
+void cf_ld_lfm2(cf_loader *ld, cf_hparams *hp);
+void cf_ld_lfm2_mixer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L);
+
+/* Sigmoid routing (expert_gating_func 2; 1 is softmax) and the first
+ * leading_dense_block_count layers dense: the gating, and whether layer l
+ * has experts. */
+cf_moe_gating cf_ld_moe_gating(cf_loader *ld);
+bool cf_ld_moe_layer(cf_loader *ld, const cf_hparams *hp, int l);
 
 typedef struct cf_arch_desc {
     const char *name;   /* general.architecture */
@@ -69,5 +85,6 @@ extern const cf_arch_desc cf_arch_llama, cf_arch_qwen2, cf_arch_phi3, cf_arch_gp
     cf_arch_gemma3, cf_arch_smollm3, cf_arch_olmo2, cf_arch_granite, cf_arch_qwen3moe,
     cf_arch_gpt_oss, cf_arch_lfm2, cf_arch_qwen35, cf_arch_qwen35moe, cf_arch_gemma4;
 extern const cf_arch_desc cf_arch_mistral3;
+extern const cf_arch_desc cf_arch_lfm2moe;
 
 #endif

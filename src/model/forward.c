@@ -399,7 +399,8 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
         for (int i = 0; i < hd; i++)
             v[i] *= hp->q_scale;
     if (which == 0 && hp->attn_temp_scale > 0) {
-        const float temp = (float)(log(floor((double)pos / hp->attn_temp_floor) + 1.0) * hp->attn_temp_scale + 1.0);
+        const double steps = floor((double)pos / hp->attn_temp_floor);
+        const float temp = (float)(log(steps + 1.0) * hp->attn_temp_scale + 1.0);
         for (int i = 0; i < hd; i++)
             v[i] *= temp;
     }
@@ -936,8 +937,8 @@ static void moe_plan(thr *T, const cf_layer *L, cf_weight const ff[3])
     if (T->ith == 0) {
         memset(c->moe_off, 0, (size_t)(X + 1) * sizeof *c->moe_off);
         for (int t = 0; t < n; t++) {
-            cf_moe_route(hp, c->moe_logits + (size_t)t * X, c->moe_sel + (size_t)t * k,
-                         c->moe_w + (size_t)t * k);
+            cf_moe_route(hp, c->moe_logits + (size_t)t * X, L->moe_choice_b ? L->moe_choice_b->data : NULL,
+                         c->moe_sel + (size_t)t * k, c->moe_w + (size_t)t * k);
             for (int j = 0; j < k; j++)
                 c->moe_off[c->moe_sel[t * k + j] + 1]++;
         }
@@ -1101,8 +1102,9 @@ static void attention_block(thr *T, const cf_layer *L, int l)
     sync_fetching(T, next, gpt2 ? 1 : 2);
 }
 
-/* qwen35moe's shared expert, after the routed ones: a SwiGLU FFN on the
- * same input, scaled by sigmoid(sh_inp . h) per token, added to c->tmp.
+/* The shared expert, after the routed ones: a SwiGLU FFN on the same
+ * input, scaled by sigmoid(sh_inp . h) per token when it has that gate
+ * (qwen35moe; GLM's has none), added to c->tmp.
  * It reuses the routed experts' buffers: gate rows then up rows in
  * moe_ff, its rounded rows in moe_xd, its outputs in moe_out. */
 static void shared_expert(thr *T, const cf_layer *L, cf_weight const ff[3])
@@ -1131,7 +1133,8 @@ static void shared_expert(thr *T, const cf_layer *L, cf_weight const ff[3])
     for (int t = 0; t < n; t++) {
         /* the router's input is F32: its rounded row is h itself */
         const float *h = (const float *)act(T, 0, t);
-        const float gate = 1.0f / (1.0f + expf(-cf_vec_dot(CF_TYPE_F32, E, L->sh_inp->data, h)));
+        const float gate = L->sh_inp ? 1.0f / (1.0f + expf(-cf_vec_dot(CF_TYPE_F32, E, L->sh_inp->data, h)))
+                                     : 1.0f;
         const float *o = c->moe_out + (size_t)t * E;
         float *y_t = c->tmp + (size_t)t * E;
         for (int i = i0; i < i1; i++)
