@@ -32,6 +32,7 @@ typedef enum cf_arch {
     CF_ARCH_GEMMA4,
     CF_ARCH_MISTRAL3,
     CF_ARCH_LFM2MOE,
+    CF_ARCH_GLM4MOE,
     CF_ARCH_COUNT
 } cf_arch;
 

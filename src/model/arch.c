@@ -18,6 +18,7 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_GEMMA4] = &cf_arch_gemma4,
     [CF_ARCH_MISTRAL3] = &cf_arch_mistral3,
     [CF_ARCH_LFM2MOE] = &cf_arch_lfm2moe,
+    [CF_ARCH_GLM4MOE] = &cf_arch_glm4moe,
 };
 
 const char *cf_arch_name(cf_arch a)

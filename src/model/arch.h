@@ -86,5 +86,6 @@ extern const cf_arch_desc cf_arch_llama, cf_arch_qwen2, cf_arch_phi3, cf_arch_gp
     cf_arch_gpt_oss, cf_arch_lfm2, cf_arch_qwen35, cf_arch_qwen35moe, cf_arch_gemma4;
 extern const cf_arch_desc cf_arch_mistral3;
 extern const cf_arch_desc cf_arch_lfm2moe;
+extern const cf_arch_desc cf_arch_glm4moe;
 
 #endif
