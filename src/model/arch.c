@@ -210,6 +210,14 @@ void cf_ld_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bo
     L->wo = cf_ld_layer(ld, l, "attn_output.weight", Q, E, true);
 }
 
+void cf_ld_qkv_bias(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
+{
+    const int64_t Q = (int64_t)hp->n_head * L->head_dim, KV = (int64_t)L->n_head_kv * L->head_dim;
+    L->bq = cf_ld_layer(ld, l, "attn_q.bias", Q, 1, true);
+    L->bk = cf_ld_layer(ld, l, "attn_k.bias", KV, 1, true);
+    L->bv = cf_ld_layer(ld, l, "attn_v.bias", KV, 1, true);
+}
+
 void cf_ld_swiglu(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm)
 {
     const int64_t E = hp->n_embd, F = L->n_ff;

@@ -40,6 +40,8 @@ cf_weight cf_ld_values(cf_loader *ld, int l, const char *what, int64_t ne0, int6
  * ffn_norm, gate, up, down (norms optional when a family has none). */
 void cf_ld_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm);
 void cf_ld_swiglu(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm);
+/* attn_q.bias, attn_k.bias, attn_v.bias */
+void cf_ld_qkv_bias(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L);
 /* attn_q_norm / attn_k_norm of hp->qk_norm's width */
 void cf_ld_qk_norm(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L);
 /* expert_count, expert_used_count and the experts' FFN width (the key

@@ -20,12 +20,9 @@ static void hparams(cf_loader *ld, cf_hparams *hp)
 
 static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
 {
-    const int64_t E = hp->n_embd, Q = (int64_t)hp->n_head * hp->head_dim,
-                  KV = (int64_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff_exp, X = hp->n_expert;
+    const int64_t E = hp->n_embd, F = hp->n_ff_exp, X = hp->n_expert;
     cf_ld_attention(ld, hp, l, L, true);
-    L->bq = cf_ld_layer(ld, l, "attn_q.bias", Q, 1, true);
-    L->bk = cf_ld_layer(ld, l, "attn_k.bias", KV, 1, true);
-    L->bv = cf_ld_layer(ld, l, "attn_v.bias", KV, 1, true);
+    cf_ld_qkv_bias(ld, hp, l, L);
     L->bo = cf_ld_layer(ld, l, "attn_output.bias", E, 1, true);
     L->attn_sinks = cf_ld_layer(ld, l, "attn_sinks.weight", hp->n_head, 1, true);
     L->ffn_norm = cf_ld_layer(ld, l, "post_attention_norm.weight", E, 1, true);
