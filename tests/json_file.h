@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "harness.h"
 #include "json.h"
 
 /* The parsed file, or NULL (after printing why). */
@@ -27,6 +28,22 @@ static inline cf_json *json_load_file(const char *path)
         fprintf(stderr, "%s: %s\n", path, err.msg);
     free(buf);
     fclose(f);
+    return j;
+}
+
+/* The reference outputs of a model (refs/STEM.json under the shared folder)
+ * and the path of the model file they were made from (a shared_path
+ * buffer); NULL when they cannot be read. */
+static inline cf_json *refs_load(const char *stem, const char **model_path)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "refs/%s.json", stem);
+    cf_json *j = json_load_file(shared_path(rel));
+    if (j) {
+        const cf_json *model = cf_json_get(j, "model");
+        snprintf(rel, sizeof rel, "models/%s", cf_json_get(model, "file")->str);
+        *model_path = shared_path(rel);
+    }
     return j;
 }
 

@@ -45,7 +45,8 @@ typedef struct cf_mk_shape {
      * the last kv_shared layers reading an earlier layer's cache, and
      * per-layer embeddings of ple dims (0: none) */
     int head_dim_swa, swa_period, n_kv_shared, ple_dim;
-    float yarn_factor;   /* YaRN context extension (gpt-oss); 0: none */
+    int n_dense_lead;    /* glm4moe: the first layers' FFNs dense (n_ff), the others experts */
+    float yarn_factor;   /* YaRN context extension (gpt-oss, mistral3); 0: none */
     int yarn_orig_ctx;   /* the context YaRN extends */
     const char *vocab;   /* the default vocabulary, a path under the shared folder
                             (NULL: vocab/ggml-vocab-llama-spm.gguf) */
@@ -72,7 +73,7 @@ const char *cf_mk_shape_list(void);
  *   ff, ctx, rope_base, eps, tied (0|1), swa, rope_base_swa, experts,
  *   experts_used, expert_ff, yarn_factor, yarn_orig_ctx, rot, ssm_conv,
  *   ssm_state, ssm_k_heads, ssm_v_heads, head_dim_swa, swa_period,
- *   kv_shared, ple, name.
+ *   kv_shared, ple, dense_layers, name.
  * Unknown keys and bad values fail with a message naming them. */
 int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err);
 /* Check a shape is complete and consistent. */

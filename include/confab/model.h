@@ -30,6 +30,9 @@ typedef enum cf_arch {
     CF_ARCH_QWEN35,
     CF_ARCH_QWEN35MOE,
     CF_ARCH_GEMMA4,
+    CF_ARCH_MISTRAL3,
+    CF_ARCH_LFM2MOE,
+    CF_ARCH_GLM4MOE,
     CF_ARCH_COUNT
 } cf_arch;
 
@@ -54,6 +57,7 @@ typedef enum cf_ffn_kind {
 typedef enum cf_moe_gating {
     CF_MOE_SOFTMAX,        /* softmax over all experts, then the top k (mixtral, qwen3moe) */
     CF_MOE_SOFTMAX_WEIGHT, /* the top k logits, then a softmax over them (gpt-oss) */
+    CF_MOE_SIGMOID,        /* sigmoid of each logit, then the top k (GLM-4.5, LFM2-MoE) */
 } cf_moe_gating;
 
 typedef enum cf_qk_norm {
@@ -94,6 +98,10 @@ typedef struct cf_hparams {
     float embd_scale;     /* the input embedding is multiplied by it */
     float residual_scale; /* each block's output is multiplied by it before the residual add */
     float q_scale;        /* q is multiplied by it after RoPE */
+    /* and by 1 + attn_temp_scale ln(floor(pos / attn_temp_floor) + 1),
+     * Llama 4's attention temperature (0: none) */
+    float attn_temp_scale;
+    int attn_temp_floor;
     float kq_scale;       /* scores = q.k * kq_scale */
     float logit_scale;    /* logits are multiplied by it */
     float logit_softcap;  /* 0, or logits become cap * tanh(logits / cap) */
@@ -111,6 +119,7 @@ typedef struct cf_hparams {
     int n_ff_shexp; /* the shared expert's width (qwen35moe), 0 for none */
     cf_moe_gating moe_gating;
     bool moe_norm_w; /* the kept weights are divided by their sum */
+    float moe_w_scale; /* then multiplied by it (0: not) */
 } cf_hparams;
 
 typedef struct cf_model cf_model;

@@ -16,6 +16,9 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_GPT_OSS] = &cf_arch_gpt_oss, [CF_ARCH_LFM2] = &cf_arch_lfm2,
     [CF_ARCH_QWEN35] = &cf_arch_qwen35,   [CF_ARCH_QWEN35MOE] = &cf_arch_qwen35moe,
     [CF_ARCH_GEMMA4] = &cf_arch_gemma4,
+    [CF_ARCH_MISTRAL3] = &cf_arch_mistral3,
+    [CF_ARCH_LFM2MOE] = &cf_arch_lfm2moe,
+    [CF_ARCH_GLM4MOE] = &cf_arch_glm4moe,
 };
 
 const char *cf_arch_name(cf_arch a)
@@ -143,8 +146,9 @@ static const char *computable_types(void)
     return list;
 }
 
-/* Matrices must be of a type confab computes; vectors F32. */
-cf_weight cf_ld_tensor(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1, bool required)
+/* Matrices must be of a type confab computes; vectors, and the tensors
+ * the forward pass reads as values, F32. */
+static cf_weight bind(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1, bool required, bool values)
 {
     if (ld->failed)
         return NULL;
@@ -164,21 +168,34 @@ cf_weight cf_ld_tensor(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1
         return NULL;
     }
     const cf_type_traits *tt = cf_type_get(t->type);
-    bool vector = ne1 == 1;
-    if (vector ? t->type != CF_TYPE_F32 : !tt->computable) {
+    values |= ne1 == 1;
+    if (values ? t->type != CF_TYPE_F32 : !tt->computable) {
         ld->failed = true;
         cf_fail(ld->err, "tensor '%s' has type %s, which confab cannot compute (%s%s)", name, tt->name,
-                vector ? "vectors must be F32" : "supported: ", vector ? "" : computable_types());
+                values ? (ne1 == 1 ? "vectors must be F32" : "its values must be F32") : "supported: ",
+                values ? "" : computable_types());
         return NULL;
     }
     return t;
+}
+
+cf_weight cf_ld_tensor(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1, bool required)
+{
+    return bind(ld, name, ne0, ne1, required, false);
 }
 
 cf_weight cf_ld_layer(cf_loader *ld, int l, const char *what, int64_t ne0, int64_t ne1, bool required)
 {
     char name[96];
     snprintf(name, sizeof name, "blk.%d.%s", l, what);
-    return cf_ld_tensor(ld, name, ne0, ne1, required);
+    return bind(ld, name, ne0, ne1, required, false);
+}
+
+cf_weight cf_ld_values(cf_loader *ld, int l, const char *what, int64_t ne0, int64_t ne1, bool required)
+{
+    char name[96];
+    snprintf(name, sizeof name, "blk.%d.%s", l, what);
+    return bind(ld, name, ne0, ne1, required, true);
 }
 
 void cf_ld_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm)
@@ -191,6 +208,14 @@ void cf_ld_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bo
     L->wk = cf_ld_layer(ld, l, "attn_k.weight", E, KV, true);
     L->wv = cf_ld_layer(ld, l, "attn_v.weight", E, KV, true);
     L->wo = cf_ld_layer(ld, l, "attn_output.weight", Q, E, true);
+}
+
+void cf_ld_qkv_bias(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
+{
+    const int64_t Q = (int64_t)hp->n_head * L->head_dim, KV = (int64_t)L->n_head_kv * L->head_dim;
+    L->bq = cf_ld_layer(ld, l, "attn_q.bias", Q, 1, true);
+    L->bk = cf_ld_layer(ld, l, "attn_k.bias", KV, 1, true);
+    L->bv = cf_ld_layer(ld, l, "attn_v.bias", KV, 1, true);
 }
 
 void cf_ld_swiglu(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm)
@@ -246,6 +271,41 @@ void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool nor
         cf_fail(ld->err, "blk.%d: expert gate (%s) and up (%s) matrices of different kinds are not supported",
                 l, cf_type_name(L->moe_gate->type), cf_type_name(L->moe_up->type));
     }
+}
+
+void cf_ld_shared_expert(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool gated)
+{
+    const int64_t E = hp->n_embd;
+    const int F = hp->n_ff_shexp;
+    if (gated)
+        L->sh_inp = cf_ld_layer(ld, l, "ffn_gate_inp_shexp.weight", E, 1, true);
+    L->sh_gate = cf_ld_layer(ld, l, "ffn_gate_shexp.weight", E, F, true);
+    L->sh_up = cf_ld_layer(ld, l, "ffn_up_shexp.weight", E, F, true);
+    L->sh_down = cf_ld_layer(ld, l, "ffn_down_shexp.weight", F, E, true);
+    /* it reads the experts' rounded input, and its gate the router's F32 one */
+    if (!ld->failed && (L->moe_router->type != CF_TYPE_F32 ||
+                        cf_vec_dot_type(L->sh_gate->type) != cf_vec_dot_type(L->moe_gate->type) ||
+                        cf_vec_dot_type(L->sh_up->type) != cf_vec_dot_type(L->moe_gate->type))) {
+        ld->failed = true;
+        cf_fail(ld->err, "blk.%d: a shared expert whose matrices differ in kind from the experts' (or an "
+                "F16/quantized router) is not supported", l);
+    }
+}
+
+cf_moe_gating cf_ld_moe_gating(cf_loader *ld)
+{
+    const int f = cf_ld_int(ld, "expert_gating_func", 1);
+    if (!ld->failed && f > 2) {
+        ld->failed = true;
+        cf_fail(ld->err, "metadata %s.expert_gating_func = %d is not supported (1 softmax, 2 sigmoid)",
+                ld->arch, f);
+    }
+    return f == 2 ? CF_MOE_SIGMOID : CF_MOE_SOFTMAX;
+}
+
+bool cf_ld_moe_layer(cf_loader *ld, const cf_hparams *hp, int l)
+{
+    return hp->n_expert > 0 && l >= cf_ld_count(ld, "leading_dense_block_count");
 }
 
 /* ---- hyper-parameters ------------------------------------------------------ */
@@ -311,6 +371,14 @@ static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
             hp->rope_yarn_beta_fast = cf_ld_float(&r, "rope.scaling.yarn_beta_fast", 32.0f);
             hp->rope_yarn_beta_slow = cf_ld_float(&r, "rope.scaling.yarn_beta_slow", 1.0f);
             hp->rope_yarn_attn_factor = cf_ld_float(&r, "rope.scaling.yarn_attn_factor", 1.0f);
+            /* with a log multiplier (DeepSeek's mscale_all_dim) the
+             * magnitude is m(s, 1) / m(s, mul), m(s, u) = 1 + 0.1 u ln s:
+             * the factor cancels YaRN's own 1 + 0.1 ln s */
+            const float mul = cf_ld_float(&r, "rope.scaling.yarn_log_multiplier", 0.0f);
+            if (mul > 0) {
+                const float ln_s = logf(1.0f / hp->rope_freq_scale);
+                hp->rope_yarn_attn_factor = 1.0f / (1.0f + 0.1f * mul * ln_s);
+            }
         } else if (!(scaling.len == 4 && !memcmp(scaling.ptr, "none", 4)) &&
                    !(scaling.len == 6 && !memcmp(scaling.ptr, "llama3", 6))) {
             /* llama3 scaling comes as the rope_freqs.weight tensor */

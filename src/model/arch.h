@@ -32,11 +32,16 @@ bool cf_ld_str(cf_loader *ld, const char *suffix, cf_str *out);
 cf_weight cf_ld_tensor(cf_loader *ld, const char *name, int64_t ne0, int64_t ne1, bool required);
 /* blk.<l>.<what> */
 cf_weight cf_ld_layer(cf_loader *ld, int l, const char *what, int64_t ne0, int64_t ne1, bool required);
+/* The same for a tensor the forward pass reads as F32 values whatever its
+ * shape (the experts' biases, convolution kernels): F32 only. */
+cf_weight cf_ld_values(cf_loader *ld, int l, const char *what, int64_t ne0, int64_t ne1, bool required);
 
 /* The llama block every family starts from: attn_norm, q k v, output,
  * ffn_norm, gate, up, down (norms optional when a family has none). */
 void cf_ld_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm);
 void cf_ld_swiglu(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm);
+/* attn_q.bias, attn_k.bias, attn_v.bias */
+void cf_ld_qkv_bias(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L);
 /* attn_q_norm / attn_k_norm of hp->qk_norm's width */
 void cf_ld_qk_norm(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L);
 /* expert_count, expert_used_count and the experts' FFN width (the key
@@ -46,9 +51,25 @@ void cf_ld_moe_hparams(cf_loader *ld, cf_hparams *hp);
  * ffn_{gate,up,down}_exps */
 void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm);
 
+/* The shared expert beside the routed ones, n_ff_shexp wide; gated: by
+ * sigmoid(ffn_gate_inp_shexp . x) per token (qwen35moe), else added whole. */
+void cf_ld_shared_expert(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool gated);
+
 /* What gemma3 and gemma4 share: NeoX RoPE, per-head q/k norms, GELU-gated
  * FFN, the sliding window and its own RoPE base, embedding x sqrt(n_embd). */
 void cf_ld_gemma(cf_loader *ld, cf_hparams *hp);
+
+/* lfm2's recipe, and a layer's mixer: a gated short convolution where
+ * head_count_kv is 0, else attention with per-head q/k norms (lfm2moe
+ * shares both). */
+void cf_ld_lfm2(cf_loader *ld, cf_hparams *hp);
+void cf_ld_lfm2_mixer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L);
+
+/* Sigmoid routing (expert_gating_func 2; 1 is softmax) and the first
+ * leading_dense_block_count layers dense: the gating, and whether layer l
+ * has experts. */
+cf_moe_gating cf_ld_moe_gating(cf_loader *ld);
+bool cf_ld_moe_layer(cf_loader *ld, const cf_hparams *hp, int l);
 
 typedef struct cf_arch_desc {
     const char *name;   /* general.architecture */
@@ -65,5 +86,8 @@ typedef struct cf_arch_desc {
 extern const cf_arch_desc cf_arch_llama, cf_arch_qwen2, cf_arch_phi3, cf_arch_gpt2, cf_arch_qwen3,
     cf_arch_gemma3, cf_arch_smollm3, cf_arch_olmo2, cf_arch_granite, cf_arch_qwen3moe,
     cf_arch_gpt_oss, cf_arch_lfm2, cf_arch_qwen35, cf_arch_qwen35moe, cf_arch_gemma4;
+extern const cf_arch_desc cf_arch_mistral3;
+extern const cf_arch_desc cf_arch_lfm2moe;
+extern const cf_arch_desc cf_arch_glm4moe;
 
 #endif

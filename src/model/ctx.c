@@ -38,6 +38,11 @@ void cf_moe_group(const cf_layer *L, cf_weight moe[3])
     moe[2] = L->moe_up;
 }
 
+int cf_moe_xq(const cf_layer *L, cf_weight const moe[3])
+{
+    return L->dense_norm ? 1 : cf_xq_index(moe, 1);
+}
+
 void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3])
 {
     qkv[0] = L->conv_in ? L->conv_in : L->dn_qkv ? L->dn_qkv : L->wqkv ? L->wqkv : L->wq;
@@ -75,6 +80,8 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
                 mx = act_bytes(g[k][i]) > mx ? act_bytes(g[k][i]) : mx;
                 nb = cf_xq_index(g[k], i) + 1 > nb ? cf_xq_index(g[k], i) + 1 : nb;
             }
+        if (L->moe_router)
+            nb = cf_moe_xq(L, g[2]) + 1 > nb ? cf_moe_xq(L, g[2]) + 1 : nb;
         for (int i = 0; i < 8; i++)
             mx = act_bytes(single[i]) > mx ? act_bytes(single[i]) : mx;
     }

@@ -398,6 +398,12 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
     if (which == 0 && hp->q_scale != 1.0f)
         for (int i = 0; i < hd; i++)
             v[i] *= hp->q_scale;
+    if (which == 0 && hp->attn_temp_scale > 0) {
+        const double steps = floor((double)pos / hp->attn_temp_floor);
+        const float temp = (float)(log(steps + 1.0) * hp->attn_temp_scale + 1.0);
+        for (int i = 0; i < hd; i++)
+            v[i] *= temp;
+    }
     if (which == 1)
         cf_kv_put_k(&c->kv, l, h, pos, v);
     else if (which == 2)
@@ -922,7 +928,7 @@ static void delta_phase(thr *T, const cf_layer *L, int l)
  * an expert; a batch's inputs are gathered into pair rows so that each
  * expert runs one matmul over its tokens.  One thread plans: it is a few
  * hundred comparisons per token. */
-static void moe_plan(thr *T, cf_weight const ff[3])
+static void moe_plan(thr *T, const cf_layer *L, cf_weight const ff[3])
 {
     const pass *P = T->P;
     cf_ctx *c = P->c;
@@ -931,8 +937,8 @@ static void moe_plan(thr *T, cf_weight const ff[3])
     if (T->ith == 0) {
         memset(c->moe_off, 0, (size_t)(X + 1) * sizeof *c->moe_off);
         for (int t = 0; t < n; t++) {
-            cf_moe_route(hp, c->moe_logits + (size_t)t * X, c->moe_sel + (size_t)t * k,
-                         c->moe_w + (size_t)t * k);
+            cf_moe_route(hp, c->moe_logits + (size_t)t * X, L->moe_choice_b ? L->moe_choice_b->data : NULL,
+                         c->moe_sel + (size_t)t * k, c->moe_w + (size_t)t * k);
             for (int j = 0; j < k; j++)
                 c->moe_off[c->moe_sel[t * k + j] + 1]++;
         }
@@ -946,7 +952,7 @@ static void moe_plan(thr *T, cf_weight const ff[3])
         }
         int32_t next[CF_MAX_EXPERTS];
         memcpy(next, c->moe_off, (size_t)X * sizeof *next);
-        const uint8_t *xin = c->xq[cf_xq_index(ff, 1)];
+        const uint8_t *xin = c->xq[cf_moe_xq(L, ff)];
         for (int t = 0; t < n; t++)
             for (int j = 0; j < k; j++) {
                 const int p = next[c->moe_sel[t * k + j]]++;
@@ -961,10 +967,10 @@ static void moe_plan(thr *T, cf_weight const ff[3])
 
 /* The experts' input rows: a batch's gathered pairs, or a single token's
  * own rounded row. */
-static const uint8_t *moe_input(const thr *T, cf_weight const ff[3], int e)
+static const uint8_t *moe_input(const thr *T, const cf_layer *L, cf_weight const ff[3], int e)
 {
     const cf_ctx *c = T->P->c;
-    return T->P->one ? act(T, cf_xq_index(ff, 1), 0) : c->moe_x + (size_t)c->moe_off[e] * c->xq_stride;
+    return T->P->one ? act(T, cf_moe_xq(L, ff), 0) : c->moe_x + (size_t)c->moe_off[e] * c->xq_stride;
 }
 
 /* The used experts' rows (`width` each) are shared out as one stack; the
@@ -993,7 +999,7 @@ static void moe_up_phase(thr *T, const cf_layer *L, cf_weight const ff[3])
             int e;
             cnt = expert_span(c, F, v, v0 + nv, &e, &r);
             const int p0 = c->moe_off[e], np = c->moe_off[e + 1] - p0;
-            const uint8_t *x = moe_input(T, ff, e);
+            const uint8_t *x = moe_input(T, L, ff, e);
             float *g = c->moe_ff + (size_t)p0 * F + r, *up = T->b->tile;
             mm(L->moe_gate, e * F + r, cnt, x, c->xq_stride, np, g, (size_t)F, 0);
             mm(L->moe_up, e * F + r, cnt, x, c->xq_stride, np, up, (size_t)cnt, 0);
@@ -1096,8 +1102,9 @@ static void attention_block(thr *T, const cf_layer *L, int l)
     sync_fetching(T, next, gpt2 ? 1 : 2);
 }
 
-/* qwen35moe's shared expert, after the routed ones: a SwiGLU FFN on the
- * same input, scaled by sigmoid(sh_inp . h) per token, added to c->tmp.
+/* The shared expert, after the routed ones: a SwiGLU FFN on the same
+ * input, scaled by sigmoid(sh_inp . h) per token when it has that gate
+ * (qwen35moe; GLM's has none), added to c->tmp.
  * It reuses the routed experts' buffers: gate rows then up rows in
  * moe_ff, its rounded rows in moe_xd, its outputs in moe_out. */
 static void shared_expert(thr *T, const cf_layer *L, cf_weight const ff[3])
@@ -1126,7 +1133,8 @@ static void shared_expert(thr *T, const cf_layer *L, cf_weight const ff[3])
     for (int t = 0; t < n; t++) {
         /* the router's input is F32: its rounded row is h itself */
         const float *h = (const float *)act(T, 0, t);
-        const float gate = 1.0f / (1.0f + expf(-cf_vec_dot(CF_TYPE_F32, E, L->sh_inp->data, h)));
+        const float gate = L->sh_inp ? 1.0f / (1.0f + expf(-cf_vec_dot(CF_TYPE_F32, E, L->sh_inp->data, h)))
+                                     : 1.0f;
         const float *o = c->moe_out + (size_t)t * E;
         float *y_t = c->tmp + (size_t)t * E;
         for (int i = i0; i < i1; i++)
@@ -1147,7 +1155,7 @@ static void moe_block(thr *T, const cf_layer *L, cf_weight const ff[3])
         for (int t = 0; t < P->n; t++)
             P->vec->add(c->moe_logits + (size_t)t * X, c->moe_logits + (size_t)t * X,
                         L->moe_router_b->data, NULL, X);
-    moe_plan(T, ff);
+    moe_plan(T, L, ff);
     moe_up_phase(T, L, ff);
     sync_all(T);
     moe_down_phase(T, L);
@@ -1181,7 +1189,7 @@ static void dual_ffn_inputs(thr *T, const cf_layer *L, cf_weight const moe[3])
             row[i] = row[i] * inv_sqrt_e * scale[i];
         cf_quantize_row(cf_vec_dot_type(moe[0]->type), row, act(T, cf_xq_index(moe, 0), r), E);
         P->vec->rmsnorm(row, x, L->exp_pre_norm->data, E, hp->norm_eps);
-        cf_quantize_row(cf_vec_dot_type(moe[1]->type), row, act(T, cf_xq_index(moe, 1), r), E);
+        cf_quantize_row(cf_vec_dot_type(moe[1]->type), row, act(T, cf_moe_xq(L, moe), r), E);
     }
     sync_all(T);
 }

@@ -205,6 +205,7 @@ static const struct family {
     bool oss;          /* gpt-oss: biases everywhere, sinks, post_attention_norm before the FFN */
     bool hybrid;       /* qwen35: delta nets and gated attention, post_attention_norm before the FFN */
     bool gemma4;       /* two kinds of layer, shared caches, per-layer embeddings */
+    bool glm;          /* glm4moe: post_attention_norm before the FFN, a choice bias, a shared expert */
 } families[CF_ARCH_COUNT] = {
     [CF_ARCH_LLAMA] = {.writes = true},
     [CF_ARCH_QWEN2] = {.writes = true, .qkv_bias = true},
@@ -218,6 +219,8 @@ static const struct family {
     [CF_ARCH_GPT_OSS] = {.writes = true, .oss = true},
     [CF_ARCH_QWEN35] = {.writes = true, .hybrid = true},
     [CF_ARCH_GEMMA4] = {.writes = true, .gemma4 = true},
+    [CF_ARCH_MISTRAL3] = {.writes = true},
+    [CF_ARCH_GLM4MOE] = {.writes = true, .qkv_bias = true, .glm = true},
 };
 
 /* the most tensors a layer has (gpt-oss), and outside the layers (gemma4) */
@@ -231,7 +234,8 @@ bool cf_mk_arch_writes(cf_arch a)
 
 const char *cf_mk_arch_list(void)
 {
-    return "llama, qwen2, qwen3, gemma3, smollm3, olmo2, granite, qwen3moe, gpt-oss, qwen35, gemma4";
+    return "llama, qwen2, qwen3, gemma3, smollm3, olmo2, granite, qwen3moe, gpt-oss, qwen35, gemma4, mistral3, "
+           "glm4moe";
 }
 
 typedef struct planner {
@@ -312,6 +316,17 @@ static void add_experts(planner *p, int l, bool biases)
     add3(p, FFN_DOWN, l, "ffn_down_exps.weight", F, E, X);
     if (biases)
         add(p, BIAS, l, "ffn_down_exps.bias", E, X);
+}
+
+/* glm4moe's beside its experts: the bias that chooses them, and the
+ * shared expert (one expert's width) */
+static void add_glm_extras(planner *p, int l)
+{
+    const int64_t E = p->s->n_embd, F = p->s->n_ff_exp ? p->s->n_ff_exp : p->s->n_ff;
+    add(p, BIAS, l, "exp_probs_b.bias", p->s->n_expert, 1);
+    add(p, FFN_GATE, l, "ffn_gate_shexp.weight", E, F);
+    add(p, FFN_UP, l, "ffn_up_shexp.weight", E, F);
+    add(p, FFN_DOWN, l, "ffn_down_shexp.weight", F, E);
 }
 
 /* gpt-oss's block, in llama.cpp's order */
@@ -463,10 +478,14 @@ static void add_layer(planner *p, int l)
     add(p, ATTN_OUT, l, "attn_output.weight", Q, E);
     if (f->post_norms)
         add(p, NORM, l, "post_attention_norm.weight", E, 1);
-    if (!f->no_pre_norms)
+    if (f->glm)
+        add(p, NORM, l, "post_attention_norm.weight", E, 1);
+    else if (!f->no_pre_norms)
         add(p, NORM, l, "ffn_norm.weight", E, 1);
-    if (s->n_expert) {
+    if (s->n_expert && l >= s->n_dense_lead) {
         add_experts(p, l, false);
+        if (f->glm)
+            add_glm_extras(p, l);
         return;
     }
     add(p, FFN_GATE, l, "ffn_gate.weight", E, F);

@@ -78,6 +78,21 @@ static const cf_mk_shape builtin[] = {
      .n_head_kv = 1, .head_dim = 512, .head_dim_swa = 256, .n_ff = 6144, .n_ctx = 131072,
      .rope_base = 1000000.0f, .norm_eps = 1e-6f, .tied = true, .n_swa = 512, .rope_base_swa = 10000.0f,
      .swa_period = 5, .n_kv_shared = 20, .ple_dim = 256, .vocab = "vocab/ggml-vocab-gemma3.gguf"},
+    /* mistralai/Ministral-3-3B (its text model; the Llama 3 vocabulary
+     * stands in for its 131072 tokens): YaRN x16 over 16384 positions,
+     * the attention temperature past them */
+    {.name = "ministral3-3b", .arch = CF_ARCH_MISTRAL3, .n_embd = 3072, .n_layer = 26, .n_head = 32,
+     .n_head_kv = 8, .head_dim = 128, .n_ff = 9216, .n_ctx = 262144, .rope_base = 1000000.0f,
+     .norm_eps = 1e-5f, .tied = true, .yarn_factor = 16.0f, .yarn_orig_ctx = 16384,
+     .vocab = "vocab/ggml-vocab-llama-bpe.gguf"},
+    /* zai-org/GLM-4.5-Air with 7 of its 46 layers (Q4_K_M: about 11 GB;
+     * its MTP layer left out): half of each head rotated, the first FFN
+     * dense, then 8 of 128 experts and a shared one; Qwen3's vocabulary
+     * stands in for its 151552 tokens */
+    {.name = "glm-4.5-air-7l", .arch = CF_ARCH_GLM4MOE, .n_embd = 4096, .n_layer = 7, .n_head = 96,
+     .n_head_kv = 8, .head_dim = 128, .n_rot = 64, .n_ff = 10944, .n_expert = 128, .n_expert_used = 8,
+     .n_ff_exp = 1408, .n_dense_lead = 1, .n_ctx = 131072, .rope_base = 1000000.0f, .norm_eps = 1e-5f,
+     .vocab = QWEN3_VOCAB},
 };
 
 int cf_mk_shape_named(const char *name, cf_mk_shape *out)
@@ -93,7 +108,8 @@ int cf_mk_shape_named(const char *name, cf_mk_shape *out)
 const char *cf_mk_shape_list(void)
 {
     return "smollm2-135m, llama-1b, qwen2.5-0.5b, qwen3-0.6b, qwen3-4b, gemma3-1b, smollm3-3b, "
-           "mixtral-8x7b, qwen3-30b-a3b-24l, gpt-oss-20b, qwen3.5-0.8b, qwen3.5-4b, gemma4-e2b";
+           "mixtral-8x7b, qwen3-30b-a3b-24l, gpt-oss-20b, qwen3.5-0.8b, qwen3.5-4b, gemma4-e2b, ministral3-3b, "
+           "glm-4.5-air-7l";
 }
 
 int cf_mk_head_dim(const cf_mk_shape *s)
@@ -181,6 +197,7 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         {"swa_period", offsetof(cf_mk_shape, swa_period), 0, 1024},    /* 0: no sliding layers */
         {"kv_shared", offsetof(cf_mk_shape, n_kv_shared), 0, 1023},
         {"ple", offsetof(cf_mk_shape, ple_dim), 0, 65536},
+        {"dense_layers", offsetof(cf_mk_shape, n_dense_lead), 0, 1024},
     };
     static const struct {
         const char *key;
@@ -215,7 +232,7 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
     return cf_fail(err, "--dims: unknown key '%s' (keys: arch embd layers heads kv_heads head_dim "
                         "ff ctx rope_base eps tied swa rope_base_swa experts experts_used expert_ff "
                         "yarn_factor yarn_orig_ctx rot ssm_conv ssm_state ssm_k_heads ssm_v_heads "
-                        "head_dim_swa swa_period kv_shared ple name)",
+                        "head_dim_swa swa_period kv_shared ple dense_layers name)",
                    key);
 }
 
@@ -237,15 +254,19 @@ int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err)
     return 0;
 }
 
-/* qwen3moe and gpt-oss always have experts, llama may (Mixtral), the
- * others never. */
+/* qwen3moe, gpt-oss and glm4moe always have experts, llama may (Mixtral),
+ * the others never; only glm4moe has leading dense layers. */
 static int check_experts(const cf_mk_shape *s, cf_err *err)
 {
-    const bool moe = s->arch == CF_ARCH_QWEN3MOE || s->arch == CF_ARCH_GPT_OSS;
+    const bool moe = s->arch == CF_ARCH_QWEN3MOE || s->arch == CF_ARCH_GPT_OSS || s->arch == CF_ARCH_GLM4MOE;
+    if (s->n_dense_lead && (s->arch != CF_ARCH_GLM4MOE || s->n_dense_lead >= s->n_layer))
+        return cf_fail(err, "dense_layers %d: glm4moe's leading dense layers, fewer than the layers",
+                       s->n_dense_lead);
     if (moe && !s->n_expert)
         return cf_fail(err, "%s needs experts (experts=N, experts_used=K)", cf_arch_name(s->arch));
     if (s->n_expert && !moe && s->arch != CF_ARCH_LLAMA)
-        return cf_fail(err, "experts: %s has none (llama, qwen3moe and gpt-oss have; experts=0 removes them)",
+        return cf_fail(err, "experts: %s has none (llama, qwen3moe, gpt-oss and glm4moe have; experts=0 "
+                            "removes them)",
                        cf_arch_name(s->arch));
     if (s->n_expert_used < (s->n_expert > 0) || s->n_expert_used > s->n_expert)
         return cf_fail(err, "%d of %d experts per token: 1 to all of them (experts_used)", s->n_expert_used,

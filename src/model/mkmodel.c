@@ -192,6 +192,24 @@ static int put_family_keys(cf_gguf_writer *w, const cf_mk_shape *s)
         rc |= cf_gguf_w_u32(w, AKEY("attention.sliding_window"), (uint32_t)s->n_swa);
     if (s->n_swa && s->rope_base_swa > 0)
         rc |= cf_gguf_w_f32(w, AKEY("rope.freq_base_swa"), s->rope_base_swa);
+    if (s->arch == CF_ARCH_MISTRAL3 && s->yarn_factor > 0) {
+        /* Ministral 3's: YaRN's magnitude cancelled, Llama 4's temperature */
+        rc |= cf_gguf_w_f32(w, AKEY("rope.scaling.yarn_beta_fast"), 32.0f);
+        rc |= cf_gguf_w_f32(w, AKEY("rope.scaling.yarn_beta_slow"), 1.0f);
+        rc |= cf_gguf_w_f32(w, AKEY("rope.scaling.yarn_log_multiplier"), 1.0f);
+        rc |= cf_gguf_w_f32(w, AKEY("attention.temperature_scale"), 0.1f);
+    }
+    if (s->arch == CF_ARCH_GLM4MOE) {
+        /* GLM-4.5-Air's routing: sigmoid, renormalised, scale 1, one group */
+        rc |= cf_gguf_w_u32(w, AKEY("leading_dense_block_count"), (uint32_t)s->n_dense_lead);
+        rc |= cf_gguf_w_u32(w, AKEY("expert_shared_count"), 1);
+        rc |= cf_gguf_w_u32(w, AKEY("expert_gating_func"), 2);
+        rc |= cf_gguf_w_bool(w, AKEY("expert_weights_norm"), true);
+        rc |= cf_gguf_w_f32(w, AKEY("expert_weights_scale"), 1.0f);
+        rc |= cf_gguf_w_u32(w, AKEY("expert_group_count"), 1);
+        rc |= cf_gguf_w_u32(w, AKEY("expert_group_used_count"), 1);
+        rc |= cf_gguf_w_u32(w, AKEY("nextn_predict_layers"), 0);
+    }
     if (s->arch == CF_ARCH_GRANITE) {
         /* Granite 3.x's (granite-3.1-2b: 12, 0.22, 1/64 = 1/head_dim, 8) */
         rc |= cf_gguf_w_f32(w, AKEY("embedding_scale"), 12.0f);

@@ -29,6 +29,7 @@ typedef struct cf_layer {
     /* mixture of experts: the router and the experts' stacked matrices
      * (expert e is the e-th slab of rows) */
     cf_weight moe_router, moe_router_b;
+    cf_weight moe_choice_b; /* added to the scores to choose, not to weigh */
     cf_weight moe_gate, moe_up, moe_down;
     cf_weight moe_gate_b, moe_up_b, moe_down_b; /* one row of biases per expert */
     cf_weight attn_sinks; /* one score per query head (gpt-oss) */
@@ -218,6 +219,10 @@ void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3]);
 int cf_xq_index(cf_weight const ws[3], int i);
 /* The weights reading the experts' inputs: the router, gate and up. */
 void cf_moe_group(const cf_layer *L, cf_weight moe[3]);
+/* Which xq buffer holds the experts' input (moe: the group that rounds
+ * for them).  Gemma 4's router reads another row than its experts, so
+ * there it is never the router's buffer, even when their types agree. */
+int cf_moe_xq(const cf_layer *L, cf_weight const moe[3]);
 
 /* ---- ops (ops.c) ---------------------------------------------------------- */
 void cf_layernorm(float *y, const float *x, const float *w, const float *b, int n, float eps);
@@ -232,8 +237,9 @@ void cf_swiglu_oai(float *g, const float *u, int n);
 /* ---- mixture-of-experts routing (moe.c) ------------------------------------ */
 /* The experts a token uses and their weights, from the router's logits
  * (n_expert of them), as llama.cpp's build_moe_ffn computes them: sel[0..k)
- * in decreasing order of preference, w[0..k). */
-void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float *w);
+ * in decreasing order of preference, w[0..k).  bias (n_expert, or NULL) is
+ * added to the scores for the choice only (DeepSeek-V3's exp_probs_b). */
+void cf_moe_route(const cf_hparams *hp, const float *logits, const float *bias, int32_t *sel, float *w);
 
 /* ---- recurrent state (recurrent.c) ----------------------------------------- */
 /* Size and allocate the state of the model's recurrent layers (none: no-op). */

@@ -1,5 +1,6 @@
 /* Mixture-of-experts routing, as llama.cpp's build_moe_ffn: which experts a
- * token goes to and with what weight.  Near-ties in the router decide
+ * token goes to and with what weight (softmax or sigmoid scores, chosen
+ * with a bias that the weights then leave out).  Near-ties in the router decide
  * between experts, so the arithmetic follows ggml's (softmax with a double
  * sum, the top k by a stable descending sort). */
 #include <math.h>
@@ -36,7 +37,24 @@ static void top_k(const float *v, int n, int k, int32_t *sel)
     }
 }
 
-void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float *w)
+/* The kept weights divided by their sum (llama.cpp clamps it at the
+ * smallest normal F16), then scaled, as the recipe says. */
+static void finish_weights(const cf_hparams *hp, float *w, int k)
+{
+    if (hp->moe_norm_w) {
+        float sum = 0.0f;
+        for (int j = 0; j < k; j++)
+            sum += w[j];
+        sum = sum < 6.103515625e-5f ? 6.103515625e-5f : sum;
+        for (int j = 0; j < k; j++)
+            w[j] /= sum;
+    }
+    if (hp->moe_w_scale > 0)
+        for (int j = 0; j < k; j++)
+            w[j] *= hp->moe_w_scale;
+}
+
+void cf_moe_route(const cf_hparams *hp, const float *logits, const float *bias, int32_t *sel, float *w)
 {
     const int n = hp->n_expert, k = hp->n_expert_used;
     float p[CF_MAX_EXPERTS];
@@ -47,18 +65,21 @@ void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float
             chosen[j] = logits[sel[j]];
         softmax(w, chosen, k);
     } else {
-        softmax(p, logits, n);
-        top_k(p, n, k, sel);
+        if (hp->moe_gating == CF_MOE_SIGMOID)
+            for (int i = 0; i < n; i++)
+                p[i] = 1.0f / (1.0f + expf(-logits[i]));
+        else
+            softmax(p, logits, n);
+        if (bias) {
+            float biased[CF_MAX_EXPERTS];
+            for (int i = 0; i < n; i++)
+                biased[i] = p[i] + bias[i];
+            top_k(biased, n, k, sel);
+        } else {
+            top_k(p, n, k, sel);
+        }
         for (int j = 0; j < k; j++)
             w[j] = p[sel[j]];
     }
-    if (hp->moe_norm_w) {
-        float sum = 0.0f;
-        for (int j = 0; j < k; j++)
-            sum += w[j];
-        /* llama.cpp clamps the sum at the smallest normal F16 */
-        sum = sum < 6.103515625e-5f ? 6.103515625e-5f : sum;
-        for (int j = 0; j < k; j++)
-            w[j] /= sum;
-    }
+    finish_weights(hp, w, k);
 }

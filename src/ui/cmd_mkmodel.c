@@ -50,7 +50,8 @@ static void usage(FILE *f)
           "                 ssm_conv, ssm_state, ssm_k_heads, ssm_v_heads (qwen35's delta\n"
           "                 nets), head_dim_swa, swa_period (every Nth layer global),\n"
           "                 kv_shared (last layers without a cache), ple (per-layer\n"
-          "                 embedding dims; all four gemma4's), name, and arch, one of\n"
+          "                 embedding dims; all four gemma4's), dense_layers (glm4moe's\n"
+          "                 first FFNs without experts), name, and arch, one of\n"
           "                 ",
           f);
     put_list(f, cf_mk_arch_list());

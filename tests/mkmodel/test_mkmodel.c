@@ -79,6 +79,14 @@ static void test_plan_matches_file(const char *file, const char *dims, cf_mk_fty
     "arch=qwen35,embd=128,layers=8,heads=4,kv_heads=2,head_dim=32,rot=16,ff=192,rope_base=10000000,"   \
     "tied=1,ssm_conv=4,ssm_state=32,ssm_k_heads=2,ssm_v_heads=4"
 
+/* README-2026 D2 and D3's (glm4moe's file also has its MTP block) */
+#define SHAPE_MS                                                                                          \
+    "arch=mistral3,embd=128,layers=4,heads=4,kv_heads=1,head_dim=64,ff=128,tied=1,yarn_factor=16,"       \
+    "yarn_orig_ctx=32,rope_base=1000000"
+#define SHAPE_GL                                                                                          \
+    "arch=glm4moe,embd=128,layers=3,heads=4,kv_heads=1,head_dim=32,rot=16,ff=192,experts=8,"            \
+    "experts_used=2,expert_ff=32,dense_layers=1,rope_base=1000000"
+
 #define SHAPE_G4                                                                                          \
     "arch=gemma4,embd=128,layers=6,heads=4,kv_heads=1,head_dim=64,head_dim_swa=32,ff=192,swa=12,"        \
     "swa_period=3,kv_shared=3,ple=32,rope_base=1000000,rope_base_swa=10000,tied=1"
@@ -411,6 +419,8 @@ static void test_families(void)
         {SHAPE_Q35 ",embd=256,ff=512", CF_MK_Q4_K_M}, /* Q5_K attn_qkv */
         {SHAPE_G4 ",swa=4", CF_MK_Q8_0}, /* a window shorter than the batch */
         {SHAPE_G4 ",swa=4,embd=256,ff=256", CF_MK_Q4_K_M},
+        {SHAPE_MS, CF_MK_Q8_0},
+        {SHAPE_GL, CF_MK_Q8_0},
     };
     cf_err err;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -605,6 +615,21 @@ static void test_moe_and_hybrid_plans(void)
          CF_TYPE_Q6_K},
         {"qwen3.5-4b", 248320, 426, 4205751296, CF_MK_Q8_0, "blk.30.ssm_out.weight", {4096, 2560, 1},
          CF_TYPE_Q8_0},
+        /* tied, 9 tensors a layer */
+        {"ministral3-3b", 131072, 236, 3429006336, CF_MK_Q4_K_M, "token_embd.weight", {3072, 131072, 1},
+         CF_TYPE_Q6_K},
+        /* 12 tensors in the dense layer, 17 in the others; 1408 and 10944
+         * are not multiples of 256: Q4_K -> Q5_0, Q6_K -> Q8_0 */
+        {"glm-4.5-air-7l", 151552, 117, 15534029568, CF_MK_Q4_K_M, "blk.1.ffn_down_exps.weight",
+         {1408, 4096, 128}, CF_TYPE_Q5_0},
+        {"glm-4.5-air-7l", 151552, 117, 15534029568, CF_MK_Q4_K_M, "blk.2.ffn_down_exps.weight",
+         {1408, 4096, 128}, CF_TYPE_Q8_0},
+        {"glm-4.5-air-7l", 151552, 117, 15534029568, CF_MK_Q4_K_M, "blk.0.ffn_down.weight", {10944, 4096, 1},
+         CF_TYPE_Q5_0},
+        {"glm-4.5-air-7l", 151552, 117, 15534029568, CF_MK_Q4_K_M, "blk.6.exp_probs_b.bias", {128, 1, 1},
+         CF_TYPE_F32},
+        {"glm-4.5-air-7l", 151552, 117, 15534029568, CF_MK_Q4_K_M, "blk.3.ffn_up_shexp.weight",
+         {4096, 1408, 1}, CF_TYPE_Q4_K},
         {"qwen3.5-4b", 248320, 426, 4205751296, CF_MK_Q8_0, "blk.31.attn_k_norm.weight", {256, 1, 1},
          CF_TYPE_F32},
     };
@@ -630,7 +655,7 @@ static void test_moe_and_hybrid_plans(void)
                    t->n_dims == (t->ne[2] > 1 ? 3 : t->ne[1] > 1 ? 2 : 1),
                "%s %s %s: %s", cases[i].shape, cf_mk_ftype_name(cases[i].ft), cases[i].tensor,
                t ? cf_type_name(t->type) : "missing");
-        if (s.arch == CF_ARCH_QWEN3MOE && cases[i].ft == CF_MK_Q4_K_M)
+        if ((s.arch == CF_ARCH_QWEN3MOE || s.arch == CF_ARCH_GLM4MOE) && cases[i].ft == CF_MK_Q4_K_M)
             CHECKF(bytes < 12000000000u, "%s Q4_K_M: %llu bytes", cases[i].shape, (unsigned long long)bytes);
         free(plan);
     }
@@ -746,6 +771,7 @@ int main(void)
     test_plan_matches_file("models/gpt-oss.MXFP4_MOE.gguf", SHAPE_GO, CF_MK_MXFP4_MOE);
     test_plan_matches_file("models/qwen35.Q8_0.gguf", SHAPE_Q35, CF_MK_Q8_0);
     test_plan_matches_file("models/gemma4.Q8_0.gguf", SHAPE_G4, CF_MK_Q8_0);
+    test_plan_matches_file("models/mistral3.Q8_0.gguf", SHAPE_MS, CF_MK_Q8_0);
     test_builtin_shapes();
     test_every_type();
     test_iq_types();

@@ -2,7 +2,8 @@
  * llama.cpp's build_moe_ffn, on random router logits with planted
  * near-ties: the chosen experts are the reference's, best first, wherever
  * the k-th and (k+1)-th scores are more than 1e-5 apart, and the weights
- * agree to 1e-6; ties go to the lower index. */
+ * agree to 1e-6; ties go to the lower index.  Sigmoid routing with a
+ * selection bias likewise. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +72,7 @@ static void check_config(cf_moe_gating gating, bool norm_w, int n, int k)
             logits[(trial / 3) % n] = logits[(trial / 3 + 1) % n] + 1e-7f * (float)(trial % 5);
         int32_t sel[64];
         float w[64];
-        cf_moe_route(&hp, logits, sel, w);
+        cf_moe_route(&hp, logits, NULL, sel, w);
         ref_choice r = {.margin = 0};
         reference(&hp, logits, &r);
         if (r.margin <= 1e-5) {
@@ -91,6 +92,56 @@ static void check_config(cf_moe_gating gating, bool norm_w, int n, int k)
             gating, norm_w, k, n, compared, skipped);
 }
 
+/* Sigmoid scores chosen with a bias and weighed without it, renormalised
+ * and scaled (GLM-4.5: 8 of 160, scale 2.5; LFM2-MoE: 4 of 32). */
+static void check_biased(int n, int k, float scale)
+{
+    cf_hparams hp = {.n_expert = n, .n_expert_used = k, .moe_gating = CF_MOE_SIGMOID, .moe_norm_w = true,
+                     .moe_w_scale = scale};
+    unsigned seed = 777u + (unsigned)n;
+    int compared = 0;
+    for (int trial = 0; trial < 2000; trial++) {
+        float logits[CF_MAX_EXPERTS], bias[CF_MAX_EXPERTS];
+        double p[CF_MAX_EXPERTS], s[CF_MAX_EXPERTS];
+        for (int i = 0; i < n; i++) {
+            logits[i] = 6.0f * (urand(&seed) - 0.5f);
+            bias[i] = 0.4f * (urand(&seed) - 0.5f);
+            p[i] = 1.0 / (1.0 + exp(-(double)logits[i]));
+            s[i] = p[i] + bias[i];
+        }
+        int ref[64];
+        bool taken[CF_MAX_EXPERTS] = {false};
+        double margin = INFINITY, wsum = 0;
+        for (int j = 0; j <= k; j++) {
+            int best = -1;
+            for (int i = 0; i < n; i++)
+                if (!taken[i] && (best < 0 || s[i] > s[best]))
+                    best = i;
+            taken[best] = true;
+            if (j < k)
+                wsum += p[ref[j] = best];
+            else
+                margin = s[ref[k - 1]] - s[best];
+        }
+        if (margin <= 1e-5)
+            continue;
+        int32_t sel[64];
+        float w[64];
+        cf_moe_route(&hp, logits, bias, sel, w);
+        compared++;
+        for (int j = 0; j < k; j++) {
+            CHECKF(sel[j] == ref[j], "biased n %d k %d trial %d: choice %d is %d, reference %d", n, k,
+                   trial, j, sel[j], ref[j]);
+            const double sc = scale > 0 ? scale : 1.0, rw = p[ref[j]] / wsum * sc;
+            CHECKF(fabs(w[j] - rw) <= 1e-6 * sc, "biased n %d k %d trial %d: weight %d %.9g vs %.9g", n, k,
+                   trial, j, w[j], rw);
+        }
+    }
+    CHECK(compared > 1000);
+    fprintf(stderr, "sigmoid with a bias, %d of %d experts, scale %g: %d routes compared\n", k, n, scale,
+            compared);
+}
+
 static void check_ties(void)
 {
     /* exact ties go to the lower index, as a stable descending sort */
@@ -98,7 +149,7 @@ static void check_ties(void)
     const float logits[4] = {1.0f, 2.0f, 2.0f, 2.0f};
     int32_t sel[2];
     float w[2];
-    cf_moe_route(&hp, logits, sel, w);
+    cf_moe_route(&hp, logits, NULL, sel, w);
     CHECK(sel[0] == 1 && sel[1] == 2 && w[0] == 0.5f && w[1] == 0.5f);
 }
 
@@ -108,6 +159,8 @@ int main(void)
     check_config(CF_MOE_SOFTMAX, true, 128, 8);  /* qwen3moe 30B */
     check_config(CF_MOE_SOFTMAX, false, 64, 6);
     check_config(CF_MOE_SOFTMAX_WEIGHT, false, 32, 4); /* gpt-oss 20B */
+    check_biased(160, 8, 2.5f);
+    check_biased(32, 4, 0.0f);
     check_ties();
     return test_summary("model-moe");
 }

@@ -33,6 +33,14 @@ static tol tolerance_for(const char *stem)
         return (tol){0.6, 0.2, 0, 0};
     if (!strcmp(stem, "qwen35moe.Q8_0"))
         return (tol){0.3, 0.1, 4, 2.5};
+    /* README-2026 C7: max 0.15 except where an expert choice flips
+     * (max 2 there for an engine that does not round as llama.cpp) */
+    if (!strcmp(stem, "lfm2moe.Q8_0"))
+        return (tol){0.15, 0.05, 2, 2.0};
+    /* README-2026 D7: 0.3, RMS 0.1, and flips (6.8 seen); here one step
+     * whose router had two experts 2.9e-4 apart */
+    if (!strcmp(stem, "glm4moe.Q8_0"))
+        return (tol){0.3, 0.1, 2, 2.5};
     /* gemma4's GELU goes through ggml's F16 table: tiny input differences
      * move its output by an F16 step */
     if (!strcmp(stem, "gemma4.F32"))
@@ -265,18 +273,14 @@ int main(int argc, char **argv)
     }
     if (!shared_dir())
         return TEST_SKIP;
-    const char *stem = argv[1];
-    char rel[256];
-    snprintf(rel, sizeof rel, "refs/%s.json", stem);
-    cf_json *j = json_load_file(shared_path(rel));
-    CHECKF(j != NULL, "cannot read %s", rel);
+    const char *stem = argv[1], *path;
+    cf_json *j = refs_load(stem, &path);
+    CHECKF(j != NULL, "cannot read the refs of %s", stem);
     if (!j)
         return test_summary(stem);
-    const char *file = cf_json_get(cf_json_get(j, "model"), "file")->str;
-    snprintf(rel, sizeof rel, "models/%s", file);
     cf_model *m;
     cf_err err;
-    if (cf_model_load(shared_path(rel), NULL, &m, &err) != 0) {
+    if (cf_model_load(path, NULL, &m, &err) != 0) {
         CHECKF(0, "%s", err.msg);
         cf_json_free(j);
         return test_summary(stem);

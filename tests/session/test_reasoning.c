@@ -136,6 +136,10 @@ static void test_split(void)
          "Plan.", "Result."},
         {T2026 "Kimi-K2-Thinking.jinja", "<think>k</think>K.", "k", "K."},
         {T2026 "HuggingFaceTB-SmolLM3-3B.jinja", "<think>\\ns\\n</think>\\nS.", "s", "S."},
+        /* GLM-4.6 starts its reply with a newline, then the block */
+        {T2026 "GLM-4.6.jinja", "\\n<think>Weigh it.</think>\\nGLM answers.", "Weigh it.",
+         "GLM answers."},
+        {T2026 "GLM-4.6.jinja", "\\n<think></think>\\nNo thought.", NULL, "No thought."},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const split_case *c = &cases[i];
@@ -355,6 +359,21 @@ static void test_switches(void)
     CHECK(cf_session_set(s, "thinking", "off", &err) == 0);
     CHECK(talk(s, "Quick.", &st, 0) == CF_STOP_EOG && same(last_reply(s)->content, "Straight answer.") &&
           !last_reply(s)->reasoning && !last_reply(s)->thinking_cut);
+    cf_session_free(s);
+
+    /* GLM-4.6: off asks with /nothink and closes the block in the
+     * generation prompt; the reply is all content */
+    s = open_scripted(T2026 "GLM-4.6.jinja", -1, plain);
+    if (!s)
+        return;
+    CHECK(cf_session_set(s, "thinking", "off", &err) == 0);
+    CHECK(talk(s, "Quick.", &st, 0) == CF_STOP_EOG && same(last_reply(s)->content, "Straight answer.") &&
+          !last_reply(s)->reasoning && !last_reply(s)->thinking_cut);
+    text = prompt_of(s, NULL, NULL);
+    CHECKF(text &&
+               strstr(text, "<|user|>\nQuick./nothink<|assistant|>\n<think></think>\nStraight answer."),
+           "'%s'", text);
+    free(text);
     cf_session_free(s);
 }
 

@@ -8,7 +8,7 @@
 # evaluated again; and the REPL chats with one.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
-for name in qwen35.F32 qwen35moe.Q8_0 lfm2.F32; do
+for name in qwen35.F32 qwen35moe.Q8_0 lfm2.F32 lfm2moe.Q8_0; do
     model=$T_MODELS/$name.gguf
     [ -f "$model" ] || { echo "no $model: skipped"; exit 77; }
     run() { $T_CHAT -m "$model" -n 10 --temp 0 "$@"; }

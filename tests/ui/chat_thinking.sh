@@ -6,7 +6,8 @@
 # /show thinking [N]; /set thinking off changes what /show prompt renders;
 # a reply cut inside its thinking says so; thinking, its setting and the
 # replay survive --session; NO_COLOR marks the block instead; a script
-# prints only the answers, --show-thinking adds the thinking on stderr.
+# prints only the answers, --show-thinking adds the thinking on stderr;
+# GLM-4.6's template the same.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
 model=$T_MODELS/qwen3-bpe.Q8_0.gguf
@@ -96,6 +97,19 @@ t_wait "$SUMMARY\$" 30
 t_history | grep -A4 '^>>> Hi\.$' | tr '\n' '|' |
     grep -q '^>>> Hi\.|\[thinking\]|Plain thought\.|\[/thinking\]|Plain answer\.|$' ||
     fail "NO_COLOR: no marked block: $(t_history | grep -A4 '^>>> Hi')"
+t_keys C-d
+t_wait_exit 30
+
+# GLM-4.6's template: the reply opens with a newline before its block,
+# shown dim and folded as the others'
+printf '%s\n' '\n<think>GLM weighs it.</think>\nGLM answers.' >"$T_DIR/glm.txt"
+glm=$CONFAB_SHARED/templates/2026/GLM-4.6.jinja
+t_start "CONFAB_TEST_REPLIES=$T_DIR/glm.txt $T_CHAT -m $model --chat-template-file $glm"
+t_prompt 30
+t_send "Hi."
+t_wait "$SUMMARY\$" 30
+t_wait '^GLM answers\.$' 5
+tm capture-pane -t t -p -e | grep -q "${ESC}\[2mGLM weighs it\." || fail "GLM: the thinking is not dim"
 t_keys C-d
 t_wait_exit 30
 

@@ -20,20 +20,17 @@ static void hparams(cf_loader *ld, cf_hparams *hp)
 
 static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
 {
-    const int64_t E = hp->n_embd, Q = (int64_t)hp->n_head * hp->head_dim,
-                  KV = (int64_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff_exp, X = hp->n_expert;
+    const int64_t E = hp->n_embd, F = hp->n_ff_exp, X = hp->n_expert;
     cf_ld_attention(ld, hp, l, L, true);
-    L->bq = cf_ld_layer(ld, l, "attn_q.bias", Q, 1, true);
-    L->bk = cf_ld_layer(ld, l, "attn_k.bias", KV, 1, true);
-    L->bv = cf_ld_layer(ld, l, "attn_v.bias", KV, 1, true);
+    cf_ld_qkv_bias(ld, hp, l, L);
     L->bo = cf_ld_layer(ld, l, "attn_output.bias", E, 1, true);
     L->attn_sinks = cf_ld_layer(ld, l, "attn_sinks.weight", hp->n_head, 1, true);
     L->ffn_norm = cf_ld_layer(ld, l, "post_attention_norm.weight", E, 1, true);
     cf_ld_moe(ld, hp, l, L, false);
     L->moe_router_b = cf_ld_layer(ld, l, "ffn_gate_inp.bias", X, 1, true);
-    L->moe_gate_b = cf_ld_layer(ld, l, "ffn_gate_exps.bias", F, X, true);
-    L->moe_up_b = cf_ld_layer(ld, l, "ffn_up_exps.bias", F, X, true);
-    L->moe_down_b = cf_ld_layer(ld, l, "ffn_down_exps.bias", E, X, true);
+    L->moe_gate_b = cf_ld_values(ld, l, "ffn_gate_exps.bias", F, X, true);
+    L->moe_up_b = cf_ld_values(ld, l, "ffn_up_exps.bias", F, X, true);
+    L->moe_down_b = cf_ld_values(ld, l, "ffn_down_exps.bias", E, X, true);
     L->swa = hp->n_swa > 0 && l % 2 == 0;
 }
 

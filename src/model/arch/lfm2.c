@@ -4,7 +4,7 @@
  * norms, NeoX RoPE).  The final norm is token_embd_norm. */
 #include "../arch.h"
 
-static void hparams(cf_loader *ld, cf_hparams *hp)
+void cf_ld_lfm2(cf_loader *ld, cf_hparams *hp)
 {
     hp->rope_style = CF_ROPE_NEOX;
     hp->qk_norm = CF_QK_NORM_HEAD;
@@ -15,20 +15,25 @@ static void hparams(cf_loader *ld, cf_hparams *hp)
     }
 }
 
-static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
+void cf_ld_lfm2_mixer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
 {
     const int64_t E = hp->n_embd;
     if (cf_ld_per_layer(ld, "attention.head_count_kv", hp->n_layer, l, hp->n_head_kv) == 0) {
         L->attn_norm = cf_ld_layer(ld, l, "attn_norm.weight", E, 1, true);
         L->conv_in = cf_ld_layer(ld, l, "shortconv.in_proj.weight", E, 3 * E, true);
-        L->conv_w = cf_ld_layer(ld, l, "shortconv.conv.weight", hp->conv_kernel, E, true);
+        L->conv_w = cf_ld_values(ld, l, "shortconv.conv.weight", hp->conv_kernel, E, true);
         L->conv_out = cf_ld_layer(ld, l, "shortconv.out_proj.weight", E, E, true);
         L->rope = false;
     } else {
         cf_ld_attention(ld, hp, l, L, true);
         cf_ld_qk_norm(ld, hp, l, L);
     }
+}
+
+static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
+{
+    cf_ld_lfm2_mixer(ld, hp, l, L);
     cf_ld_swiglu(ld, hp, l, L, true);
 }
 
-const cf_arch_desc cf_arch_lfm2 = {"lfm2", "LFM2", hparams, layer, "token_embd_norm.weight"};
+const cf_arch_desc cf_arch_lfm2 = {"lfm2", "LFM2", cf_ld_lfm2, layer, "token_embd_norm.weight"};

@@ -9,11 +9,8 @@ static void hparams(cf_loader *ld, cf_hparams *hp)
 
 static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
 {
-    const int64_t Q = (int64_t)hp->n_head * hp->head_dim, KV = (int64_t)hp->n_head_kv * hp->head_dim;
     cf_ld_attention(ld, hp, l, L, true);
-    L->bq = cf_ld_layer(ld, l, "attn_q.bias", Q, 1, true);
-    L->bk = cf_ld_layer(ld, l, "attn_k.bias", KV, 1, true);
-    L->bv = cf_ld_layer(ld, l, "attn_v.bias", KV, 1, true);
+    cf_ld_qkv_bias(ld, hp, l, L);
     cf_ld_swiglu(ld, hp, l, L, true);
 }
 
