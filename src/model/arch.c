@@ -16,6 +16,9 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_GPT_OSS] = &cf_arch_gpt_oss, [CF_ARCH_LFM2] = &cf_arch_lfm2,
     [CF_ARCH_QWEN35] = &cf_arch_qwen35,   [CF_ARCH_QWEN35MOE] = &cf_arch_qwen35moe,
     [CF_ARCH_GEMMA4] = &cf_arch_gemma4,
+    [CF_ARCH_GRANITEHYBRID] = &cf_arch_granitehybrid,
+    [CF_ARCH_NEMOTRON_H] = &cf_arch_nemotron_h,
+    [CF_ARCH_NEMOTRON_H_MOE] = &cf_arch_nemotron_h_moe,
 };
 
 const char *cf_arch_name(cf_arch a)
@@ -25,7 +28,7 @@ const char *cf_arch_name(cf_arch a)
 
 const char *cf_arch_supported(void)
 {
-    static char list[512];
+    static char list[1024];
     if (!list[0]) {
         size_t n = 0;
         for (int a = 0; a < CF_ARCH_COUNT && n < sizeof list; a++)
@@ -120,6 +123,13 @@ float cf_ld_float(cf_loader *ld, const char *suffix, float def)
         return def;
     }
     return (float)v;
+}
+
+bool cf_ld_bool(cf_loader *ld, const char *suffix, bool def)
+{
+    char k[128];
+    bool v;
+    return !ld->failed && cf_gguf_get_bool(ld->g, akey(ld, suffix, k, sizeof k), &v) ? v : def;
 }
 
 bool cf_ld_str(cf_loader *ld, const char *suffix, cf_str *out)
@@ -237,15 +247,80 @@ void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool nor
     if (norm)
         L->ffn_norm = cf_ld_layer(ld, l, "ffn_norm.weight", E, 1, true);
     L->moe_router = cf_ld_layer(ld, l, "ffn_gate_inp.weight", E, X, true);
-    L->moe_gate = cf_ld_layer(ld, l, "ffn_gate_exps.weight", E, F * X, true);
+    L->moe_choice_b = cf_ld_layer(ld, l, "exp_probs_b.bias", X, 1, false);
+    if (hp->ffn != CF_FFN_RELU2) /* relu(up)^2 has no gate */
+        L->moe_gate = cf_ld_layer(ld, l, "ffn_gate_exps.weight", E, F * X, true);
     L->moe_up = cf_ld_layer(ld, l, "ffn_up_exps.weight", E, F * X, true);
     L->moe_down = cf_ld_layer(ld, l, "ffn_down_exps.weight", F, E * X, true);
     /* the experts read one gathered input: gate and up must round it alike */
-    if (!ld->failed && cf_vec_dot_type(L->moe_gate->type) != cf_vec_dot_type(L->moe_up->type)) {
+    if (!ld->failed && L->moe_gate && cf_vec_dot_type(L->moe_gate->type) != cf_vec_dot_type(L->moe_up->type)) {
         ld->failed = true;
         cf_fail(ld->err, "blk.%d: expert gate (%s) and up (%s) matrices of different kinds are not supported",
                 l, cf_type_name(L->moe_gate->type), cf_type_name(L->moe_up->type));
     }
+}
+
+void cf_ld_shared_expert(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
+{
+    const int64_t E = hp->n_embd, F = hp->n_ff_shexp;
+    if (L->moe_gate)
+        L->sh_gate = cf_ld_layer(ld, l, "ffn_gate_shexp.weight", E, F, true);
+    L->sh_up = cf_ld_layer(ld, l, "ffn_up_shexp.weight", E, F, true);
+    L->sh_down = cf_ld_layer(ld, l, "ffn_down_shexp.weight", F, E, true);
+    /* it reads the experts' rounded input */
+    const cf_type dot = ld->failed ? CF_TYPE_F32 : cf_vec_dot_type((L->moe_gate ? L->moe_gate : L->moe_up)->type);
+    if (!ld->failed && ((L->sh_gate && cf_vec_dot_type(L->sh_gate->type) != dot) ||
+                        cf_vec_dot_type(L->sh_up->type) != dot)) {
+        ld->failed = true;
+        cf_fail(ld->err, "blk.%d: a shared expert whose matrices differ in kind from the experts' is not supported",
+                l);
+    }
+}
+
+void cf_ld_mamba2_hparams(cf_loader *ld, cf_hparams *hp)
+{
+    hp->conv_kernel = cf_ld_int(ld, "ssm.conv_kernel", -1);
+    hp->ssm_inner = cf_ld_int(ld, "ssm.inner_size", -1);
+    hp->ssm_d = cf_ld_int(ld, "ssm.state_size", -1);
+    hp->ssm_v_heads = cf_ld_int(ld, "ssm.time_step_rank", -1); /* Mamba2's head count */
+    hp->ssm_k_heads = cf_ld_int(ld, "ssm.group_count", 1);
+    if (ld->failed)
+        return;
+    if (hp->conv_kernel > 16 || hp->ssm_inner % hp->ssm_v_heads || hp->ssm_v_heads % hp->ssm_k_heads ||
+        hp->ssm_inner > 65536 || hp->ssm_d > 1024) {
+        ld->failed = true;
+        cf_fail(ld->err, "%s: a Mamba2 mixer of %d channels in %d heads, %d groups of %d states, kernel %d, "
+                "is not supported", ld->arch, hp->ssm_inner, hp->ssm_v_heads, hp->ssm_k_heads, hp->ssm_d,
+                hp->conv_kernel);
+    }
+}
+
+/* blk.<l>.<what>, which the forward pass reads as floats itself */
+static cf_weight ld_layer_f32(cf_loader *ld, int l, const char *what, int64_t ne0, int64_t ne1)
+{
+    cf_weight t = cf_ld_layer(ld, l, what, ne0, ne1, true);
+    if (t && t->type != CF_TYPE_F32) {
+        ld->failed = true;
+        cf_fail(ld->err, "tensor 'blk.%d.%s' has type %s (it must be F32)", l, what, cf_type_name(t->type));
+        return NULL;
+    }
+    return t;
+}
+
+void cf_ld_mamba2(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
+{
+    const int64_t E = hp->n_embd, D = hp->ssm_inner, H = hp->ssm_v_heads, G = hp->ssm_k_heads;
+    const int64_t BC = 2 * G * hp->ssm_d;
+    L->attn_norm = cf_ld_layer(ld, l, "attn_norm.weight", E, 1, true);
+    L->m2_in = cf_ld_layer(ld, l, "ssm_in.weight", E, 2 * D + BC + H, true);
+    L->m2_conv = ld_layer_f32(ld, l, "ssm_conv1d.weight", hp->conv_kernel, D + BC);
+    L->m2_conv_b = cf_ld_layer(ld, l, "ssm_conv1d.bias", D + BC, 1, true);
+    L->m2_dt_b = cf_ld_layer(ld, l, "ssm_dt.bias", H, 1, true);
+    L->m2_a = ld_layer_f32(ld, l, "ssm_a", 1, H);
+    L->m2_skip = ld_layer_f32(ld, l, "ssm_d", 1, H);
+    L->m2_norm = ld_layer_f32(ld, l, "ssm_norm.weight", D / G, G);
+    L->m2_out = cf_ld_layer(ld, l, "ssm_out.weight", D, E, true);
+    L->rope = false;
 }
 
 /* ---- hyper-parameters ------------------------------------------------------ */
@@ -413,14 +488,15 @@ static int bind_tensors(cf_model *m, cf_err *err)
 /* The matrices of layer L the forward pass multiplies by (cf_matmul),
  * absent ones NULL; the experts' stacked matrices are the last
  * EXPERT_MATRICES. */
-enum { LAYER_MATRICES = 24, EXPERT_MATRICES = 3 };
+enum { LAYER_MATRICES = 26, EXPERT_MATRICES = 3 };
 
 static void layer_matrices(const cf_layer *L, cf_weight ws[LAYER_MATRICES])
 {
     const cf_weight all[] = {L->wq,      L->wk,       L->wv,     L->wqkv,     L->wo,      L->w_gate,
                              L->w_up,    L->w_down,   L->moe_router, L->conv_in, L->conv_out, L->dn_qkv,
-                             L->dn_z,    L->dn_beta,  L->dn_alpha, L->dn_out,  L->sh_gate,  L->sh_up,
-                             L->sh_down, L->ple_gate, L->ple_proj, L->moe_gate, L->moe_up,  L->moe_down};
+                             L->dn_z,    L->dn_beta,  L->dn_alpha, L->dn_out,  L->m2_in,    L->m2_out,
+                             L->sh_gate, L->sh_up,    L->sh_down, L->ple_gate, L->ple_proj, L->moe_gate,
+                             L->moe_up,  L->moe_down};
     _Static_assert(sizeof all / sizeof all[0] == LAYER_MATRICES, "the list's size");
     memcpy(ws, all, sizeof all);
 }
@@ -539,7 +615,7 @@ uint64_t cf_model_bytes_per_token(const cf_model *m)
 bool cf_model_recurrent(const cf_model *m)
 {
     for (int l = 0; l < m->hp.n_layer; l++)
-        if (m->layers[l].conv_in || m->layers[l].dn_qkv)
+        if (m->layers[l].conv_in || m->layers[l].dn_qkv || m->layers[l].m2_in)
             return true;
     return false;
 }

@@ -31,6 +31,7 @@ typedef struct cf_layer {
     cf_weight moe_router, moe_router_b;
     cf_weight moe_gate, moe_up, moe_down;
     cf_weight moe_gate_b, moe_up_b, moe_down_b; /* one row of biases per expert */
+    cf_weight moe_choice_b; /* added to the router's probabilities for the choice only */
     cf_weight attn_sinks; /* one score per query head (gpt-oss) */
     /* a gated short convolution in place of attention (lfm2): in_proj
      * gives B, C and X; out_proj reads C * conv(B * X) */
@@ -40,7 +41,15 @@ typedef struct cf_layer {
      * and a) give the step's write strength and decay; ssm_norm and the
      * gate z shape its output for ssm_out */
     cf_weight dn_qkv, dn_z, dn_beta, dn_alpha, dn_conv, dn_dt_bias, dn_a, dn_norm, dn_out;
-    /* the shared expert beside the routed ones (qwen35moe), gated per token */
+    /* a Mamba2 mixer in place of attention (granitehybrid, nemotron_h):
+     * m2_in gives z, x|B|C and each head's dt; x|B|C is convolved (m2_conv,
+     * m2_conv_b, SiLU) before the scan, which decays each head's state by
+     * exp(softplus(dt + m2_dt_b) m2_a) and adds m2_skip x; y silu(z) is
+     * RMS-normalised per group (m2_norm) for m2_out */
+    cf_weight m2_in, m2_conv, m2_conv_b, m2_dt_b, m2_a, m2_skip, m2_norm, m2_out;
+    /* the shared expert beside the routed ones (qwen35moe: gated per token
+     * by sh_inp; granitehybrid, nemotron_h_moe: always on; without sh_gate
+     * when the experts have none) */
     cf_weight sh_gate, sh_up, sh_down, sh_inp;
     /* gemma4: after the FFN, x += post_norm(proj (gelu(ple_gate x) * the
      * token's embedding for this layer)); then x *= out_scale (1 value) */
@@ -231,9 +240,10 @@ void cf_swiglu_oai(float *g, const float *u, int n);
 
 /* ---- mixture-of-experts routing (moe.c) ------------------------------------ */
 /* The experts a token uses and their weights, from the router's logits
- * (n_expert of them), as llama.cpp's build_moe_ffn computes them: sel[0..k)
- * in decreasing order of preference, w[0..k). */
-void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float *w);
+ * (n_expert of them; choice_b: the layer's choice bias, or NULL), as
+ * llama.cpp's build_moe_ffn computes them: sel[0..k) in decreasing order
+ * of preference, w[0..k). */
+void cf_moe_route(const cf_hparams *hp, const float *logits, const float *choice_b, int32_t *sel, float *w);
 
 /* ---- recurrent state (recurrent.c) ----------------------------------------- */
 /* Size and allocate the state of the model's recurrent layers (none: no-op). */

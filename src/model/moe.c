@@ -36,7 +36,7 @@ static void top_k(const float *v, int n, int k, int32_t *sel)
     }
 }
 
-void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float *w)
+void cf_moe_route(const cf_hparams *hp, const float *logits, const float *choice_b, int32_t *sel, float *w)
 {
     const int n = hp->n_expert, k = hp->n_expert_used;
     float p[CF_MAX_EXPERTS];
@@ -47,8 +47,15 @@ void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float
             chosen[j] = logits[sel[j]];
         softmax(w, chosen, k);
     } else {
-        softmax(p, logits, n);
-        top_k(p, n, k, sel);
+        if (hp->moe_gating == CF_MOE_SIGMOID)
+            for (int i = 0; i < n; i++)
+                p[i] = 1.0f / (1.0f + expf(-logits[i]));
+        else
+            softmax(p, logits, n);
+        float biased[CF_MAX_EXPERTS];
+        for (int i = 0; choice_b && i < n; i++)
+            biased[i] = p[i] + choice_b[i];
+        top_k(choice_b ? biased : p, n, k, sel);
         for (int j = 0; j < k; j++)
             w[j] = p[sel[j]];
     }
@@ -61,4 +68,6 @@ void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float
         for (int j = 0; j < k; j++)
             w[j] /= sum;
     }
+    for (int j = 0; hp->moe_w_scale != 0.0f && j < k; j++)
+        w[j] *= hp->moe_w_scale;
 }

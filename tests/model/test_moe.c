@@ -71,7 +71,7 @@ static void check_config(cf_moe_gating gating, bool norm_w, int n, int k)
             logits[(trial / 3) % n] = logits[(trial / 3 + 1) % n] + 1e-7f * (float)(trial % 5);
         int32_t sel[64];
         float w[64];
-        cf_moe_route(&hp, logits, sel, w);
+        cf_moe_route(&hp, logits, NULL, sel, w);
         ref_choice r = {.margin = 0};
         reference(&hp, logits, &r);
         if (r.margin <= 1e-5) {
@@ -98,7 +98,7 @@ static void check_ties(void)
     const float logits[4] = {1.0f, 2.0f, 2.0f, 2.0f};
     int32_t sel[2];
     float w[2];
-    cf_moe_route(&hp, logits, sel, w);
+    cf_moe_route(&hp, logits, NULL, sel, w);
     CHECK(sel[0] == 1 && sel[1] == 2 && w[0] == 0.5f && w[1] == 0.5f);
 }
 
