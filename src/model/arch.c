@@ -286,8 +286,9 @@ void cf_ld_mamba2_hparams(cf_loader *ld, cf_hparams *hp)
     hp->ssm_k_heads = cf_ld_int(ld, "ssm.group_count", 1);
     if (ld->failed)
         return;
+    /* the scan sums states 8 at a time (forward.c) */
     if (hp->conv_kernel > 16 || hp->ssm_inner % hp->ssm_v_heads || hp->ssm_v_heads % hp->ssm_k_heads ||
-        hp->ssm_inner > 65536 || hp->ssm_d > 1024) {
+        hp->ssm_inner > 65536 || hp->ssm_d > 1024 || hp->ssm_d % 8) {
         ld->failed = true;
         cf_fail(ld->err, "%s: a Mamba2 mixer of %d channels in %d heads, %d groups of %d states, kernel %d, "
                 "is not supported", ld->arch, hp->ssm_inner, hp->ssm_v_heads, hp->ssm_k_heads, hp->ssm_d,
