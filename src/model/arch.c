@@ -253,7 +253,8 @@ void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool nor
     L->moe_up = cf_ld_layer(ld, l, "ffn_up_exps.weight", E, F * X, true);
     L->moe_down = cf_ld_layer(ld, l, "ffn_down_exps.weight", F, E * X, true);
     /* the experts read one gathered input: gate and up must round it alike */
-    if (!ld->failed && L->moe_gate && cf_vec_dot_type(L->moe_gate->type) != cf_vec_dot_type(L->moe_up->type)) {
+    if (!ld->failed && L->moe_gate &&
+        cf_vec_dot_type(L->moe_gate->type) != cf_vec_dot_type(L->moe_up->type)) {
         ld->failed = true;
         cf_fail(ld->err, "blk.%d: expert gate (%s) and up (%s) matrices of different kinds are not supported",
                 l, cf_type_name(L->moe_gate->type), cf_type_name(L->moe_up->type));
@@ -268,12 +269,13 @@ void cf_ld_shared_expert(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L
     L->sh_up = cf_ld_layer(ld, l, "ffn_up_shexp.weight", E, F, true);
     L->sh_down = cf_ld_layer(ld, l, "ffn_down_shexp.weight", F, E, true);
     /* it reads the experts' rounded input */
-    const cf_type dot = ld->failed ? CF_TYPE_F32 : cf_vec_dot_type((L->moe_gate ? L->moe_gate : L->moe_up)->type);
+    const cf_weight first = L->moe_gate ? L->moe_gate : L->moe_up;
+    const cf_type dot = ld->failed ? CF_TYPE_F32 : cf_vec_dot_type(first->type);
     if (!ld->failed && ((L->sh_gate && cf_vec_dot_type(L->sh_gate->type) != dot) ||
                         cf_vec_dot_type(L->sh_up->type) != dot)) {
         ld->failed = true;
-        cf_fail(ld->err, "blk.%d: a shared expert whose matrices differ in kind from the experts' is not supported",
-                l);
+        cf_fail(ld->err, "blk.%d: a shared expert whose matrices differ in kind from the experts' is "
+                "not supported", l);
     }
 }
 

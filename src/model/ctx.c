@@ -41,7 +41,11 @@ void cf_moe_group(const cf_layer *L, cf_weight moe[3])
 
 void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3])
 {
-    qkv[0] = L->conv_in ? L->conv_in : L->dn_qkv ? L->dn_qkv : L->m2_in ? L->m2_in : L->wqkv ? L->wqkv : L->wq;
+    qkv[0] = L->conv_in ? L->conv_in
+             : L->dn_qkv ? L->dn_qkv
+             : L->m2_in  ? L->m2_in
+             : L->wqkv   ? L->wqkv
+                         : L->wq;
     qkv[1] = L->dn_qkv ? L->dn_z : L->wqkv ? NULL : L->wk;
     /* no attn_v: V is the K projection (gemma4 MoE's global layers) */
     qkv[2] = L->dn_qkv ? L->dn_beta : L->wqkv ? NULL : L->wv ? L->wv : L->wk;
@@ -213,7 +217,8 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     const size_t dn_inner = hp->ssm_inner ? 0 : (size_t)hp->ssm_v_heads * (size_t)hp->ssm_d;
     const size_t dn_conv = dn_inner ? 2 * (size_t)hp->ssm_k_heads * (size_t)hp->ssm_d + dn_inner : 0;
     const size_t m2_inner = (size_t)hp->ssm_inner;
-    const size_t m2_proj = 2 * m2_inner + 2 * (size_t)hp->ssm_k_heads * (size_t)hp->ssm_d + (size_t)hp->ssm_v_heads;
+    const size_t m2_proj =
+        2 * m2_inner + 2 * (size_t)hp->ssm_k_heads * (size_t)hp->ssm_d + (size_t)hp->ssm_v_heads;
     c->qkv_stride = (hp->q_gate ? 2 * Q : Q) + 2 * KV;
     if (hp->conv_kernel && 3 * E > c->qkv_stride) /* lfm2's B, C and X */
         c->qkv_stride = 3 * E;

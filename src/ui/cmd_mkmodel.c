@@ -48,7 +48,9 @@ static void usage(FILE *f)
           "                 yarn_factor, yarn_orig_ctx (YaRN RoPE), rot (RoPE dims,\n"
           "                 default head_dim),\n"
           "                 ssm_conv, ssm_state, ssm_k_heads, ssm_v_heads (qwen35's delta\n"
-          "                 nets), head_dim_swa, swa_period (every Nth layer global),\n"
+          "                 nets; granitehybrid's Mamba2: kernel, states, groups, heads),\n"
+          "                 attn_period (granitehybrid: layer l attends when l mod N is\n"
+          "                 N/2), head_dim_swa, swa_period (every Nth layer global),\n"
           "                 kv_shared (last layers without a cache), ple (per-layer\n"
           "                 embedding dims; all four gemma4's), name, and arch, one of\n"
           "                 ",

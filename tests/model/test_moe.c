@@ -93,8 +93,8 @@ static void check_config(cf_moe_gating gating, bool norm_w, float w_scale, int n
         for (int j = 0; j < k; j++) {
             CHECKF(sel[j] == r.sel[j], "n %d k %d trial %d: choice %d is %d, reference %d", n, k, trial,
                    j, sel[j], r.sel[j]);
-            CHECKF(fabs(w[j] - r.w[j]) <= 1e-6 * (w_scale ? w_scale : 1), "n %d k %d trial %d: weight %d %.9g vs %.9g", n, k,
-                   trial, j, w[j], r.w[j]);
+            CHECKF(fabs(w[j] - r.w[j]) <= 1e-6 * (w_scale ? w_scale : 1),
+                   "n %d k %d trial %d: weight %d %.9g vs %.9g", n, k, trial, j, w[j], r.w[j]);
         }
     }
     CHECK(compared > 1000);

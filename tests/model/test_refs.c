@@ -34,7 +34,8 @@ static tol tolerance_for(const char *stem)
     if (!strcmp(stem, "qwen35moe.Q8_0"))
         return (tol){0.3, 0.1, 4, 2.5};
     /* the Mamba2 families' (README-2026 part C, 7) */
-    if (!strcmp(stem, "granitehybrid.Q8_0") || !strcmp(stem, "granitehybridmoe.Q8_0") || !strcmp(stem, "nemotron_h.Q8_0"))
+    if (!strcmp(stem, "granitehybrid.Q8_0") || !strcmp(stem, "granitehybridmoe.Q8_0") ||
+        !strcmp(stem, "nemotron_h.Q8_0"))
         return (tol){0.15, 0.05, 0, 0};
     if (!strcmp(stem, "nemotron_h_moe.Q8_0"))
         return (tol){0.2, 0.08, 0, 0};
