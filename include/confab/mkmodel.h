@@ -38,8 +38,13 @@ typedef struct cf_mk_shape {
     int n_ff_exp;        /* one expert's FFN width; 0: n_ff */
     int n_rot;           /* dims RoPE rotates; 0: all of head_dim */
     /* qwen35's gated delta nets (three of every four layers): conv kernel,
-     * head size (state_size), key heads (group_count), value heads */
+     * head size (state_size), key heads (group_count), value heads;
+     * granitehybrid's Mamba2 mixers (2 n_embd channels): conv kernel,
+     * states, B/C groups (group_count), heads (time_step_rank) */
     int ssm_conv, ssm_state, ssm_k_heads, ssm_v_heads;
+    /* granitehybrid: layer l attends when l % attn_period is attn_period / 2,
+     * the others are Mamba2; its experts' shared one is n_ff wide */
+    int attn_period;
     /* gemma4: the sliding layers' head size (0: head_dim), every
      * swa_period-th layer global and the rest sliding (0: all global),
      * the last kv_shared layers reading an earlier layer's cache, and
@@ -54,6 +59,9 @@ typedef struct cf_mk_shape {
 
 /* qwen35: layer l is attention when (l + 1) % 4 == 0, else a delta net */
 #define CF_MK_ATTN_INTERVAL 4
+
+/* granitehybrid: whether layer l is a Mamba2 mixer */
+bool cf_mk_mamba2(const cf_mk_shape *s, int l);
 
 /* gemma4's layers: whether layer l is sliding, whether it has no cache of
  * its own (one of the last kv_shared), its FFN width (twice n_ff in
@@ -72,8 +80,8 @@ const char *cf_mk_shape_list(void);
  *   arch (cf_mk_arch_list()'s), embd, layers, heads, kv_heads, head_dim,
  *   ff, ctx, rope_base, eps, tied (0|1), swa, rope_base_swa, experts,
  *   experts_used, expert_ff, yarn_factor, yarn_orig_ctx, rot, ssm_conv,
- *   ssm_state, ssm_k_heads, ssm_v_heads, head_dim_swa, swa_period,
- *   kv_shared, ple, dense_layers, name.
+ *   ssm_state, ssm_k_heads, ssm_v_heads, attn_period, head_dim_swa,
+ *   swa_period, kv_shared, ple, dense_layers, name.
  * Unknown keys and bad values fail with a message naming them. */
 int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err);
 /* Check a shape is complete and consistent. */

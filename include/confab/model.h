@@ -33,6 +33,9 @@ typedef enum cf_arch {
     CF_ARCH_MISTRAL3,
     CF_ARCH_LFM2MOE,
     CF_ARCH_GLM4MOE,
+    CF_ARCH_GRANITEHYBRID,
+    CF_ARCH_NEMOTRON_H,
+    CF_ARCH_NEMOTRON_H_MOE,
     CF_ARCH_COUNT
 } cf_arch;
 
@@ -52,12 +55,13 @@ typedef enum cf_ffn_kind {
     CF_FFN_GEGLU,  /* down(gelu(gate x) * up x): gemma */
     CF_FFN_GELU,   /* down(gelu(up x + b)): gpt2 */
     CF_FFN_SWIGLU_OAI, /* gpt-oss's experts: SwiGLU with clamps and up + 1 */
+    CF_FFN_RELU2,  /* down(relu(up x)^2), no gate: nemotron_h */
 } cf_ffn_kind;
 
 typedef enum cf_moe_gating {
     CF_MOE_SOFTMAX,        /* softmax over all experts, then the top k (mixtral, qwen3moe) */
     CF_MOE_SOFTMAX_WEIGHT, /* the top k logits, then a softmax over them (gpt-oss) */
-    CF_MOE_SIGMOID,        /* sigmoid of each logit, then the top k (GLM-4.5, LFM2-MoE) */
+    CF_MOE_SIGMOID,        /* sigmoid of each logit, then the top k, plus a choice bias where given (GLM-4.5, LFM2-MoE, nemotron_h_moe) */
 } cf_moe_gating;
 
 typedef enum cf_qk_norm {
@@ -113,6 +117,9 @@ typedef struct cf_hparams {
      * ssm_k_heads query/key heads, ssm_v_heads value heads (tiled over
      * the key heads), the state of each value head ssm_d x ssm_d */
     int ssm_d, ssm_k_heads, ssm_v_heads;
+    /* Mamba2 (granitehybrid, nemotron_h): ssm_inner channels in ssm_v_heads
+     * heads, ssm_k_heads groups of B and C of ssm_d states each; 0: none */
+    int ssm_inner;
     bool q_gate; /* attn_q also gives each head a sigmoid output gate, interleaved */
     /* mixture of experts (n_expert 0: a dense FFN) */
     int n_expert, n_expert_used, n_ff_exp;
@@ -151,7 +158,7 @@ const char *cf_model_name(const cf_model *m);
  * embedding row): the numerator of the memory-bandwidth roofline. */
 uint64_t cf_model_bytes_per_token(const cf_model *m);
 uint64_t cf_model_n_params(const cf_model *m);
-/* Whether some layers carry a recurrent state (lfm2, qwen35): going back in
+/* Whether some layers carry a recurrent state (lfm2, qwen35, Mamba2): going back in
  * the cache then evaluates tokens again from a checkpoint, and a context
  * shift evaluates the kept tokens again instead of moving them. */
 bool cf_model_recurrent(const cf_model *m);

@@ -19,6 +19,9 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_MISTRAL3] = &cf_arch_mistral3,
     [CF_ARCH_LFM2MOE] = &cf_arch_lfm2moe,
     [CF_ARCH_GLM4MOE] = &cf_arch_glm4moe,
+    [CF_ARCH_GRANITEHYBRID] = &cf_arch_granitehybrid,
+    [CF_ARCH_NEMOTRON_H] = &cf_arch_nemotron_h,
+    [CF_ARCH_NEMOTRON_H_MOE] = &cf_arch_nemotron_h_moe,
 };
 
 const char *cf_arch_name(cf_arch a)
@@ -28,7 +31,7 @@ const char *cf_arch_name(cf_arch a)
 
 const char *cf_arch_supported(void)
 {
-    static char list[512];
+    static char list[1024];
     if (!list[0]) {
         size_t n = 0;
         for (int a = 0; a < CF_ARCH_COUNT && n < sizeof list; a++)
@@ -123,6 +126,13 @@ float cf_ld_float(cf_loader *ld, const char *suffix, float def)
         return def;
     }
     return (float)v;
+}
+
+bool cf_ld_bool(cf_loader *ld, const char *suffix, bool def)
+{
+    char k[128];
+    bool v;
+    return !ld->failed && cf_gguf_get_bool(ld->g, akey(ld, suffix, k, sizeof k), &v) ? v : def;
 }
 
 bool cf_ld_str(cf_loader *ld, const char *suffix, cf_str *out)
@@ -262,11 +272,14 @@ void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool nor
     if (norm)
         L->ffn_norm = cf_ld_layer(ld, l, "ffn_norm.weight", E, 1, true);
     L->moe_router = cf_ld_layer(ld, l, "ffn_gate_inp.weight", E, X, true);
-    L->moe_gate = cf_ld_layer(ld, l, "ffn_gate_exps.weight", E, F * X, true);
+    L->moe_choice_b = cf_ld_layer(ld, l, "exp_probs_b.bias", X, 1, false);
+    if (hp->ffn != CF_FFN_RELU2) /* relu(up)^2 has no gate */
+        L->moe_gate = cf_ld_layer(ld, l, "ffn_gate_exps.weight", E, F * X, true);
     L->moe_up = cf_ld_layer(ld, l, "ffn_up_exps.weight", E, F * X, true);
     L->moe_down = cf_ld_layer(ld, l, "ffn_down_exps.weight", F, E * X, true);
     /* the experts read one gathered input: gate and up must round it alike */
-    if (!ld->failed && cf_vec_dot_type(L->moe_gate->type) != cf_vec_dot_type(L->moe_up->type)) {
+    if (!ld->failed && L->moe_gate &&
+        cf_vec_dot_type(L->moe_gate->type) != cf_vec_dot_type(L->moe_up->type)) {
         ld->failed = true;
         cf_fail(ld->err, "blk.%d: expert gate (%s) and up (%s) matrices of different kinds are not supported",
                 l, cf_type_name(L->moe_gate->type), cf_type_name(L->moe_up->type));
@@ -275,21 +288,70 @@ void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool nor
 
 void cf_ld_shared_expert(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool gated)
 {
-    const int64_t E = hp->n_embd;
-    const int F = hp->n_ff_shexp;
+    const int64_t E = hp->n_embd, F = hp->n_ff_shexp;
     if (gated)
         L->sh_inp = cf_ld_layer(ld, l, "ffn_gate_inp_shexp.weight", E, 1, true);
-    L->sh_gate = cf_ld_layer(ld, l, "ffn_gate_shexp.weight", E, F, true);
+    if (L->moe_gate)
+        L->sh_gate = cf_ld_layer(ld, l, "ffn_gate_shexp.weight", E, F, true);
     L->sh_up = cf_ld_layer(ld, l, "ffn_up_shexp.weight", E, F, true);
     L->sh_down = cf_ld_layer(ld, l, "ffn_down_shexp.weight", F, E, true);
     /* it reads the experts' rounded input, and its gate the router's F32 one */
-    if (!ld->failed && (L->moe_router->type != CF_TYPE_F32 ||
-                        cf_vec_dot_type(L->sh_gate->type) != cf_vec_dot_type(L->moe_gate->type) ||
-                        cf_vec_dot_type(L->sh_up->type) != cf_vec_dot_type(L->moe_gate->type))) {
+    const cf_weight first = L->moe_gate ? L->moe_gate : L->moe_up;
+    const cf_type dot = ld->failed ? CF_TYPE_F32 : cf_vec_dot_type(first->type);
+    if (!ld->failed && ((gated && L->moe_router->type != CF_TYPE_F32) ||
+                        (L->sh_gate && cf_vec_dot_type(L->sh_gate->type) != dot) ||
+                        cf_vec_dot_type(L->sh_up->type) != dot)) {
         ld->failed = true;
-        cf_fail(ld->err, "blk.%d: a shared expert whose matrices differ in kind from the experts' (or an "
-                "F16/quantized router) is not supported", l);
+        cf_fail(ld->err, "blk.%d: a shared expert whose matrices differ in kind from the experts' (or a gated "
+                "one beside an F16/quantized router) is not supported", l);
     }
+}
+
+void cf_ld_mamba2_hparams(cf_loader *ld, cf_hparams *hp)
+{
+    hp->conv_kernel = cf_ld_int(ld, "ssm.conv_kernel", -1);
+    hp->ssm_inner = cf_ld_int(ld, "ssm.inner_size", -1);
+    hp->ssm_d = cf_ld_int(ld, "ssm.state_size", -1);
+    hp->ssm_v_heads = cf_ld_int(ld, "ssm.time_step_rank", -1); /* Mamba2's head count */
+    hp->ssm_k_heads = cf_ld_int(ld, "ssm.group_count", 1);
+    if (ld->failed)
+        return;
+    /* the scan sums states 8 at a time (forward.c) */
+    if (hp->conv_kernel > 16 || hp->ssm_inner % hp->ssm_v_heads || hp->ssm_v_heads % hp->ssm_k_heads ||
+        hp->ssm_inner > 65536 || hp->ssm_d > 1024 || hp->ssm_d % 8) {
+        ld->failed = true;
+        cf_fail(ld->err, "%s: a Mamba2 mixer of %d channels in %d heads, %d groups of %d states, kernel %d, "
+                "is not supported", ld->arch, hp->ssm_inner, hp->ssm_v_heads, hp->ssm_k_heads, hp->ssm_d,
+                hp->conv_kernel);
+    }
+}
+
+/* blk.<l>.<what>, which the forward pass reads as floats itself */
+static cf_weight ld_layer_f32(cf_loader *ld, int l, const char *what, int64_t ne0, int64_t ne1)
+{
+    cf_weight t = cf_ld_layer(ld, l, what, ne0, ne1, true);
+    if (t && t->type != CF_TYPE_F32) {
+        ld->failed = true;
+        cf_fail(ld->err, "tensor 'blk.%d.%s' has type %s (it must be F32)", l, what, cf_type_name(t->type));
+        return NULL;
+    }
+    return t;
+}
+
+void cf_ld_mamba2(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
+{
+    const int64_t E = hp->n_embd, D = hp->ssm_inner, H = hp->ssm_v_heads, G = hp->ssm_k_heads;
+    const int64_t BC = 2 * G * hp->ssm_d;
+    L->attn_norm = cf_ld_layer(ld, l, "attn_norm.weight", E, 1, true);
+    L->m2_in = cf_ld_layer(ld, l, "ssm_in.weight", E, 2 * D + BC + H, true);
+    L->m2_conv = ld_layer_f32(ld, l, "ssm_conv1d.weight", hp->conv_kernel, D + BC);
+    L->m2_conv_b = cf_ld_layer(ld, l, "ssm_conv1d.bias", D + BC, 1, true);
+    L->m2_dt_b = cf_ld_layer(ld, l, "ssm_dt.bias", H, 1, true);
+    L->m2_a = ld_layer_f32(ld, l, "ssm_a", 1, H);
+    L->m2_skip = ld_layer_f32(ld, l, "ssm_d", 1, H);
+    L->m2_norm = ld_layer_f32(ld, l, "ssm_norm.weight", D / G, G);
+    L->m2_out = cf_ld_layer(ld, l, "ssm_out.weight", D, E, true);
+    L->rope = false;
 }
 
 cf_moe_gating cf_ld_moe_gating(cf_loader *ld)
@@ -481,14 +543,15 @@ static int bind_tensors(cf_model *m, cf_err *err)
 /* The matrices of layer L the forward pass multiplies by (cf_matmul),
  * absent ones NULL; the experts' stacked matrices are the last
  * EXPERT_MATRICES. */
-enum { LAYER_MATRICES = 24, EXPERT_MATRICES = 3 };
+enum { LAYER_MATRICES = 26, EXPERT_MATRICES = 3 };
 
 static void layer_matrices(const cf_layer *L, cf_weight ws[LAYER_MATRICES])
 {
     const cf_weight all[] = {L->wq,      L->wk,       L->wv,     L->wqkv,     L->wo,      L->w_gate,
                              L->w_up,    L->w_down,   L->moe_router, L->conv_in, L->conv_out, L->dn_qkv,
-                             L->dn_z,    L->dn_beta,  L->dn_alpha, L->dn_out,  L->sh_gate,  L->sh_up,
-                             L->sh_down, L->ple_gate, L->ple_proj, L->moe_gate, L->moe_up,  L->moe_down};
+                             L->dn_z,    L->dn_beta,  L->dn_alpha, L->dn_out,  L->m2_in,    L->m2_out,
+                             L->sh_gate, L->sh_up,    L->sh_down, L->ple_gate, L->ple_proj, L->moe_gate,
+                             L->moe_up,  L->moe_down};
     _Static_assert(sizeof all / sizeof all[0] == LAYER_MATRICES, "the list's size");
     memcpy(ws, all, sizeof all);
 }
@@ -607,7 +670,7 @@ uint64_t cf_model_bytes_per_token(const cf_model *m)
 bool cf_model_recurrent(const cf_model *m)
 {
     for (int l = 0; l < m->hp.n_layer; l++)
-        if (m->layers[l].conv_in || m->layers[l].dn_qkv)
+        if (m->layers[l].conv_in || m->layers[l].dn_qkv || m->layers[l].m2_in)
             return true;
     return false;
 }

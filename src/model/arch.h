@@ -25,6 +25,8 @@ int cf_ld_count(cf_loader *ld, const char *suffix);
 int cf_ld_per_layer(cf_loader *ld, const char *suffix, int n_layer, int l, int def);
 /* A positive float key, def when absent. */
 float cf_ld_float(cf_loader *ld, const char *suffix, float def);
+/* A boolean key, def when absent. */
+bool cf_ld_bool(cf_loader *ld, const char *suffix, bool def);
 /* A string key; false when absent. */
 bool cf_ld_str(cf_loader *ld, const char *suffix, cf_str *out);
 /* The tensor `name` of shape ne0 x ne1 (ne1 = 1: a vector, which must be
@@ -54,6 +56,11 @@ void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool nor
 /* The shared expert beside the routed ones, n_ff_shexp wide; gated: by
  * sigmoid(ffn_gate_inp_shexp . x) per token (qwen35moe), else added whole. */
 void cf_ld_shared_expert(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool gated);
+/* Mamba2's ssm.* keys (conv_kernel, inner_size, state_size, group_count,
+ * and time_step_rank: the head count) and its tensors in layer l, under
+ * attn_norm */
+void cf_ld_mamba2_hparams(cf_loader *ld, cf_hparams *hp);
+void cf_ld_mamba2(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L);
 
 /* What gemma3 and gemma4 share: NeoX RoPE, per-head q/k norms, GELU-gated
  * FFN, the sliding window and its own RoPE base, embedding x sqrt(n_embd). */
@@ -85,7 +92,8 @@ typedef struct cf_arch_desc {
 
 extern const cf_arch_desc cf_arch_llama, cf_arch_qwen2, cf_arch_phi3, cf_arch_gpt2, cf_arch_qwen3,
     cf_arch_gemma3, cf_arch_smollm3, cf_arch_olmo2, cf_arch_granite, cf_arch_qwen3moe,
-    cf_arch_gpt_oss, cf_arch_lfm2, cf_arch_qwen35, cf_arch_qwen35moe, cf_arch_gemma4;
+    cf_arch_gpt_oss, cf_arch_lfm2, cf_arch_qwen35, cf_arch_qwen35moe, cf_arch_gemma4,
+    cf_arch_granitehybrid, cf_arch_nemotron_h, cf_arch_nemotron_h_moe;
 extern const cf_arch_desc cf_arch_mistral3;
 extern const cf_arch_desc cf_arch_lfm2moe;
 extern const cf_arch_desc cf_arch_glm4moe;

@@ -33,9 +33,10 @@ int cf_xq_index(cf_weight const ws[3], int i)
 
 void cf_moe_group(const cf_layer *L, cf_weight moe[3])
 {
+    /* experts without a gate read their input through up alone */
     moe[0] = L->moe_router;
-    moe[1] = L->moe_gate;
-    moe[2] = L->moe_up;
+    moe[1] = L->moe_gate ? L->moe_gate : L->moe_up;
+    moe[2] = L->moe_gate ? L->moe_up : NULL;
 }
 
 int cf_moe_xq(const cf_layer *L, cf_weight const moe[3])
@@ -45,17 +46,19 @@ int cf_moe_xq(const cf_layer *L, cf_weight const moe[3])
 
 void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3])
 {
-    qkv[0] = L->conv_in ? L->conv_in : L->dn_qkv ? L->dn_qkv : L->wqkv ? L->wqkv : L->wq;
+    qkv[0] = L->conv_in ? L->conv_in
+             : L->dn_qkv ? L->dn_qkv
+             : L->m2_in  ? L->m2_in
+             : L->wqkv   ? L->wqkv
+                         : L->wq;
     qkv[1] = L->dn_qkv ? L->dn_z : L->wqkv ? NULL : L->wk;
     /* no attn_v: V is the K projection (gemma4 MoE's global layers) */
     qkv[2] = L->dn_qkv ? L->dn_beta : L->wqkv ? NULL : L->wv ? L->wv : L->wk;
     if (L->moe_router && !L->dense_norm) {
-        ff[0] = L->moe_router;
-        ff[1] = L->moe_gate;
-        ff[2] = L->moe_up;
+        cf_moe_group(L, ff);
         return;
     }
-    /* phi3's gate rows live in w_up; gpt2 has no gate */
+    /* phi3's gate rows live in w_up; gpt2 and nemotron_h have no gate */
     ff[0] = L->w_gate ? L->w_gate : L->w_up;
     ff[1] = L->w_gate ? L->w_up : NULL;
     ff[2] = NULL;
@@ -69,8 +72,8 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
     int nb = 1;
     for (int l = 0; l < m->hp.n_layer; l++) {
         const cf_layer *L = &m->layers[l];
-        cf_weight g[3][3], single[] = {L->wo,     L->w_down,  L->moe_down, L->conv_out,
-                                       L->dn_out, L->sh_down, L->ple_gate, L->ple_proj};
+        cf_weight g[3][3], single[] = {L->wo,     L->w_down,  L->moe_down, L->conv_out, L->dn_out,
+                                       L->m2_out, L->sh_down, L->ple_gate, L->ple_proj};
         cf_layer_groups(L, g[0], g[1]);
         cf_moe_group(L, g[2]); /* a dense FFN beside the experts rounds for both */
         for (int k = 0; k < 3; k++)
@@ -82,7 +85,7 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
             }
         if (L->moe_router)
             nb = cf_moe_xq(L, g[2]) + 1 > nb ? cf_moe_xq(L, g[2]) + 1 : nb;
-        for (int i = 0; i < 8; i++)
+        for (size_t i = 0; i < sizeof single / sizeof single[0]; i++)
             mx = act_bytes(single[i]) > mx ? act_bytes(single[i]) : mx;
     }
     *stride = (mx + 63) & ~(size_t)63;
@@ -217,13 +220,19 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     }
     const size_t B = (size_t)n_batch, E = (size_t)hp->n_embd, F = dense_ff(m);
     const size_t Q = (size_t)hp->n_head * hp->head_dim, KV = (size_t)hp->n_head_kv * hp->head_dim;
-    const size_t dn_inner = (size_t)hp->ssm_v_heads * (size_t)hp->ssm_d;
-    const size_t dn_conv = 2 * (size_t)hp->ssm_k_heads * (size_t)hp->ssm_d + dn_inner;
+    /* a delta net's values, or a Mamba2 mixer's channels (ssm_inner) */
+    const size_t dn_inner = hp->ssm_inner ? 0 : (size_t)hp->ssm_v_heads * (size_t)hp->ssm_d;
+    const size_t dn_conv = dn_inner ? 2 * (size_t)hp->ssm_k_heads * (size_t)hp->ssm_d + dn_inner : 0;
+    const size_t m2_inner = (size_t)hp->ssm_inner;
+    const size_t m2_proj =
+        2 * m2_inner + 2 * (size_t)hp->ssm_k_heads * (size_t)hp->ssm_d + (size_t)hp->ssm_v_heads;
     c->qkv_stride = (hp->q_gate ? 2 * Q : Q) + 2 * KV;
     if (hp->conv_kernel && 3 * E > c->qkv_stride) /* lfm2's B, C and X */
         c->qkv_stride = 3 * E;
     if (dn_conv > c->qkv_stride) /* a delta net's q|k|v */
         c->qkv_stride = dn_conv;
+    if (m2_inner && m2_proj > c->qkv_stride) /* Mamba2's z, x|B|C and dt */
+        c->qkv_stride = m2_proj;
     act_needs(m, &c->xq_stride, &c->n_xq);
     c->tile_cap = B * 64 > F ? B * 64 : F;
     const size_t ple_row = (size_t)hp->n_layer * (size_t)hp->ple_dim; /* a token's per-layer embeddings */
@@ -231,6 +240,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->max_chunks = (n_ctx + CF_ATTN_CHUNK - 1) / CF_ATTN_CHUNK;
     c->part_bytes = cf_attn_part_bytes(hp->head_dim);
     c->row_cap = E > Q ? E : Q;
+    c->row_cap = m2_inner > c->row_cap ? m2_inner : c->row_cap; /* Mamba2's normalised y */
     /* shared phases per layer: at most 3 to mix tokens (Q K V, attention,
      * wo) and 5 for the FFN (a MoE's router, up, down, and a shared
      * expert's up and down); 1 for the logits */
@@ -238,9 +248,10 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->x = alloc_floats(B * E);
     c->tmp = alloc_floats(B * E);
     c->qkv = alloc_floats(B * c->qkv_stride);
-    /* the FFN's rows, or a short convolution's or a delta net's outputs */
-    const size_t ff_w = F > E ? F : E;
-    c->ff = alloc_floats(B * (ff_w > dn_inner ? ff_w : dn_inner));
+    /* the FFN's rows, or a short convolution's, a delta net's or Mamba2's outputs */
+    size_t ff_w = F > E ? F : E;
+    ff_w = dn_inner > ff_w ? dn_inner : ff_w;
+    c->ff = alloc_floats(B * (m2_inner > ff_w ? m2_inner : ff_w));
     if (hp->ple_dim)
         c->ple = alloc_floats(B * (size_t)hp->n_layer * (size_t)hp->ple_dim);
     const bool dual = hp->n_expert && m->layers[0].dense_norm;

@@ -461,7 +461,7 @@ static cf_fetch qkv_start(const thr *T, int l)
     if (l >= T->P->hp->n_layer)
         return T->P->logits ? share_start(T, T->P->m->output, 0, T->P->m->output->ne[1]) : (cf_fetch){0};
     const cf_layer *L = &T->P->m->layers[l];
-    if (L->conv_in || L->dn_qkv)
+    if (!L->wq && !L->wqkv)
         return (cf_fetch){0};
     qkv_units q;
     qkv_plan(T, L, l, &q);
@@ -689,18 +689,26 @@ static void attention_batch(thr *T, int l)
 
 /* ---- feed-forward block ---------------------------------------------------- */
 
+/* relu(x)^2, in place */
+static void relu_squared(float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] = x[i] > 0.0f ? x[i] * x[i] : 0.0f;
+}
+
 /* gate and up rows in chunks; each thread turns its chunk into
- * act(gate) * up (gpt2: gelu(up + b)) in c->ff. */
+ * act(gate) * up (gpt2: gelu(up + b); nemotron_h: relu(up)^2) in c->ff. */
 static void ffn_phase(thr *T, const cf_layer *L)
 {
     const pass *P = T->P;
     cf_ctx *c = P->c;
     const int64_t F = L->n_ff;
     const int n = P->n, phase = T->phase++;
-    const bool gpt2 = P->hp->ffn == CF_FFN_GELU, fused = !gpt2 && !L->w_gate;
+    const bool gpt2 = P->hp->ffn == CF_FFN_GELU, relu2 = P->hp->ffn == CF_FFN_RELU2;
+    const bool fused = !gpt2 && !relu2 && !L->w_gate;
     cf_weight qkv[3], ws[3];
     cf_layer_groups(L, qkv, ws);
-    const size_t rb = cf_row_bytes(ws[0]->type, ws[0]->ne[0]) * (gpt2 ? 1 : 2);
+    const size_t rb = cf_row_bytes(ws[0]->type, ws[0]->ne[0]) * (gpt2 || relu2 ? 1 : 2);
     const int64_t piece = piece_rows(rb, (int64_t)(c->tile_cap / (size_t)n) & ~(int64_t)15);
     float *up = T->b->tile;
     int64_t a, nr;
@@ -716,6 +724,11 @@ static void ffn_phase(thr *T, const cf_layer *L)
             continue;
         }
         mm(ws[0], a, nr, act(T, 0, 0), c->xq_stride, n, g, (size_t)F, phase_serial(T, phase));
+        if (relu2) {
+            for (int t = 0; t < n; t++)
+                relu_squared(g + (size_t)t * F, nr);
+            continue;
+        }
         mm(fused ? L->w_up : ws[1], fused ? F + a : a, nr, act(T, fused ? 0 : cf_xq_index(ws, 1), 0),
            c->xq_stride, n, up, (size_t)nr, phase_serial(T, phase));
         for (int t = 0; t < n; t++) {
@@ -829,6 +842,12 @@ static float silu(float x)
     return x / (1.0f + expf(-x));
 }
 
+/* ln(1 + e^x), x itself past 20, as ggml */
+static float softplus(float x)
+{
+    return x > 20.0f ? x : log1pf(expf(x));
+}
+
 /* One value head of the recurrence over the batch's tokens, in order:
  * S <- exp(g) S; d = beta (v - S^T k); S <- S + k d^T; o = S^T q / sqrt(D),
  * with q and k (key head h % Hk) L2-normalised; then o is RMS-normalised
@@ -851,7 +870,7 @@ static void delta_head(const thr *T, const cf_layer *L, float *S, int h)
             q[i] *= q_scale;
         const float beta = 1.0f / (1.0f + expf(-c->dn_beta[(size_t)t * Hv + h]));
         const float x = c->dn_alpha[(size_t)t * Hv + h] + dt_bias;
-        const float decay = expf((x > 20.0f ? x : log1pf(expf(x))) * a); /* softplus, as ggml */
+        const float decay = expf(softplus(x) * a);
         for (int i = 0; i < D * D; i++)
             S[i] *= decay;
         /* S^T k and S^T q run over rows of S (contiguous, so they
@@ -921,6 +940,95 @@ static void delta_phase(thr *T, const cf_layer *L, int l)
     sync_all(T);
 }
 
+/* ---- Mamba2 ----------------------------------------------------------------- */
+
+/* One head of the scan over the batch's tokens, in order (scalar-A Mamba2,
+ * as ggml_ssm_scan): with dt = softplus(dt + dt_b) and B, C of the head's
+ * group (consecutive heads share one), S <- exp(dt a) S + (dt x) B^T, then
+ * y = (S C + skip x) silu(z).  S[p][i]: head channel p, state i.  S C is
+ * summed in M2_LANES partial sums (state i in lane i % M2_LANES, added in
+ * a fixed order), which the compiler makes one vector: the same bits for
+ * every batch and thread count, and 6-7x faster than one running sum on
+ * a head of 64 x 128 (Zen 4). */
+#define M2_LANES 8
+static void mamba2_head(const thr *T, const cf_layer *L, float *S, int h)
+{
+    const pass *P = T->P;
+    const cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int N = hp->ssm_d, H = hp->ssm_v_heads, G = hp->ssm_k_heads, D = hp->ssm_inner, hd = D / H;
+    const int g = h / (H / G);
+    const float dt_b = ((const float *)L->m2_dt_b->data)[h], a = ((const float *)L->m2_a->data)[h];
+    const float skip = ((const float *)L->m2_skip->data)[h];
+    for (int t = 0; t < P->n; t++) {
+        /* the row: z, x, B, C, dt */
+        const float *row = c->qkv + (size_t)t * c->qkv_stride;
+        const float *z = row + (size_t)h * hd, *x = row + D + (size_t)h * hd;
+        const float *B = row + 2 * D + (size_t)g * N, *C = B + (size_t)G * N;
+        const float dt = softplus(row[2 * D + 2 * G * N + h] + dt_b), decay = expf(dt * a);
+        float *y = c->ff + (size_t)t * D + (size_t)h * hd;
+        for (int p = 0; p < hd; p++) {
+            float *st = S + (size_t)p * N, part[M2_LANES] = {0};
+            const float xdt = x[p] * dt;
+            for (int i = 0; i < N; i += M2_LANES)
+                for (int j = 0; j < M2_LANES; j++) {
+                    st[i + j] = st[i + j] * decay + B[i + j] * xdt;
+                    part[j] += st[i + j] * C[i + j];
+                }
+            float sum = 0.0f;
+            for (int j = 0; j < M2_LANES; j++)
+                sum += part[j];
+            y[p] = (sum + skip * x[p]) * silu(z[p]);
+        }
+    }
+}
+
+/* The Mamba2 mixer: the projection, the causal convolution of x|B|C (plus
+ * its bias, with SiLU) over the last conv_kernel tokens, the scan per
+ * head, the norm of each group of channels, then m2_out.  The layer's
+ * state: the convolution's window (raw inputs), then each head's S. */
+static void mamba2_phase(thr *T, const cf_layer *L, int l)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int n = P->n, K = hp->conv_kernel, D = hp->ssm_inner, H = hp->ssm_v_heads, N = hp->ssm_d;
+    const int conv_dim = D + 2 * hp->ssm_k_heads * N, gs = D / hp->ssm_k_heads;
+    matmul_phase(T, L->m2_in, act(T, 0, 0), n, c->qkv, c->qkv_stride);
+    sync_all(T);
+
+    float *window = c->rs + c->rs_off[l];
+    int i0, i1;
+    split(conv_dim, T->ith, T->nth, &i0, &i1);
+    causal_conv(c->qkv + D, c->qkv_stride, n, i0, i1, conv_dim, L->m2_conv->data, K, window);
+    const float *bias = L->m2_conv_b->data;
+    for (int t = 0; t < n; t++)
+        for (int ch = i0; ch < i1; ch++) {
+            float *u = c->qkv + (size_t)t * c->qkv_stride + D + ch;
+            *u = silu(*u + bias[ch]);
+        }
+    sync_all(T);
+
+    float *S = window + (size_t)(K - 1) * conv_dim;
+    split(H, T->ith, T->nth, &i0, &i1);
+    for (int h = i0; h < i1; h++)
+        mamba2_head(T, L, S + (size_t)h * (D / H) * N, h);
+    sync_all(T);
+
+    cf_weight out[3] = {L->m2_out, NULL, NULL};
+    int r0, r1;
+    my_rows(T, 0, n, &r0, &r1);
+    for (int r = r0; r < r1; r++) {
+        const float *y = c->ff + (size_t)r * D, *w = L->m2_norm->data;
+        for (int g = 0; g < hp->ssm_k_heads; g++)
+            P->vec->rmsnorm(T->b->row + g * gs, y + g * gs, w + g * gs, gs, hp->norm_eps);
+        round_row(T, out, T->b->row, r);
+    }
+    rows_done(T);
+    matmul_phase(T, L->m2_out, act(T, 0, 0), n, c->tmp, (size_t)hp->n_embd);
+    sync_all(T);
+}
+
 /* ---- mixture of experts ---------------------------------------------------- */
 
 /* Route every token (the router's logits are in c->moe_logits) and group
@@ -983,14 +1091,15 @@ static int64_t expert_span(const cf_ctx *c, int64_t width, int64_t v, int64_t en
     return width - *r < end - v ? width - *r : end - v;
 }
 
-/* act(gate) * up of every pair, in row pieces of the used experts. */
+/* act(gate) * up of every pair (experts without a gate: relu(up)^2), in
+ * row pieces of the used experts. */
 static void moe_up_phase(thr *T, const cf_layer *L, cf_weight const ff[3])
 {
     const pass *P = T->P;
     cf_ctx *c = P->c;
     const int64_t F = P->hp->n_ff_exp;
     const int phase = T->phase++;
-    const size_t rb = 2 * cf_row_bytes(L->moe_gate->type, L->moe_gate->ne[0]);
+    const size_t rb = (L->moe_gate ? 2 : 1) * cf_row_bytes(L->moe_up->type, L->moe_up->ne[0]);
     const int64_t cap = (int64_t)(c->tile_cap / (size_t)c->moe_max_pairs) & ~(int64_t)15;
     const int64_t piece = piece_rows(rb, cap); /* tile_cap >= 64 rows of a batch */
     int64_t v0, nv;
@@ -1001,6 +1110,12 @@ static void moe_up_phase(thr *T, const cf_layer *L, cf_weight const ff[3])
             const int p0 = c->moe_off[e], np = c->moe_off[e + 1] - p0;
             const uint8_t *x = moe_input(T, L, ff, e);
             float *g = c->moe_ff + (size_t)p0 * F + r, *up = T->b->tile;
+            if (!L->moe_gate) {
+                mm(L->moe_up, e * F + r, cnt, x, c->xq_stride, np, g, (size_t)F, 0);
+                for (int i = 0; i < np; i++)
+                    relu_squared(g + (size_t)i * F, cnt);
+                continue;
+            }
             mm(L->moe_gate, e * F + r, cnt, x, c->xq_stride, np, g, (size_t)F, 0);
             mm(L->moe_up, e * F + r, cnt, x, c->xq_stride, np, up, (size_t)cnt, 0);
             for (int i = 0; i < np; i++) {
@@ -1072,6 +1187,18 @@ static void moe_down_phase(thr *T, const cf_layer *L)
 
 /* ---- the pass -------------------------------------------------------------- */
 
+/* A layer is a token mixer then an FFN, or one of them alone (nemotron_h:
+ * each layer is Mamba2, attention or an MLP, under its one norm). */
+static bool has_mixer(const cf_layer *L)
+{
+    return L->wq || L->wqkv || L->conv_in || L->dn_qkv || L->m2_in;
+}
+
+static bool has_ffn(const cf_layer *L)
+{
+    return L->w_down || L->moe_router;
+}
+
 /* The attention block, from the rounded normalised input to the output
  * projection's result in c->tmp. */
 static void attention_block(thr *T, const cf_layer *L, int l)
@@ -1088,7 +1215,7 @@ static void attention_block(thr *T, const cf_layer *L, int l)
         attention_batch(T, l);
     }
     matmul_phase(T, L->wo, act(T, 0, 0), P->n, P->c->tmp, (size_t)P->hp->n_embd);
-    if (L->moe_router && !L->dense_norm) {
+    if ((L->moe_router && !L->dense_norm) || !has_ffn(L)) {
         sync_all(T);
         return;
     }
@@ -1102,27 +1229,31 @@ static void attention_block(thr *T, const cf_layer *L, int l)
     sync_fetching(T, next, gpt2 ? 1 : 2);
 }
 
-/* The shared expert, after the routed ones: a SwiGLU FFN on the same
- * input, scaled by sigmoid(sh_inp . h) per token when it has that gate
- * (qwen35moe; GLM's has none), added to c->tmp.
- * It reuses the routed experts' buffers: gate rows then up rows in
- * moe_ff, its rounded rows in moe_xd, its outputs in moe_out. */
+/* The shared expert, after the routed ones: an FFN on the same input
+ * (SwiGLU, or relu(up)^2 without a gate), scaled by sigmoid(sh_inp . h)
+ * per token when it has sh_inp (qwen35moe), added to c->tmp.  It reuses
+ * the routed experts' buffers: gate rows then up rows in moe_ff, its
+ * rounded rows in moe_xd, its outputs in moe_out. */
 static void shared_expert(thr *T, const cf_layer *L, cf_weight const ff[3])
 {
     const pass *P = T->P;
     cf_ctx *c = P->c;
     const int n = P->n, E = P->hp->n_embd, F = P->hp->n_ff_shexp;
-    const cf_weight w[2] = {L->sh_gate, L->sh_up};
+    const bool gated = L->sh_gate != NULL;
+    const cf_weight w[2] = {gated ? L->sh_gate : L->sh_up, L->sh_up};
     const int xi[2] = {cf_xq_index(ff, 1), cf_xq_index(ff, 1)};
     float *const y[2] = {c->moe_ff, c->moe_ff + (size_t)n * F};
     const size_t ys[2] = {(size_t)F, (size_t)F};
-    stacked_phase(T, w, xi, y, ys, 2);
+    stacked_phase(T, w, xi, y, ys, gated ? 2 : 1);
     sync_all(T);
     int r0, r1;
     split(n, T->ith, T->nth, &r0, &r1);
     for (int t = r0; t < r1; t++) {
         float *g = c->moe_ff + (size_t)t * F;
-        P->vec->silu_mul(g, g + (size_t)n * F, F);
+        if (gated)
+            P->vec->silu_mul(g, g + (size_t)n * F, F);
+        else
+            relu_squared(g, F);
         cf_quantize_row(cf_vec_dot_type(L->sh_down->type), g, c->moe_xd + (size_t)t * c->xq_stride, F);
     }
     sync_all(T);
@@ -1159,7 +1290,7 @@ static void moe_block(thr *T, const cf_layer *L, cf_weight const ff[3])
     moe_up_phase(T, L, ff);
     sync_all(T);
     moe_down_phase(T, L);
-    if (L->sh_gate)
+    if (L->sh_down)
         shared_expert(T, L, ff);
 }
 
@@ -1222,10 +1353,13 @@ static void ffn_block(thr *T, const cf_layer *L, const cf_fetch *next)
     sync_fetching(T, next, 1);
 }
 
-/* What a layer leaves in c->tmp for the residual: its FFN's output, or
- * after per-layer embeddings their output. */
+/* What a layer leaves in c->tmp for the residual: its FFN's output (or
+ * its mixer's when it has no FFN), or after per-layer embeddings their
+ * output. */
 static block_out layer_out(const cf_layer *L)
 {
+    if (!has_ffn(L))
+        return (block_out){L->bo, L->post_attn_norm, NULL};
     if (L->ple_gate)
         return (block_out){NULL, L->ple_norm, L->out_scale};
     return (block_out){L->b_down, L->post_ffn_norm, L->out_scale};
@@ -1304,14 +1438,20 @@ static void layer(thr *T, int l)
 
     const block_out prev_out = l > 0 ? layer_out(&P->m->layers[l - 1]) : (block_out){0};
     const block_out attn_out = {L->bo, L->post_attn_norm, NULL};
-    norm_phase(T, 0, n, l > 0 ? &prev_out : NULL, L->attn_norm, L->attn_norm_b, qkv);
-    if (L->conv_in)
-        conv_phase(T, L, l);
-    else if (L->dn_qkv)
-        delta_phase(T, L, l);
-    else
-        attention_block(T, L, l);
-    norm_phase(T, 0, n, &attn_out, L->ffn_norm, L->ffn_norm_b, ff);
+    if (has_mixer(L)) {
+        norm_phase(T, 0, n, l > 0 ? &prev_out : NULL, L->attn_norm, L->attn_norm_b, qkv);
+        if (L->conv_in)
+            conv_phase(T, L, l);
+        else if (L->dn_qkv)
+            delta_phase(T, L, l);
+        else if (L->m2_in)
+            mamba2_phase(T, L, l);
+        else
+            attention_block(T, L, l);
+        if (!has_ffn(L))
+            return;
+    }
+    norm_phase(T, 0, n, has_mixer(L) ? &attn_out : l > 0 ? &prev_out : NULL, L->ffn_norm, L->ffn_norm_b, ff);
     if (L->moe_router && !L->dense_norm) {
         moe_block(T, L, ff);
     } else {

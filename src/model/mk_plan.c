@@ -206,6 +206,7 @@ static const struct family {
     bool hybrid;       /* qwen35: delta nets and gated attention, post_attention_norm before the FFN */
     bool gemma4;       /* two kinds of layer, shared caches, per-layer embeddings */
     bool glm;          /* glm4moe: post_attention_norm before the FFN, a choice bias, a shared expert */
+    bool mamba2;       /* granitehybrid: Mamba2 mixers in place of attention, a shared expert */
 } families[CF_ARCH_COUNT] = {
     [CF_ARCH_LLAMA] = {.writes = true},
     [CF_ARCH_QWEN2] = {.writes = true, .qkv_bias = true},
@@ -221,6 +222,7 @@ static const struct family {
     [CF_ARCH_GEMMA4] = {.writes = true, .gemma4 = true},
     [CF_ARCH_MISTRAL3] = {.writes = true},
     [CF_ARCH_GLM4MOE] = {.writes = true, .qkv_bias = true, .glm = true},
+    [CF_ARCH_GRANITEHYBRID] = {.writes = true, .mamba2 = true},
 };
 
 /* the most tensors a layer has (gpt-oss), and outside the layers (gemma4) */
@@ -235,7 +237,7 @@ bool cf_mk_arch_writes(cf_arch a)
 const char *cf_mk_arch_list(void)
 {
     return "llama, qwen2, qwen3, gemma3, smollm3, olmo2, granite, qwen3moe, gpt-oss, qwen35, gemma4, mistral3, "
-           "glm4moe";
+           "glm4moe, granitehybrid";
 }
 
 typedef struct planner {
@@ -395,6 +397,22 @@ static void add_hybrid_layer(planner *p, int l)
     add(p, FFN_DOWN, l, "ffn_down.weight", F, E);
 }
 
+/* granitehybrid's Mamba2 mixer (2 n_embd channels), in llama.cpp's order */
+static void add_mamba2(planner *p, int l)
+{
+    const cf_mk_shape *s = p->s;
+    const int64_t E = s->n_embd, D = 2 * E, H = s->ssm_v_heads, G = s->ssm_k_heads;
+    const int64_t conv_dim = D + 2 * G * s->ssm_state;
+    add(p, PLAIN, l, "ssm_in.weight", E, 2 * D + 2 * G * s->ssm_state + H);
+    add(p, CONV, l, "ssm_conv1d.weight", s->ssm_conv, conv_dim);
+    add(p, BIAS, l, "ssm_conv1d.bias", conv_dim, 1);
+    add(p, DT_BIAS, l, "ssm_dt.bias", H, 1);
+    add(p, DECAY, l, "ssm_a", 1, H);
+    add(p, NORM, l, "ssm_d", 1, H);
+    add(p, NORM, l, "ssm_norm.weight", D / G, G);
+    add(p, PLAIN, l, "ssm_out.weight", D, E);
+}
+
 /* gemma4's block, in llama.cpp's order: the shared layers have no attn_k,
  * attn_v or attn_k_norm; the norms' values as mkmodel.h says */
 static void add_gemma4_layer(planner *p, int l)
@@ -450,11 +468,39 @@ static void add_gemma4_globals(planner *p, int n_vocab)
     p->t[p->n - 1].init_prope = true;
 }
 
+/* ffn_norm and the FFN (or the experts, with granitehybrid's shared one) */
+static void add_ffn(planner *p, int l)
+{
+    const cf_mk_shape *s = p->s;
+    const struct family *f = &families[s->arch];
+    const int64_t E = s->n_embd, F = s->n_ff;
+    if (f->glm)
+        add(p, NORM, l, "post_attention_norm.weight", E, 1);
+    else if (!f->no_pre_norms)
+        add(p, NORM, l, "ffn_norm.weight", E, 1);
+    if (s->n_expert && l >= s->n_dense_lead) {
+        add_experts(p, l, false);
+        if (f->glm)
+            add_glm_extras(p, l);
+        if (f->mamba2) {
+            add(p, FFN_GATE, l, "ffn_gate_shexp.weight", E, F);
+            add(p, FFN_UP, l, "ffn_up_shexp.weight", E, F);
+            add(p, FFN_DOWN, l, "ffn_down_shexp.weight", F, E);
+        }
+        return;
+    }
+    add(p, FFN_GATE, l, "ffn_gate.weight", E, F);
+    add(p, FFN_UP, l, "ffn_up.weight", E, F);
+    add(p, FFN_DOWN, l, "ffn_down.weight", F, E);
+    if (f->post_norms)
+        add(p, NORM, l, "post_ffw_norm.weight", E, 1);
+}
+
 static void add_layer(planner *p, int l)
 {
     const cf_mk_shape *s = p->s;
     const struct family *f = &families[s->arch];
-    const int64_t E = s->n_embd, F = s->n_ff, hd = cf_mk_head_dim(s);
+    const int64_t E = s->n_embd, hd = cf_mk_head_dim(s);
     const int64_t Q = s->n_head * hd, KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
     if (f->oss || f->hybrid || f->gemma4) {
         (f->oss ? add_oss_layer : f->hybrid ? add_hybrid_layer : add_gemma4_layer)(p, l);
@@ -462,6 +508,11 @@ static void add_layer(planner *p, int l)
     }
     if (!f->no_pre_norms)
         add(p, NORM, l, "attn_norm.weight", E, 1);
+    if (cf_mk_mamba2(s, l)) {
+        add_mamba2(p, l);
+        add_ffn(p, l);
+        return;
+    }
     add(p, ATTN_Q, l, "attn_q.weight", E, Q);
     if (f->qkv_bias)
         add(p, BIAS, l, "attn_q.bias", Q, 1);
@@ -478,21 +529,7 @@ static void add_layer(planner *p, int l)
     add(p, ATTN_OUT, l, "attn_output.weight", Q, E);
     if (f->post_norms)
         add(p, NORM, l, "post_attention_norm.weight", E, 1);
-    if (f->glm)
-        add(p, NORM, l, "post_attention_norm.weight", E, 1);
-    else if (!f->no_pre_norms)
-        add(p, NORM, l, "ffn_norm.weight", E, 1);
-    if (s->n_expert && l >= s->n_dense_lead) {
-        add_experts(p, l, false);
-        if (f->glm)
-            add_glm_extras(p, l);
-        return;
-    }
-    add(p, FFN_GATE, l, "ffn_gate.weight", E, F);
-    add(p, FFN_UP, l, "ffn_up.weight", E, F);
-    add(p, FFN_DOWN, l, "ffn_down.weight", F, E);
-    if (f->post_norms)
-        add(p, NORM, l, "post_ffw_norm.weight", E, 1);
+    add_ffn(p, l);
 }
 
 int cf_mk_plan(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, int n_vocab, cf_mk_tensor **out, int *n,

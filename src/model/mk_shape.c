@@ -69,6 +69,14 @@ static const cf_mk_shape builtin[] = {
      .n_head_kv = 4, .head_dim = 256, .n_rot = 64, .n_ff = 9216, .n_ctx = 262144, .rope_base = 10000000.0f,
      .norm_eps = 1e-6f, .tied = true, .ssm_conv = 4, .ssm_state = 128, .ssm_k_heads = 16, .ssm_v_heads = 32,
      .vocab = QWEN3_VOCAB},
+    /* ibm-granite/granite-4.0-h-tiny: Mamba2 mixers of 48 heads of 64 (128
+     * states, one group) in all but layers 5, 15, 25 and 35, 64 experts of
+     * 512 (6 a token) beside a shared one of 1024 in every layer; Qwen3's
+     * vocabulary stands in for its 100352 tokens */
+    {.name = "granite-4.0-h-tiny", .arch = CF_ARCH_GRANITEHYBRID, .n_embd = 1536, .n_layer = 40, .n_head = 12,
+     .n_head_kv = 4, .n_ff = 1024, .n_expert = 64, .n_expert_used = 6, .n_ff_exp = 512, .n_ctx = 131072,
+     .rope_base = 10000.0f, .norm_eps = 1e-5f, .ssm_conv = 4, .ssm_state = 128, .ssm_k_heads = 1,
+     .ssm_v_heads = 48, .attn_period = 10, .tied = true, .vocab = QWEN3_VOCAB},
     /* google/gemma-4-E2B (its text model): four 512-token sliding layers
      * (heads of 256) to each global one (heads of 512, a quarter of them
      * rotated), the last 20 layers reading the first 15's caches with
@@ -109,12 +117,17 @@ const char *cf_mk_shape_list(void)
 {
     return "smollm2-135m, llama-1b, qwen2.5-0.5b, qwen3-0.6b, qwen3-4b, gemma3-1b, smollm3-3b, "
            "mixtral-8x7b, qwen3-30b-a3b-24l, gpt-oss-20b, qwen3.5-0.8b, qwen3.5-4b, gemma4-e2b, ministral3-3b, "
-           "glm-4.5-air-7l";
+           "glm-4.5-air-7l, granite-4.0-h-tiny";
 }
 
 int cf_mk_head_dim(const cf_mk_shape *s)
 {
     return s->head_dim ? s->head_dim : s->n_head ? s->n_embd / s->n_head : 0;
+}
+
+bool cf_mk_mamba2(const cf_mk_shape *s, int l)
+{
+    return s->arch == CF_ARCH_GRANITEHYBRID && l % s->attn_period != s->attn_period / 2;
 }
 
 bool cf_mk_sliding(const cf_mk_shape *s, int l)
@@ -193,6 +206,7 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         {"ssm_state", offsetof(cf_mk_shape, ssm_state), 32, 256},
         {"ssm_k_heads", offsetof(cf_mk_shape, ssm_k_heads), 1, 1024},
         {"ssm_v_heads", offsetof(cf_mk_shape, ssm_v_heads), 1, 1024},
+        {"attn_period", offsetof(cf_mk_shape, attn_period), 1, 1024},
         {"head_dim_swa", offsetof(cf_mk_shape, head_dim_swa), 0, 1024}, /* 0: head_dim */
         {"swa_period", offsetof(cf_mk_shape, swa_period), 0, 1024},    /* 0: no sliding layers */
         {"kv_shared", offsetof(cf_mk_shape, n_kv_shared), 0, 1023},
@@ -232,7 +246,7 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
     return cf_fail(err, "--dims: unknown key '%s' (keys: arch embd layers heads kv_heads head_dim "
                         "ff ctx rope_base eps tied swa rope_base_swa experts experts_used expert_ff "
                         "yarn_factor yarn_orig_ctx rot ssm_conv ssm_state ssm_k_heads ssm_v_heads "
-                        "head_dim_swa swa_period kv_shared ple dense_layers name)",
+                        "attn_period head_dim_swa swa_period kv_shared ple dense_layers name)",
                    key);
 }
 
@@ -254,8 +268,8 @@ int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err)
     return 0;
 }
 
-/* qwen3moe, gpt-oss and glm4moe always have experts, llama may (Mixtral),
- * the others never; only glm4moe has leading dense layers. */
+/* qwen3moe, gpt-oss and glm4moe always have experts, llama (Mixtral) and
+ * granitehybrid may, the others never; only glm4moe has leading dense layers. */
 static int check_experts(const cf_mk_shape *s, cf_err *err)
 {
     const bool moe = s->arch == CF_ARCH_QWEN3MOE || s->arch == CF_ARCH_GPT_OSS || s->arch == CF_ARCH_GLM4MOE;
@@ -264,9 +278,9 @@ static int check_experts(const cf_mk_shape *s, cf_err *err)
                        s->n_dense_lead);
     if (moe && !s->n_expert)
         return cf_fail(err, "%s needs experts (experts=N, experts_used=K)", cf_arch_name(s->arch));
-    if (s->n_expert && !moe && s->arch != CF_ARCH_LLAMA)
-        return cf_fail(err, "experts: %s has none (llama, qwen3moe, gpt-oss and glm4moe have; experts=0 "
-                            "removes them)",
+    if (s->n_expert && !moe && s->arch != CF_ARCH_LLAMA && s->arch != CF_ARCH_GRANITEHYBRID)
+        return cf_fail(err, "experts: %s has none (llama, qwen3moe, gpt-oss, glm4moe and granitehybrid have; "
+                            "experts=0 removes them)",
                        cf_arch_name(s->arch));
     if (s->n_expert_used < (s->n_expert > 0) || s->n_expert_used > s->n_expert)
         return cf_fail(err, "%d of %d experts per token: 1 to all of them (experts_used)", s->n_expert_used,
@@ -277,10 +291,24 @@ static int check_experts(const cf_mk_shape *s, cf_err *err)
 }
 
 /* qwen35 needs its delta nets' four numbers (value heads tile over key
- * heads, state rows whole quantization blocks); no other family has them. */
+ * heads, state rows whole quantization blocks), granitehybrid its Mamba2
+ * mixers' (heads split 2 n_embd channels, groups split the heads) and
+ * which layers attend; no other family has them. */
 static int check_delta_nets(const cf_mk_shape *s, cf_err *err)
 {
     const bool any = s->ssm_conv || s->ssm_state || s->ssm_k_heads || s->ssm_v_heads;
+    if (s->arch == CF_ARCH_GRANITEHYBRID) {
+        if (!s->ssm_conv || !s->ssm_state || !s->ssm_k_heads || !s->ssm_v_heads || !s->attn_period)
+            return cf_fail(err, "granitehybrid needs ssm_conv, ssm_state, ssm_k_heads, ssm_v_heads and "
+                                "attn_period");
+        if ((2 * s->n_embd) % s->ssm_v_heads || s->ssm_v_heads % s->ssm_k_heads)
+            return cf_fail(err, "%d Mamba2 heads cannot split %d channels, or %d groups cannot split them",
+                           s->ssm_v_heads, 2 * s->n_embd, s->ssm_k_heads);
+        return 0;
+    }
+    if (s->attn_period)
+        return cf_fail(err, "attn_period: %s has no Mamba2 layers (granitehybrid has)",
+                       cf_arch_name(s->arch));
     if (s->arch != CF_ARCH_QWEN35)
         return any ? cf_fail(err, "ssm_*: %s has no delta nets (qwen35 has)", cf_arch_name(s->arch)) : 0;
     if (!s->ssm_conv || !s->ssm_state || !s->ssm_k_heads || !s->ssm_v_heads)

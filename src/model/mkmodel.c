@@ -117,6 +117,27 @@ static int put_moe_keys(cf_gguf_writer *w, const cf_mk_shape *s)
     return rc;
 }
 
+/* granitehybrid's Mamba2 mixers (2 n_embd channels; the layers without KV
+ * heads), attention without positions, and the shared expert's width */
+static int put_mamba2_keys(cf_gguf_writer *w, const cf_mk_shape *s)
+{
+    char key[96];
+    int32_t kv[1024];
+    int rc = 0;
+    for (int l = 0; l < s->n_layer; l++)
+        kv[l] = cf_mk_mamba2(s, l) ? 0 : s->n_head_kv ? s->n_head_kv : s->n_head;
+    rc |= cf_gguf_w_arr(w, AKEY("attention.head_count_kv"), CF_GGUF_INT32, kv, (uint64_t)s->n_layer);
+    rc |= cf_gguf_w_u32(w, AKEY("ssm.conv_kernel"), (uint32_t)s->ssm_conv);
+    rc |= cf_gguf_w_u32(w, AKEY("ssm.state_size"), (uint32_t)s->ssm_state);
+    rc |= cf_gguf_w_u32(w, AKEY("ssm.group_count"), (uint32_t)s->ssm_k_heads);
+    rc |= cf_gguf_w_u32(w, AKEY("ssm.time_step_rank"), (uint32_t)s->ssm_v_heads);
+    rc |= cf_gguf_w_u32(w, AKEY("ssm.inner_size"), (uint32_t)(2 * s->n_embd));
+    rc |= cf_gguf_w_bool(w, AKEY("rope.scaling.finetuned"), false);
+    if (s->n_expert)
+        rc |= cf_gguf_w_u32(w, AKEY("expert_shared_feed_forward_length"), (uint32_t)s->n_ff);
+    return rc;
+}
+
 /* qwen35's delta nets; its M-RoPE sections, which llama.cpp needs (for
  * text every section carries the position: confab reads none), split the
  * rotated pairs in three as Qwen3.5's [11, 11, 10] does its 32. */
@@ -124,6 +145,8 @@ static int put_ssm_keys(cf_gguf_writer *w, const cf_mk_shape *s)
 {
     char key[96];
     int rc = 0;
+    if (s->arch == CF_ARCH_GRANITEHYBRID)
+        return put_mamba2_keys(w, s);
     if (s->arch != CF_ARCH_QWEN35)
         return 0;
     const int pairs = (s->n_rot ? s->n_rot : cf_mk_head_dim(s)) / 2;
@@ -162,7 +185,8 @@ static int put_gemma4_keys(cf_gguf_writer *w, const cf_mk_shape *s)
 }
 
 /* One FFN width, or one per layer when they differ (gemma4's shared
- * layers). */
+ * layers); granitehybrid's experts are feed_forward_length wide, as
+ * llama.cpp reads them. */
 static int put_ff(cf_gguf_writer *w, const cf_mk_shape *s)
 {
     char key[96];
@@ -172,6 +196,8 @@ static int put_ff(cf_gguf_writer *w, const cf_mk_shape *s)
         ff[l] = cf_mk_layer_ff(s, l);
         same = same && ff[l] == s->n_ff;
     }
+    if (s->arch == CF_ARCH_GRANITEHYBRID && s->n_expert)
+        return cf_gguf_w_u32(w, AKEY("feed_forward_length"), (uint32_t)(s->n_ff_exp ? s->n_ff_exp : s->n_ff));
     if (same)
         return cf_gguf_w_u32(w, AKEY("feed_forward_length"), (uint32_t)s->n_ff);
     return cf_gguf_w_arr(w, AKEY("feed_forward_length"), CF_GGUF_INT32, ff, (uint64_t)s->n_layer);
@@ -210,7 +236,7 @@ static int put_family_keys(cf_gguf_writer *w, const cf_mk_shape *s)
         rc |= cf_gguf_w_u32(w, AKEY("expert_group_used_count"), 1);
         rc |= cf_gguf_w_u32(w, AKEY("nextn_predict_layers"), 0);
     }
-    if (s->arch == CF_ARCH_GRANITE) {
+    if (s->arch == CF_ARCH_GRANITE || s->arch == CF_ARCH_GRANITEHYBRID) {
         /* Granite 3.x's (granite-3.1-2b: 12, 0.22, 1/64 = 1/head_dim, 8) */
         rc |= cf_gguf_w_f32(w, AKEY("embedding_scale"), 12.0f);
         rc |= cf_gguf_w_f32(w, AKEY("residual_scale"), 0.22f);
@@ -236,8 +262,9 @@ static int put_metadata(cf_gguf_writer *w, const cf_mk_params *p, const cf_gguf 
     rc |= cf_gguf_w_u32(w, AKEY("block_count"), (uint32_t)s->n_layer);
     rc |= put_ff(w, s);
     rc |= cf_gguf_w_u32(w, AKEY("attention.head_count"), (uint32_t)s->n_head);
-    rc |= cf_gguf_w_u32(w, AKEY("attention.head_count_kv"),
-                        (uint32_t)(s->n_head_kv ? s->n_head_kv : s->n_head));
+    if (s->arch != CF_ARCH_GRANITEHYBRID) /* one per layer: put_ssm_keys */
+        rc |= cf_gguf_w_u32(w, AKEY("attention.head_count_kv"),
+                            (uint32_t)(s->n_head_kv ? s->n_head_kv : s->n_head));
     rc |= cf_gguf_w_f32(w, AKEY("attention.layer_norm_rms_epsilon"), s->norm_eps);
     rc |= cf_gguf_w_u32(w, AKEY("rope.dimension_count"), (uint32_t)(s->n_rot ? s->n_rot : cf_mk_head_dim(s)));
     rc |= cf_gguf_w_f32(w, AKEY("rope.freq_base"), s->rope_base);

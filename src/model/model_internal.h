@@ -41,7 +41,15 @@ typedef struct cf_layer {
      * and a) give the step's write strength and decay; ssm_norm and the
      * gate z shape its output for ssm_out */
     cf_weight dn_qkv, dn_z, dn_beta, dn_alpha, dn_conv, dn_dt_bias, dn_a, dn_norm, dn_out;
-    /* the shared expert beside the routed ones (qwen35moe), gated per token */
+    /* a Mamba2 mixer in place of attention (granitehybrid, nemotron_h):
+     * m2_in gives z, x|B|C and each head's dt; x|B|C is convolved (m2_conv,
+     * m2_conv_b, SiLU) before the scan, which decays each head's state by
+     * exp(softplus(dt + m2_dt_b) m2_a) and adds m2_skip x; y silu(z) is
+     * RMS-normalised per group (m2_norm) for m2_out */
+    cf_weight m2_in, m2_conv, m2_conv_b, m2_dt_b, m2_a, m2_skip, m2_norm, m2_out;
+    /* the shared expert beside the routed ones (qwen35moe: gated per token
+     * by sh_inp; granitehybrid, nemotron_h_moe: always on; without sh_gate
+     * when the experts have none) */
     cf_weight sh_gate, sh_up, sh_down, sh_inp;
     /* gemma4: after the FFN, x += post_norm(proj (gelu(ple_gate x) * the
      * token's embedding for this layer)); then x *= out_scale (1 value) */

@@ -28,6 +28,9 @@ int cf_rs_init(cf_ctx *c)
         if (L->dn_qkv) /* the convolution's window, then each value head's S */
             total += (size_t)(hp->conv_kernel - 1) * (size_t)L->dn_qkv->ne[1] +
                      (size_t)hp->ssm_v_heads * (size_t)hp->ssm_d * (size_t)hp->ssm_d;
+        if (L->m2_in) /* the window of x|B|C, then each head's S (ssm_d states a channel) */
+            total += (size_t)(hp->conv_kernel - 1) * (size_t)L->m2_conv->ne[1] +
+                     (size_t)hp->ssm_inner * (size_t)hp->ssm_d;
     }
     c->rs_floats = total;
     if (!total)

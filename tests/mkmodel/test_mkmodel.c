@@ -67,7 +67,8 @@ static void test_plan_matches_file(const char *file, const char *dims, cf_mk_fty
     cf_gguf_close(g);
 }
 
-/* README-2026's fixture shapes: A (quant-*), QM, MX, GO, Q and G */
+/* README-2026's fixture shapes: A (quant-*), QM, MX, GO, Q, G and part
+ * C's granitehybridmoe */
 #define SHAPE_A "embd=256,layers=2,heads=8,kv_heads=2,ff=768"
 #define SHAPE_QM                                                                                          \
     "arch=qwen3moe,embd=128,layers=2,heads=4,kv_heads=2,head_dim=64,ff=64,experts=8,experts_used=4"
@@ -78,6 +79,9 @@ static void test_plan_matches_file(const char *file, const char *dims, cf_mk_fty
 #define SHAPE_Q35                                                                                         \
     "arch=qwen35,embd=128,layers=8,heads=4,kv_heads=2,head_dim=32,rot=16,ff=192,rope_base=10000000,"   \
     "tied=1,ssm_conv=4,ssm_state=32,ssm_k_heads=2,ssm_v_heads=4"
+#define SHAPE_GH                                                                                          \
+    "arch=granitehybrid,embd=128,layers=4,heads=4,kv_heads=2,ff=32,experts=4,experts_used=2,ssm_conv=4,"  \
+    "ssm_state=32,ssm_k_heads=1,ssm_v_heads=8,attn_period=2"
 
 /* README-2026 D2 and D3's (glm4moe's file also has its MTP block) */
 #define SHAPE_MS                                                                                          \
@@ -395,7 +399,9 @@ static void test_iq_types(void)
  * layer, olmo2's post-norms, granite's multipliers; the experts of
  * qwen3moe, Mixtral (llama) and gpt-oss (with its 8-token window on
  * alternate layers, sinks and YaRN), qwen35's delta nets and gated
- * attention (rotating 16 of 32 dims), in the fixtures' shapes. */
+ * attention (rotating 16 of 32 dims), granitehybrid's Mamba2 mixers
+ * (with experts and a shared one, and dense with two groups), in the
+ * fixtures' shapes. */
 static void test_families(void)
 {
     static const struct {
@@ -421,6 +427,10 @@ static void test_families(void)
         {SHAPE_G4 ",swa=4,embd=256,ff=256", CF_MK_Q4_K_M},
         {SHAPE_MS, CF_MK_Q8_0},
         {SHAPE_GL, CF_MK_Q8_0},
+        {SHAPE_GH, CF_MK_Q8_0},
+        {"arch=granitehybrid,embd=128,layers=4,heads=4,kv_heads=2,ff=64,ssm_conv=4,ssm_state=32,"
+         "ssm_k_heads=2,ssm_v_heads=8,attn_period=4",
+         CF_MK_Q4_K_M}, /* dense, two groups */
     };
     cf_err err;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -540,6 +550,39 @@ static void test_gemma4_plan(void)
           planned("gemma4-e2b", CF_MK_Q4_K_M, "blk.4.attn_v.weight") == CF_TYPE_Q4_K &&
           planned("gemma4-e2b", CF_MK_Q4_K_M, "per_layer_token_embd.weight") == CF_TYPE_Q4_K &&
           planned("gemma4-e2b", CF_MK_Q4_K_M, "token_embd.weight") == CF_TYPE_Q6_K);
+}
+
+/* granite-4.0-h-tiny, planned with Granite 4's 100352 tokens: 6.94 B
+ * parameters (the published 7 B), 2 tensors outside the layers, 17 in each
+ * of the 36 Mamba2 layers and 13 in the attention layers 5, 15, 25, 35;
+ * ssm_in gives z, x|B|C and dt (2 x 3072 + 2 x 128 + 48 rows), the experts
+ * are 512 wide, the shared one 1024. */
+static void test_granite_tiny_plan(void)
+{
+    cf_mk_shape s;
+    cf_mk_tensor *plan;
+    int n;
+    cf_err err;
+    if (cf_mk_shape_named("granite-4.0-h-tiny", &s) != 0 ||
+        cf_mk_plan(&s, CF_MK_Q4_K_M, false, 100352, &plan, &n, &err) != 0) {
+        CHECK(0);
+        return;
+    }
+    uint64_t params = 0;
+    for (int j = 0; j < n; j++)
+        params += (uint64_t)(plan[j].ne[0] * plan[j].ne[1] * plan[j].ne[2]);
+    CHECKF(n == 2 + 36 * 17 + 4 * 13 && params == 6939037248ull,
+           "granite-4.0-h-tiny: %d tensors, %llu parameters", n, (unsigned long long)params);
+    const cf_mk_tensor *in0 = find(plan, n, "blk.0.ssm_in.weight"), *a0 = find(plan, n, "blk.0.ssm_a");
+    const cf_mk_tensor *up = find(plan, n, "blk.5.ffn_up_exps.weight");
+    const cf_mk_tensor *sh = find(plan, n, "blk.5.ffn_up_shexp.weight");
+    CHECK(in0 && in0->ne[1] == 2 * 3072 + 2 * 128 + 48 && a0 && a0->ne[0] == 1 && a0->ne[1] == 48 &&
+          a0->type == CF_TYPE_F32 && a0->init_neg_exp);
+    CHECK(find(plan, n, "blk.5.attn_q.weight") && !find(plan, n, "blk.5.ssm_in.weight") &&
+          !find(plan, n, "blk.6.attn_q.weight") && find(plan, n, "blk.35.attn_k.weight"));
+    CHECK(up && up->ne[1] == 512 && up->ne[2] == 64 && sh && sh->ne[1] == 1024 &&
+          !find(plan, n, "output.weight"));
+    free(plan);
 }
 
 /* The MoE and hybrid shapes, planned with their models' vocabulary sizes:
@@ -772,6 +815,7 @@ int main(void)
     test_plan_matches_file("models/qwen35.Q8_0.gguf", SHAPE_Q35, CF_MK_Q8_0);
     test_plan_matches_file("models/gemma4.Q8_0.gguf", SHAPE_G4, CF_MK_Q8_0);
     test_plan_matches_file("models/mistral3.Q8_0.gguf", SHAPE_MS, CF_MK_Q8_0);
+    test_plan_matches_file("models/granitehybridmoe.Q8_0.gguf", SHAPE_GH, CF_MK_Q8_0);
     test_builtin_shapes();
     test_every_type();
     test_iq_types();
@@ -779,6 +823,7 @@ int main(void)
     test_builtin_plans();
     test_moe_and_hybrid_plans();
     test_gemma4_plan();
+    test_granite_tiny_plan();
     test_threads_and_seed();
     test_dims_errors();
     return test_summary("mkmodel");

@@ -1,14 +1,15 @@
 #!/bin/sh
 # Models with recurrent layers (Qwen3.5's delta nets, LFM2's short
-# convolutions) in the chat, greedy: /undo then the same message, and
-# /regen, give the reply of the uninterrupted chat (the state goes back to
-# a checkpoint and the tokens after it are evaluated again); a session
-# saved after two turns and resumed in a new process gives the third reply
-# of the uninterrupted chat; a context shift says the kept tokens were
-# evaluated again; and the REPL chats with one.
+# convolutions, Granite 4.0-H's and Nemotron-H's Mamba2) in the chat,
+# greedy: /undo then the same message, and /regen, give the reply of the
+# uninterrupted chat (the state goes back to a checkpoint and the tokens
+# after it are evaluated again); a session saved after two turns and
+# resumed in a new process gives the third reply of the uninterrupted
+# chat; a context shift says the kept tokens were evaluated again; and
+# the REPL chats with one.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
-for name in qwen35.F32 qwen35moe.Q8_0 lfm2.F32 lfm2moe.Q8_0; do
+for name in qwen35.F32 qwen35moe.Q8_0 lfm2.F32 lfm2moe.Q8_0 granitehybrid.F32 nemotron_h_moe.Q8_0; do
     model=$T_MODELS/$name.gguf
     [ -f "$model" ] || { echo "no $model: skipped"; exit 77; }
     run() { $T_CHAT -m "$model" -n 10 --temp 0 "$@"; }
