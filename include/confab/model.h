@@ -30,6 +30,7 @@ typedef enum cf_arch {
     CF_ARCH_QWEN35,
     CF_ARCH_QWEN35MOE,
     CF_ARCH_GEMMA4,
+    CF_ARCH_QWEN3NEXT,
     CF_ARCH_COUNT
 } cf_arch;
 
@@ -105,6 +106,10 @@ typedef struct cf_hparams {
      * ssm_k_heads query/key heads, ssm_v_heads value heads (tiled over
      * the key heads), the state of each value head ssm_d x ssm_d */
     int ssm_d, ssm_k_heads, ssm_v_heads;
+    /* qwen3next: the value heads come grouped by key head (value head h
+     * reads key head h / (ssm_v_heads / ssm_k_heads)), and so do the rows
+     * of the fused ssm_ba: each key head's betas, then its alphas */
+    bool ssm_v_grouped;
     bool q_gate; /* attn_q also gives each head a sigmoid output gate, interleaved */
     /* mixture of experts (n_expert 0: a dense FFN) */
     int n_expert, n_expert_used, n_ff_exp;

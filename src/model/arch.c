@@ -16,6 +16,7 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_GPT_OSS] = &cf_arch_gpt_oss, [CF_ARCH_LFM2] = &cf_arch_lfm2,
     [CF_ARCH_QWEN35] = &cf_arch_qwen35,   [CF_ARCH_QWEN35MOE] = &cf_arch_qwen35moe,
     [CF_ARCH_GEMMA4] = &cf_arch_gemma4,
+    [CF_ARCH_QWEN3NEXT] = &cf_arch_qwen3next,
 };
 
 const char *cf_arch_name(cf_arch a)

@@ -823,16 +823,35 @@ static float silu(float x)
     return x / (1.0f + expf(-x));
 }
 
+/* The raw beta and alpha of value head h for token t: their own rows, or
+ * fused as ssm_ba's, r = Hv / Hk betas then r alphas per key head. */
+static void beta_alpha(const cf_ctx *c, const cf_hparams *hp, int t, int h, float *beta, float *alpha)
+{
+    const int Hv = hp->ssm_v_heads;
+    if (!hp->ssm_v_grouped) {
+        *beta = c->dn_beta[(size_t)t * Hv + h];
+        *alpha = c->dn_alpha[(size_t)t * Hv + h];
+        return;
+    }
+    const int r = Hv / hp->ssm_k_heads;
+    const float *ba = c->dn_beta + (size_t)t * 2 * Hv + (size_t)(h / r) * 2 * r;
+    *beta = ba[h % r];
+    *alpha = ba[r + h % r];
+}
+
 /* One value head of the recurrence over the batch's tokens, in order:
  * S <- exp(g) S; d = beta (v - S^T k); S <- S + k d^T; o = S^T q / sqrt(D),
- * with q and k (key head h % Hk) L2-normalised; then o is RMS-normalised
- * by ssm_norm and gated by silu(z).  S[i][j]: key dim i, value dim j. */
+ * with q and k L2-normalised; then o is RMS-normalised by ssm_norm and
+ * gated by silu(z).  S[i][j]: key dim i, value dim j.  The key head is
+ * h % Hk when the value heads are tiled over the key heads (qwen35's
+ * converter reorders them so), h / (Hv / Hk) when grouped. */
 static void delta_head(const thr *T, const cf_layer *L, float *S, int h)
 {
     const pass *P = T->P;
     const cf_ctx *c = P->c;
     const cf_hparams *hp = P->hp;
-    const int D = hp->ssm_d, Hk = hp->ssm_k_heads, Hv = hp->ssm_v_heads, kh = h % Hk;
+    const int D = hp->ssm_d, Hk = hp->ssm_k_heads, Hv = hp->ssm_v_heads;
+    const int kh = hp->ssm_v_grouped ? h / (Hv / Hk) : h % Hk;
     const float eps = hp->norm_eps, q_scale = 1.0f / sqrtf((float)D);
     const float dt_bias = ((const float *)L->dn_dt_bias->data)[h], a = ((const float *)L->dn_a->data)[h];
     float q[256], k[256], d[256];
@@ -843,8 +862,10 @@ static void delta_head(const thr *T, const cf_layer *L, float *S, int h)
         l2_normalize(k, row + (size_t)(Hk + kh) * D, D, eps);
         for (int i = 0; i < D; i++)
             q[i] *= q_scale;
-        const float beta = 1.0f / (1.0f + expf(-c->dn_beta[(size_t)t * Hv + h]));
-        const float x = c->dn_alpha[(size_t)t * Hv + h] + dt_bias;
+        float b_raw, a_raw;
+        beta_alpha(c, hp, t, h, &b_raw, &a_raw);
+        const float beta = 1.0f / (1.0f + expf(-b_raw));
+        const float x = a_raw + dt_bias;
         const float decay = expf((x > 20.0f ? x : log1pf(expf(x))) * a); /* softplus, as ggml */
         for (int i = 0; i < D * D; i++)
             S[i] *= decay;
@@ -889,8 +910,8 @@ static void delta_phase(thr *T, const cf_layer *L, int l)
     const cf_weight w[4] = {L->dn_qkv, L->dn_z, L->dn_beta, L->dn_alpha};
     const int xi[4] = {cf_xq_index(ws, 0), cf_xq_index(ws, 1), cf_xq_index(ws, 2), cf_xq_index(ws, 2)};
     float *const y[4] = {c->qkv, c->dn_z, c->dn_beta, c->dn_alpha};
-    const size_t ys[4] = {c->qkv_stride, (size_t)Hv * D, (size_t)Hv, (size_t)Hv};
-    stacked_phase(T, w, xi, y, ys, 4);
+    const size_t ys[4] = {c->qkv_stride, (size_t)Hv * D, (size_t)L->dn_beta->ne[1], (size_t)Hv};
+    stacked_phase(T, w, xi, y, ys, L->dn_alpha ? 4 : 3);
     sync_all(T);
 
     /* the convolution of q|k|v with SiLU, in place */

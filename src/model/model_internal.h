@@ -184,7 +184,8 @@ struct cf_ctx {
     float *dense_out;
     /* gemma4: each token's per-layer inputs, n_layer x ple_dim */
     float *ple;
-    /* gated delta nets: a batch's z gates, and beta and alpha per value head */
+    /* gated delta nets: a batch's z gates, and beta and alpha per value head
+     * (both in dn_beta, in ssm_ba's order, when they come fused) */
     float *dn_z, *dn_beta, *dn_alpha;
     /* recurrent layers: their state after the last cached position (rs,
      * rs_floats in all, layer l's at rs_off[l]), the tokens of the cached

@@ -33,6 +33,11 @@ static tol tolerance_for(const char *stem)
         return (tol){0.6, 0.2, 0, 0};
     if (!strcmp(stem, "qwen35moe.Q8_0"))
         return (tol){0.3, 0.1, 4, 2.5};
+    /* README-2026 C7: RMS 0.08, max 0.2 but at expert flips (up to 1.3 seen
+     * in its float64 reading; here one, 1.93, at the last step of one
+     * prompt, every other step within 0.3) */
+    if (!strcmp(stem, "qwen3next.Q8_0"))
+        return (tol){0.3, 0.08, 1, 2.5};
     /* gemma4's GELU goes through ggml's F16 table: tiny input differences
      * move its output by an F16 step */
     if (!strcmp(stem, "gemma4.F32"))
