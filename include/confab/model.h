@@ -31,6 +31,7 @@ typedef enum cf_arch {
     CF_ARCH_QWEN35MOE,
     CF_ARCH_GEMMA4,
     CF_ARCH_QWEN3NEXT,
+    CF_ARCH_DEEPSEEK2,
     CF_ARCH_COUNT
 } cf_arch;
 
@@ -55,6 +56,7 @@ typedef enum cf_ffn_kind {
 typedef enum cf_moe_gating {
     CF_MOE_SOFTMAX,        /* softmax over all experts, then the top k (mixtral, qwen3moe) */
     CF_MOE_SOFTMAX_WEIGHT, /* the top k logits, then a softmax over them (gpt-oss) */
+    CF_MOE_SIGMOID,        /* sigmoid of each logit; the top k of it plus a selection bias (deepseek-v3) */
 } cf_moe_gating;
 
 typedef enum cf_qk_norm {
@@ -116,6 +118,17 @@ typedef struct cf_hparams {
     int n_ff_shexp; /* the shared expert's width (qwen35moe), 0 for none */
     cf_moe_gating moe_gating;
     bool moe_norm_w; /* the kept weights are divided by their sum */
+    float moe_w_scale; /* then multiplied by it (0: not) */
+    /* experts in moe_groups equal groups (0 or 1: none): only the
+     * moe_groups_used groups with the best two experts each are chosen from */
+    int moe_groups, moe_groups_used;
+    /* multi-head latent attention (deepseek2; kv_lora > 0): a position
+     * caches one row, its latent (kv_lora) then its RoPE part (n_rot), read
+     * by every head as its key, the latent as its value; a query head,
+     * mla_nope dims then n_rot rotated ones, has its first part absorbed
+     * into the latent's space, and each head's output goes to mla_v values.
+     * q_lora > 0: the queries come through a rank-q_lora bottleneck. */
+    int kv_lora, q_lora, mla_nope, mla_v;
 } cf_hparams;
 
 typedef struct cf_model cf_model;

@@ -17,6 +17,7 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_QWEN35] = &cf_arch_qwen35,   [CF_ARCH_QWEN35MOE] = &cf_arch_qwen35moe,
     [CF_ARCH_GEMMA4] = &cf_arch_gemma4,
     [CF_ARCH_QWEN3NEXT] = &cf_arch_qwen3next,
+    [CF_ARCH_DEEPSEEK2] = &cf_arch_deepseek2,
 };
 
 const char *cf_arch_name(cf_arch a)
@@ -26,7 +27,7 @@ const char *cf_arch_name(cf_arch a)
 
 const char *cf_arch_supported(void)
 {
-    static char list[512];
+    static char list[1024];
     if (!list[0]) {
         size_t n = 0;
         for (int a = 0; a < CF_ARCH_COUNT && n < sizeof list; a++)
@@ -249,6 +250,24 @@ void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool nor
     }
 }
 
+void cf_ld_shared_expert(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool gated)
+{
+    const int64_t E = hp->n_embd;
+    const int F = hp->n_ff_shexp;
+    if (gated)
+        L->sh_inp = cf_ld_layer(ld, l, "ffn_gate_inp_shexp.weight", E, 1, true);
+    L->sh_gate = cf_ld_layer(ld, l, "ffn_gate_shexp.weight", E, F, true);
+    L->sh_up = cf_ld_layer(ld, l, "ffn_up_shexp.weight", E, F, true);
+    L->sh_down = cf_ld_layer(ld, l, "ffn_down_shexp.weight", F, E, true);
+    if (!ld->failed && (L->moe_router->type != CF_TYPE_F32 ||
+                        cf_vec_dot_type(L->sh_gate->type) != cf_vec_dot_type(L->moe_gate->type) ||
+                        cf_vec_dot_type(L->sh_up->type) != cf_vec_dot_type(L->moe_gate->type))) {
+        ld->failed = true;
+        cf_fail(ld->err, "blk.%d: a shared expert whose matrices differ in kind from the experts' (or an "
+                "F16/quantized router) is not supported", l);
+    }
+}
+
 /* ---- hyper-parameters ------------------------------------------------------ */
 
 static int read_hparams(const cf_gguf *g, cf_hparams *hp, cf_err *err)
@@ -414,14 +433,15 @@ static int bind_tensors(cf_model *m, cf_err *err)
 /* The matrices of layer L the forward pass multiplies by (cf_matmul),
  * absent ones NULL; the experts' stacked matrices are the last
  * EXPERT_MATRICES. */
-enum { LAYER_MATRICES = 24, EXPERT_MATRICES = 3 };
+enum { LAYER_MATRICES = 27, EXPERT_MATRICES = 3 };
 
 static void layer_matrices(const cf_layer *L, cf_weight ws[LAYER_MATRICES])
 {
     const cf_weight all[] = {L->wq,      L->wk,       L->wv,     L->wqkv,     L->wo,      L->w_gate,
                              L->w_up,    L->w_down,   L->moe_router, L->conv_in, L->conv_out, L->dn_qkv,
                              L->dn_z,    L->dn_beta,  L->dn_alpha, L->dn_out,  L->sh_gate,  L->sh_up,
-                             L->sh_down, L->ple_gate, L->ple_proj, L->moe_gate, L->moe_up,  L->moe_down};
+                             L->sh_down, L->ple_gate, L->ple_proj, L->wq_a,     L->wk_b,    L->wv_b,
+                             L->moe_gate, L->moe_up,  L->moe_down};
     _Static_assert(sizeof all / sizeof all[0] == LAYER_MATRICES, "the list's size");
     memcpy(ws, all, sizeof all);
 }

@@ -46,6 +46,11 @@ void cf_ld_moe_hparams(cf_loader *ld, cf_hparams *hp);
  * ffn_{gate,up,down}_exps */
 void cf_ld_moe(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool norm);
 
+/* A shared expert beside the routed ones (ffn_{gate,up,down}_shexp, of
+ * hp->n_ff_shexp), gated per token by ffn_gate_inp_shexp when gated
+ * (qwen35moe), always added in full otherwise (deepseek2). */
+void cf_ld_shared_expert(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L, bool gated);
+
 /* What gemma3 and gemma4 share: NeoX RoPE, per-head q/k norms, GELU-gated
  * FFN, the sliding window and its own RoPE base, embedding x sqrt(n_embd). */
 void cf_ld_gemma(cf_loader *ld, cf_hparams *hp);
@@ -71,6 +76,7 @@ typedef struct cf_arch_desc {
 extern const cf_arch_desc cf_arch_llama, cf_arch_qwen2, cf_arch_phi3, cf_arch_gpt2, cf_arch_qwen3,
     cf_arch_gemma3, cf_arch_smollm3, cf_arch_olmo2, cf_arch_granite, cf_arch_qwen3moe,
     cf_arch_gpt_oss, cf_arch_lfm2, cf_arch_qwen35, cf_arch_qwen35moe, cf_arch_gemma4,
-    cf_arch_qwen3next;
+    cf_arch_qwen3next,
+    cf_arch_deepseek2;
 
 #endif

@@ -40,7 +40,7 @@ void cf_moe_group(const cf_layer *L, cf_weight moe[3])
 
 void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3])
 {
-    qkv[0] = L->conv_in ? L->conv_in : L->dn_qkv ? L->dn_qkv : L->wqkv ? L->wqkv : L->wq;
+    qkv[0] = L->conv_in ? L->conv_in : L->dn_qkv ? L->dn_qkv : L->wqkv ? L->wqkv : L->wq_a ? L->wq_a : L->wq;
     qkv[1] = L->dn_qkv ? L->dn_z : L->wqkv ? NULL : L->wk;
     /* no attn_v: V is the K projection (gemma4 MoE's global layers) */
     qkv[2] = L->dn_qkv ? L->dn_beta : L->wqkv ? NULL : L->wv ? L->wv : L->wk;
@@ -64,8 +64,8 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
     int nb = 1;
     for (int l = 0; l < m->hp.n_layer; l++) {
         const cf_layer *L = &m->layers[l];
-        cf_weight g[3][3], single[] = {L->wo,     L->w_down,  L->moe_down, L->conv_out,
-                                       L->dn_out, L->sh_down, L->ple_gate, L->ple_proj};
+        cf_weight g[3][3], single[] = {L->wo,     L->w_down,  L->moe_down, L->conv_out, L->dn_out,
+                                       L->sh_down, L->ple_gate, L->ple_proj, L->wq};
         cf_layer_groups(L, g[0], g[1]);
         cf_moe_group(L, g[2]); /* a dense FFN beside the experts rounds for both */
         for (int k = 0; k < 3; k++)
@@ -75,7 +75,7 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
                 mx = act_bytes(g[k][i]) > mx ? act_bytes(g[k][i]) : mx;
                 nb = cf_xq_index(g[k], i) + 1 > nb ? cf_xq_index(g[k], i) + 1 : nb;
             }
-        for (int i = 0; i < 8; i++)
+        for (size_t i = 0; i < sizeof single / sizeof single[0]; i++)
             mx = act_bytes(single[i]) > mx ? act_bytes(single[i]) : mx;
     }
     *stride = (mx + 63) & ~(size_t)63;
@@ -217,6 +217,9 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
         c->qkv_stride = 3 * E;
     if (dn_conv > c->qkv_stride) /* a delta net's q|k|v */
         c->qkv_stride = dn_conv;
+    if (hp->kv_lora) /* latent attention's raw queries, latent and q LoRA too (forward.c) */
+        c->qkv_stride = Q + (size_t)hp->n_head * (size_t)(hp->mla_nope + hp->n_rot) + (size_t)hp->head_dim +
+                        (size_t)hp->q_lora;
     act_needs(m, &c->xq_stride, &c->n_xq);
     c->tile_cap = B * 64 > F ? B * 64 : F;
     const size_t ple_row = (size_t)hp->n_layer * (size_t)hp->ple_dim; /* a token's per-layer embeddings */

@@ -176,8 +176,8 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
             for (int p = p0; p < p0 + moved; p++) {
                 memcpy(cf_kv_v(kv, l, h, p), cf_kv_v(kv, l, h, p + delta), row_bytes);
                 cf_kv_get_k(kv, l, h, p + delta, row);
-                if (L->rope)
-                    cf_rope_apply(hp->rope_style, L->n_rot, row, cos_t[t], sin_t[t]);
+                if (L->rope) /* a latent's row has its rotated part after the latent */
+                    cf_rope_apply(hp->rope_style, L->n_rot, row + hp->kv_lora, cos_t[t], sin_t[t]);
                 cf_kv_put_k(kv, l, h, p, row);
             }
         }

@@ -31,7 +31,13 @@ typedef struct cf_layer {
     cf_weight moe_router, moe_router_b;
     cf_weight moe_gate, moe_up, moe_down;
     cf_weight moe_gate_b, moe_up_b, moe_down_b; /* one row of biases per expert */
+    cf_weight moe_sel_b; /* added to the router's scores to choose, not to weigh (deepseek-v3) */
     cf_weight attn_sinks; /* one score per query head (gpt-oss) */
+    /* multi-head latent attention (hp->kv_lora): wq gives the query heads,
+     * through wq_a and q_a_norm first when q_lora; wk the latent (normed
+     * by kv_a_norm) and the RoPE part; wk_b and wv_b, per head, take a
+     * query's nope part into the latent's space and the output out of it */
+    cf_weight wq_a, q_a_norm, kv_a_norm, wk_b, wv_b;
     /* a gated short convolution in place of attention (lfm2): in_proj
      * gives B, C and X; out_proj reads C * conv(B * X) */
     cf_weight conv_in, conv_w, conv_out;
@@ -235,6 +241,10 @@ void cf_swiglu_oai(float *g, const float *u, int n);
  * (n_expert of them), as llama.cpp's build_moe_ffn computes them: sel[0..k)
  * in decreasing order of preference, w[0..k). */
 void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float *w);
+/* The same for CF_MOE_SIGMOID: chosen by sigmoid(logit) + bias[e] (bias
+ * NULL: none), weighed by sigmoid(logit). */
+void cf_moe_route_sigmoid(const cf_hparams *hp, const float *logits, const float *bias, int32_t *sel,
+                          float *w);
 
 /* ---- recurrent state (recurrent.c) ----------------------------------------- */
 /* Size and allocate the state of the model's recurrent layers (none: no-op). */

@@ -36,6 +36,64 @@ static void top_k(const float *v, int n, int k, int32_t *sel)
     }
 }
 
+/* The top k of the scores s, from the best moe_groups_used groups only
+ * when the experts come in groups: a group's score is the sum of its two
+ * best (DeepSeek-V3's rule, which llama.cpp applies to every gating). */
+static void choose(const cf_hparams *hp, const float *s, int n, int k, int32_t *sel)
+{
+    const int G = hp->moe_groups, per = G > 1 ? n / G : n;
+    if (G <= 1) {
+        top_k(s, n, k, sel);
+        return;
+    }
+    float group[CF_MAX_EXPERTS], masked[CF_MAX_EXPERTS];
+    int32_t best[CF_MAX_EXPERTS];
+    for (int g = 0; g < G; g++) {
+        int32_t two[2] = {0, 0};
+        top_k(s + g * per, per, per < 2 ? per : 2, two);
+        group[g] = s[g * per + two[0]] + (per < 2 ? 0.0f : s[g * per + two[1]]);
+    }
+    top_k(group, G, hp->moe_groups_used, best);
+    for (int i = 0; i < n; i++)
+        masked[i] = -INFINITY;
+    for (int j = 0; j < hp->moe_groups_used; j++)
+        for (int i = best[j] * per; i < (best[j] + 1) * per; i++)
+            masked[i] = s[i];
+    top_k(masked, n, k, sel);
+}
+
+/* Normalised (when the recipe says) and scaled kept weights. */
+static void finish_weights(const cf_hparams *hp, float *w, int k)
+{
+    if (hp->moe_norm_w) {
+        float sum = 0.0f;
+        for (int j = 0; j < k; j++)
+            sum += w[j];
+        /* llama.cpp clamps the sum at the smallest normal F16 */
+        sum = sum < 6.103515625e-5f ? 6.103515625e-5f : sum;
+        for (int j = 0; j < k; j++)
+            w[j] /= sum;
+    }
+    if (hp->moe_w_scale > 0 && hp->moe_w_scale != 1.0f)
+        for (int j = 0; j < k; j++)
+            w[j] *= hp->moe_w_scale;
+}
+
+void cf_moe_route_sigmoid(const cf_hparams *hp, const float *logits, const float *bias, int32_t *sel,
+                          float *w)
+{
+    const int n = hp->n_expert, k = hp->n_expert_used;
+    float p[CF_MAX_EXPERTS], s[CF_MAX_EXPERTS];
+    for (int i = 0; i < n; i++) {
+        p[i] = 1.0f / (1.0f + expf(-logits[i]));
+        s[i] = bias ? p[i] + bias[i] : p[i];
+    }
+    choose(hp, s, n, k, sel);
+    for (int j = 0; j < k; j++)
+        w[j] = p[sel[j]];
+    finish_weights(hp, w, k);
+}
+
 void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float *w)
 {
     const int n = hp->n_expert, k = hp->n_expert_used;
@@ -48,17 +106,9 @@ void cf_moe_route(const cf_hparams *hp, const float *logits, int32_t *sel, float
         softmax(w, chosen, k);
     } else {
         softmax(p, logits, n);
-        top_k(p, n, k, sel);
+        choose(hp, p, n, k, sel);
         for (int j = 0; j < k; j++)
             w[j] = p[sel[j]];
     }
-    if (hp->moe_norm_w) {
-        float sum = 0.0f;
-        for (int j = 0; j < k; j++)
-            sum += w[j];
-        /* llama.cpp clamps the sum at the smallest normal F16 */
-        sum = sum < 6.103515625e-5f ? 6.103515625e-5f : sum;
-        for (int j = 0; j < k; j++)
-            w[j] /= sum;
-    }
+    finish_weights(hp, w, k);
 }

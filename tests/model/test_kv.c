@@ -323,5 +323,8 @@ int main(void)
     /* gemma4: sliding and global layers of different head sizes and RoPE
      * dims, the last three reading earlier layers' caches */
     test_cache_ops("models/gemma4.F32.gguf", CF_KV_F32, 1e-4, 32);
+    /* deepseek2: one latent row a position, its rope part after the latent */
+    test_cache_ops("models/deepseek2-lite.F32.gguf", CF_KV_F32, 1e-4, 0);
+    test_cache_ops("models/deepseek2-v3.F32.gguf", CF_KV_F16, 0.01, 0);
     return test_summary("test_kv");
 }

@@ -74,23 +74,6 @@ static void gated_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer
     cf_ld_qk_norm(ld, hp, l, L);
 }
 
-static void shared_expert(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
-{
-    const int64_t E = hp->n_embd;
-    const int F = hp->n_ff_shexp;
-    L->sh_inp = cf_ld_layer(ld, l, "ffn_gate_inp_shexp.weight", E, 1, true);
-    L->sh_gate = cf_ld_layer(ld, l, "ffn_gate_shexp.weight", E, F, true);
-    L->sh_up = cf_ld_layer(ld, l, "ffn_up_shexp.weight", E, F, true);
-    L->sh_down = cf_ld_layer(ld, l, "ffn_down_shexp.weight", F, E, true);
-    if (!ld->failed && (L->moe_router->type != CF_TYPE_F32 ||
-                        cf_vec_dot_type(L->sh_gate->type) != cf_vec_dot_type(L->moe_gate->type) ||
-                        cf_vec_dot_type(L->sh_up->type) != cf_vec_dot_type(L->moe_gate->type))) {
-        ld->failed = true;
-        cf_fail(ld->err, "blk.%d: a shared expert whose matrices differ in kind from the experts' (or an "
-                "F16/quantized router) is not supported", l);
-    }
-}
-
 void cf_ld_qwen35_layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
 {
     const int interval = cf_ld_int(ld, "full_attention_interval", DEFAULT_INTERVAL);
@@ -100,7 +83,7 @@ void cf_ld_qwen35_layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
         gated_attention(ld, hp, l, L);
     if (hp->n_expert) {
         cf_ld_moe(ld, hp, l, L, false);
-        shared_expert(ld, hp, l, L);
+        cf_ld_shared_expert(ld, hp, l, L, true);
     } else {
         cf_ld_swiglu(ld, hp, l, L, false);
     }
