@@ -244,7 +244,8 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
         c->dense_out = alloc_floats(B * E);
     if (dn_inner) {
         c->dn_z = alloc_floats(B * dn_inner);
-        c->dn_beta = alloc_floats(B * (size_t)hp->ssm_v_heads * (hp->ssm_v_grouped ? 2 : 1)); /* ssm_ba's rows */
+        /* fused, they are ssm_ba's rows */
+        c->dn_beta = alloc_floats(B * (size_t)hp->ssm_v_heads * (hp->ssm_v_grouped ? 2 : 1));
         c->dn_alpha = alloc_floats(B * (size_t)hp->ssm_v_heads);
     }
     c->part = alloc_bytes((size_t)hp->n_head * (size_t)c->max_chunks * c->part_bytes);

@@ -1075,9 +1075,10 @@ static void moe_plan(thr *T, const cf_layer *L, cf_weight const ff[3])
     if (T->ith == 0) {
         memset(c->moe_off, 0, (size_t)(X + 1) * sizeof *c->moe_off);
         for (int t = 0; t < n; t++) {
+            const float *bias = L->moe_sel_b ? L->moe_sel_b->data : NULL;
             if (hp->moe_gating == CF_MOE_SIGMOID)
-                cf_moe_route_sigmoid(hp, c->moe_logits + (size_t)t * X, L->moe_sel_b ? L->moe_sel_b->data : NULL,
-                                     c->moe_sel + (size_t)t * k, c->moe_w + (size_t)t * k);
+                cf_moe_route_sigmoid(hp, c->moe_logits + (size_t)t * X, bias, c->moe_sel + (size_t)t * k,
+                                     c->moe_w + (size_t)t * k);
             else
                 cf_moe_route(hp, c->moe_logits + (size_t)t * X, c->moe_sel + (size_t)t * k,
                              c->moe_w + (size_t)t * k);
@@ -1276,7 +1277,8 @@ static void shared_expert(thr *T, const cf_layer *L, cf_weight const ff[3])
     for (int t = 0; t < n; t++) {
         /* the router's input is F32: its rounded row is h itself */
         const float *h = (const float *)act(T, 0, t);
-        const float gate = L->sh_inp ? 1.0f / (1.0f + expf(-cf_vec_dot(CF_TYPE_F32, E, L->sh_inp->data, h))) : 1.0f;
+        const float gate =
+            L->sh_inp ? 1.0f / (1.0f + expf(-cf_vec_dot(CF_TYPE_F32, E, L->sh_inp->data, h))) : 1.0f;
         const float *o = c->moe_out + (size_t)t * E;
         float *y_t = c->tmp + (size_t)t * E;
         for (int i = i0; i < i1; i++)

@@ -151,8 +151,9 @@ static void check_prompt(const char *stem, const cf_model *m, cf_ctx *c1, cf_ctx
     if (flipped)
         st->flips++;
     else
-        CHECKF(d <= t.max_abs && rms <= t.rms, "%s/%s: prefill logits max |diff| %.3g rms %.3g (tol %.3g / %.3g)",
-               stem, id, d, rms, t.max_abs, t.rms);
+        CHECKF(d <= t.max_abs && rms <= t.rms,
+               "%s/%s: prefill logits max |diff| %.3g rms %.3g (tol %.3g / %.3g)", stem, id, d, rms, t.max_abs,
+               t.rms);
     st->prefill_max = d > st->prefill_max ? d : st->prefill_max;
     st->prefill_rms = rms > st->prefill_rms ? rms : st->prefill_rms;
 

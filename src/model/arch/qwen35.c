@@ -55,7 +55,8 @@ static void delta_net(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     L->dn_out = cf_ld_layer(ld, l, "ssm_out.weight", Hv * D, E, true);
     L->rope = false;
     /* alpha is rounded with the group {qkv, z, beta}: one of them must take the same kind */
-    if (!ld->failed && L->dn_alpha && cf_vec_dot_type(L->dn_alpha->type) != cf_vec_dot_type(L->dn_beta->type)) {
+    if (!ld->failed && L->dn_alpha &&
+        cf_vec_dot_type(L->dn_alpha->type) != cf_vec_dot_type(L->dn_beta->type)) {
         ld->failed = true;
         cf_fail(ld->err, "blk.%d: ssm_alpha (%s) and ssm_beta (%s) of different kinds are not supported",
                 l, cf_type_name(L->dn_alpha->type), cf_type_name(L->dn_beta->type));
