@@ -45,13 +45,20 @@ typedef struct cf_mk_shape {
      * the last kv_shared layers reading an earlier layer's cache, and
      * per-layer embeddings of ple dims (0: none) */
     int head_dim_swa, swa_period, n_kv_shared, ple_dim;
+    /* deepseek2's latent attention: the latent's rank, the q LoRA's (0:
+     * none), a head's unrotated query/key dims and its value dims (head_dim
+     * is kv_lora + n_rot, the cache row); the first dense_lead layers with a
+     * dense FFN of ff, the rest experts */
+    int kv_lora, q_lora, mla_nope, mla_v, n_dense_lead;
+    int n_ff_shexp;      /* the shared expert's width (qwen3next), or the shared experts' (deepseek2) */
     float yarn_factor;   /* YaRN context extension (gpt-oss); 0: none */
     int yarn_orig_ctx;   /* the context YaRN extends */
     const char *vocab;   /* the default vocabulary, a path under the shared folder
                             (NULL: vocab/ggml-vocab-llama-spm.gguf) */
 } cf_mk_shape;
 
-/* qwen35: layer l is attention when (l + 1) % 4 == 0, else a delta net */
+/* qwen35 and qwen3next: layer l is attention when (l + 1) % 4 == 0, else
+ * a delta net */
 #define CF_MK_ATTN_INTERVAL 4
 
 /* gemma4's layers: whether layer l is sliding, whether it has no cache of
@@ -72,7 +79,7 @@ const char *cf_mk_shape_list(void);
  *   ff, ctx, rope_base, eps, tied (0|1), swa, rope_base_swa, experts,
  *   experts_used, expert_ff, yarn_factor, yarn_orig_ctx, rot, ssm_conv,
  *   ssm_state, ssm_k_heads, ssm_v_heads, head_dim_swa, swa_period,
- *   kv_shared, ple, name.
+ *   kv_shared, ple, kv_lora, q_lora, nope, v_mla, dense_lead, shexp_ff, name.
  * Unknown keys and bad values fail with a message naming them. */
 int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err);
 /* Check a shape is complete and consistent. */
