@@ -50,7 +50,10 @@ static void usage(FILE *f)
           "                 ssm_conv, ssm_state, ssm_k_heads, ssm_v_heads (qwen35's delta\n"
           "                 nets), head_dim_swa, swa_period (every Nth layer global),\n"
           "                 kv_shared (last layers without a cache), ple (per-layer\n"
-          "                 embedding dims; all four gemma4's), name, and arch, one of\n"
+          "                 embedding dims; all four gemma4's), kv_lora, q_lora, nope,\n"
+          "                 v_mla, dense_lead (deepseek2's latent attention, head_dim =\n"
+          "                 kv_lora + rot; its first dense layers), shexp_ff (the shared\n"
+          "                 expert's width: qwen3next, deepseek2), name, and arch, one of\n"
           "                 ",
           f);
     put_list(f, cf_mk_arch_list());
