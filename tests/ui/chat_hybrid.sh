@@ -1,5 +1,5 @@
 #!/bin/sh
-# Models with recurrent layers (Qwen3.5's delta nets, LFM2's short
+# Models with recurrent layers (Qwen3.5's and Qwen3-Next's delta nets, LFM2's short
 # convolutions) in the chat, greedy: /undo then the same message, and
 # /regen, give the reply of the uninterrupted chat (the state goes back to
 # a checkpoint and the tokens after it are evaluated again); a session
@@ -8,7 +8,7 @@
 # evaluated again; and the REPL chats with one.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
-for name in qwen35.F32 qwen35moe.Q8_0 lfm2.F32; do
+for name in qwen35.F32 qwen35moe.Q8_0 qwen3next.F32 lfm2.F32; do
     model=$T_MODELS/$name.gguf
     [ -f "$model" ] || { echo "no $model: skipped"; exit 77; }
     run() { $T_CHAT -m "$model" -n 10 --temp 0 "$@"; }
