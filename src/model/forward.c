@@ -549,9 +549,8 @@ static mla_row mla_layout(const cf_hparams *hp, const cf_layer *L)
 }
 
 /* Token t's cache row: the latent normed, its rope part rotated; every
- * head reads it as its key, and its latent as its value.  The value row
- * is head_dim long too, so that attention runs as for one KV head; its
- * rope part, never read, is zero, so that a shift need not move it. */
+ * head reads it as its key, and its latent as its value (out of the key
+ * blocks: the cache holds keys only). */
 static void latent_row(const thr *T, const cf_layer *L, int l, int t, const mla_row *r)
 {
     const pass *P = T->P;
@@ -561,8 +560,6 @@ static void latent_row(const thr *T, const cf_layer *L, int l, int t, const mla_
     P->vec->rmsnorm(a, a, L->kv_a_norm->data, R, P->hp->norm_eps);
     rope_at(T, L, a + R, pos);
     cf_kv_put_k(&c->kv, l, 0, pos, a);
-    cf_kv_put_v(&c->kv, l, 0, pos, a);
-    memset((uint8_t *)cf_kv_v(&c->kv, l, 0, pos) + (size_t)R * c->kv.elem, 0, (size_t)L->n_rot * c->kv.elem);
 }
 
 /* Latent attention's queries and cache rows: q (through its LoRA when it

@@ -92,6 +92,7 @@ typedef struct cf_kv {
     int n_layer;
     int *n_head_kv, *head_dim; /* per layer; 0 heads: the layer keeps no cache */
     size_t elem;               /* bytes per element */
+    bool k_only;               /* latent attention: no value rows, the values are the keys */
     size_t *layer_off;         /* per layer: its place in a slab */
     size_t slab_bytes;         /* one slab: every layer's keys and values */
     uint8_t *map;
@@ -281,7 +282,7 @@ int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err 
 void cf_kv_free(cf_kv *kv);
 /* The key block holding positions [block * CF_KV_BLOCK, ...) of a head. */
 void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block);
-/* The value row of position pos of a head. */
+/* The value row of position pos of a head (NULL: a cache of keys only). */
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos);
 /* Store or read one position's key or value row (head_dim floats). */
 void cf_kv_put_k(const cf_kv *kv, int l, int h, int pos, const float *row);
