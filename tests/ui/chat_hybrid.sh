@@ -32,16 +32,7 @@ printf 'Once upon a time there was a girl.\nTell me more please.\nAnd then?\n' |
 grep -q "tokens were dropped (the rest was evaluated again" "$T_DIR/err.txt" ||
     fail "no shift message for a recurrent model: $(cat "$T_DIR/err.txt")"
 
-STATS='^prompt [0-9]+ tok, [0-9.]+ t/s · reply [0-9]+ tok'
-t_start "$T_CHAT -m $T_MODELS/qwen35.Q8_0.gguf -n 8 --seed 5"
-t_wait '^loaded qwen35.Q8_0.gguf' 30
-t_prompt
-t_send "Hello."
-t_wait_count "$STATS" 1 30
-t_prompt
-t_send "/regen"
-t_wait_count "$STATS" 2 30
-t_prompt
+t_hello_regen qwen35.Q8_0
 t_send "/show context"
 t_wait '2 messages$' 10
 t_keys C-d

@@ -37,22 +37,11 @@ grep -q "context full: the oldest [0-9]* tokens were dropped" "$T_DIR/err.txt" |
     fail "no shift message: $(cat "$T_DIR/err.txt")"
 [ "$(wc -l <"$T_DIR/out.txt")" -ge 3 ] || fail "the chat stopped at the shift: $(cat "$T_DIR/out.txt")"
 
-STATS='^prompt [0-9]+ tok, [0-9.]+ t/s · reply [0-9]+ tok'
-t_start "$T_CHAT -m $T_MODELS/deepseek2-v3.Q8_0.gguf -n 8 --seed 5"
-t_wait '^loaded deepseek2-v3.Q8_0.gguf' 30
-t_prompt
-t_send "Hello."
-t_wait_count "$STATS" 1 30
-t_prompt
-t_send "/regen"
-t_wait_count "$STATS" 2 30
-t_prompt
+t_hello_regen deepseek2-v3.Q8_0
 t_send "/switch main"
 t_wait '^switched to branch 1 main \(2 messages\): [0-9]+ tokens reused from the cache, [0-9]+ prefilled$' 10
 t_prompt
-t_send "/show context"
-t_wait '2 messages$' 10
-t_keys C-d
+t_send "/quit"
 t_wait_exit 30
-[ "$T_STATUS" = 0 ] || fail "exit status $T_STATUS after Ctrl-D"
+[ "$T_STATUS" = 0 ] || fail "exit status $T_STATUS after /quit"
 t_done
