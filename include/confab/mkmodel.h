@@ -50,14 +50,20 @@ typedef struct cf_mk_shape {
      * the last kv_shared layers reading an earlier layer's cache, and
      * per-layer embeddings of ple dims (0: none) */
     int head_dim_swa, swa_period, n_kv_shared, ple_dim;
-    int n_dense_lead;    /* glm4moe: the first layers' FFNs dense (n_ff), the others experts */
-    float yarn_factor;   /* YaRN context extension (gpt-oss, mistral3); 0: none */
+    /* deepseek2's latent attention: the latent's rank, the q LoRA's (0:
+     * none), a head's unrotated query/key dims and its value dims (head_dim
+     * is kv_lora + n_rot, the cache row) */
+    int kv_lora, q_lora, mla_nope, mla_v;
+    int n_dense_lead;    /* glm4moe, deepseek2: the first layers' FFNs dense (n_ff), the others experts */
+    int n_ff_shexp;      /* the shared expert's width (qwen3next), or the shared experts' (deepseek2) */
+    float yarn_factor;   /* YaRN context extension (gpt-oss, mistral3, deepseek2); 0: none */
     int yarn_orig_ctx;   /* the context YaRN extends */
     const char *vocab;   /* the default vocabulary, a path under the shared folder
                             (NULL: vocab/ggml-vocab-llama-spm.gguf) */
 } cf_mk_shape;
 
-/* qwen35: layer l is attention when (l + 1) % 4 == 0, else a delta net */
+/* qwen35 and qwen3next: layer l is attention when (l + 1) % 4 == 0, else
+ * a delta net */
 #define CF_MK_ATTN_INTERVAL 4
 
 /* granitehybrid: whether layer l is a Mamba2 mixer */
@@ -81,7 +87,8 @@ const char *cf_mk_shape_list(void);
  *   ff, ctx, rope_base, eps, tied (0|1), swa, rope_base_swa, experts,
  *   experts_used, expert_ff, yarn_factor, yarn_orig_ctx, rot, ssm_conv,
  *   ssm_state, ssm_k_heads, ssm_v_heads, attn_period, head_dim_swa,
- *   swa_period, kv_shared, ple, dense_layers, name.
+ *   swa_period, kv_shared, ple, dense_layers, kv_lora, q_lora, nope, v_mla,
+ *   shexp_ff, name.
  * Unknown keys and bad values fail with a message naming them. */
 int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err);
 /* Check a shape is complete and consistent. */

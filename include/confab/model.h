@@ -36,6 +36,8 @@ typedef enum cf_arch {
     CF_ARCH_GRANITEHYBRID,
     CF_ARCH_NEMOTRON_H,
     CF_ARCH_NEMOTRON_H_MOE,
+    CF_ARCH_QWEN3NEXT,
+    CF_ARCH_DEEPSEEK2,
     CF_ARCH_COUNT
 } cf_arch;
 
@@ -61,7 +63,7 @@ typedef enum cf_ffn_kind {
 typedef enum cf_moe_gating {
     CF_MOE_SOFTMAX,        /* softmax over all experts, then the top k (mixtral, qwen3moe) */
     CF_MOE_SOFTMAX_WEIGHT, /* the top k logits, then a softmax over them (gpt-oss) */
-    CF_MOE_SIGMOID,        /* sigmoid of each logit, then the top k, plus a choice bias where given (GLM-4.5, LFM2-MoE, nemotron_h_moe) */
+    CF_MOE_SIGMOID,        /* sigmoid of each logit, then the top k, plus a choice bias where given (GLM-4.5, LFM2-MoE, nemotron_h_moe, deepseek-v3) */
 } cf_moe_gating;
 
 typedef enum cf_qk_norm {
@@ -120,6 +122,10 @@ typedef struct cf_hparams {
     /* Mamba2 (granitehybrid, nemotron_h): ssm_inner channels in ssm_v_heads
      * heads, ssm_k_heads groups of B and C of ssm_d states each; 0: none */
     int ssm_inner;
+    /* qwen3next: the value heads come grouped by key head (value head h
+     * reads key head h / (ssm_v_heads / ssm_k_heads)), and so do the rows
+     * of the fused ssm_ba: each key head's betas, then its alphas */
+    bool ssm_v_grouped;
     bool q_gate; /* attn_q also gives each head a sigmoid output gate, interleaved */
     /* mixture of experts (n_expert 0: a dense FFN) */
     int n_expert, n_expert_used, n_ff_exp;
@@ -127,6 +133,16 @@ typedef struct cf_hparams {
     cf_moe_gating moe_gating;
     bool moe_norm_w; /* the kept weights are divided by their sum */
     float moe_w_scale; /* then multiplied by it (0: not) */
+    /* experts in moe_groups equal groups (0 or 1: none): only the
+     * moe_groups_used groups with the best two experts each are chosen from */
+    int moe_groups, moe_groups_used;
+    /* multi-head latent attention (deepseek2; kv_lora > 0): a position
+     * caches one row, its latent (kv_lora) then its RoPE part (n_rot), read
+     * by every head as its key, the latent as its value; a query head,
+     * mla_nope dims then n_rot rotated ones, has its first part absorbed
+     * into the latent's space, and each head's output goes to mla_v values.
+     * q_lora > 0: the queries come through a rank-q_lora bottleneck. */
+    int kv_lora, q_lora, mla_nope, mla_v;
 } cf_hparams;
 
 typedef struct cf_model cf_model;

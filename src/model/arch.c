@@ -22,6 +22,8 @@ static const cf_arch_desc *const archs[CF_ARCH_COUNT] = {
     [CF_ARCH_GRANITEHYBRID] = &cf_arch_granitehybrid,
     [CF_ARCH_NEMOTRON_H] = &cf_arch_nemotron_h,
     [CF_ARCH_NEMOTRON_H_MOE] = &cf_arch_nemotron_h_moe,
+    [CF_ARCH_QWEN3NEXT] = &cf_arch_qwen3next,
+    [CF_ARCH_DEEPSEEK2] = &cf_arch_deepseek2,
 };
 
 const char *cf_arch_name(cf_arch a)
@@ -543,15 +545,15 @@ static int bind_tensors(cf_model *m, cf_err *err)
 /* The matrices of layer L the forward pass multiplies by (cf_matmul),
  * absent ones NULL; the experts' stacked matrices are the last
  * EXPERT_MATRICES. */
-enum { LAYER_MATRICES = 26, EXPERT_MATRICES = 3 };
+enum { LAYER_MATRICES = 29, EXPERT_MATRICES = 3 };
 
 static void layer_matrices(const cf_layer *L, cf_weight ws[LAYER_MATRICES])
 {
     const cf_weight all[] = {L->wq,      L->wk,       L->wv,     L->wqkv,     L->wo,      L->w_gate,
                              L->w_up,    L->w_down,   L->moe_router, L->conv_in, L->conv_out, L->dn_qkv,
                              L->dn_z,    L->dn_beta,  L->dn_alpha, L->dn_out,  L->m2_in,    L->m2_out,
-                             L->sh_gate, L->sh_up,    L->sh_down, L->ple_gate, L->ple_proj, L->moe_gate,
-                             L->moe_up,  L->moe_down};
+                             L->sh_gate, L->sh_up,    L->sh_down, L->ple_gate, L->ple_proj, L->wq_a,
+                             L->wk_b,    L->wv_b,     L->moe_gate, L->moe_up,  L->moe_down};
     _Static_assert(sizeof all / sizeof all[0] == LAYER_MATRICES, "the list's size");
     memcpy(ws, all, sizeof all);
 }

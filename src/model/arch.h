@@ -78,6 +78,12 @@ void cf_ld_lfm2_mixer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L);
 cf_moe_gating cf_ld_moe_gating(cf_loader *ld);
 bool cf_ld_moe_layer(cf_loader *ld, const cf_hparams *hp, int l);
 
+/* What qwen35 and qwen3next share: the delta nets' hyper-parameters, and
+ * a layer (a delta net, or gated attention every full_attention_interval,
+ * then the FFN or the experts with their gated shared expert). */
+void cf_ld_qwen35(cf_loader *ld, cf_hparams *hp);
+void cf_ld_qwen35_layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L);
+
 typedef struct cf_arch_desc {
     const char *name;   /* general.architecture */
     const char *models; /* what it runs, for the list of supported ones */
@@ -93,7 +99,8 @@ typedef struct cf_arch_desc {
 extern const cf_arch_desc cf_arch_llama, cf_arch_qwen2, cf_arch_phi3, cf_arch_gpt2, cf_arch_qwen3,
     cf_arch_gemma3, cf_arch_smollm3, cf_arch_olmo2, cf_arch_granite, cf_arch_qwen3moe,
     cf_arch_gpt_oss, cf_arch_lfm2, cf_arch_qwen35, cf_arch_qwen35moe, cf_arch_gemma4,
-    cf_arch_granitehybrid, cf_arch_nemotron_h, cf_arch_nemotron_h_moe;
+    cf_arch_granitehybrid, cf_arch_nemotron_h, cf_arch_nemotron_h_moe,
+    cf_arch_qwen3next, cf_arch_deepseek2;
 extern const cf_arch_desc cf_arch_mistral3;
 extern const cf_arch_desc cf_arch_lfm2moe;
 extern const cf_arch_desc cf_arch_glm4moe;

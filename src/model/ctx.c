@@ -50,6 +50,7 @@ void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3])
              : L->dn_qkv ? L->dn_qkv
              : L->m2_in  ? L->m2_in
              : L->wqkv   ? L->wqkv
+             : L->wq_a   ? L->wq_a
                          : L->wq;
     qkv[1] = L->dn_qkv ? L->dn_z : L->wqkv ? NULL : L->wk;
     /* no attn_v: V is the K projection (gemma4 MoE's global layers) */
@@ -73,7 +74,7 @@ static void act_needs(const cf_model *m, size_t *stride, int *n_xq)
     for (int l = 0; l < m->hp.n_layer; l++) {
         const cf_layer *L = &m->layers[l];
         cf_weight g[3][3], single[] = {L->wo,     L->w_down,  L->moe_down, L->conv_out, L->dn_out,
-                                       L->m2_out, L->sh_down, L->ple_gate, L->ple_proj};
+                                       L->m2_out, L->sh_down, L->ple_gate, L->ple_proj, L->wq};
         cf_layer_groups(L, g[0], g[1]);
         cf_moe_group(L, g[2]); /* a dense FFN beside the experts rounds for both */
         for (int k = 0; k < 3; k++)
@@ -233,6 +234,9 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
         c->qkv_stride = dn_conv;
     if (m2_inner && m2_proj > c->qkv_stride) /* Mamba2's z, x|B|C and dt */
         c->qkv_stride = m2_proj;
+    if (hp->kv_lora) /* latent attention's raw queries, latent and q LoRA too (forward.c) */
+        c->qkv_stride = Q + (size_t)hp->n_head * (size_t)(hp->mla_nope + hp->n_rot) + (size_t)hp->head_dim +
+                        (size_t)hp->q_lora;
     act_needs(m, &c->xq_stride, &c->n_xq);
     c->tile_cap = B * 64 > F ? B * 64 : F;
     const size_t ple_row = (size_t)hp->n_layer * (size_t)hp->ple_dim; /* a token's per-layer embeddings */
@@ -259,7 +263,8 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
         c->dense_out = alloc_floats(B * E);
     if (dn_inner) {
         c->dn_z = alloc_floats(B * dn_inner);
-        c->dn_beta = alloc_floats(B * (size_t)hp->ssm_v_heads);
+        /* fused, they are ssm_ba's rows */
+        c->dn_beta = alloc_floats(B * (size_t)hp->ssm_v_heads * (hp->ssm_v_grouped ? 2 : 1));
         c->dn_alpha = alloc_floats(B * (size_t)hp->ssm_v_heads);
     }
     c->part = alloc_bytes((size_t)hp->n_head * (size_t)c->max_chunks * c->part_bytes);

@@ -346,6 +346,30 @@ static void matmul_phase(thr *T, cf_weight w, const uint8_t *x, int n, float *y,
         mm(w, r0, nr, x, T->P->c->xq_stride, n, y + r0, y_stride, phase_serial(T, phase));
 }
 
+/* Several matrices reading the same rounded input as one shared phase (one
+ * barrier): their rows are stacked, each piece cut at the matrices' edges.
+ * Matrix i reads xq buffer xi[i] and writes y[i], rows y_stride[i] apart. */
+static void stacked_phase(thr *T, const cf_weight *w, const int *xi, float *const *y,
+                          const size_t *y_stride, int nw)
+{
+    const int phase = T->phase++;
+    int64_t total = 0;
+    for (int i = 0; i < nw; i++)
+        total += w[i]->ne[1];
+    const int64_t piece = piece_rows(cf_row_bytes(w[0]->type, w[0]->ne[0]), 0);
+    int64_t v0, nv;
+    while ((nv = grab_rows(T, phase, total, piece, &v0)) > 0)
+        for (int64_t v = v0, first = 0, i = 0; v < v0 + nv && i < nw; first += w[i++]->ne[1]) {
+            const int64_t end = first + w[i]->ne[1];
+            if (v >= end)
+                continue;
+            const int64_t cnt = (end < v0 + nv ? end : v0 + nv) - v;
+            mm(w[i], v - first, cnt, act(T, xi[i], 0), T->P->c->xq_stride, T->P->n, y[i] + (v - first),
+               y_stride[i], phase_serial(T, phase));
+            v += cnt;
+        }
+}
+
 /* ---- attention block ------------------------------------------------------- */
 
 /* x / rms(x), as ggml_rms_norm (the sum in double) */
@@ -364,6 +388,16 @@ static void rms_unweighted(float *x, int n, float eps)
 static int q_width(const cf_hparams *hp, const cf_layer *L)
 {
     return hp->q_gate ? 2 * L->head_dim : L->head_dim;
+}
+
+/* Rotate the first n_rot dims of v by position pos's angles. */
+static void rope_at(const thr *T, const cf_layer *L, float *v, int pos)
+{
+    const cf_ctx *c = T->P->c;
+    const size_t half = (size_t)L->n_rot / 2;
+    const int tab = cf_rope_table(T->P->hp, L);
+    cf_rope_apply(T->P->hp->rope_style, L->n_rot, v, c->rope_cos[tab] + (size_t)pos * half,
+                  c->rope_sin[tab] + (size_t)pos * half);
 }
 
 /* Bias, per-head norm, RoPE, q's scale and the cache store of head h of
@@ -389,12 +423,8 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
         rms_unweighted(v, hd, hp->norm_eps);
     if (which < 2 && hp->qk_norm == CF_QK_NORM_HEAD)
         P->vec->rmsnorm(v, v, (which == 0 ? L->q_norm : L->k_norm)->data, hd, hp->norm_eps);
-    if (which < 2 && L->rope) {
-        const size_t half = (size_t)L->n_rot / 2;
-        const int tab = cf_rope_table(hp, L);
-        cf_rope_apply(hp->rope_style, L->n_rot, v, c->rope_cos[tab] + (size_t)pos * half,
-                      c->rope_sin[tab] + (size_t)pos * half);
-    }
+    if (which < 2 && L->rope)
+        rope_at(T, L, v, pos);
     if (which == 0 && hp->q_scale != 1.0f)
         for (int i = 0; i < hd; i++)
             v[i] *= hp->q_scale;
@@ -461,7 +491,7 @@ static cf_fetch qkv_start(const thr *T, int l)
     if (l >= T->P->hp->n_layer)
         return T->P->logits ? share_start(T, T->P->m->output, 0, T->P->m->output->ne[1]) : (cf_fetch){0};
     const cf_layer *L = &T->P->m->layers[l];
-    if (!L->wq && !L->wqkv)
+    if ((!L->wq && !L->wqkv) || L->wk_b)
         return (cf_fetch){0};
     qkv_units q;
     qkv_plan(T, L, l, &q);
@@ -502,6 +532,111 @@ static void qkv_phase(thr *T, const cf_layer *L, int l)
         for (int t = 0; t < P->n; t++)
             for (int h = h0; h < h1; h++)
                 finish_head(T, L, l, which, h, t);
+    }
+}
+
+/* Latent attention's layout of a token's qkv row (deepseek2): the query
+ * heads as attention reads them, [absorbed nope | rope] of head_dim each;
+ * the raw query heads, [nope | rope]; the latent and its rope part as
+ * attn_kv_a_mqa gives them; the q LoRA's rank. */
+typedef struct mla_row {
+    size_t raw, kv_a, q_a;
+    int q_head; /* floats of a raw query head */
+} mla_row;
+
+static mla_row mla_layout(const cf_hparams *hp, const cf_layer *L)
+{
+    mla_row r;
+    r.q_head = hp->mla_nope + L->n_rot;
+    r.raw = (size_t)hp->n_head * (size_t)L->head_dim;
+    r.kv_a = r.raw + (size_t)hp->n_head * (size_t)r.q_head;
+    r.q_a = r.kv_a + (size_t)L->head_dim;
+    return r;
+}
+
+/* Token t's cache row: the latent normed, its rope part rotated; every
+ * head reads it as its key, and its latent as its value (out of the key
+ * blocks: the cache holds keys only). */
+static void latent_row(const thr *T, const cf_layer *L, int l, int t, const mla_row *r)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const int R = P->hp->kv_lora, pos = P->pos0 + t;
+    float *a = c->qkv + (size_t)t * c->qkv_stride + r->kv_a;
+    P->vec->rmsnorm(a, a, L->kv_a_norm->data, R, P->hp->norm_eps);
+    rope_at(T, L, a + R, pos);
+    cf_kv_put_k(&c->kv, l, 0, pos, a);
+}
+
+/* Latent attention's queries and cache rows: q (through its LoRA when it
+ * has one) and the latent from the normalised input; each query head's
+ * rope part rotated into place and its nope part absorbed by W_k_b[h], a
+ * unit being a head over a block of tokens whose rounded rows fit the
+ * thread's tile. */
+static void mla_qkv_phase(thr *T, const cf_layer *L, int l)
+{
+    const pass *P = T->P;
+    cf_ctx *c = P->c;
+    const cf_hparams *hp = P->hp;
+    const int n = P->n, H = hp->n_head, hd = L->head_dim, R = hp->kv_lora, nope = hp->mla_nope;
+    const size_t st = c->qkv_stride;
+    const mla_row lay = mla_layout(hp, L);
+    cf_weight ws[3], ff[3];
+    cf_layer_groups(L, ws, ff);
+    const cf_weight w[2] = {ws[0], L->wk};
+    const int xi[2] = {cf_xq_index(ws, 0), cf_xq_index(ws, 1)};
+    float *const y[2] = {c->qkv + (L->wq_a ? lay.q_a : lay.raw), c->qkv + lay.kv_a};
+    const size_t ys[2] = {st, st};
+    stacked_phase(T, w, xi, y, ys, 2);
+    sync_all(T);
+    int r0, r1;
+    split(n, T->ith, T->nth, &r0, &r1);
+    for (int t = r0; t < r1; t++)
+        latent_row(T, L, l, t, &lay);
+    if (L->wq_a) {
+        cf_weight wq[3] = {L->wq, NULL, NULL};
+        my_rows(T, 0, n, &r0, &r1);
+        for (int t = r0; t < r1; t++) {
+            P->vec->rmsnorm(T->b->row, c->qkv + (size_t)t * st + lay.q_a, L->q_a_norm->data, hp->q_lora,
+                            hp->norm_eps);
+            round_row(T, wq, T->b->row, t);
+        }
+        sync_all(T);
+        matmul_phase(T, L->wq, act(T, 0, 0), n, c->qkv + lay.raw, st);
+    }
+    sync_all(T);
+
+    const cf_type dt = cf_vec_dot_type(L->wk_b->type);
+    const size_t xs = (cf_row_bytes(dt, nope) + 63) & ~(size_t)63;
+    const size_t fit = c->tile_cap * sizeof(float) / xs;
+    const int tb = (size_t)n < fit ? n : (int)fit, blocks = (n + tb - 1) / tb, phase = T->phase++;
+    uint8_t *x = (uint8_t *)T->b->tile;
+    for (int u; (u = grab(T, phase)) < blocks * H;) {
+        const int h = u % H, t0 = u / H * tb, t1 = t0 + tb < n ? t0 + tb : n;
+        for (int t = t0; t < t1; t++) {
+            float *row = c->qkv + (size_t)t * st;
+            const float *q = row + lay.raw + (size_t)h * lay.q_head;
+            float *qh = row + (size_t)h * hd;
+            memcpy(qh + R, q + nope, (size_t)L->n_rot * sizeof *q);
+            rope_at(T, L, qh + R, P->pos0 + t);
+            cf_quantize_row(dt, q, x + (size_t)(t - t0) * xs, nope);
+        }
+        mm(L->wk_b, (int64_t)h * R, R, x, xs, t1 - t0, c->qkv + (size_t)t0 * st + (size_t)h * hd, st, 0);
+    }
+}
+
+/* Latent attention's head outputs (row: every head's, head_dim apart),
+ * each taken out of the latent by W_v_b[h] into mla_v values, in place:
+ * head h's lands before head h + 1's input starts. */
+static void latent_values(const thr *T, const cf_layer *L, float *row)
+{
+    const cf_hparams *hp = T->P->hp;
+    const int V = hp->mla_v, hd = L->head_dim;
+    const cf_type dt = cf_vec_dot_type(L->wv_b->type);
+    uint8_t *x = (uint8_t *)T->b->tile;
+    for (int h = 0; h < hp->n_head; h++) {
+        cf_quantize_row(dt, row + (size_t)h * hd, x, hp->kv_lora);
+        mm(L->wv_b, (int64_t)h * V, V, x, cf_row_bytes(dt, hp->kv_lora), 1, row + (size_t)h * V, (size_t)V, 0);
     }
 }
 
@@ -563,6 +698,19 @@ static void gate_heads(const thr *T, const cf_layer *L, int t, float *row)
     for (int h = 0; h < hp->n_head; h++)
         for (int d = 0; d < hd; d++)
             row[h * hd + d] *= 1.0f / (1.0f + expf(-q[(size_t)h * 2 * hd + hd + d]));
+}
+
+/* Token t's attention output (row: every head's) made the output
+ * projection's input: gated per head, or taken out of the latent per
+ * head, as the layer has it, then rounded for wo. */
+static void head_outputs(const thr *T, const cf_layer *L, int t, float *row)
+{
+    cf_weight wo[3] = {L->wo, NULL, NULL};
+    if (L->wv_b)
+        latent_values(T, L, row);
+    else
+        gate_heads(T, L, t, row);
+    round_row(T, wo, row, t);
 }
 
 /* Query head h's sink score in layer l, -INFINITY without sinks. */
@@ -629,7 +777,6 @@ static void attention_batch(thr *T, int l)
     const int hd = L->head_dim, G = hp->n_head / L->n_head_kv, phase = T->phase++;
     const int run = G < P->vec->attn_rows ? P->vec->attn_rows / G : 1;
     const size_t pb = c->part_bytes, head_stride = (size_t)c->max_chunks * pb;
-    cf_weight wo[3] = {L->wo, NULL, NULL};
     const int units = (P->n + run - 1) / run;
     for (int u; (u = grab(T, phase)) < units;) {
         const int t1 = P->n - u * run, t0 = t1 > run ? t1 - run : 0, nt = t1 - t0;
@@ -678,11 +825,8 @@ static void attention_batch(thr *T, int l)
                                        T->b->row + (size_t)k * c->row_cap + (size_t)(g * G + j) * hd);
         }
 #undef PART
-        for (int k = 0; k < nt; k++) {
-            float *row = T->b->row + (size_t)k * c->row_cap;
-            gate_heads(T, L, t0 + k, row);
-            round_row(T, wo, row, t0 + k);
-        }
+        for (int k = 0; k < nt; k++)
+            head_outputs(T, L, t0 + k, T->b->row + (size_t)k * c->row_cap);
     }
     sync_all(T);
 }
@@ -802,30 +946,6 @@ static void conv_phase(thr *T, const cf_layer *L, int l)
 
 /* ---- gated delta net -------------------------------------------------------- */
 
-/* Several matrices reading the same rounded input as one shared phase (one
- * barrier): their rows are stacked, each piece cut at the matrices' edges.
- * Matrix i reads xq buffer xi[i] and writes y[i], rows y_stride[i] apart. */
-static void stacked_phase(thr *T, const cf_weight *w, const int *xi, float *const *y,
-                          const size_t *y_stride, int nw)
-{
-    const int phase = T->phase++;
-    int64_t total = 0;
-    for (int i = 0; i < nw; i++)
-        total += w[i]->ne[1];
-    const int64_t piece = piece_rows(cf_row_bytes(w[0]->type, w[0]->ne[0]), 0);
-    int64_t v0, nv;
-    while ((nv = grab_rows(T, phase, total, piece, &v0)) > 0)
-        for (int64_t v = v0, first = 0, i = 0; v < v0 + nv && i < nw; first += w[i++]->ne[1]) {
-            const int64_t end = first + w[i]->ne[1];
-            if (v >= end)
-                continue;
-            const int64_t cnt = (end < v0 + nv ? end : v0 + nv) - v;
-            mm(w[i], v - first, cnt, act(T, xi[i], 0), T->P->c->xq_stride, T->P->n, y[i] + (v - first),
-               y_stride[i], phase_serial(T, phase));
-            v += cnt;
-        }
-}
-
 /* x / max(|x|, eps), as ggml_l2_norm (the sum in double) */
 static void l2_normalize(float *y, const float *x, int n, float eps)
 {
@@ -848,16 +968,35 @@ static float softplus(float x)
     return x > 20.0f ? x : log1pf(expf(x));
 }
 
+/* The raw beta and alpha of value head h for token t: their own rows, or
+ * fused as ssm_ba's, r = Hv / Hk betas then r alphas per key head. */
+static void beta_alpha(const cf_ctx *c, const cf_hparams *hp, int t, int h, float *beta, float *alpha)
+{
+    const int Hv = hp->ssm_v_heads;
+    if (!hp->ssm_v_grouped) {
+        *beta = c->dn_beta[(size_t)t * Hv + h];
+        *alpha = c->dn_alpha[(size_t)t * Hv + h];
+        return;
+    }
+    const int r = Hv / hp->ssm_k_heads;
+    const float *ba = c->dn_beta + (size_t)t * 2 * Hv + (size_t)(h / r) * 2 * r;
+    *beta = ba[h % r];
+    *alpha = ba[r + h % r];
+}
+
 /* One value head of the recurrence over the batch's tokens, in order:
  * S <- exp(g) S; d = beta (v - S^T k); S <- S + k d^T; o = S^T q / sqrt(D),
- * with q and k (key head h % Hk) L2-normalised; then o is RMS-normalised
- * by ssm_norm and gated by silu(z).  S[i][j]: key dim i, value dim j. */
+ * with q and k L2-normalised; then o is RMS-normalised by ssm_norm and
+ * gated by silu(z).  S[i][j]: key dim i, value dim j.  The key head is
+ * h % Hk when the value heads are tiled over the key heads (qwen35's
+ * converter reorders them so), h / (Hv / Hk) when grouped. */
 static void delta_head(const thr *T, const cf_layer *L, float *S, int h)
 {
     const pass *P = T->P;
     const cf_ctx *c = P->c;
     const cf_hparams *hp = P->hp;
-    const int D = hp->ssm_d, Hk = hp->ssm_k_heads, Hv = hp->ssm_v_heads, kh = h % Hk;
+    const int D = hp->ssm_d, Hk = hp->ssm_k_heads, Hv = hp->ssm_v_heads;
+    const int kh = hp->ssm_v_grouped ? h / (Hv / Hk) : h % Hk;
     const float eps = hp->norm_eps, q_scale = 1.0f / sqrtf((float)D);
     const float dt_bias = ((const float *)L->dn_dt_bias->data)[h], a = ((const float *)L->dn_a->data)[h];
     float q[256], k[256], d[256];
@@ -868,8 +1007,10 @@ static void delta_head(const thr *T, const cf_layer *L, float *S, int h)
         l2_normalize(k, row + (size_t)(Hk + kh) * D, D, eps);
         for (int i = 0; i < D; i++)
             q[i] *= q_scale;
-        const float beta = 1.0f / (1.0f + expf(-c->dn_beta[(size_t)t * Hv + h]));
-        const float x = c->dn_alpha[(size_t)t * Hv + h] + dt_bias;
+        float b_raw, a_raw;
+        beta_alpha(c, hp, t, h, &b_raw, &a_raw);
+        const float beta = 1.0f / (1.0f + expf(-b_raw));
+        const float x = a_raw + dt_bias;
         const float decay = expf(softplus(x) * a);
         for (int i = 0; i < D * D; i++)
             S[i] *= decay;
@@ -914,8 +1055,8 @@ static void delta_phase(thr *T, const cf_layer *L, int l)
     const cf_weight w[4] = {L->dn_qkv, L->dn_z, L->dn_beta, L->dn_alpha};
     const int xi[4] = {cf_xq_index(ws, 0), cf_xq_index(ws, 1), cf_xq_index(ws, 2), cf_xq_index(ws, 2)};
     float *const y[4] = {c->qkv, c->dn_z, c->dn_beta, c->dn_alpha};
-    const size_t ys[4] = {c->qkv_stride, (size_t)Hv * D, (size_t)Hv, (size_t)Hv};
-    stacked_phase(T, w, xi, y, ys, 4);
+    const size_t ys[4] = {c->qkv_stride, (size_t)Hv * D, (size_t)L->dn_beta->ne[1], (size_t)Hv};
+    stacked_phase(T, w, xi, y, ys, L->dn_alpha ? 4 : 3);
     sync_all(T);
 
     /* the convolution of q|k|v with SiLU, in place */
@@ -1204,13 +1345,14 @@ static bool has_ffn(const cf_layer *L)
 static void attention_block(thr *T, const cf_layer *L, int l)
 {
     const pass *P = T->P;
-    qkv_phase(T, L, l);
+    if (L->wk_b)
+        mla_qkv_phase(T, L, l);
+    else
+        qkv_phase(T, L, l);
     sync_all(T);
     if (P->one) {
         attention_one(T, l);
-        gate_heads(T, L, 0, T->b->row);
-        cf_weight wo[3] = {L->wo, NULL, NULL};
-        round_row(T, wo, T->b->row, 0);
+        head_outputs(T, L, 0, T->b->row);
     } else {
         attention_batch(T, l);
     }

@@ -22,6 +22,13 @@ static size_t head_span(const cf_kv *kv, int l)
     return (size_t)CF_ATTN_CHUNK * (size_t)kv->head_dim[l] * kv->elem;
 }
 
+/* Keys and values, or keys alone (latent attention reads its values out
+ * of the keys: llama.cpp's K-only cache). */
+static size_t parts(const cf_kv *kv)
+{
+    return kv->k_only ? 1 : 2;
+}
+
 int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err *err)
 {
     const cf_hparams *hp = &m->hp;
@@ -30,6 +37,7 @@ int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err 
     kv->n_ctx = n_ctx;
     kv->n_layer = hp->n_layer;
     kv->elem = type == CF_KV_F16 ? 2 : 4;
+    kv->k_only = hp->kv_lora > 0;
     kv->n_head_kv = calloc((size_t)hp->n_layer, sizeof *kv->n_head_kv);
     kv->head_dim = calloc((size_t)hp->n_layer, sizeof *kv->head_dim);
     kv->layer_off = calloc((size_t)hp->n_layer, sizeof *kv->layer_off);
@@ -42,7 +50,7 @@ int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err 
         kv->n_head_kv[l] = L->n_head_kv;
         kv->head_dim[l] = L->head_dim;
         kv->layer_off[l] = kv->slab_bytes;
-        kv->slab_bytes += 2 * (size_t)L->n_head_kv * head_span(kv, l);
+        kv->slab_bytes += parts(kv) * (size_t)L->n_head_kv * head_span(kv, l);
     }
     const size_t n_slabs = ((size_t)n_ctx + CF_ATTN_CHUNK - 1) / CF_ATTN_CHUNK;
     kv->map_bytes = n_slabs * kv->slab_bytes;
@@ -79,7 +87,8 @@ void cf_kv_free(cf_kv *kv)
 static uint8_t *kv_at(const cf_kv *kv, int l, int h, int pos)
 {
     return kv->map + (size_t)(pos / CF_ATTN_CHUNK) * kv->slab_bytes + kv->layer_off[l] +
-           2 * (size_t)h * head_span(kv, l) + (size_t)(pos % CF_ATTN_CHUNK) * (size_t)kv->head_dim[l] * kv->elem;
+           parts(kv) * (size_t)h * head_span(kv, l) +
+           (size_t)(pos % CF_ATTN_CHUNK) * (size_t)kv->head_dim[l] * kv->elem;
 }
 
 void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block)
@@ -89,7 +98,7 @@ void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block)
 
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos)
 {
-    return kv_at(kv, l, h, pos) + head_span(kv, l);
+    return kv->k_only ? NULL : kv_at(kv, l, h, pos) + head_span(kv, l);
 }
 
 void cf_kv_put_k(const cf_kv *kv, int l, int h, int pos, const float *row)
@@ -174,10 +183,11 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
         const size_t row_bytes = (size_t)kv->head_dim[l] * kv->elem;
         for (int h = 0; h < kv->n_head_kv[l]; h++) {
             for (int p = p0; p < p0 + moved; p++) {
-                memcpy(cf_kv_v(kv, l, h, p), cf_kv_v(kv, l, h, p + delta), row_bytes);
+                if (!kv->k_only)
+                    memcpy(cf_kv_v(kv, l, h, p), cf_kv_v(kv, l, h, p + delta), row_bytes);
                 cf_kv_get_k(kv, l, h, p + delta, row);
-                if (L->rope)
-                    cf_rope_apply(hp->rope_style, L->n_rot, row, cos_t[t], sin_t[t]);
+                if (L->rope) /* a latent's row has its rotated part after the latent */
+                    cf_rope_apply(hp->rope_style, L->n_rot, row + hp->kv_lora, cos_t[t], sin_t[t]);
                 cf_kv_put_k(kv, l, h, p, row);
             }
         }
@@ -186,8 +196,8 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
     return 0;
 }
 
-/* Saved layout: for each layer, K then V, each [n_head_kv][n][head_dim] in
- * the cache's element type. */
+/* Saved layout: for each layer, K then V (none in a K-only cache), each
+ * [n_head_kv][n][head_dim] in the cache's element type. */
 uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n)
 {
     const cf_kv *kv = &c->kv;
@@ -195,7 +205,7 @@ uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n)
     const uint64_t rs = cf_rs_active(c) ? (uint64_t)n * sizeof(int32_t) + c->rs_floats * sizeof(float) : 0;
     uint64_t bytes = rs;
     for (int l = 0; l < kv->n_layer; l++)
-        bytes += 2ull * (uint64_t)kv->n_head_kv[l] * (uint64_t)n * (uint64_t)kv->head_dim[l] * kv->elem;
+        bytes += parts(kv) * (uint64_t)kv->n_head_kv[l] * (uint64_t)n * (uint64_t)kv->head_dim[l] * kv->elem;
     return bytes;
 }
 
@@ -255,7 +265,7 @@ int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err
         const size_t row = (size_t)kv->head_dim[l] * kv->elem;
         for (int h = 0; h < kv->n_head_kv[l]; h++, out += (size_t)n * row)
             keys_io(kv, l, h, n, out, true);
-        for (int h = 0; h < kv->n_head_kv[l]; h++, out += (size_t)n * row)
+        for (int h = 0; !kv->k_only && h < kv->n_head_kv[l]; h++, out += (size_t)n * row)
             values_io(kv, l, h, n, out, true);
     }
     if (cf_rs_active(c)) {
@@ -278,7 +288,7 @@ int cf_ctx_kv_load(cf_ctx *c, int n, const void *src, uint64_t size, cf_err *err
         const size_t row = (size_t)kv->head_dim[l] * kv->elem;
         for (int h = 0; h < kv->n_head_kv[l]; h++, in += (size_t)n * row)
             keys_io(kv, l, h, n, (uint8_t *)in, false);
-        for (int h = 0; h < kv->n_head_kv[l]; h++, in += (size_t)n * row)
+        for (int h = 0; !kv->k_only && h < kv->n_head_kv[l]; h++, in += (size_t)n * row)
             values_io(kv, l, h, n, (uint8_t *)in, false);
     }
     if (cf_rs_active(c)) {

@@ -177,7 +177,7 @@ static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, i
         return fall_back(experts ? CF_TYPE_MXFP4 : CF_TYPE_Q8_0, ne0);
     if (k == OUTPUT || (s->tied && k == EMBD))
         t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : mixed(ft, OUTPUT, layer, s, CF_TYPE_Q6_K);
-    else if (ft == CF_MK_Q4_K_M && k == ATTN_V && s->arch == CF_ARCH_QWEN35)
+    else if (ft == CF_MK_Q4_K_M && k == ATTN_V && (s->arch == CF_ARCH_QWEN35 || s->arch == CF_ARCH_QWEN3NEXT))
         /* counted over the attention layers alone */
         t = use_more_bits(layer / CF_MK_ATTN_INTERVAL, s->n_layer / CF_MK_ATTN_INTERVAL) ? CF_TYPE_Q6_K : t;
     else if (ft == CF_MK_Q4_K_M && k == ATTN_V && s->arch == CF_ARCH_GEMMA4)
@@ -207,6 +207,7 @@ static const struct family {
     bool gemma4;       /* two kinds of layer, shared caches, per-layer embeddings */
     bool glm;          /* glm4moe: post_attention_norm before the FFN, a choice bias, a shared expert */
     bool mamba2;       /* granitehybrid: Mamba2 mixers in place of attention, a shared expert */
+    bool mla;          /* deepseek2: latent attention, dense then MoE layers, shared experts */
 } families[CF_ARCH_COUNT] = {
     [CF_ARCH_LLAMA] = {.writes = true},
     [CF_ARCH_QWEN2] = {.writes = true, .qkv_bias = true},
@@ -223,6 +224,8 @@ static const struct family {
     [CF_ARCH_MISTRAL3] = {.writes = true},
     [CF_ARCH_GLM4MOE] = {.writes = true, .qkv_bias = true, .glm = true},
     [CF_ARCH_GRANITEHYBRID] = {.writes = true, .mamba2 = true},
+    [CF_ARCH_QWEN3NEXT] = {.writes = true, .hybrid = true},
+    [CF_ARCH_DEEPSEEK2] = {.writes = true, .mla = true},
 };
 
 /* the most tensors a layer has (gpt-oss), and outside the layers (gemma4) */
@@ -237,7 +240,7 @@ bool cf_mk_arch_writes(cf_arch a)
 const char *cf_mk_arch_list(void)
 {
     return "llama, qwen2, qwen3, gemma3, smollm3, olmo2, granite, qwen3moe, gpt-oss, qwen35, gemma4, mistral3, "
-           "glm4moe, granitehybrid";
+           "glm4moe, granitehybrid, qwen3next, deepseek2";
 }
 
 typedef struct planner {
@@ -362,8 +365,12 @@ static void add_delta_net(planner *p, int l)
     add(p, CONV, l, "ssm_conv1d.weight", s->ssm_conv, conv_dim);
     add(p, DT_BIAS, l, "ssm_dt.bias", Hv, 1);
     add(p, DECAY, l, "ssm_a", Hv, 1);
-    add(p, PLAIN, l, "ssm_beta.weight", E, Hv);
-    add(p, PLAIN, l, "ssm_alpha.weight", E, Hv);
+    if (s->arch == CF_ARCH_QWEN3NEXT) {
+        add(p, PLAIN, l, "ssm_ba.weight", E, 2 * Hv);
+    } else {
+        add(p, PLAIN, l, "ssm_beta.weight", E, Hv);
+        add(p, PLAIN, l, "ssm_alpha.weight", E, Hv);
+    }
     add(p, NORM, l, "ssm_norm.weight", D, 1);
     add(p, PLAIN, l, "ssm_out.weight", Hv * D, E);
 }
@@ -383,6 +390,18 @@ static void add_gated_attention(planner *p, int l)
     add(p, NORM, l, "attn_k_norm.weight", hd, 1);
 }
 
+/* The shared expert(s) beside the routed ones, gated per token by
+ * ffn_gate_inp_shexp when gated (qwen3next) */
+static void add_shared_expert(planner *p, int l, bool gated)
+{
+    const int64_t E = p->s->n_embd, F = p->s->n_ff_shexp;
+    if (gated)
+        add(p, ROUTER, l, "ffn_gate_inp_shexp.weight", E, 1);
+    add(p, FFN_GATE, l, "ffn_gate_shexp.weight", E, F);
+    add(p, FFN_UP, l, "ffn_up_shexp.weight", E, F);
+    add(p, FFN_DOWN, l, "ffn_down_shexp.weight", F, E);
+}
+
 static void add_hybrid_layer(planner *p, int l)
 {
     const int64_t E = p->s->n_embd, F = p->s->n_ff;
@@ -392,6 +411,11 @@ static void add_hybrid_layer(planner *p, int l)
     else
         add_gated_attention(p, l);
     add(p, NORM, l, "post_attention_norm.weight", E, 1);
+    if (p->s->n_expert) {
+        add_experts(p, l, false);
+        add_shared_expert(p, l, true);
+        return;
+    }
     add(p, FFN_GATE, l, "ffn_gate.weight", E, F);
     add(p, FFN_UP, l, "ffn_up.weight", E, F);
     add(p, FFN_DOWN, l, "ffn_down.weight", F, E);
@@ -411,6 +435,37 @@ static void add_mamba2(planner *p, int l)
     add(p, NORM, l, "ssm_d", 1, H);
     add(p, NORM, l, "ssm_norm.weight", D / G, G);
     add(p, PLAIN, l, "ssm_out.weight", D, E);
+}
+
+/* deepseek2's block: latent attention (a q LoRA or not; attn_k_b and
+ * attn_v_b, one slice per head), then a dense FFN or the experts with the
+ * shared ones */
+static void add_mla_layer(planner *p, int l)
+{
+    const cf_mk_shape *s = p->s;
+    const int64_t E = s->n_embd, H = s->n_head, R = s->kv_lora, Q = H * (s->mla_nope + s->n_rot);
+    add(p, NORM, l, "attn_norm.weight", E, 1);
+    if (s->q_lora) {
+        add(p, ATTN_Q, l, "attn_q_a.weight", E, s->q_lora);
+        add(p, NORM, l, "attn_q_a_norm.weight", s->q_lora, 1);
+        add(p, ATTN_Q, l, "attn_q_b.weight", s->q_lora, Q);
+    } else {
+        add(p, ATTN_Q, l, "attn_q.weight", E, Q);
+    }
+    add(p, PLAIN, l, "attn_kv_a_mqa.weight", E, R + s->n_rot);
+    add(p, NORM, l, "attn_kv_a_norm.weight", R, 1);
+    add3(p, PLAIN, l, "attn_k_b.weight", s->mla_nope, R, H);
+    add3(p, PLAIN, l, "attn_v_b.weight", R, s->mla_v, H);
+    add(p, ATTN_OUT, l, "attn_output.weight", H * s->mla_v, E);
+    add(p, NORM, l, "ffn_norm.weight", E, 1);
+    if (l >= s->n_dense_lead) {
+        add_experts(p, l, false);
+        add_shared_expert(p, l, false);
+        return;
+    }
+    add(p, FFN_GATE, l, "ffn_gate.weight", E, s->n_ff);
+    add(p, FFN_UP, l, "ffn_up.weight", E, s->n_ff);
+    add(p, FFN_DOWN, l, "ffn_down.weight", s->n_ff, E);
 }
 
 /* gemma4's block, in llama.cpp's order: the shared layers have no attn_k,
@@ -502,8 +557,11 @@ static void add_layer(planner *p, int l)
     const struct family *f = &families[s->arch];
     const int64_t E = s->n_embd, hd = cf_mk_head_dim(s);
     const int64_t Q = s->n_head * hd, KV = (s->n_head_kv ? s->n_head_kv : s->n_head) * hd;
-    if (f->oss || f->hybrid || f->gemma4) {
-        (f->oss ? add_oss_layer : f->hybrid ? add_hybrid_layer : add_gemma4_layer)(p, l);
+    if (f->oss || f->hybrid || f->gemma4 || f->mla) {
+        (f->oss      ? add_oss_layer
+         : f->hybrid ? add_hybrid_layer
+         : f->mla    ? add_mla_layer
+                     : add_gemma4_layer)(p, l);
         return;
     }
     if (!f->no_pre_norms)

@@ -101,6 +101,23 @@ static const cf_mk_shape builtin[] = {
      .n_head_kv = 8, .head_dim = 128, .n_rot = 64, .n_ff = 10944, .n_expert = 128, .n_expert_used = 8,
      .n_ff_exp = 1408, .n_dense_lead = 1, .n_ctx = 131072, .rope_base = 1000000.0f, .norm_eps = 1e-5f,
      .vocab = QWEN3_VOCAB},
+    /* deepseek-ai/DeepSeek-V2-Lite: latent attention of rank 512 (heads of
+     * 128 + 64 rotated, values 128), no q LoRA; the first layer dense, then
+     * 64 experts, 6 a token, beside 2 shared; DeepSeek-V3's vocabulary
+     * (129280 tokens) stands in for its 102400 */
+    {.name = "deepseek-v2-lite", .arch = CF_ARCH_DEEPSEEK2, .n_embd = 2048, .n_layer = 27, .n_head = 16,
+     .n_head_kv = 1, .head_dim = 576, .n_rot = 64, .n_ff = 10944, .n_expert = 64, .n_expert_used = 6,
+     .n_ff_exp = 1408, .n_ff_shexp = 2816, .kv_lora = 512, .mla_nope = 128, .mla_v = 128, .n_dense_lead = 1,
+     .n_ctx = 163840, .rope_base = 10000.0f, .yarn_factor = 40.0f, .yarn_orig_ctx = 4096, .norm_eps = 1e-6f,
+     .vocab = "vocab/ggml-vocab-deepseek-v3.gguf"},
+    /* Qwen/Qwen3-Next-80B-A3B with 8 of its 48 layers (Q4_K_M: about 7 GB):
+     * delta nets of 16 key and 32 value heads of 128, gated attention every
+     * fourth layer (16 heads of 256 over 2, a quarter rotated), 512 experts
+     * of 512, 10 a token, and a gated shared one */
+    {.name = "qwen3-next-80b-a3b-8l", .arch = CF_ARCH_QWEN3NEXT, .n_embd = 2048, .n_layer = 8, .n_head = 16,
+     .n_head_kv = 2, .head_dim = 256, .n_rot = 64, .n_ff = 5120, .n_expert = 512, .n_expert_used = 10,
+     .n_ff_exp = 512, .n_ff_shexp = 512, .n_ctx = 262144, .rope_base = 10000000.0f, .norm_eps = 1e-6f,
+     .ssm_conv = 4, .ssm_state = 128, .ssm_k_heads = 16, .ssm_v_heads = 32, .vocab = QWEN3_VOCAB},
 };
 
 int cf_mk_shape_named(const char *name, cf_mk_shape *out)
@@ -117,7 +134,7 @@ const char *cf_mk_shape_list(void)
 {
     return "smollm2-135m, llama-1b, qwen2.5-0.5b, qwen3-0.6b, qwen3-4b, gemma3-1b, smollm3-3b, "
            "mixtral-8x7b, qwen3-30b-a3b-24l, gpt-oss-20b, qwen3.5-0.8b, qwen3.5-4b, gemma4-e2b, ministral3-3b, "
-           "glm-4.5-air-7l, granite-4.0-h-tiny";
+           "glm-4.5-air-7l, granite-4.0-h-tiny, deepseek-v2-lite, qwen3-next-80b-a3b-8l";
 }
 
 int cf_mk_head_dim(const cf_mk_shape *s)
@@ -212,6 +229,11 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
         {"kv_shared", offsetof(cf_mk_shape, n_kv_shared), 0, 1023},
         {"ple", offsetof(cf_mk_shape, ple_dim), 0, 65536},
         {"dense_layers", offsetof(cf_mk_shape, n_dense_lead), 0, 1024},
+        {"kv_lora", offsetof(cf_mk_shape, kv_lora), 0, 65536},
+        {"q_lora", offsetof(cf_mk_shape, q_lora), 0, 65536}, /* 0: none */
+        {"nope", offsetof(cf_mk_shape, mla_nope), 0, 1024},
+        {"v_mla", offsetof(cf_mk_shape, mla_v), 0, 1024},
+        {"shexp_ff", offsetof(cf_mk_shape, n_ff_shexp), 0, 1 << 20}, /* 0: none */
     };
     static const struct {
         const char *key;
@@ -246,7 +268,8 @@ static int apply_one(cf_mk_shape *s, const char *key, const char *v, cf_err *err
     return cf_fail(err, "--dims: unknown key '%s' (keys: arch embd layers heads kv_heads head_dim "
                         "ff ctx rope_base eps tied swa rope_base_swa experts experts_used expert_ff "
                         "yarn_factor yarn_orig_ctx rot ssm_conv ssm_state ssm_k_heads ssm_v_heads "
-                        "attn_period head_dim_swa swa_period kv_shared ple dense_layers name)",
+                        "attn_period head_dim_swa swa_period kv_shared ple dense_layers kv_lora q_lora nope v_mla "
+                        "shexp_ff name)",
                    key);
 }
 
@@ -268,14 +291,25 @@ int cf_mk_shape_apply_dims(cf_mk_shape *s, const char *dims, cf_err *err)
     return 0;
 }
 
-/* qwen3moe, gpt-oss and glm4moe always have experts, llama (Mixtral) and
- * granitehybrid may, the others never; only glm4moe has leading dense layers. */
+/* qwen3moe, gpt-oss, glm4moe, qwen3next and deepseek2 always have experts,
+ * llama (Mixtral) and granitehybrid may, the others never; qwen3next's and
+ * deepseek2's shared experts have their own width; glm4moe and deepseek2
+ * may have leading dense layers. */
 static int check_experts(const cf_mk_shape *s, cf_err *err)
 {
-    const bool moe = s->arch == CF_ARCH_QWEN3MOE || s->arch == CF_ARCH_GPT_OSS || s->arch == CF_ARCH_GLM4MOE;
-    if (s->n_dense_lead && (s->arch != CF_ARCH_GLM4MOE || s->n_dense_lead >= s->n_layer))
-        return cf_fail(err, "dense_layers %d: glm4moe's leading dense layers, fewer than the layers",
+    const bool moe = s->arch == CF_ARCH_QWEN3MOE || s->arch == CF_ARCH_GPT_OSS || s->arch == CF_ARCH_GLM4MOE ||
+                     s->arch == CF_ARCH_QWEN3NEXT || s->arch == CF_ARCH_DEEPSEEK2;
+    const bool shared = s->arch == CF_ARCH_QWEN3NEXT || s->arch == CF_ARCH_DEEPSEEK2;
+    if (s->n_dense_lead && ((s->arch != CF_ARCH_GLM4MOE && s->arch != CF_ARCH_DEEPSEEK2) ||
+                            s->n_dense_lead >= s->n_layer))
+        return cf_fail(err, "dense_layers %d: glm4moe's and deepseek2's leading dense layers, fewer than the layers",
                        s->n_dense_lead);
+    if (s->n_ff_shexp && !shared)
+        return cf_fail(err, "shexp_ff: %s has no shared expert (qwen3next and deepseek2 have)",
+                       cf_arch_name(s->arch));
+    if (s->n_ff_shexp % 32 || (s->arch == CF_ARCH_DEEPSEEK2 && s->n_ff_exp && s->n_ff_shexp % s->n_ff_exp))
+        return cf_fail(err, "shexp_ff %d: a multiple of 32 (deepseek2: of expert_ff, one per shared expert)",
+                       s->n_ff_shexp);
     if (moe && !s->n_expert)
         return cf_fail(err, "%s needs experts (experts=N, experts_used=K)", cf_arch_name(s->arch));
     if (s->n_expert && !moe && s->arch != CF_ARCH_LLAMA && s->arch != CF_ARCH_GRANITEHYBRID)
@@ -309,10 +343,11 @@ static int check_delta_nets(const cf_mk_shape *s, cf_err *err)
     if (s->attn_period)
         return cf_fail(err, "attn_period: %s has no Mamba2 layers (granitehybrid has)",
                        cf_arch_name(s->arch));
-    if (s->arch != CF_ARCH_QWEN35)
-        return any ? cf_fail(err, "ssm_*: %s has no delta nets (qwen35 has)", cf_arch_name(s->arch)) : 0;
+    if (s->arch != CF_ARCH_QWEN35 && s->arch != CF_ARCH_QWEN3NEXT)
+        return any ? cf_fail(err, "ssm_*: %s has no delta nets (qwen35 and qwen3next have)", cf_arch_name(s->arch))
+                   : 0;
     if (!s->ssm_conv || !s->ssm_state || !s->ssm_k_heads || !s->ssm_v_heads)
-        return cf_fail(err, "qwen35 needs ssm_conv, ssm_state, ssm_k_heads and ssm_v_heads");
+        return cf_fail(err, "%s needs ssm_conv, ssm_state, ssm_k_heads and ssm_v_heads", cf_arch_name(s->arch));
     if (s->ssm_v_heads % s->ssm_k_heads || s->ssm_state % 32)
         return cf_fail(err, "%d value heads cannot tile %d key heads, or state %d is not a multiple of 32",
                        s->ssm_v_heads, s->ssm_k_heads, s->ssm_state);
@@ -339,6 +374,24 @@ static int check_gemma4(const cf_mk_shape *s, cf_err *err)
         return cf_fail(err, "kv_shared %d: the last layer with its own cache (%d) must be global and the one "
                             "before it sliding",
                        s->n_kv_shared, own - 1);
+    return 0;
+}
+
+/* deepseek2's latent attention, which no other family has: a cache row
+ * of kv_lora + rot (head_dim), whole quantization blocks in every row. */
+static int check_mla(const cf_mk_shape *s, cf_err *err)
+{
+    const bool any = s->kv_lora || s->q_lora || s->mla_nope || s->mla_v;
+    if (s->arch != CF_ARCH_DEEPSEEK2)
+        return any ? cf_fail(err, "kv_lora, q_lora, nope, v_mla: %s has none (deepseek2 has)",
+                             cf_arch_name(s->arch))
+                   : 0;
+    if (!s->kv_lora || !s->mla_nope || !s->mla_v || !s->n_rot || cf_mk_head_dim(s) != s->kv_lora + s->n_rot ||
+        s->mla_v > s->kv_lora || s->kv_lora % 32 || s->q_lora % 32 || s->mla_nope % 32 || (s->n_head * s->mla_v) % 32)
+        return cf_fail(err, "deepseek2 needs kv_lora, nope, v_mla (at most kv_lora), rot and head_dim = kv_lora + "
+                            "rot, the ranks and nope multiples of 32");
+    if (s->n_head_kv != 1)
+        return cf_fail(err, "deepseek2's latent is one KV head (kv_heads=1)");
     return 0;
 }
 
@@ -371,7 +424,7 @@ int cf_mk_shape_check(const cf_mk_shape *s, cf_err *err)
     if (s->n_rot % 2 || s->n_rot > hd)
         return cf_fail(err, "rot %d: RoPE rotates an even number of dims, at most the head size %d", s->n_rot,
                        hd);
-    if (check_delta_nets(s, err) != 0 || check_gemma4(s, err) != 0)
+    if (check_delta_nets(s, err) != 0 || check_gemma4(s, err) != 0 || check_mla(s, err) != 0)
         return -1;
     return check_experts(s, err);
 }

@@ -109,6 +109,8 @@ static int put_moe_keys(cf_gguf_writer *w, const cf_mk_shape *s)
         rc |= cf_gguf_w_u32(w, AKEY("expert_feed_forward_length"),
                             (uint32_t)(s->n_ff_exp ? s->n_ff_exp : s->n_ff));
     }
+    if (s->n_ff_shexp && s->arch == CF_ARCH_QWEN3NEXT)
+        rc |= cf_gguf_w_u32(w, AKEY("expert_shared_feed_forward_length"), (uint32_t)s->n_ff_shexp);
     if (s->yarn_factor > 0) {
         rc |= cf_gguf_w_str(w, AKEY("rope.scaling.type"), "yarn", 4);
         rc |= cf_gguf_w_f32(w, AKEY("rope.scaling.factor"), s->yarn_factor);
@@ -147,17 +149,45 @@ static int put_ssm_keys(cf_gguf_writer *w, const cf_mk_shape *s)
     int rc = 0;
     if (s->arch == CF_ARCH_GRANITEHYBRID)
         return put_mamba2_keys(w, s);
-    if (s->arch != CF_ARCH_QWEN35)
+    if (s->arch != CF_ARCH_QWEN35 && s->arch != CF_ARCH_QWEN3NEXT)
         return 0;
     const int pairs = (s->n_rot ? s->n_rot : cf_mk_head_dim(s)) / 2;
     const int32_t sections[4] = {(pairs + 2) / 3, (pairs + 1) / 3, pairs / 3, 0};
-    rc |= cf_gguf_w_arr(w, AKEY("rope.dimension_sections"), CF_GGUF_INT32, sections, 4);
+    if (s->arch == CF_ARCH_QWEN35) /* qwen3next's RoPE is plain NeoX */
+        rc |= cf_gguf_w_arr(w, AKEY("rope.dimension_sections"), CF_GGUF_INT32, sections, 4);
     rc |= cf_gguf_w_u32(w, AKEY("ssm.conv_kernel"), (uint32_t)s->ssm_conv);
     rc |= cf_gguf_w_u32(w, AKEY("ssm.state_size"), (uint32_t)s->ssm_state);
     rc |= cf_gguf_w_u32(w, AKEY("ssm.group_count"), (uint32_t)s->ssm_k_heads);
     rc |= cf_gguf_w_u32(w, AKEY("ssm.time_step_rank"), (uint32_t)s->ssm_v_heads);
     rc |= cf_gguf_w_u32(w, AKEY("ssm.inner_size"), (uint32_t)(s->ssm_v_heads * s->ssm_state));
     rc |= cf_gguf_w_u32(w, AKEY("full_attention_interval"), CF_MK_ATTN_INTERVAL);
+    return rc;
+}
+
+/* deepseek2's: the latent attention's widths (key_length the cache row,
+ * value_length the latent, as its converter writes them), the dense
+ * layers, the shared experts, V2's softmax routing, and YaRN's mscale as
+ * V2-Lite's (mscale_all_dim 0.707, in the key's x0.1 encoding). */
+static int put_mla_keys(cf_gguf_writer *w, const cf_mk_shape *s)
+{
+    char key[96];
+    int rc = 0;
+    if (s->arch != CF_ARCH_DEEPSEEK2)
+        return 0;
+    rc |= cf_gguf_w_u32(w, AKEY("attention.kv_lora_rank"), (uint32_t)s->kv_lora);
+    if (s->q_lora)
+        rc |= cf_gguf_w_u32(w, AKEY("attention.q_lora_rank"), (uint32_t)s->q_lora);
+    rc |= cf_gguf_w_u32(w, AKEY("attention.key_length"), (uint32_t)(s->kv_lora + s->n_rot));
+    rc |= cf_gguf_w_u32(w, AKEY("attention.value_length"), (uint32_t)s->kv_lora);
+    rc |= cf_gguf_w_u32(w, AKEY("attention.key_length_mla"), (uint32_t)(s->mla_nope + s->n_rot));
+    rc |= cf_gguf_w_u32(w, AKEY("attention.value_length_mla"), (uint32_t)s->mla_v);
+    rc |= cf_gguf_w_u32(w, AKEY("leading_dense_block_count"), (uint32_t)s->n_dense_lead);
+    const int ff = s->n_ff_exp ? s->n_ff_exp : s->n_ff;
+    rc |= cf_gguf_w_u32(w, AKEY("expert_shared_count"), (uint32_t)(s->n_ff_shexp / ff));
+    rc |= cf_gguf_w_u32(w, AKEY("expert_gating_func"), 1);
+    rc |= cf_gguf_w_f32(w, AKEY("expert_weights_scale"), 1.0f);
+    if (s->yarn_factor > 0)
+        rc |= cf_gguf_w_f32(w, AKEY("rope.scaling.yarn_log_multiplier"), 0.0707f);
     return rc;
 }
 
@@ -210,7 +240,7 @@ static int put_family_keys(cf_gguf_writer *w, const cf_mk_shape *s)
     const int hd = cf_mk_head_dim(s);
     char key[96];
     int rc = 0;
-    if ((int64_t)hd * s->n_head != s->n_embd) {
+    if ((int64_t)hd * s->n_head != s->n_embd && s->arch != CF_ARCH_DEEPSEEK2) { /* put_mla_keys */
         rc |= cf_gguf_w_u32(w, AKEY("attention.key_length"), (uint32_t)hd);
         rc |= cf_gguf_w_u32(w, AKEY("attention.value_length"), (uint32_t)hd);
     }
@@ -273,6 +303,7 @@ static int put_metadata(cf_gguf_writer *w, const cf_mk_params *p, const cf_gguf 
     rc |= put_moe_keys(w, s);
     rc |= put_ssm_keys(w, s);
     rc |= put_gemma4_keys(w, s);
+    rc |= put_mla_keys(w, s);
     for (int64_t i = 0; i < cf_gguf_n_kv(vocab); i++) {
         const cf_gguf_kv *kv = cf_gguf_kv_at(vocab, i);
         if (!strncmp(kv->key, "tokenizer.", 10))

@@ -33,6 +33,11 @@ typedef struct cf_layer {
     cf_weight moe_gate, moe_up, moe_down;
     cf_weight moe_gate_b, moe_up_b, moe_down_b; /* one row of biases per expert */
     cf_weight attn_sinks; /* one score per query head (gpt-oss) */
+    /* multi-head latent attention (hp->kv_lora): wq gives the query heads,
+     * through wq_a and q_a_norm first when q_lora; wk the latent (normed
+     * by kv_a_norm) and the RoPE part; wk_b and wv_b, per head, take a
+     * query's nope part into the latent's space and the output out of it */
+    cf_weight wq_a, q_a_norm, kv_a_norm, wk_b, wv_b;
     /* a gated short convolution in place of attention (lfm2): in_proj
      * gives B, C and X; out_proj reads C * conv(B * X) */
     cf_weight conv_in, conv_w, conv_out;
@@ -95,6 +100,7 @@ typedef struct cf_kv {
     int n_layer;
     int *n_head_kv, *head_dim; /* per layer; 0 heads: the layer keeps no cache */
     size_t elem;               /* bytes per element */
+    bool k_only;               /* latent attention: no value rows, the values are the keys */
     size_t *layer_off;         /* per layer: its place in a slab */
     size_t slab_bytes;         /* one slab: every layer's keys and values */
     uint8_t *map;
@@ -193,7 +199,8 @@ struct cf_ctx {
     float *dense_out;
     /* gemma4: each token's per-layer inputs, n_layer x ple_dim */
     float *ple;
-    /* gated delta nets: a batch's z gates, and beta and alpha per value head */
+    /* gated delta nets: a batch's z gates, and beta and alpha per value head
+     * (both in dn_beta, in ssm_ba's order, when they come fused) */
     float *dn_z, *dn_beta, *dn_alpha;
     /* recurrent layers: their state after the last cached position (rs,
      * rs_floats in all, layer l's at rs_off[l]), the tokens of the cached
@@ -284,7 +291,7 @@ int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err 
 void cf_kv_free(cf_kv *kv);
 /* The key block holding positions [block * CF_KV_BLOCK, ...) of a head. */
 void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block);
-/* The value row of position pos of a head. */
+/* The value row of position pos of a head (NULL: a cache of keys only). */
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos);
 /* Store or read one position's key or value row (head_dim floats). */
 void cf_kv_put_k(const cf_kv *kv, int l, int h, int pos, const float *row);

@@ -37,6 +37,32 @@ static void top_k(const float *v, int n, int k, int32_t *sel)
     }
 }
 
+/* The top k of the scores s, from the best moe_groups_used groups only
+ * when the experts come in groups: a group's score is the sum of its two
+ * best (DeepSeek-V3's rule, which llama.cpp applies to every gating). */
+static void choose(const cf_hparams *hp, const float *s, int n, int k, int32_t *sel)
+{
+    const int G = hp->moe_groups, per = G > 1 ? n / G : n;
+    if (G <= 1) {
+        top_k(s, n, k, sel);
+        return;
+    }
+    float group[CF_MAX_EXPERTS], masked[CF_MAX_EXPERTS];
+    int32_t best[CF_MAX_EXPERTS];
+    for (int g = 0; g < G; g++) {
+        int32_t two[2] = {0, 0};
+        top_k(s + g * per, per, per < 2 ? per : 2, two);
+        group[g] = s[g * per + two[0]] + (per < 2 ? 0.0f : s[g * per + two[1]]);
+    }
+    top_k(group, G, hp->moe_groups_used, best);
+    for (int i = 0; i < n; i++)
+        masked[i] = -INFINITY;
+    for (int j = 0; j < hp->moe_groups_used; j++)
+        for (int i = best[j] * per; i < (best[j] + 1) * per; i++)
+            masked[i] = s[i];
+    top_k(masked, n, k, sel);
+}
+
 /* The kept weights divided by their sum (llama.cpp clamps it at the
  * smallest normal F16), then scaled, as the recipe says. */
 static void finish_weights(const cf_hparams *hp, float *w, int k)
@@ -74,9 +100,9 @@ void cf_moe_route(const cf_hparams *hp, const float *logits, const float *bias, 
             float biased[CF_MAX_EXPERTS];
             for (int i = 0; i < n; i++)
                 biased[i] = p[i] + bias[i];
-            top_k(biased, n, k, sel);
+            choose(hp, biased, n, k, sel);
         } else {
-            top_k(p, n, k, sel);
+            choose(hp, p, n, k, sel);
         }
         for (int j = 0; j < k; j++)
             w[j] = p[sel[j]];

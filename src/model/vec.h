@@ -30,7 +30,8 @@ typedef struct cf_vec_ops {
     /* n_q query rows q[i] (head_dim long: heads of one token that share
      * this KV head, or of several tokens) against n consecutive positions
      * of one KV head, the first at lane j0 of key block kb (the cache's
-     * layout) and at value row v (F16 when f16, else F32); scores = q.k *
+     * layout) and at value row v (F16 when f16, else F32; NULL: the values
+     * are the keys, read from their blocks); scores = q.k *
      * scale.  scores: min(n_q, CF_ATTN_ROWS) * CF_ATTN_CHUNK floats of
      * scratch.  part[i]: row i's partial.  next_kb: the key block the
      * caller reads next (NULL: none), fetched into L2 while the values

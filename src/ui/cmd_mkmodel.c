@@ -53,7 +53,10 @@ static void usage(FILE *f)
           "                 N/2), head_dim_swa, swa_period (every Nth layer global),\n"
           "                 kv_shared (last layers without a cache), ple (per-layer\n"
           "                 embedding dims; all four gemma4's), dense_layers (glm4moe's\n"
-          "                 first FFNs without experts), name, and arch, one of\n"
+          "                 and deepseek2's first FFNs without experts), kv_lora, q_lora,\n"
+          "                 nope, v_mla (deepseek2's latent attention, head_dim =\n"
+          "                 kv_lora + rot), shexp_ff (the shared expert's width:\n"
+          "                 qwen3next, deepseek2), name, and arch, one of\n"
           "                 ",
           f);
     put_list(f, cf_mk_arch_list());

@@ -95,6 +95,14 @@ static void test_plan_matches_file(const char *file, const char *dims, cf_mk_fty
     "arch=gemma4,embd=128,layers=6,heads=4,kv_heads=1,head_dim=64,head_dim_swa=32,ff=192,swa=12,"        \
     "swa_period=3,kv_shared=3,ple=32,rope_base=1000000,rope_base_swa=10000,tied=1"
 
+/* README-2026's deepseek2-lite (D4) and qwen3next (C5c) */
+#define SHAPE_DSL                                                                                         \
+    "arch=deepseek2,embd=128,layers=4,heads=4,kv_heads=1,head_dim=80,rot=16,ff=96,experts=8,"            \
+    "experts_used=2,expert_ff=32,shexp_ff=64,kv_lora=64,nope=32,v_mla=32,dense_layers=2,eps=1e-6"
+#define SHAPE_Q3N                                                                                         \
+    "arch=qwen3next,embd=128,layers=4,heads=4,kv_heads=2,head_dim=32,rot=8,ff=32,experts=4,"             \
+    "experts_used=2,expert_ff=32,shexp_ff=32,ssm_conv=4,ssm_state=32,ssm_k_heads=2,ssm_v_heads=4"
+
 static cf_type planned(const char *shape, cf_mk_ftype ft, const char *name)
 {
     cf_mk_shape s;
@@ -431,6 +439,10 @@ static void test_families(void)
         {"arch=granitehybrid,embd=128,layers=4,heads=4,kv_heads=2,ff=64,ssm_conv=4,ssm_state=32,"
          "ssm_k_heads=2,ssm_v_heads=8,attn_period=4",
          CF_MK_Q4_K_M}, /* dense, two groups */
+        {SHAPE_DSL, CF_MK_Q8_0},
+        {SHAPE_DSL ",q_lora=32,yarn_factor=40,yarn_orig_ctx=4096", CF_MK_Q8_0}, /* V3's q LoRA */
+        {SHAPE_DSL ",embd=256,expert_ff=256,shexp_ff=512", CF_MK_Q4_K_M},
+        {SHAPE_Q3N, CF_MK_Q8_0},
     };
     cf_err err;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -816,6 +828,8 @@ int main(void)
     test_plan_matches_file("models/gemma4.Q8_0.gguf", SHAPE_G4, CF_MK_Q8_0);
     test_plan_matches_file("models/mistral3.Q8_0.gguf", SHAPE_MS, CF_MK_Q8_0);
     test_plan_matches_file("models/granitehybridmoe.Q8_0.gguf", SHAPE_GH, CF_MK_Q8_0);
+    test_plan_matches_file("models/deepseek2-lite.Q8_0.gguf", SHAPE_DSL, CF_MK_Q8_0);
+    test_plan_matches_file("models/qwen3next.Q8_0.gguf", SHAPE_Q3N, CF_MK_Q8_0);
     test_builtin_shapes();
     test_every_type();
     test_iq_types();

@@ -50,8 +50,9 @@ static void layer0_diff(const cf_ctx *a, const cf_ctx *b, int n, int hd, double 
     cf_err err;
     CHECK(cf_ctx_kv_save(a, n, x, bytes, &err) == 0 && cf_ctx_kv_save(b, n, y, bytes, &err) == 0);
     const size_t half = (size_t)hp->n_head_kv * (size_t)n * (size_t)(hd ? hd : hp->head_dim); /* of K */
+    const size_t values = hp->kv_lora ? 0 : half; /* latent attention caches keys only */
     *dk = *dv = 0;
-    for (size_t i = 0; i < 2 * half; i++) {
+    for (size_t i = 0; i < half + values; i++) {
         float u, v;
         if (cf_ctx_kv_type(a) == CF_KV_F32) {
             memcpy(&u, x + 4 * i, 4);
@@ -323,5 +324,8 @@ int main(void)
     /* gemma4: sliding and global layers of different head sizes and RoPE
      * dims, the last three reading earlier layers' caches */
     test_cache_ops("models/gemma4.F32.gguf", CF_KV_F32, 1e-4, 32);
+    /* deepseek2: one latent row a position, its rope part after the latent */
+    test_cache_ops("models/deepseek2-lite.F32.gguf", CF_KV_F32, 1e-4, 0);
+    test_cache_ops("models/deepseek2-v3.F32.gguf", CF_KV_F16, 0.01, 0);
     return test_summary("test_kv");
 }

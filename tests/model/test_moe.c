@@ -113,6 +113,25 @@ static void check_ties(void)
     CHECK(sel[0] == 1 && sel[1] == 2 && w[0] == 0.5f && w[1] == 0.5f);
 }
 
+/* DeepSeek-V3's routing: sigmoid scores, chosen with a selection bias from
+ * the best group only (by its two best), weighed unbiased, normalised and
+ * scaled.  Here expert 0 alone scores best, but group 1 wins, and the bias
+ * puts expert 5 before expert 4. */
+static void check_sigmoid_groups(void)
+{
+    cf_hparams hp = {.n_expert = 8, .n_expert_used = 2, .moe_gating = CF_MOE_SIGMOID, .moe_norm_w = true,
+                     .moe_w_scale = 2.5f, .moe_groups = 2, .moe_groups_used = 1};
+    const float logits[8] = {3.0f, -3.0f, -3.0f, -3.0f, 1.0f, 0.8f, -3.0f, -3.0f};
+    const float bias[8] = {0, 0, 0, 0, 0, 0.3f, 0, 0};
+    int32_t sel[2];
+    float w[2];
+    cf_moe_route(&hp, logits, bias, sel, w);
+    const double p5 = 1.0 / (1.0 + exp(-0.8)), p4 = 1.0 / (1.0 + exp(-1.0));
+    CHECKF(sel[0] == 5 && sel[1] == 4, "chose %d %d, expected 5 4", sel[0], sel[1]);
+    CHECKF(fabs(w[0] - 2.5 * p5 / (p4 + p5)) <= 1e-6 && fabs(w[1] - 2.5 * p4 / (p4 + p5)) <= 1e-6,
+           "weights %.9g %.9g", w[0], w[1]);
+}
+
 int main(void)
 {
     check_config(CF_MOE_SOFTMAX, true, 0, 8, 2);    /* mixtral */
@@ -124,5 +143,6 @@ int main(void)
     check_config(CF_MOE_SIGMOID, true, 2.5f, 160, 8);   /* GLM-4.5 */
     check_config(CF_MOE_SIGMOID, true, 0, 32, 4);       /* LFM2-MoE */
     check_ties();
+    check_sigmoid_groups();
     return test_summary("model-moe");
 }

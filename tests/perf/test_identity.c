@@ -125,19 +125,24 @@ int main(void)
      * 576 and 160 fall back to Q5_0 (as smollm2-135m's; K and V of 40
      * rows); the last, gemma3 with a window shorter than the prompt and a
      * KV head per query head, for a batch's runs of tokens, which read a
-     * chunk together only where their spans of it agree */
+     * chunk together only where their spans of it agree; then deepseek2's
+     * latent attention, 16 heads on one K-only cache row of 64 + 32, the
+     * values read out of the key blocks */
     static const char *dims[] = {"embd=256,layers=2,heads=4,kv_heads=2,ff=512",
                                  "arch=qwen2,embd=192,layers=2,heads=6,kv_heads=2,ff=384,tied=1",
                                  "embd=320,layers=2,heads=8,kv_heads=1,ff=640",
                                  "embd=256,layers=2,heads=4,kv_heads=2,ff=512",
                                  "embd=1280,layers=2,heads=32,kv_heads=1,ff=512",
                                  "embd=576,layers=2,heads=4,kv_heads=1,head_dim=40,ff=1536",
-                                 "arch=gemma3,embd=256,layers=2,heads=4,kv_heads=4,ff=512,swa=100"};
-    static const cf_mk_ftype types[] = {CF_MK_Q4_0,   CF_MK_Q8_0,   CF_MK_Q4_0,  CF_MK_IQ4_NL,
-                                        CF_MK_Q4_K_M, CF_MK_Q4_K_M, CF_MK_Q8_0};
+                                 "arch=gemma3,embd=256,layers=2,heads=4,kv_heads=4,ff=512,swa=100",
+                                 "arch=deepseek2,embd=256,layers=2,heads=16,kv_heads=1,head_dim=96,rot=32,ff=512,"
+                                 "experts=8,experts_used=2,expert_ff=64,shexp_ff=128,kv_lora=64,nope=32,v_mla=32,"
+                                 "dense_layers=1"};
+    static const cf_mk_ftype types[] = {CF_MK_Q4_0,   CF_MK_Q8_0,   CF_MK_Q4_0, CF_MK_IQ4_NL,
+                                        CF_MK_Q4_K_M, CF_MK_Q4_K_M, CF_MK_Q8_0, CF_MK_Q8_0};
     static const cf_type q_types[] = {CF_TYPE_Q4_0, CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_IQ4_NL,
-                                      CF_TYPE_Q4_K, CF_TYPE_Q5_0, CF_TYPE_Q8_0};
-    for (int i = 0; i < 7; i++) {
+                                      CF_TYPE_Q4_K, CF_TYPE_Q5_0, CF_TYPE_Q8_0, CF_TYPE_Q8_0};
+    for (int i = 0; i < 8; i++) {
         cf_mk_params p = {.ftype = types[i], .vocab_path = shared_path("models/stories260K.gguf"),
                           .seed = 5};
         p.shape = (cf_mk_shape){.name = "t", .arch = CF_ARCH_LLAMA, .n_ctx = 4096,
@@ -151,7 +156,7 @@ int main(void)
             CHECKF(0, "%s", err.msg);
             continue;
         }
-        if (i < 2 || i == 6) {
+        if (i < 2 || i >= 6) {
             check_model(path, CF_KV_F32);
             check_model(path, CF_KV_F16);
         }

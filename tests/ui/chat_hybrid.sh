@@ -1,5 +1,5 @@
 #!/bin/sh
-# Models with recurrent layers (Qwen3.5's delta nets, LFM2's short
+# Models with recurrent layers (Qwen3.5's and Qwen3-Next's delta nets, LFM2's short
 # convolutions, Granite 4.0-H's and Nemotron-H's Mamba2) in the chat,
 # greedy: /undo then the same message, and /regen, give the reply of the
 # uninterrupted chat (the state goes back to a checkpoint and the tokens
@@ -9,7 +9,7 @@
 # the REPL chats with one.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
-for name in qwen35.F32 qwen35moe.Q8_0 lfm2.F32 lfm2moe.Q8_0 granitehybrid.F32 nemotron_h_moe.Q8_0; do
+for name in qwen35.F32 qwen35moe.Q8_0 lfm2.F32 lfm2moe.Q8_0 qwen3next.F32 granitehybrid.F32 nemotron_h_moe.Q8_0; do
     model=$T_MODELS/$name.gguf
     [ -f "$model" ] || { echo "no $model: skipped"; exit 77; }
     run() { $T_CHAT -m "$model" -n 10 --temp 0 "$@"; }
@@ -33,16 +33,7 @@ printf 'Once upon a time there was a girl.\nTell me more please.\nAnd then?\n' |
 grep -q "tokens were dropped (the rest was evaluated again" "$T_DIR/err.txt" ||
     fail "no shift message for a recurrent model: $(cat "$T_DIR/err.txt")"
 
-STATS='^prompt [0-9]+ tok, [0-9.]+ t/s · reply [0-9]+ tok'
-t_start "$T_CHAT -m $T_MODELS/qwen35.Q8_0.gguf -n 8 --seed 5"
-t_wait '^loaded qwen35.Q8_0.gguf' 30
-t_prompt
-t_send "Hello."
-t_wait_count "$STATS" 1 30
-t_prompt
-t_send "/regen"
-t_wait_count "$STATS" 2 30
-t_prompt
+t_hello_regen qwen35.Q8_0
 t_send "/show context"
 t_wait '2 messages$' 10
 t_keys C-d

@@ -123,6 +123,22 @@ t_prompt() { t_until "${1:-30}" "the prompt" t_last_line_is ">>>"; }
 # t_count REGEX: lines of the whole history that match.
 t_count() { t_history | grep -Ec -- "$1"; }
 
+# t_hello_regen MODEL: the REPL on $T_MODELS/MODEL.gguf (greedy, 8-token
+# replies) says "Hello." and /regen, each reply's statistics awaited; it
+# is left at the prompt.
+t_hello_regen() {
+    stats='^prompt [0-9]+ tok, [0-9.]+ t/s · reply [0-9]+ tok'
+    t_start "$T_CHAT -m $T_MODELS/$1.gguf -n 8 --seed 5"
+    t_wait "^loaded $1.gguf" 30
+    t_prompt
+    t_send "Hello."
+    t_wait_count "$stats" 1 30
+    t_prompt
+    t_send "/regen"
+    t_wait_count "$stats" 2 30
+    t_prompt
+}
+
 # t_wait_exit [SECONDS]: the program ended; T_STATUS is its exit status.
 t_wait_exit() {
     T_STATUS=none

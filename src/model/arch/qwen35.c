@@ -9,7 +9,7 @@
 
 #define DEFAULT_INTERVAL 4
 
-static void hparams(cf_loader *ld, cf_hparams *hp)
+void cf_ld_qwen35(cf_loader *ld, cf_hparams *hp)
 {
     hp->rope_style = CF_ROPE_NEOX;
     hp->qk_norm = CF_QK_NORM_HEAD;
@@ -42,8 +42,12 @@ static void delta_net(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     L->attn_norm = cf_ld_layer(ld, l, "attn_norm.weight", E, 1, true);
     L->dn_qkv = cf_ld_layer(ld, l, "attn_qkv.weight", E, conv_dim, true);
     L->dn_z = cf_ld_layer(ld, l, "attn_gate.weight", E, Hv * D, true);
-    L->dn_beta = cf_ld_layer(ld, l, "ssm_beta.weight", E, Hv, true);
-    L->dn_alpha = cf_ld_layer(ld, l, "ssm_alpha.weight", E, Hv, true);
+    if (hp->ssm_v_grouped) { /* beta and alpha fused (dn_alpha stays NULL) */
+        L->dn_beta = cf_ld_layer(ld, l, "ssm_ba.weight", E, 2 * Hv, true);
+    } else {
+        L->dn_beta = cf_ld_layer(ld, l, "ssm_beta.weight", E, Hv, true);
+        L->dn_alpha = cf_ld_layer(ld, l, "ssm_alpha.weight", E, Hv, true);
+    }
     L->dn_conv = cf_ld_values(ld, l, "ssm_conv1d.weight", hp->conv_kernel, conv_dim, true);
     L->dn_dt_bias = cf_ld_layer(ld, l, "ssm_dt.bias", Hv, 1, true);
     L->dn_a = cf_ld_layer(ld, l, "ssm_a", Hv, 1, true);
@@ -51,7 +55,8 @@ static void delta_net(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     L->dn_out = cf_ld_layer(ld, l, "ssm_out.weight", Hv * D, E, true);
     L->rope = false;
     /* alpha is rounded with the group {qkv, z, beta}: one of them must take the same kind */
-    if (!ld->failed && cf_vec_dot_type(L->dn_alpha->type) != cf_vec_dot_type(L->dn_beta->type)) {
+    if (!ld->failed && L->dn_alpha &&
+        cf_vec_dot_type(L->dn_alpha->type) != cf_vec_dot_type(L->dn_beta->type)) {
         ld->failed = true;
         cf_fail(ld->err, "blk.%d: ssm_alpha (%s) and ssm_beta (%s) of different kinds are not supported",
                 l, cf_type_name(L->dn_alpha->type), cf_type_name(L->dn_beta->type));
@@ -70,7 +75,7 @@ static void gated_attention(cf_loader *ld, const cf_hparams *hp, int l, cf_layer
     cf_ld_qk_norm(ld, hp, l, L);
 }
 
-static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
+void cf_ld_qwen35_layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
 {
     const int interval = cf_ld_int(ld, "full_attention_interval", DEFAULT_INTERVAL);
     if ((l + 1) % interval != 0)
@@ -86,5 +91,5 @@ static void layer(cf_loader *ld, const cf_hparams *hp, int l, cf_layer *L)
     L->ffn_norm = cf_ld_layer(ld, l, "post_attention_norm.weight", hp->n_embd, 1, true);
 }
 
-const cf_arch_desc cf_arch_qwen35 = {"qwen35", "Qwen3.5", hparams, layer, NULL};
-const cf_arch_desc cf_arch_qwen35moe = {"qwen35moe", "Qwen3.5 MoE", hparams, layer, NULL};
+const cf_arch_desc cf_arch_qwen35 = {"qwen35", "Qwen3.5", cf_ld_qwen35, cf_ld_qwen35_layer, NULL};
+const cf_arch_desc cf_arch_qwen35moe = {"qwen35moe", "Qwen3.5 MoE", cf_ld_qwen35, cf_ld_qwen35_layer, NULL};
