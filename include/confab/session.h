@@ -142,6 +142,14 @@ typedef enum cf_next {
  * CONFAB_TEST_REPLIES=FILE makes replies emit scripted tokens instead of
  * sampled ones: src/chat/session_script.c.) */
 int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err);
+/* A check that a local session asks, between the layers of each batch
+ * while a turn's prompt is evaluated (cf_session_begin_reply, _regen,
+ * _edit), whether to stop (the user pressed Ctrl-C, the client left).
+ * When it says so the call fails with CF_E_CANCELLED and changes nothing:
+ * the messages, the cache (what of it the conversation still shares) and
+ * a recurrent state are as before the call.  (A prompt that needed a
+ * context shift keeps the shift.)  NULL: never stop. */
+void cf_session_set_cancel(cf_session *s, bool (*cancel)(void *ud), void *ud);
 /* Sample, evaluate and return the next piece of the reply (valid until the
  * next call); < 0 on error (the partial reply is kept). */
 int cf_session_next(cf_session *s, const char **piece, cf_err *err);

@@ -10,6 +10,7 @@
 #include "chat.h"
 #include "cli.h"
 #include "paths.h"
+#include "term.h"
 #include "text.h"
 
 static void note_error(chat *c, int code)
@@ -68,12 +69,29 @@ void chat_input(chat *c, const char *text)
     }
 }
 
+bool chat_interrupted(void *ud)
+{
+    chat *c = ud;
+    return c->view->interrupted ? c->view->interrupted(c) : sig_interrupt || sig_quit;
+}
+
+void chat_turn_failed(chat *c, const cf_err *err)
+{
+    if (err->code == CF_E_CANCELLED) {
+        note_error(c, CF_EXIT_INTERRUPT);
+        chat_say(c, OUT_DIM, "[stopped while the prompt was evaluated: the conversation is as "
+                             "it was]");
+        return;
+    }
+    note_error(c, cli_exit_for(err));
+    chat_say(c, OUT_ERROR, "%s", err->msg);
+}
+
 int chat_send(chat *c, const char *text)
 {
     cf_err err = {0};
     if (cf_session_begin_reply(c->s, text, &err) < 0) {
-        note_error(c, cli_exit_for(&err));
-        chat_say(c, OUT_ERROR, "%s", err.msg);
+        chat_turn_failed(c, &err);
         return -1;
     }
     return c->view->reply(c);

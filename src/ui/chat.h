@@ -50,6 +50,9 @@ typedef struct chat_view {
     /* Give the terminal to another program (on) and take it back; NULL:
      * nothing to do. */
     void (*suspend)(chat *c, bool on);
+    /* While a prompt is evaluated: whether the user asked to stop; NULL:
+     * a SIGINT, SIGTERM or SIGHUP says so. */
+    bool (*interrupted)(chat *c);
 } chat_view;
 
 struct chat {
@@ -84,8 +87,15 @@ void chat_input(chat *c, const char *text);
 
 /* Send a user message and stream the reply through the view; 0, 1 (cut)
  * or -1.  A message that does not fit the context is one error line and
- * changes nothing. */
+ * changes nothing; so is one whose prompt the user stopped. */
 int chat_send(chat *c, const char *text);
+/* The session's cancel check (cf_session_set_cancel; ud: the chat): the
+ * view's interrupted, else a signal. */
+bool chat_interrupted(void *ud);
+/* Say why a turn (a message, /regen, /edit) did not begin: an error
+ * line, or for a prompt the user stopped a dim one saying that nothing
+ * changed. */
+void chat_turn_failed(chat *c, const cf_err *err);
 
 /* How a mode streams: each part of the reply as it comes (the thinking's
  * next text, the answer's, whether the reply is inside its thinking now),

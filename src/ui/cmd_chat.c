@@ -155,6 +155,7 @@ static int run(chat_opts *o, bool interactive)
     chat c = {.s = s, .opts = o, .model_path = model,
               .show_thinking = o->show_thinking >= 0 ? o->show_thinking : interactive,
               .markdown = o->markdown};
+    cf_session_set_cancel(s, chat_interrupted, &c);
     status = CF_EXIT_SESSION;
     if (o->session && resume(&c, o->session) < 0)
         goto out_chat;

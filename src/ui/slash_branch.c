@@ -311,7 +311,7 @@ void chat_edit_send(chat *c, int index, const char *text)
 {
     cf_err err = {0};
     if (cf_session_edit(c->s, index, text, &err) < 0) {
-        chat_say(c, OUT_ERROR, "%s", err.msg);
+        chat_turn_failed(c, &err);
         return;
     }
     if (c->view->changed)

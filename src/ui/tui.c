@@ -444,6 +444,18 @@ static bool poll_keys(void *ud)
     return stop || sig_interrupt || sig_quit;
 }
 
+/* While a prompt is evaluated: keys wait as while a reply streams, and
+ * Ctrl-C stops it. */
+static bool prompt_stopped(chat *c)
+{
+    tui *t = c->view_data;
+    bool streaming = t->streaming;
+    t->streaming = true;
+    bool stop = poll_keys(t);
+    t->streaming = streaming;
+    return stop;
+}
+
 static int reply(chat *c)
 {
     tui *t = c->view_data;
@@ -546,7 +558,7 @@ static void suspend(chat *c, bool on)
     draw_all(t);
 }
 
-static const chat_view tui_view = {say, reply, changed, prefill, suspend};
+static const chat_view tui_view = {say, reply, changed, prefill, suspend, prompt_stopped};
 
 /* After the screen is gone (autosave's message). */
 static void say_plain(chat *c, out_kind kind, const char *text)
@@ -564,7 +576,7 @@ static int no_reply(chat *c)
     return -1;
 }
 
-static const chat_view plain_view = {say_plain, no_reply, NULL, NULL, NULL};
+static const chat_view plain_view = {say_plain, no_reply, NULL, NULL, NULL, NULL};
 
 /* ---- readline's side ---------------------------------------------------------------------- */
 static void on_line(char *line)
