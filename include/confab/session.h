@@ -274,10 +274,13 @@ const float *cf_session_logits(const cf_session *s);
 /* e.g. "jinja (from the GGUF)", "chatml (built-in, detected)" */
 const char *cf_session_template_desc(const cf_session *s);
 /* Why the model does not look trained to chat, or NULL: its file has no
- * chat template and none was given (the one in use is a guess), or no
- * marker that ends a turn in the template in use is a token of its
- * vocabulary.  Replies of such a model rarely end by themselves. */
+ * chat template and none was given (the one in use is a guess), or the
+ * marker the template in use ends a reply with (cf_chat_template_turn_end;
+ * a template that writes none: any of its family's stops) is not a token
+ * of its vocabulary.  Replies of such a model rarely end by themselves, so
+ * its session starts with n-predict CF_SESSION_UNTRAINED_N_PREDICT. */
 const char *cf_session_untrained(const cf_session *s);
+#define CF_SESSION_UNTRAINED_N_PREDICT 256
 /* How replies mark their reasoning: the family (from the template, else
  * "think" when the vocabulary has <think> and </think>; NULL: none, every
  * reply is all content) and the variables the template reads. */

@@ -147,11 +147,9 @@ int chat_load(chat *c, const char *path);
 /* At exit: save when --autosave asked and something changed. */
 int chat_autosave(chat *c);
 
-/* Replies of a model not trained to chat (cf_session_untrained) stop
- * after this many tokens unless -n (or a resumed session) says otherwise. */
-#define CHAT_UNTRAINED_N_PREDICT "256"
-/* For such a model, the lines under the banner: why, where replies stop,
- * how to get a chat model. */
+/* For a model not trained to chat (cf_session_untrained), the lines under
+ * the banner: why, where replies stop (unless -n or a resumed session
+ * says otherwise), how to get a chat model. */
 void chat_untrained_note(chat *c);
 
 /* F9 in full-screen mode: temperature 0 and back. */

@@ -258,6 +258,19 @@ static void test_protocol(int port)
     cf_oai_chunk c;
     CHECK(request(port, "POST", "/v1/chat/completions", q1, true, &r) == 0 && read_whole(&r, &c));
     CHECK(c.usage.has_usage && c.usage.completion_tokens == 8 && !strcmp(c.finish, "length"));
+    cf_oai_chunk_free(&c);
+    response_free(&r);
+    /* the model is not chat-trained (no <|im_end|> token): without max_tokens
+     * a reply stops at the session's cap, as in a chat */
+    const char *q0 = "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a long story.\"}],"
+                     "\"seed\":1}";
+    CHECK(request(port, "POST", "/v1/chat/completions", q0, true, &r) == 0 && read_whole(&r, &c));
+    CHECKF(c.usage.has_usage && c.usage.completion_tokens == CF_SESSION_UNTRAINED_N_PREDICT &&
+               !strcmp(c.finish, "length"),
+           "without max_tokens: %d tokens, finish %s", c.usage.completion_tokens, c.finish);
+    cf_oai_chunk_free(&c);
+    response_free(&r);
+    CHECK(request(port, "POST", "/v1/chat/completions", q1, true, &r) == 0 && read_whole(&r, &c));
     char q2[2048], reply[512];
     snprintf(reply, sizeof reply, "%s", c.content ? c.content : "");
     cf_oai_chunk_free(&c);
