@@ -104,6 +104,7 @@ typedef struct cf_message {
     bool cut;              /* an assistant reply stopped by the user */
     bool thinking_cut;     /* the reply ended inside its thinking (n-predict,
                               stopped, context full) */
+    bool length_cut;       /* the reply stopped at the n-predict limit */
 } cf_message;
 
 /* The messages the model sees, oldest first (a context shift removes the

@@ -189,6 +189,18 @@ void chat_stats_line(const cf_turn_stats *st, const cf_context_info *ci, char *b
              thinking, per_second(st->gen_tokens, st->gen_ms), st->ttft_ms, ci->used, ci->total);
 }
 
+void chat_limit_note(chat *c, const cf_message *m, bool live, char *buf, size_t n)
+{
+    char limit[32] = "", np[32];
+    buf[0] = 0;
+    if (!m || m->role != CF_ROLE_ASSISTANT || !m->length_cut)
+        return;
+    if (live)
+        snprintf(limit, sizeof limit, " -n %s", cf_session_get(c->s, "n-predict", np, sizeof np));
+    snprintf(buf, n, "[stopped at%s: /set n-predict N for longer]",
+             *limit ? limit : " the token limit");
+}
+
 void chat_thinking_summary(chat *c, char *buf, size_t n)
 {
     const cf_turn_stats *st = cf_session_last_stats(c->s);

@@ -130,6 +130,10 @@ typedef struct think_out {
  * rendered (its thinking is wrapped the same way, not rendered); NULL:
  * as it is.  Returns as chat_stream. */
 int chat_stream_stdout(chat *c, bool make_safe, const think_out *th, const md_term_opts *look);
+/* The line that marks reply m as stopped by the token limit, or "" (m is
+ * no such reply): "[stopped at -n 256: /set n-predict N for longer]" just
+ * after it (live), the limit unnamed when it is shown again. */
+void chat_limit_note(chat *c, const cf_message *m, bool live, char *buf, size_t n);
 /* After a reply that thought: "thought for 312 tokens, 4.1 s" (", cut off"
  * when it ended inside its thinking); "" after one that did not. */
 void chat_thinking_summary(chat *c, char *buf, size_t n);

@@ -93,6 +93,10 @@ static int reply(chat *c)
                m->pal.reset);
     if (rc >= 0) {
         char line[256];
+        chat_limit_note(c, cf_session_message(c->s, cf_session_n_messages(c->s) - 1), true, line,
+                        sizeof line);
+        if (*line)
+            printf("%s%s%s\n", m->pal.dim, line, m->pal.reset);
         chat_thinking_summary(c, line, sizeof line);
         if (*line)
             printf("%s%s%s%s\n", m->pal.dim, line, c->show_thinking ? "" : " · /show thinking",
@@ -149,6 +153,10 @@ static void replay(line_mode *m)
             printf("%s>>> %s%s\n", m->pal.bold, safe, m->pal.reset);
         else if (!show_again(m, safe, false) || msg->cut)
             printf("%s\n", msg->cut ? " [cut]" : "");
+        char limit[96];
+        chat_limit_note(m->c, msg, false, limit, sizeof limit);
+        if (*limit)
+            printf("%s%s%s\n", m->pal.dim, limit, m->pal.reset);
         free(safe);
     }
 }

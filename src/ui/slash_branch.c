@@ -159,7 +159,7 @@ void cmd_branches(chat *c, const char *args)
     cf_session *s = c->s;
     tree t = {0};
     printer p = {0};
-    static const cf_message root = {CF_ROLE_SYSTEM, "", NULL, false, false};
+    static const cf_message root = {.role = CF_ROLE_SYSTEM, .content = ""};
     if (!(t.v = malloc(sizeof *t.v))) {
         chat_say(c, OUT_ERROR, "out of memory");
         return;

@@ -297,6 +297,10 @@ static void replay(tui *t, int n)
             reply_end(t);
             if (m->cut)
                 transcript_add(&t->tr, IT_DIM, "[cut]");
+            char limit[96];
+            chat_limit_note(t->c, m, false, limit, sizeof limit);
+            if (*limit)
+                transcript_add(&t->tr, IT_DIM, limit);
         }
     }
 }
@@ -492,6 +496,10 @@ static int reply(chat *c)
         transcript_add(&t->tr, IT_DIM, "[stopped: the partial reply stays in the conversation]");
     if (rc >= 0) {
         char line[256];
+        chat_limit_note(c, cf_session_message(s, cf_session_n_messages(s) - 1), true, line,
+                        sizeof line);
+        if (*line)
+            transcript_add(&t->tr, IT_DIM, line);
         chat_reply_notes(c);
         cf_context_info ci;
         cf_session_context_info(s, &ci);
