@@ -605,7 +605,8 @@ static bool parse_messages(rbuf *r, uint32_t version, int32_t n_vocab, sess_msg 
         free(reasoning);
         if (!text || !ok || !get_ids(r, n_vocab, &m->ids) ||
             (version >= 2 && !get_ids(r, n_vocab, &m->rids)) || role > CF_ROLE_ASSISTANT ||
-            flags > (version >= 5 ? 15 : version >= 2 ? 7 : F_CUT) || (role == CF_ROLE_SYSTEM && i != 0) ||
+            flags > (version >= 5 ? 15 : version >= 2 ? 7 : F_CUT) ||
+            (role == CF_ROLE_SYSTEM && i != 0) ||
             (!assistant && (m->ids.n || m->rids.n || (flags & ~F_CUT))) || start < -1 ||
             (role != CF_ROLE_USER && start != -1))
             return false;

@@ -140,7 +140,8 @@ static int prepare_reply(cf_session *s, double t0, cf_err *err)
     splitter sp0;
     sess_prime_split(s, text, len, &sp0);
     cf_ctx_set_cancel(s->ctx, s->cancel, s->cancel_ud);
-    int decoded = cf_ctx_decode(s->ctx, full.ids + from, (int)(full.n - from), s->logits, false, err);
+    int decoded =
+        cf_ctx_decode(s->ctx, full.ids + from, (int)(full.n - from), s->logits, false, err);
     cf_ctx_set_cancel(s->ctx, NULL, NULL);
     if (decoded || push_tokens(&s->cache, full.ids + from, full.n - from, err))
         goto out;

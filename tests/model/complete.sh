@@ -67,7 +67,8 @@ pid=$!
 while [ ! -s "$tmp/out" ] && kill -0 $pid 2>/dev/null; do sleep 0.05; done
 kill -INT $pid
 wait $pid; rc=$?
-[ $rc -eq 130 ] && [ -s "$tmp/out" ] && grep -q "^confab: interrupted after [0-9]* generated tokens$" "$tmp/err" ||
+[ $rc -eq 130 ] && [ -s "$tmp/out" ] &&
+    grep -q "^confab: interrupted after [0-9]* generated tokens$" "$tmp/err" ||
     fail "SIGINT during the reply: rc $rc, '$(cat "$tmp/err")'"
 
 # errors: one line, exit codes 2 (usage), 3 (model), 5 (context)

@@ -378,7 +378,8 @@ static void test_leaving(const char *dir)
         return;
     }
     int fd = send_completion(&sv, "{\"messages\":[{\"role\":\"user\",\"content\":"
-                                  "\"Tell me a long story.\"}],\"max_tokens\":2000,\"stream\":true}");
+                                  "\"Tell me a long story.\"}],\"max_tokens\":2000,"
+                                  "\"stream\":true}");
     char buf[4096];
     size_t got = 0;
     while (got < 600) { /* a few chunks in */

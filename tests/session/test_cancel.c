@@ -108,7 +108,8 @@ static void test_model(const char *model)
 
     /* a check that never says stop: the turn as if there were none */
     cd = (countdown){0, 1 << 30};
-    CHECK(exchange(s, "And then?", a, sizeof a) >= 0 && exchange(plain, "And then?", b, sizeof b) >= 0);
+    CHECK(exchange(s, "And then?", a, sizeof a) >= 0 &&
+          exchange(plain, "And then?", b, sizeof b) >= 0);
     CHECKF(cd.calls > 0, "%s: the check was never asked", model);
     CHECKF(!strcmp(a, b), "%s: the reply after the stopped prompt is '%s', without it '%s'",
            model, a, b);

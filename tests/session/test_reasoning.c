@@ -132,7 +132,8 @@ static void test_split(void)
          "Think it over.", "The answer."},
         /* text the model writes with no channel header is the answer */
         {T2026 "openai-gpt-oss-120b.jinja", "Forty-two.", NULL, "Forty-two."},
-        {T2026 "openai-gpt-oss-120b.jinja", "Seven times six\\nis 42.", NULL, "Seven times six\nis 42."},
+        {T2026 "openai-gpt-oss-120b.jinja", "Seven times six\\nis 42.", NULL,
+         "Seven times six\nis 42."},
         {T2026 "google-gemma-4-31B-it.jinja", "<\\|channel>thought\\nHmm.<channel\\|>Gemma says hi.",
          "Hmm.", "Gemma says hi."},
         {T2026 "mistralai-Ministral-3-14B-Reasoning-2512.jinja", "[THINK]Plan.[/THINK]Result.",
@@ -542,8 +543,8 @@ static void test_splitter(void)
         {RF_HARMONY, "", "plain text", "", "plain text", false},
         /* no header where one was opened: content, whatever ends it */
         {RF_HARMONY, "<|start|>assistant", "Forty-two.", "", "Forty-two.", false},
-        {RF_HARMONY, "<|start|>assistant", "42<|end|><|start|>assistant<|channel|>final<|message|>!",
-         "", "42!", false},
+        {RF_HARMONY, "<|start|>assistant",
+         "42<|end|><|start|>assistant<|channel|>final<|message|>!", "", "42!", false},
         {RF_HARMONY, "<|start|>assistant", "Forty\ntwo", "", "Forty\ntwo", false},
         {RF_HARMONY, "<|start|>assistant",
          "A long answer that no header could be, since a header is a role, a channel and a "

@@ -6,7 +6,8 @@
 t_setup
 STATS='^prompt [0-9]+ tok'
 T_TEMPLATES=${CONFAB_SHARED:-../shared}/templates/2026
-t_start "$T_CHAT -m $T_MODELS/gpt-oss.MXFP4_MOE.gguf --chat-template-file $T_TEMPLATES/openai-gpt-oss-120b.jinja -n 16 --seed 1"
+t_start "$T_CHAT -m $T_MODELS/gpt-oss.MXFP4_MOE.gguf \
+    --chat-template-file $T_TEMPLATES/openai-gpt-oss-120b.jinja -n 16 --seed 1"
 t_prompt 30
 t_send "What is 7 * 6?"
 t_wait_count "$STATS" 1 60
