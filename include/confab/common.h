@@ -23,6 +23,7 @@ typedef enum cf_errcode {
     CF_E_TEMPLATE,    /* the chat template cannot be used */
     CF_E_SESSION,     /* a session file cannot be read or written */
     CF_E_CONTEXT,     /* the tokens do not fit in the context */
+    CF_E_CANCELLED,   /* the caller's cancel check said stop (nothing changed) */
 } cf_errcode;
 
 typedef struct cf_err {

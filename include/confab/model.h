@@ -214,6 +214,16 @@ int cf_ctx_n_past(const cf_ctx *c);
 int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool all_logits,
                   cf_err *err);
 
+/* A check that a long evaluation asks whether to stop: a decode of more
+ * than one token calls cancel(ud) before each layer of each batch (a
+ * layer of a 512-token batch, not a whole prompt, is the longest wait).
+ * When it returns true the decode stops, the cache (a recurrent state
+ * too) is as before it, and it fails with CF_E_CANCELLED.  NULL: never
+ * stop.  Called on the thread that called cf_ctx_decode.  (Test-only:
+ * CONFAB_TEST_PREFILL_DELAY_MS, read at cf_ctx_new, sleeps that long
+ * before each such call, so that tests can stop a prefill.) */
+void cf_ctx_set_cancel(cf_ctx *c, bool (*cancel)(void *ud), void *ud);
+
 /* Keep only the first n_keep positions (undo, regenerate). */
 int cf_ctx_kv_truncate(cf_ctx *c, int n_keep, cf_err *err);
 /* Remove positions [p0, p1) and move the later ones down by p1 - p0,

@@ -111,6 +111,7 @@ typedef struct cf_message {
     bool cut;              /* an assistant reply stopped by the user */
     bool thinking_cut;     /* the reply ended inside its thinking (n-predict,
                               stopped, context full) */
+    bool length_cut;       /* the reply stopped at the n-predict limit */
 } cf_message;
 
 /* The messages the model sees, oldest first (a context shift removes the
@@ -149,6 +150,14 @@ typedef enum cf_next {
  * CONFAB_TEST_REPLIES=FILE makes replies emit scripted tokens instead of
  * sampled ones: src/chat/session_script.c.) */
 int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err);
+/* A check that a local session asks, between the layers of each batch
+ * while a turn's prompt is evaluated (cf_session_begin_reply, _regen,
+ * _edit), whether to stop (the user pressed Ctrl-C, the client left).
+ * When it says so the call fails with CF_E_CANCELLED and changes nothing:
+ * the messages, the cache (what of it the conversation still shares) and
+ * a recurrent state are as before the call.  (A prompt that needed a
+ * context shift keeps the shift.)  NULL: never stop. */
+void cf_session_set_cancel(cf_session *s, bool (*cancel)(void *ud), void *ud);
 /* Sample, evaluate and return the next piece of the reply (valid until the
  * next call); < 0 on error (the partial reply is kept). */
 int cf_session_next(cf_session *s, const char **piece, cf_err *err);
@@ -276,10 +285,13 @@ const float *cf_session_logits(const cf_session *s);
 /* e.g. "jinja (from the GGUF)", "chatml (built-in, detected)" */
 const char *cf_session_template_desc(const cf_session *s);
 /* Why the model does not look trained to chat, or NULL: its file has no
- * chat template and none was given (the one in use is a guess), or no
- * marker that ends a turn in the template in use is a token of its
- * vocabulary.  Replies of such a model rarely end by themselves. */
+ * chat template and none was given (the one in use is a guess), or the
+ * marker the template in use ends a reply with (cf_chat_template_turn_end;
+ * a template that writes none: any of its family's stops) is not a token
+ * of its vocabulary.  Replies of such a model rarely end by themselves, so
+ * its session starts with n-predict CF_SESSION_UNTRAINED_N_PREDICT. */
 const char *cf_session_untrained(const cf_session *s);
+#define CF_SESSION_UNTRAINED_N_PREDICT 256
 /* How replies mark their reasoning: the family (from the template, else
  * "think" when the vocabulary has <think> and </think>; NULL: none, every
  * reply is all content) and the variables the template reads. */

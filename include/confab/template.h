@@ -98,6 +98,14 @@ const char *cf_chat_template_family(const cf_chat_template *t);
  * chatml, "<|eot_id|>" for llama3, "</s>" for llama2, ...); for Jinja those
  * of the detected family.  NULL-terminated; may be empty. */
 const char *const *cf_chat_template_stops(const cf_chat_template *t);
+/* The marker that ends an assistant's turn as the template renders one:
+ * the first <...> or [...] after a reply's text, spaces skipped, in a
+ * short conversation ("<|im_end|>", "<|end|>", "<turn|>", "</s>", ...),
+ * into buf (n bytes); "" when the text after a reply starts with no such
+ * marker (a plain-text format) or it does not fit.  -1 when the template
+ * cannot render the conversation. */
+int cf_chat_template_turn_end(const cf_chat_template *t, const char *bos_token,
+                              const char *eos_token, char *buf, size_t n);
 
 /* How the template's model marks its reasoning, read from a Jinja source
  * (built-ins know none). */

@@ -31,11 +31,13 @@ enum state {
     ST_CONTENT, /* tags: the answer; no tag is looked for any more */
     H_OUT,      /* gpt-oss: between messages (stray text is content) */
     H_HEADER,   /* gpt-oss: <|start|> or <|channel|> ... <|message|> */
+    /* (a header is short and one line: its text is held until it is
+     * known to be one, else it was content) */
     H_REASON,   /* gpt-oss: the analysis channel's text */
     H_CONTENT,  /* gpt-oss: any other channel's text */
 };
 
-enum { M_NONE = -1, M_PARTIAL = -2 };
+enum { M_NONE = -1, M_PARTIAL = -2, HEADER_MAX = 128 };
 
 const char *reasoning_family_name(reasoning_family f)
 {
@@ -121,9 +123,8 @@ static unsigned wanted(const splitter *sp)
     case ST_REASON:
         return 1u << 1;
     case H_OUT:
+    case H_HEADER: /* an end marker there ends what was no header */
         return (1u << HM_COUNT) - 1;
-    case H_HEADER:
-        return 1u << HM_START | 1u << HM_CHANNEL | 1u << HM_MESSAGE;
     case H_REASON:
     case H_CONTENT:
         return 1u << HM_START | 1u << HM_CHANNEL | 1u << HM_END | 1u << HM_RETURN | 1u << HM_CALL;
@@ -194,6 +195,14 @@ static void release(splitter *sp, run *r, split_kind kind)
     sp->ws_len = 0;
 }
 
+/* The header's held text was none: it is content, and the state `state`. */
+static void no_header(splitter *sp, run *r, int state)
+{
+    run_put(r, SPLIT_CONTENT, sp->hdr_at, sp->hdr_len);
+    sp->hdr_len = 0;
+    sp->state = state;
+}
+
 static void body_byte(splitter *sp, run *r, size_t p, char c)
 {
     switch (sp->state) {
@@ -230,6 +239,13 @@ static void body_byte(splitter *sp, run *r, size_t p, char c)
         run_put(r, SPLIT_CONTENT, p, 1);
         return;
     case H_HEADER: /* the header is markup; only the channel's name counts */
+        if (!sp->hdr_len)
+            sp->hdr_at = p;
+        sp->hdr_len = p + 1 - sp->hdr_at;
+        if (c == '\n' || sp->hdr_len > HEADER_MAX) {
+            no_header(sp, r, H_CONTENT);
+            return;
+        }
         if (sp->in_chan && c != ' ' && c != '<' && sp->chan_len + 1 < sizeof sp->chan)
             sp->chan[sp->chan_len++] = c;
         else
@@ -294,6 +310,9 @@ void split_feed(splitter *sp, const char *text, size_t len, bool flush, split_em
         if (m >= 0) {
             if (split_in_reasoning(sp))
                 sp->touched = true;
+            if (sp->state == H_HEADER && m >= HM_END)
+                no_header(sp, &r, H_HEADER);
+            sp->hdr_len = 0; /* the text before a marker in a header was its role */
             on_marker(sp, m);
             p += strlen(list[m]);
             continue;
@@ -302,6 +321,8 @@ void split_feed(splitter *sp, const char *text, size_t len, bool flush, split_em
         p++;
     }
     sp->pos = p;
+    if (flush && sp->state == H_HEADER)
+        no_header(sp, &r, H_OUT);
     if (flush && sp->ws_len) {
         if (sp->state == ST_START)
             release(sp, &r, SPLIT_CONTENT);
@@ -339,5 +360,6 @@ void split_prime(splitter *sp, const char *tail, size_t len)
     }
     sp->pos = 0;
     sp->ws_len = 0;
+    sp->hdr_len = 0; /* the prompt's header text is the prompt's */
     sp->touched = false;
 }

@@ -12,7 +12,10 @@
  *   gpt-oss   channels: <|start|>assistant<|channel|>analysis<|message|>
  *             ... <|end|>, then <|channel|>final<|message|> ... <|return|>
  *             (the analysis channel is reasoning, every other channel
- *             content; <|call|> ends a tool call)
+ *             content; <|call|> ends a tool call; text outside any
+ *             message is content, as llama.cpp's harmony parser has it:
+ *             a header that a newline, 128 bytes, an end marker or the
+ *             reply's end cuts off before <|message|> was none)
  * Tag families take the opening tag only at the start of a reply (leading
  * blanks aside): a reply that talks about "<think>" later is content.
  * Reasoning loses the blanks at its ends, content those right after the
@@ -66,6 +69,7 @@ typedef struct splitter {
     char chan[16];         /* gpt-oss: the channel a header names */
     size_t chan_len;
     bool in_chan;
+    size_t hdr_at, hdr_len; /* gpt-oss: the header's text since its last marker */
 } splitter;
 
 void split_init(splitter *sp, reasoning_family f);

@@ -1,6 +1,6 @@
 /* Session files: a conversation saved with its KV cache, to resume exactly.
  *
- * Format, version 4.  Little-endian; a str is a u32 byte count and the
+ * Format, version 5.  Little-endian; a str is a u32 byte count and the
  * bytes (UTF-8, no NUL); ids are i32 token ids.
  *
  *   magic      8 bytes  "CFSESS\r\n"
@@ -29,7 +29,8 @@
  *   stops      u32 count, then count strs (the user's stop strings)
  *   messages   u32 count, then for each: u8 role (0 system, 1 user,
  *              2 assistant), u8 flags (1 = cut by the user, 2 = ended inside
- *              its thinking, 4 = has reasoning), i32 start (a user turn's
+ *              its thinking, 4 = has reasoning, 8 = stopped at n-predict:
+ *              version 5), i32 start (a user turn's
  *              first cache position, -1 = unknown), str content, str
  *              reasoning ("" without flag 4), then u32 count, count ids
  *              twice: the content's and the reasoning's sampled tokens
@@ -45,6 +46,7 @@
  *              words in four interleaved lanes, then the tail bytes and the
  *              lanes folded in one by one, then the length
  *
+ * Version 4 had no flag 8 (its replies stopped at n-predict load unmarked).
  * Version 3 (before remote sessions) had no engine byte and no given
  * settings: it loads as a local session's file with none given.  Version
  * 2 had no branches either: it loads as the one branch "main".  Version
@@ -85,8 +87,8 @@
 #endif
 
 static const char MAGIC[8] = {'C', 'F', 'S', 'E', 'S', 'S', '\r', '\n'};
-enum { VERSION = 4, MAX_STOPS = 1024, MAX_BRANCHES = 1 << 16 };
-enum { F_CUT = 1, F_THINKING_CUT = 2, F_REASONING = 4 };
+enum { VERSION = 5, MAX_STOPS = 1024, MAX_BRANCHES = 1 << 16 };
+enum { F_CUT = 1, F_THINKING_CUT = 2, F_REASONING = 4, F_LENGTH_CUT = 8 };
 
 /* ---- checksum ----------------------------------------------------------------- */
 
@@ -202,7 +204,8 @@ static void put_message(wbuf *b, const sess_msg *m, int n_cache)
     const char *reasoning = m->pub.reasoning ? m->pub.reasoning : "";
     PUT(b, uint8_t, m->pub.role);
     PUT(b, uint8_t, (m->pub.cut ? F_CUT : 0) | (m->pub.thinking_cut ? F_THINKING_CUT : 0) |
-                        (m->pub.reasoning ? F_REASONING : 0));
+                        (m->pub.reasoning ? F_REASONING : 0) |
+                        (m->pub.length_cut ? F_LENGTH_CUT : 0));
     /* a start past the cache (a prefill that failed leaves one) is not a
      * position of the tokens saved: unknown */
     PUT(b, int32_t, m->start <= n_cache ? m->start : -1);
@@ -591,7 +594,8 @@ static bool parse_messages(rbuf *r, uint32_t version, int32_t n_vocab, sess_msg 
         GET(r, int32_t, start);
         char *text = get_str(r, SIZE_MAX), *reasoning = version >= 2 ? get_str(r, SIZE_MAX) : NULL;
         *m = (sess_msg){.pub = {.role = (cf_role)role, .content = text,
-                                .cut = flags & F_CUT, .thinking_cut = flags & F_THINKING_CUT},
+                                .cut = flags & F_CUT, .thinking_cut = flags & F_THINKING_CUT,
+                                .length_cut = flags & F_LENGTH_CUT},
                         .start = start};
         if (flags & F_REASONING) {
             m->pub.reasoning = reasoning;
@@ -601,7 +605,8 @@ static bool parse_messages(rbuf *r, uint32_t version, int32_t n_vocab, sess_msg 
         free(reasoning);
         if (!text || !ok || !get_ids(r, n_vocab, &m->ids) ||
             (version >= 2 && !get_ids(r, n_vocab, &m->rids)) || role > CF_ROLE_ASSISTANT ||
-            flags > (version >= 2 ? 7 : F_CUT) || (role == CF_ROLE_SYSTEM && i != 0) ||
+            flags > (version >= 5 ? 15 : version >= 2 ? 7 : F_CUT) ||
+            (role == CF_ROLE_SYSTEM && i != 0) ||
             (!assistant && (m->ids.n || m->rids.n || (flags & ~F_CUT))) || start < -1 ||
             (role != CF_ROLE_USER && start != -1))
             return false;
@@ -620,9 +625,9 @@ static bool one_branch(loaded *l)
     return true;
 }
 
-/* The branches (version 3), each but the current one with its messages;
- * ids distinct and below the next one, names distinct. */
-static bool parse_branches(rbuf *r, int32_t n_vocab, loaded *l)
+/* The branches (version 3 on), each but the current one with its
+ * messages; ids distinct and below the next one, names distinct. */
+static bool parse_branches(rbuf *r, uint32_t version, int32_t n_vocab, loaded *l)
 {
     GET(r, uint32_t, l->n_branches);
     GET(r, uint32_t, l->cur);
@@ -640,7 +645,7 @@ static bool parse_branches(rbuf *r, int32_t n_vocab, loaded *l)
         free(name);
         uint32_t n = 0;
         if (b->id < 1 || (uint32_t)b->id >= l->next_branch ||
-            (k != l->cur && !parse_messages(r, 3, n_vocab, &b->msgs, &n)))
+            (k != l->cur && !parse_messages(r, version, n_vocab, &b->msgs, &n)))
             return false;
         b->n_msgs = (int)n;
         for (uint32_t j = 0; j < k; j++)
@@ -711,7 +716,7 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
             return damaged(path, "bad stop string", err);
     if (!parse_messages(&r, version, (int32_t)n_vocab, &l->msgs, &l->n_msgs))
         return damaged(path, "bad message", err);
-    if (version >= 3 ? !parse_branches(&r, (int32_t)n_vocab, l) : !one_branch(l))
+    if (version >= 3 ? !parse_branches(&r, version, (int32_t)n_vocab, l) : !one_branch(l))
         return damaged(path, version >= 3 ? "bad branch" : "out of memory", err);
     if (!get_ids(&r, (int32_t)n_vocab, &l->cache) || l->cache.n > n_ctx)
         return damaged(path, "bad token history", err);

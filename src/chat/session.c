@@ -104,23 +104,28 @@ static char *token_text(const cf_tokenizer *t, cf_token id)
 }
 
 /* A model never trained on its chat format rarely ends a reply: one whose
- * file has no template (the one used is a guess), or whose vocabulary has
- * none of the markers that end a turn in it (chat training makes them
- * tokens). */
+ * file has no template (the one used is a guess), or whose vocabulary
+ * lacks the marker that ends a turn in it (chat training makes it a
+ * token).  The marker is the one the template writes after a reply, else
+ * (a template that writes none) any of its family's. */
 static void judge_chat_training(cf_session *s, const cf_chat_choice *c)
 {
-    const char *const *stops = cf_chat_template_stops(s->tmpl);
     if (!c->name && !c->file_text && !c->gguf_template) {
         snprintf(s->untrained, sizeof s->untrained, "its file has no chat template (%s is a guess)",
                  cf_chat_template_family(s->tmpl));
         return;
     }
-    for (const char *const *stop = stops; *stop; stop++)
-        if (cf_tok_find(s->tok, *stop, strlen(*stop)) != CF_TOKEN_NULL)
+    char end[64];
+    const char *const written[] = {end, NULL};
+    const char *const *markers =
+        cf_chat_template_turn_end(s->tmpl, s->bos_text, s->eos_text, end, sizeof end) == 0 && *end
+            ? written
+            : cf_chat_template_stops(s->tmpl);
+    for (const char *const *m = markers; *m; m++)
+        if (cf_tok_find(s->tok, *m, strlen(*m)) != CF_TOKEN_NULL)
             return;
-    if (stops[0])
-        snprintf(s->untrained, sizeof s->untrained,
-                 "its vocabulary has no %s token", stops[0]);
+    if (markers[0])
+        snprintf(s->untrained, sizeof s->untrained, "its vocabulary has no %s token", markers[0]);
 }
 
 static int open_template(cf_session *s, const cf_session_params *p, cf_err *err)
@@ -224,6 +229,8 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
     }
     if (p->system_prompt && cf_session_set_system(s, p->system_prompt, err))
         goto fail;
+    if (s->untrained[0])
+        s->n_predict = CF_SESSION_UNTRAINED_N_PREDICT;
     s->dirty = false;
     *out = s;
     return 0;

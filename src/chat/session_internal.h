@@ -96,6 +96,8 @@ struct cf_session {
     bool probs;                /* record token probabilities */
     cf_tokens *scripted;       /* test-only replies (session_script.c) */
     long test_delay_ms;        /* test-only: before each piece of a reply */
+    bool (*cancel)(void *ud);  /* cf_session_set_cancel's */
+    void *cancel_ud;
     int n_scripted, next_script;
 
     cf_sampler *smp;

@@ -508,6 +508,7 @@ void cf_session_end_reply(cf_session *s, bool cut)
         return;
     s->eng->end_reply(s, cut);
     s->reply.active = false;
+    s->msgs[s->n_msgs - 1].pub.length_cut = s->stats.stop == CF_STOP_N_PREDICT;
 }
 
 void sess_local_end_reply(cf_session *s, bool cut)

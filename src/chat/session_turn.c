@@ -139,8 +139,11 @@ static int prepare_reply(cf_session *s, double t0, cf_err *err)
     double tp = cf_now_ms();
     splitter sp0;
     sess_prime_split(s, text, len, &sp0);
-    if (cf_ctx_decode(s->ctx, full.ids + from, (int)(full.n - from), s->logits, false, err) ||
-        push_tokens(&s->cache, full.ids + from, full.n - from, err))
+    cf_ctx_set_cancel(s->ctx, s->cancel, s->cancel_ud);
+    int decoded =
+        cf_ctx_decode(s->ctx, full.ids + from, (int)(full.n - from), s->logits, false, err);
+    cf_ctx_set_cancel(s->ctx, NULL, NULL);
+    if (decoded || push_tokens(&s->cache, full.ids + from, full.n - from, err))
         goto out;
     s->have_logits = true;
     s->stats.prompt_tokens = (int)(full.n - from);
@@ -169,13 +172,27 @@ int sess_begin_reply(cf_session *s, const char *user_text, bool forked, cf_err *
 {
     double t0 = cf_now_ms();
     sess_close_reply(s);
+    const cf_turn_stats stats = s->stats;
+    const bool dirty = s->dirty;
     if (sess_push_msg(s, CF_ROLE_USER, user_text, strlen(user_text), err))
         return -1;
     if (s->eng->open_reply(s, t0, forked, err)) {
         sess_pop_msg(s);
+        /* a message that was not taken leaves the session as it was
+         * (unless a context shift made room for it first) */
+        if (!s->stats.shifted_tokens) {
+            s->stats = stats;
+            s->dirty = dirty;
+        }
         return -1;
     }
     return 0;
+}
+
+void cf_session_set_cancel(cf_session *s, bool (*cancel)(void *ud), void *ud)
+{
+    s->cancel = cancel;
+    s->cancel_ud = ud;
 }
 
 int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err)

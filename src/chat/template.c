@@ -327,6 +327,33 @@ static void say(char *note, size_t note_len, const char *fmt, const char *a, con
         snprintf(note, note_len, fmt, a, b);
 }
 
+/* An ordinary conversation: what a usable template renders. */
+static const cf_chat_msg probe[] = {
+    {"user", "Hello!", NULL}, {"assistant", "Hi there.", NULL}, {"user", "How are you?", NULL}};
+#define PROBE_REPLY "Hi there."
+
+int cf_chat_template_turn_end(const cf_chat_template *t, const char *bos_token,
+                              const char *eos_token, char *buf, size_t n)
+{
+    cf_chat_opts o = {.bos_token = bos_token, .eos_token = eos_token};
+    char *text;
+    buf[0] = 0;
+    if (cf_chat_render(t, probe, sizeof probe / sizeof probe[0], &o, &text, NULL, NULL))
+        return -1;
+    const char *at = strstr(text, PROBE_REPLY);
+    if (at) {
+        at += strlen(PROBE_REPLY);
+        at += strspn(at, " \t\r\n");
+        const char *end = *at == '<' ? strchr(at, '>') : *at == '[' ? strchr(at, ']') : NULL;
+        if (end && (size_t)(end + 1 - at) < n) {
+            memcpy(buf, at, (size_t)(end + 1 - at));
+            buf[end + 1 - at] = 0;
+        }
+    }
+    free(text);
+    return 0;
+}
+
 int cf_chat_template_choose(const cf_chat_choice *c, cf_chat_template **out, char *note,
                             size_t note_len, cf_err *err)
 {
@@ -343,8 +370,6 @@ int cf_chat_template_choose(const cf_chat_choice *c, cf_chat_template **out, cha
     cf_chat_template *t;
     const char *failure = "does not compile";
     if (cf_chat_template_from_jinja(c->gguf_template, c->gguf_len, "GGUF", &t, &why) == 0) {
-        static const cf_chat_msg probe[] = {
-            {"user", "Hello!", NULL}, {"assistant", "Hi there.", NULL}, {"user", "How are you?", NULL}};
         cf_chat_opts o = {0};
         o.bos_token = c->bos_token;
         o.eos_token = c->eos_token;

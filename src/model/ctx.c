@@ -215,6 +215,8 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->m = m;
     c->n_batch = n_batch;
     c->n_threads = p && p->n_threads > 0 ? p->n_threads : 1;
+    const char *delay = getenv("CONFAB_TEST_PREFILL_DELAY_MS");
+    c->test_delay_ms = delay && atol(delay) > 0 && atol(delay) < 10000 ? atol(delay) : 0;
     if (cf_kv_init(&c->kv, m, n_ctx, p ? p->kv_type : CF_KV_F32, err) != 0) {
         free(c);
         return -1;
@@ -329,6 +331,20 @@ int cf_ctx_n_past(const cf_ctx *c) { return c->kv.n_past; }
 int cf_ctx_n_threads(const cf_ctx *c) { return c->n_threads; }
 int cf_ctx_decode_threads(const cf_ctx *c) { return cf_busy_settled(&c->busy, c->n_threads); }
 cf_kv_type cf_ctx_kv_type(const cf_ctx *c) { return c->kv.type; }
+
+void cf_ctx_set_cancel(cf_ctx *c, bool (*cancel)(void *ud), void *ud)
+{
+    c->cancel = cancel;
+    c->cancel_ud = ud;
+}
+
+bool cf_ctx_cancelled(cf_ctx *c)
+{
+    if (c->test_delay_ms)
+        nanosleep(&(struct timespec){c->test_delay_ms / 1000, c->test_delay_ms % 1000 * 1000000},
+                  NULL);
+    return c->cancel(c->cancel_ud);
+}
 
 void cf_ctx_set_threads(cf_ctx *c, int n_threads)
 {

@@ -34,6 +34,7 @@ typedef struct pass {
     float *logits;
     bool all_logits;
     bool one; /* a single token: row-wise work on private copies */
+    bool may_stop; /* ask the context's cancel check before each layer */
     uint64_t serial; /* this pass's number among all passes of the process */
 } pass;
 
@@ -1639,6 +1640,18 @@ static void output(thr *T)
     }
 }
 
+/* Whether to stop before the next layer: thread 0 asks, the barrier
+ * passes its answer on, so that every thread leaves at the same layer
+ * (the layer's own barriers keep the next question from overtaking). */
+static bool stop_asked(const thr *T)
+{
+    cf_ctx *c = T->P->c;
+    if (T->ith == 0)
+        __atomic_store_n(&c->stopping, cf_ctx_cancelled(c), __ATOMIC_RELAXED);
+    sync_all(T);
+    return __atomic_load_n(&c->stopping, __ATOMIC_RELAXED);
+}
+
 /* Passes run so far, by every context (pass.serial). */
 static uint64_t passes;
 
@@ -1654,15 +1667,25 @@ static void run_batch(const pass *P, int nth)
         embed(&T);
         if (P->hp->ple_dim)
             ple_inputs(&T);
-        for (int l = 0; l < P->hp->n_layer; l++)
+        bool stopped = false;
+        for (int l = 0; l < P->hp->n_layer && !(stopped = P->may_stop && stop_asked(&T)); l++)
             layer(&T, l);
-        if (P->logits)
+        if (P->logits && !stopped)
             output(&T);
     }
 }
 
-int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool all_logits,
-                  cf_err *err)
+/* Back to the n_past of `start`, as before a decode that did not finish. */
+static void undo_decode(cf_ctx *c, int start)
+{
+    if (cf_rs_active(c))
+        cf_rs_rewind(c, start, NULL);
+    else
+        c->kv.n_past = start;
+}
+
+static int decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool all_logits,
+                  bool may_stop, cf_err *err)
 {
     const cf_hparams *hp = &c->m->hp;
     if (n <= 0)
@@ -1698,8 +1721,10 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
                           : NULL,
             .all_logits = all_logits,
             .one = nb == 1,
+            .may_stop = may_stop && n > 1 && c->cancel,
             .serial = __atomic_add_fetch(&passes, 1, __ATOMIC_RELAXED),
         };
+        c->stopping = false;
         if (P.one) {
             /* other programs on the cores: busy.c */
             const uint64_t t0 = cf_now_ns();
@@ -1714,18 +1739,31 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
         } else {
             run_batch(&P, cf_busy_batch_threads(&c->busy, c->n_threads, cf_now_ns()));
         }
+        if (c->stopping) {
+            undo_decode(c, start);
+            return cf_fail_as(err, CF_E_CANCELLED, "stopped while the prompt was evaluated");
+        }
         c->kv.n_past += nb;
         done += nb;
         /* the last row tells: NaN anywhere upstream reaches every logit */
         if (P.logits && !cf_all_finite(P.logits + (size_t)(P.all_logits ? nb - 1 : 0) * (size_t)hp->n_vocab,
                                        hp->n_vocab)) {
-            c->kv.n_past -= done;
-            if (cf_rs_active(c))
-                cf_rs_rewind(c, start, NULL);
+            undo_decode(c, start);
             return cf_model_blame_nonfinite(c->m, err);
         }
     }
     if (cf_rs_active(c) && n > 1)
         cf_rs_checkpoint(c);
     return 0;
+}
+
+int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool all_logits,
+                  cf_err *err)
+{
+    return decode(c, tokens, n, logits, all_logits, true, err);
+}
+
+int cf_ctx_replay(cf_ctx *c, const int32_t *tokens, int n, cf_err *err)
+{
+    return decode(c, tokens, n, NULL, false, false, err);
 }

@@ -156,7 +156,7 @@ static int discard_recurrent(cf_ctx *c, int p0, int p1, cf_err *err)
     memcpy(keep, c->tokens + p1, (size_t)moved * sizeof *keep);
     int rc = cf_rs_rewind(c, p0, err);
     if (rc == 0 && moved > 0)
-        rc = cf_ctx_decode(c, keep, moved, NULL, false, err);
+        rc = cf_ctx_replay(c, keep, moved, err);
     free(keep);
     return rc;
 }

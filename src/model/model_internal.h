@@ -223,9 +223,21 @@ struct cf_ctx {
     uint64_t *shares;
     cf_barrier bar;
     cf_busy busy;
+    /* cf_ctx_set_cancel's check, and its answer for the pass running */
+    bool (*cancel)(void *ud);
+    void *cancel_ud;
+    long test_delay_ms;
+    bool stopping;
 };
 
 /* ---- context (ctx.c) ------------------------------------------------------ */
+/* Whether the pass running should stop (cf_ctx_set_cancel's check, after
+ * the test delay). */
+bool cf_ctx_cancelled(cf_ctx *c);
+/* Evaluate tokens the cache held before (going back to a checkpoint,
+ * moving a recurrent state): as cf_ctx_decode without logits, never
+ * cancelled (forward.c). */
+int cf_ctx_replay(cf_ctx *c, const int32_t *tokens, int n, cf_err *err);
 /* The weights reading one normalised input: Q K V (or the fused QKV), and
  * gate and up (phi3's fused gate|up, gpt2's up alone); unused slots NULL. */
 void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3]);

@@ -85,5 +85,5 @@ int cf_rs_rewind(cf_ctx *c, int n_keep, cf_err *err)
     if (n_keep == from)
         return 0;
     /* tokens[from..n_keep) are decoded into the same places they come from */
-    return cf_ctx_decode(c, c->tokens + from, n_keep - from, NULL, false, err);
+    return cf_ctx_replay(c, c->tokens + from, n_keep - from, err);
 }

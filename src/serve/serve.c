@@ -395,6 +395,10 @@ int cf_serve_run(const cf_serve_params *p, cf_err *err)
         close(lfd);
         return -1;
     }
+    if (cf_session_untrained(sv.s)) /* the session's n-predict is the requests' default */
+        serve_log(&sv, "note: the model does not look chat-trained (%s): a reply stops after %d "
+                       "tokens unless its request sets max_tokens",
+                  cf_session_untrained(sv.s), CF_SESSION_UNTRAINED_N_PREDICT);
     int rc = -1;
     pthread_t th;
     pthread_mutex_init(&sv.mu, NULL);

@@ -6,7 +6,8 @@
  * conversation (cf_session_set_messages keeps the cache's prefix), its
  * last message, the user's, opens the reply.  A streamed reply is one
  * chunk per piece, the last with usage and timings (as llama-server sends
- * them), then [DONE].  A client that goes away cuts the reply at once. */
+ * them), then [DONE].  A client that goes away cuts the reply at once,
+ * or stops the evaluation of its prompt within a layer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,18 @@ static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, FILE *
     o->failed = rc < 0 && !cut;
 }
 
+typedef struct job_watch {
+    const server *sv;
+    int fd;
+} job_watch;
+
+/* The session's cancel check while the prompt is evaluated. */
+static bool job_gone(void *ud)
+{
+    const job_watch *w = ud;
+    return (w->sv->p->stop && *w->sv->p->stop) || http_peer_gone(w->fd);
+}
+
 void serve_reply(server *sv, serve_job *j)
 {
     const cf_oai_request *rq = &j->req;
@@ -109,9 +122,18 @@ void serve_reply(server *sv, serve_job *j)
     if (sv->p->verbose)
         log_settings(sv, rq);
     const cf_message *last = &rq->msgs[rq->n_msgs - 1];
-    if (apply_settings(sv, rq, &err) ||
-        cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
-        cf_session_begin_reply(s, last->content, &err)) {
+    job_watch watch = {sv, j->fd};
+    cf_session_set_cancel(s, job_gone, &watch);
+    int rc = apply_settings(sv, rq, &err) ||
+             cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
+             cf_session_begin_reply(s, last->content, &err);
+    cf_session_set_cancel(s, NULL, NULL);
+    if (rc && err.code == CF_E_CANCELLED) {
+        serve_log(sv, "POST %s 499 · the client went away (or the server stops) while the "
+                      "prompt was evaluated · %.0f ms", path, cf_now_ms() - j->t0);
+        return;
+    }
+    if (rc) {
         bool theirs =
             err.code == CF_E_USAGE || err.code == CF_E_CONTEXT || err.code == CF_E_TEMPLATE;
         serve_log(sv, "POST %s %d · %s", path, theirs ? 400 : 500, err.msg);

@@ -10,6 +10,7 @@
 #include "chat.h"
 #include "cli.h"
 #include "paths.h"
+#include "term.h"
 #include "text.h"
 
 static void note_error(chat *c, int code)
@@ -68,12 +69,29 @@ void chat_input(chat *c, const char *text)
     }
 }
 
+bool chat_interrupted(void *ud)
+{
+    chat *c = ud;
+    return c->view->interrupted ? c->view->interrupted(c) : sig_interrupt || sig_quit;
+}
+
+void chat_turn_failed(chat *c, const cf_err *err)
+{
+    if (err->code == CF_E_CANCELLED) {
+        note_error(c, CF_EXIT_INTERRUPT);
+        chat_say(c, OUT_DIM, "[stopped while the prompt was evaluated: the conversation is as "
+                             "it was]");
+        return;
+    }
+    note_error(c, cli_exit_for(err));
+    chat_say(c, OUT_ERROR, "%s", err->msg);
+}
+
 int chat_send(chat *c, const char *text)
 {
     cf_err err = {0};
     if (cf_session_begin_reply(c->s, text, &err) < 0) {
-        note_error(c, cli_exit_for(&err));
-        chat_say(c, OUT_ERROR, "%s", err.msg);
+        chat_turn_failed(c, &err);
         return -1;
     }
     return c->view->reply(c);
@@ -169,6 +187,18 @@ void chat_stats_line(const cf_turn_stats *st, const cf_context_info *ci, char *b
              "context %d/%d",
              st->prompt_tokens, per_second(st->prompt_tokens, st->prompt_ms), st->gen_tokens,
              thinking, per_second(st->gen_tokens, st->gen_ms), st->ttft_ms, ci->used, ci->total);
+}
+
+void chat_limit_note(chat *c, const cf_message *m, bool live, char *buf, size_t n)
+{
+    char limit[32] = "", np[32];
+    buf[0] = 0;
+    if (!m || m->role != CF_ROLE_ASSISTANT || !m->length_cut)
+        return;
+    if (live)
+        snprintf(limit, sizeof limit, " -n %s", cf_session_get(c->s, "n-predict", np, sizeof np));
+    snprintf(buf, n, "[stopped at%s: /set n-predict N for longer]",
+             *limit ? limit : " the token limit");
 }
 
 void chat_thinking_summary(chat *c, char *buf, size_t n)

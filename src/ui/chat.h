@@ -50,6 +50,9 @@ typedef struct chat_view {
     /* Give the terminal to another program (on) and take it back; NULL:
      * nothing to do. */
     void (*suspend)(chat *c, bool on);
+    /* While a prompt is evaluated: whether the user asked to stop; NULL:
+     * a SIGINT, SIGTERM or SIGHUP says so. */
+    bool (*interrupted)(chat *c);
 } chat_view;
 
 struct chat {
@@ -84,8 +87,15 @@ void chat_input(chat *c, const char *text);
 
 /* Send a user message and stream the reply through the view; 0, 1 (cut)
  * or -1.  A message that does not fit the context is one error line and
- * changes nothing. */
+ * changes nothing; so is one whose prompt the user stopped. */
 int chat_send(chat *c, const char *text);
+/* The session's cancel check (cf_session_set_cancel; ud: the chat): the
+ * view's interrupted, else a signal. */
+bool chat_interrupted(void *ud);
+/* Say why a turn (a message, /regen, /edit) did not begin: an error
+ * line, or for a prompt the user stopped a dim one saying that nothing
+ * changed. */
+void chat_turn_failed(chat *c, const cf_err *err);
 
 /* How a mode streams: each part of the reply as it comes (the thinking's
  * next text, the answer's, whether the reply is inside its thinking now),
@@ -120,6 +130,10 @@ typedef struct think_out {
  * rendered (its thinking is wrapped the same way, not rendered); NULL:
  * as it is.  Returns as chat_stream. */
 int chat_stream_stdout(chat *c, bool make_safe, const think_out *th, const md_term_opts *look);
+/* The line that marks reply m as stopped by the token limit, or "" (m is
+ * no such reply): "[stopped at -n 256: /set n-predict N for longer]" just
+ * after it (live), the limit unnamed when it is shown again. */
+void chat_limit_note(chat *c, const cf_message *m, bool live, char *buf, size_t n);
 /* After a reply that thought: "thought for 312 tokens, 4.1 s" (", cut off"
  * when it ended inside its thinking); "" after one that did not. */
 void chat_thinking_summary(chat *c, char *buf, size_t n);
@@ -137,11 +151,9 @@ int chat_load(chat *c, const char *path);
 /* At exit: save when --autosave asked and something changed. */
 int chat_autosave(chat *c);
 
-/* Replies of a model not trained to chat (cf_session_untrained) stop
- * after this many tokens unless -n (or a resumed session) says otherwise. */
-#define CHAT_UNTRAINED_N_PREDICT "256"
-/* For such a model, the lines under the banner: why, where replies stop,
- * how to get a chat model. */
+/* For a model not trained to chat (cf_session_untrained), the lines under
+ * the banner: why, where replies stop (unless -n or a resumed session
+ * says otherwise), how to get a chat model. */
 void chat_untrained_note(chat *c);
 
 /* F9 in full-screen mode: temperature 0 and back. */

@@ -155,14 +155,11 @@ static int run(chat_opts *o, bool interactive)
             goto out;
         }
     }
-    /* A model not trained to chat rarely ends a reply by itself: a cap,
-     * which a resumed session's settings and -n replace. */
-    if (cf_session_untrained(s))
-        cf_session_set(s, "n-predict", CHAT_UNTRAINED_N_PREDICT, NULL);
     /* a chat shows the thinking unless told not to; a script only when told */
     chat c = {.s = s, .opts = o, .model_path = model,
               .show_thinking = o->show_thinking >= 0 ? o->show_thinking : interactive,
               .markdown = o->markdown};
+    cf_session_set_cancel(s, chat_interrupted, &c);
     status = CF_EXIT_SESSION;
     if (o->session && resume(&c, o->session) < 0)
         goto out_chat;

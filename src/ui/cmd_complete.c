@@ -1,7 +1,8 @@
 /* confab complete: plain text completion of a prompt, as llama-cli/llama-simple
  * do it: the prompt tokenized with BOS iff the model adds one and special
  * tokens parsed, one batched prefill, then sampling until -n tokens, an
- * end-of-generation token or a full context. */
+ * end-of-generation token or a full context.  Ctrl-C (or SIGTERM, SIGHUP)
+ * stops either part within a layer or a token, with one line saying so. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "confab/model.h"
 #include "confab/sampler.h"
 #include "confab/tokenizer.h"
+#include "term.h"
 
 typedef struct complete_opts {
     const char *model, *tokenizer, *prompt, *prompt_file, *dump_logits;
@@ -180,6 +182,17 @@ static bool stops(void *tok, int32_t id)
     return cf_tok_is_eog(tok, id);
 }
 
+static bool signalled(void *ud)
+{
+    (void)ud;
+    return sig_interrupt || sig_quit;
+}
+
+static int signal_status(void)
+{
+    return sig_quit ? 128 + sig_quit : CF_EXIT_INTERRUPT;
+}
+
 /* Sample up to n_predict tokens after the prompt; returns an exit code.
  * With speculation the tokens come a step at a time: each step's but the
  * last are in the cache already, the last is decoded by the next step. */
@@ -212,6 +225,8 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
             }
             fflush(stdout);
         }
+        if (signalled(NULL))
+            break;
         if (at < n_step)
             continue;
         if (cf_ctx_n_past(ctx) >= cf_ctx_n_ctx(ctx)) {
@@ -225,6 +240,8 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
             n_step = cf_spec_step(spec, smp, id, step, want < 64 ? (int)want : 64, o->ignore_eos ? NULL : stops,
                                   (void *)tok, &err);
             at = 0;
+            if (n_step < 1 && err.code == CF_E_CANCELLED)
+                break; /* Ctrl-C during a check of the guesses */
             if (n_step < 1) {
                 cli_error("%s", err.msg);
                 return CF_EXIT_ERROR;
@@ -244,6 +261,9 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
         fprintf(stderr,
                 "%sconfab: context full (%d tokens): stopped after %d generated tokens (-c sets the size)\n",
                 o->ids ? "" : "\n", cf_ctx_n_ctx(ctx), generated);
+    if (signalled(NULL))
+        fprintf(stderr, "%sconfab: interrupted after %d generated tokens\n", o->ids ? "" : "\n",
+                generated);
     if (o->verbose) {
         double ms = cf_now_ms() - t0;
         fprintf(stderr, "\nconfab: generated %d tokens in %.1f ms (%.2f t/s)\n", generated, ms,
@@ -254,7 +274,7 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
             fprintf(stderr, "confab: speculative: %s\n", line);
         }
     }
-    return CF_EXIT_OK;
+    return signalled(NULL) ? signal_status() : CF_EXIT_OK;
 }
 
 int cmd_complete(int argc, char **argv)
@@ -312,6 +332,7 @@ int cmd_complete(int argc, char **argv)
         cli_error("%s", err.msg);
         goto out;
     }
+    sig_install(false); /* until the end: sig_restore with the context freed */
     if ((int)ids.n >= cf_ctx_n_ctx(ctx)) {
         cli_error("the prompt has %zu tokens; the context holds %d (use -c)", ids.n, cf_ctx_n_ctx(ctx));
         rc = CF_EXIT_CONTEXT;
@@ -329,8 +350,14 @@ int cmd_complete(int argc, char **argv)
         goto out;
     }
     double t0 = cf_now_ms();
+    cf_ctx_set_cancel(ctx, signalled, NULL);
     if (cf_ctx_decode(ctx, ids.ids, (int)ids.n, logits, false, &err) != 0) {
-        cli_error("%s", err.msg);
+        if (err.code == CF_E_CANCELLED) {
+            cli_error("interrupted while the prompt (%zu tokens) was evaluated", ids.n);
+            rc = signal_status();
+        } else {
+            cli_error("%s", err.msg);
+        }
         goto out;
     }
     if (o.verbose)
@@ -349,6 +376,8 @@ int cmd_complete(int argc, char **argv)
     rc = generate(&o, ctx, tok, smp, logits);
 out:
     ui_draft_close(&o.draft);
+    if (ctx)
+        sig_restore();
     free(logits);
     cf_tokens_free(&ids);
     cf_sampler_free(smp);

@@ -3,9 +3,10 @@
  * Readline runs through its callback interface so that the only thing
  * blocking is our select(): signals arrive as EINTR and are handled
  * outside any handler (Ctrl-C clears the line, a resize is passed on,
- * SIGTERM ends the chat cleanly).  While a reply streams the terminal
- * keeps ISIG, so Ctrl-C stops it between two tokens, and typed keys wait
- * unechoed for the next prompt. */
+ * SIGTERM ends the chat cleanly).  While a line runs (a prompt evaluated,
+ * a reply streamed) the terminal keeps ISIG, so Ctrl-C stops the
+ * evaluation within a layer and the reply between two tokens, and typed
+ * keys wait unechoed for the next prompt. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@ typedef struct line_mode {
     palette pal;
     char prompt[64], more[64];
     bool done;
+    bool tty;              /* stdin is a terminal: saved is its state before the line */
+    struct termios saved;
 } line_mode;
 
 /* Readline's callbacks take no user pointer. */
@@ -79,13 +82,6 @@ static bool show_again(const line_mode *m, const char *safe, bool thinking)
 static int reply(chat *c)
 {
     line_mode *m = c->view_data;
-    struct termios saved, quiet;
-    bool tty = tcgetattr(STDIN_FILENO, &saved) == 0;
-    if (tty) {
-        quiet = saved;
-        quiet.c_lflag &= ~(tcflag_t)(ECHO | ICANON);
-        tcsetattr(STDIN_FILENO, TCSANOW, &quiet);
-    }
     /* The thinking dim, or marked without colour; hidden, a note while it
      * lasts.  A Ctrl-C while the prompt was read in stops the reply at once. */
     think_out th = {c->show_thinking ? stdout : NULL, m->pal.dim, m->pal.reset,
@@ -97,6 +93,10 @@ static int reply(chat *c)
                m->pal.reset);
     if (rc >= 0) {
         char line[256];
+        chat_limit_note(c, cf_session_message(c->s, cf_session_n_messages(c->s) - 1), true, line,
+                        sizeof line);
+        if (*line)
+            printf("%s%s%s\n", m->pal.dim, line, m->pal.reset);
         chat_thinking_summary(c, line, sizeof line);
         if (*line)
             printf("%s%s%s%s\n", m->pal.dim, line, c->show_thinking ? "" : " · /show thinking",
@@ -107,8 +107,6 @@ static int reply(chat *c)
         printf("%s%s%s\n", m->pal.dim, line, m->pal.reset);
     }
     fflush(stdout);
-    if (tty)
-        tcsetattr(STDIN_FILENO, TCSANOW, &saved);
     sig_interrupt = 0;
     return rc;
 }
@@ -155,6 +153,10 @@ static void replay(line_mode *m)
             printf("%s>>> %s%s\n", m->pal.bold, safe, m->pal.reset);
         else if (!show_again(m, safe, false) || msg->cut)
             printf("%s\n", msg->cut ? " [cut]" : "");
+        char limit[96];
+        chat_limit_note(m->c, msg, false, limit, sizeof limit);
+        if (*limit)
+            printf("%s%s%s\n", m->pal.dim, limit, m->pal.reset);
         free(safe);
     }
 }
@@ -171,7 +173,25 @@ static void prefill(chat *c, const char *text)
     line_prefill(text);
 }
 
-static const chat_view line_view = {say, reply, changed, prefill, NULL};
+/* Keys unechoed while the line runs (on), the terminal as it was (off). */
+static void quiet(line_mode *m, bool on)
+{
+    if (on && (m->tty = tcgetattr(STDIN_FILENO, &m->saved) == 0)) {
+        struct termios q = m->saved;
+        q.c_lflag &= ~(tcflag_t)(ECHO | ICANON);
+        tcsetattr(STDIN_FILENO, TCSANOW, &q);
+    } else if (!on && m->tty) {
+        tcsetattr(STDIN_FILENO, TCSANOW, &m->saved);
+    }
+}
+
+/* Another program ($EDITOR) gets the terminal as it was. */
+static void suspend(chat *c, bool on)
+{
+    quiet(c->view_data, !on);
+}
+
+static const chat_view line_view = {say, reply, changed, prefill, suspend, NULL};
 
 static void on_line(char *line)
 {
@@ -183,7 +203,11 @@ static void on_line(char *line)
         m->done = true;
         return;
     }
+    quiet(m, true);
     bool more = typed_line(m->c, &m->in, line);
+    quiet(m, false);
+    /* a Ctrl-C that stopped the line's prompt being evaluated is spent */
+    sig_interrupt = 0;
     if (m->c->quit) {
         rl_callback_handler_remove();
         m->done = true;

@@ -203,7 +203,7 @@ static void cmd_regen(chat *c, const char *args)
     (void)args;
     cf_err err = {0};
     if (cf_session_regen(c->s, &err) < 0) {
-        chat_say(c, OUT_ERROR, "%s", err.msg);
+        chat_turn_failed(c, &err);
         return;
     }
     if (c->view->changed)

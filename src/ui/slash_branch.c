@@ -159,7 +159,7 @@ void cmd_branches(chat *c, const char *args)
     cf_session *s = c->s;
     tree t = {0};
     printer p = {0};
-    static const cf_message root = {CF_ROLE_SYSTEM, "", NULL, false, false};
+    static const cf_message root = {.role = CF_ROLE_SYSTEM, .content = ""};
     if (!(t.v = malloc(sizeof *t.v))) {
         chat_say(c, OUT_ERROR, "out of memory");
         return;
@@ -311,7 +311,7 @@ void chat_edit_send(chat *c, int index, const char *text)
 {
     cf_err err = {0};
     if (cf_session_edit(c->s, index, text, &err) < 0) {
-        chat_say(c, OUT_ERROR, "%s", err.msg);
+        chat_turn_failed(c, &err);
         return;
     }
     if (c->view->changed)

@@ -297,6 +297,10 @@ static void replay(tui *t, int n)
             reply_end(t);
             if (m->cut)
                 transcript_add(&t->tr, IT_DIM, "[cut]");
+            char limit[96];
+            chat_limit_note(t->c, m, false, limit, sizeof limit);
+            if (*limit)
+                transcript_add(&t->tr, IT_DIM, limit);
         }
     }
 }
@@ -444,6 +448,18 @@ static bool poll_keys(void *ud)
     return stop || sig_interrupt || sig_quit;
 }
 
+/* While a prompt is evaluated: keys wait as while a reply streams, and
+ * Ctrl-C stops it. */
+static bool prompt_stopped(chat *c)
+{
+    tui *t = c->view_data;
+    bool streaming = t->streaming;
+    t->streaming = true;
+    bool stop = poll_keys(t);
+    t->streaming = streaming;
+    return stop;
+}
+
 static int reply(chat *c)
 {
     tui *t = c->view_data;
@@ -480,6 +496,10 @@ static int reply(chat *c)
         transcript_add(&t->tr, IT_DIM, "[stopped: the partial reply stays in the conversation]");
     if (rc >= 0) {
         char line[256];
+        chat_limit_note(c, cf_session_message(s, cf_session_n_messages(s) - 1), true, line,
+                        sizeof line);
+        if (*line)
+            transcript_add(&t->tr, IT_DIM, line);
         chat_reply_notes(c);
         cf_context_info ci;
         cf_session_context_info(s, &ci);
@@ -546,7 +566,7 @@ static void suspend(chat *c, bool on)
     draw_all(t);
 }
 
-static const chat_view tui_view = {say, reply, changed, prefill, suspend};
+static const chat_view tui_view = {say, reply, changed, prefill, suspend, prompt_stopped};
 
 /* After the screen is gone (autosave's message). */
 static void say_plain(chat *c, out_kind kind, const char *text)
@@ -564,7 +584,7 @@ static int no_reply(chat *c)
     return -1;
 }
 
-static const chat_view plain_view = {say_plain, no_reply, NULL, NULL, NULL};
+static const chat_view plain_view = {say_plain, no_reply, NULL, NULL, NULL, NULL};
 
 /* ---- readline's side ---------------------------------------------------------------------- */
 static void on_line(char *line)

@@ -42,6 +42,35 @@ got=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --temp 0 -n 32 
 "$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --temp 0 -n 6 -c 26 --ids 2>"$tmp/err" >/dev/null
 [ -s "$tmp/err" ] && fail "-n 6 in a context of 26 says: '$(cat "$tmp/err")'"
 
+# Ctrl-C (SIGINT) while the prompt is evaluated stops it at once: one
+# line, exit 130 (the test delay makes each layer of the prefill 2 s; the
+# handler, which /proc shows, is put in place just before it)
+catches_int() { # pid
+    mask=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+    [ -n "$mask" ] && [ $((0x$mask & 2)) -ne 0 ]
+}
+CONFAB_TEST_PREFILL_DELAY_MS=2000 "$bin" complete -m "$models/stories260K.gguf" -p "$prompt" \
+    -t 1 >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+while ! catches_int $pid && kill -0 $pid 2>/dev/null; do sleep 0.05; done
+t0=$(date +%s%N)
+kill -INT $pid
+wait $pid; rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ $rc -eq 130 ] && [ ! -s "$tmp/out" ] && [ $ms -lt 1500 ] &&
+    [ "$(cat "$tmp/err")" = "confab: interrupted while the prompt (21 tokens) was evaluated" ] ||
+    fail "SIGINT during the prompt: rc $rc after $ms ms, '$(cat "$tmp/err")'"
+# and while it generates: the text so far, then one line
+CONFAB_TEST_PREFILL_DELAY_MS=0 "$bin" complete -m "$models/stories260K.gguf" -p "$prompt" -n -1 \
+    --ignore-eos -c 4096 -t 1 >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+while [ ! -s "$tmp/out" ] && kill -0 $pid 2>/dev/null; do sleep 0.05; done
+kill -INT $pid
+wait $pid; rc=$?
+[ $rc -eq 130 ] && [ -s "$tmp/out" ] &&
+    grep -q "^confab: interrupted after [0-9]* generated tokens$" "$tmp/err" ||
+    fail "SIGINT during the reply: rc $rc, '$(cat "$tmp/err")'"
+
 # errors: one line, exit codes 2 (usage), 3 (model), 5 (context)
 check_err() { # want_rc pattern args...
     want_rc=$1 pat=$2

@@ -258,6 +258,19 @@ static void test_protocol(int port)
     cf_oai_chunk c;
     CHECK(request(port, "POST", "/v1/chat/completions", q1, true, &r) == 0 && read_whole(&r, &c));
     CHECK(c.usage.has_usage && c.usage.completion_tokens == 8 && !strcmp(c.finish, "length"));
+    cf_oai_chunk_free(&c);
+    response_free(&r);
+    /* the model is not chat-trained (no <|im_end|> token): without max_tokens
+     * a reply stops at the session's cap, as in a chat */
+    const char *q0 = "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a long story.\"}],"
+                     "\"seed\":1}";
+    CHECK(request(port, "POST", "/v1/chat/completions", q0, true, &r) == 0 && read_whole(&r, &c));
+    CHECKF(c.usage.has_usage && c.usage.completion_tokens == CF_SESSION_UNTRAINED_N_PREDICT &&
+               !strcmp(c.finish, "length"),
+           "without max_tokens: %d tokens, finish %s", c.usage.completion_tokens, c.finish);
+    cf_oai_chunk_free(&c);
+    response_free(&r);
+    CHECK(request(port, "POST", "/v1/chat/completions", q1, true, &r) == 0 && read_whole(&r, &c));
     char q2[2048], reply[512];
     snprintf(reply, sizeof reply, "%s", c.content ? c.content : "");
     cf_oai_chunk_free(&c);
@@ -330,6 +343,32 @@ static void test_protocol(int port)
 }
 
 /* ---- a client that leaves mid-reply ------------------------------------------------- */
+/* Whether the log has a line containing what. */
+static bool log_has(const server *sv, const char *what)
+{
+    FILE *f = fopen(sv->log, "r");
+    char line[512];
+    bool has = false;
+    while (f && fgets(line, sizeof line, f))
+        has |= strstr(line, what) != NULL;
+    if (f)
+        fclose(f);
+    return has;
+}
+
+/* A completion request sent on a new connection, its fd returned (not read). */
+static int send_completion(const server *sv, const char *q)
+{
+    char raw[1024];
+    int n = snprintf(raw, sizeof raw,
+                     "POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer %s\r\n"
+                     "Content-Length: %zu\r\n\r\n%s",
+                     KEY, strlen(q), q);
+    int fd = connect_to(sv->port);
+    send(fd, raw, (size_t)n, MSG_NOSIGNAL);
+    return fd;
+}
+
 static void test_leaving(const char *dir)
 {
     char *env[] = {"CONFAB_TEST_TOKEN_DELAY_MS=20", NULL};
@@ -338,17 +377,11 @@ static void test_leaving(const char *dir)
         CHECK(0);
         return;
     }
-    const char *q = "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a long story.\"}],"
-                    "\"max_tokens\":2000,\"stream\":true}";
-    char raw[1024];
-    int n = snprintf(raw, sizeof raw,
-                     "POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer %s\r\n"
-                     "Content-Length: %zu\r\n\r\n%s",
-                     KEY, strlen(q), q);
-    int fd = connect_to(sv.port);
+    int fd = send_completion(&sv, "{\"messages\":[{\"role\":\"user\",\"content\":"
+                                  "\"Tell me a long story.\"}],\"max_tokens\":2000,"
+                                  "\"stream\":true}");
     char buf[4096];
     size_t got = 0;
-    send(fd, raw, (size_t)n, MSG_NOSIGNAL);
     while (got < 600) { /* a few chunks in */
         ssize_t k = recv(fd, buf, sizeof buf, 0);
         if (k <= 0)
@@ -367,14 +400,34 @@ static void test_leaving(const char *dir)
     response_free(&r);
     CHECKF(ms < 2000, "the next request waited %.0f ms", ms);
     CHECK(WIFEXITED(stop(&sv)));
-    FILE *f = fopen(sv.log, "r");
-    char line[512];
-    bool cut = false;
-    while (f && fgets(line, sizeof line, f))
-        cut |= strstr(line, "cut: the client went away") != NULL;
-    if (f)
-        fclose(f);
-    CHECK(cut);
+    CHECK(log_has(&sv, "cut: the client went away"));
+}
+
+/* A client that leaves while its prompt is evaluated (each layer of a
+ * prefill 1 s, by the test delay): the work stops within a layer. */
+static void test_leaving_prefill(const char *dir)
+{
+    char *env[] = {"CONFAB_TEST_PREFILL_DELAY_MS=1000", NULL};
+    server sv;
+    if (start(&sv, dir, "prefill", env)) {
+        CHECK(0);
+        return;
+    }
+    int fd = send_completion(&sv, "{\"messages\":[{\"role\":\"user\",\"content\":"
+                                  "\"Tell me a long story.\"}],\"max_tokens\":20}");
+    /* its settings are logged just before the prompt is evaluated */
+    for (int i = 0; i < 500 && !log_has(&sv, "request settings"); i++)
+        usleep(10000);
+    close(fd);
+    double t0 = cf_now_ms(), ms = 0;
+    const char *said = "499 · the client went away (or the server stops) while the prompt was "
+                       "evaluated";
+    while (!log_has(&sv, said) && (ms = cf_now_ms() - t0) < 10000)
+        usleep(10000);
+    CHECKF(log_has(&sv, said), "the log does not say the prompt was stopped");
+    CHECKF(ms < 2000, "the prompt was stopped %.0f ms after the client left", ms);
+    fprintf(stderr, "the prompt was stopped %.0f ms after the client left\n", ms);
+    CHECK(WIFEXITED(stop(&sv)));
 }
 
 /* ---- load ------------------------------------------------------------------------------- */
@@ -466,6 +519,7 @@ int main(void)
     int status = stop(&sv);
     CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "serve ended with status %d", status);
     test_leaving(dir);
+    test_leaving_prefill(dir);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (!harness_failures && system(cmd) != 0)

@@ -222,6 +222,53 @@ static void test_chat_training(void)
     }
 }
 
+/* Every template family of 2026 by the same rule, on the 512-token
+ * stories vocabulary: not chat-trained (its replies capped at
+ * CF_SESSION_UNTRAINED_N_PREDICT tokens) unless the marker the template
+ * ends a reply with is a token there, as Ministral's eos_token (</s>) is. */
+static void test_chat_training_2026(void)
+{
+    static const struct {
+        const char *file, *marker; /* NULL: trained */
+    } cases[] = {
+        {"GLM-4.6.jinja", "<|user|>"},
+        {"HuggingFaceTB-SmolLM3-3B.jinja", "<|im_end|>"},
+        {"Kimi-K2-Thinking.jinja", "<|im_end|>"},
+        {"LFM2-8B-A1B.jinja", "<|im_end|>"},
+        {"NVIDIA-Nemotron-Nano-v2.jinja", "<SPECIAL_12>"},
+        {"Qwen-Qwen3-0.6B.jinja", "<|im_end|>"},
+        {"Qwen3.5-4B.jinja", "<|im_end|>"},
+        {"deepseek-ai-DeepSeek-V3.1.jinja",
+         "<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>"},
+        {"google-gemma-4-31B-it.jinja", "<turn|>"},
+        {"ibm-granite-granite-4.0.jinja", "<|end_of_text|>"},
+        {"mistralai-Ministral-3-14B-Reasoning-2512.jinja", NULL},
+        {"openai-gpt-oss-120b.jinja", "<|end|>"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char file[512];
+        snprintf(file, sizeof file, "templates/2026/%s", cases[i].file);
+        cf_session_params p = {.model_path = shared_path("models/stories260K.gguf"),
+                               .n_threads = 1, .chat_template_file = shared_path(file)};
+        cf_session *s;
+        cf_err err;
+        if (cf_session_new(&p, &s, &err) != 0) {
+            CHECKF(0, "%s: %s", cases[i].file, err.msg);
+            continue;
+        }
+        char want[128] = "", np[16];
+        if (cases[i].marker)
+            snprintf(want, sizeof want, "its vocabulary has no %s token", cases[i].marker);
+        const char *why = cf_session_untrained(s);
+        CHECKF(cases[i].marker ? why && !strcmp(why, want) : !why, "%s: %s", cases[i].file,
+               why ? why : "(trained)");
+        cf_session_get(s, "n-predict", np, sizeof np);
+        CHECKF(atoi(np) == (why ? CF_SESSION_UNTRAINED_N_PREDICT : -1), "%s: n-predict %s",
+               cases[i].file, np);
+        cf_session_free(s);
+    }
+}
+
 int main(void)
 {
     if (!shared_dir())
@@ -231,5 +278,6 @@ int main(void)
     test_phi3_reference();
     test_real_templates();
     test_chat_training();
+    test_chat_training_2026();
     return test_summary("session-prompt");
 }

@@ -130,6 +130,10 @@ static void test_split(void)
          "<\\|channel\\|>analysis<\\|message\\|>Think it over.<\\|end\\|><\\|start\\|>assistant"
          "<\\|channel\\|>final<\\|message\\|>The answer.",
          "Think it over.", "The answer."},
+        /* text the model writes with no channel header is the answer */
+        {T2026 "openai-gpt-oss-120b.jinja", "Forty-two.", NULL, "Forty-two."},
+        {T2026 "openai-gpt-oss-120b.jinja", "Seven times six\\nis 42.", NULL,
+         "Seven times six\nis 42."},
         {T2026 "google-gemma-4-31B-it.jinja", "<\\|channel>thought\\nHmm.<channel\\|>Gemma says hi.",
          "Hmm.", "Gemma says hi."},
         {T2026 "mistralai-Ministral-3-14B-Reasoning-2512.jinja", "[THINK]Plan.[/THINK]Result.",
@@ -278,6 +282,16 @@ static void test_cut(void)
     /* the cut replies are still in the conversation */
     CHECK(cf_session_n_messages(s) == 6 && cf_session_message(s, 1)->thinking_cut &&
           cf_session_message(s, 3)->thinking_cut);
+    cf_session_free(s);
+    /* a reply that ends (end-of-generation) inside <think>: thinking, cut */
+    const char *open_only[] = {"<think>\\nIt never closes.", NULL};
+    if (!(s = open_scripted(NULL, -1, open_only)))
+        return;
+    CHECK(talk(s, "Think.", &st, 0) == CF_STOP_EOG);
+    m = last_reply(s);
+    CHECKF(m->thinking_cut && !m->cut && same(m->reasoning, "It never closes.") &&
+               same(m->content, "") && same(st.reasoning, "It never closes."),
+           "unclosed: '%s' / '%s', thinking cut %d", m->reasoning, m->content, m->thinking_cut);
     cf_session_free(s);
 }
 
@@ -546,6 +560,18 @@ static void test_splitter(void)
          "A", "C1F", false},
         {RF_HARMONY, "<|start|>assistant", "<|channel|>analysis<|message|>cut", "cut", "", true},
         {RF_HARMONY, "", "plain text", "", "plain text", false},
+        /* no header where one was opened: content, whatever ends it */
+        {RF_HARMONY, "<|start|>assistant", "Forty-two.", "", "Forty-two.", false},
+        {RF_HARMONY, "<|start|>assistant",
+         "42<|end|><|start|>assistant<|channel|>final<|message|>!", "", "42!", false},
+        {RF_HARMONY, "<|start|>assistant", "Forty\ntwo", "", "Forty\ntwo", false},
+        {RF_HARMONY, "<|start|>assistant",
+         "A long answer that no header could be, since a header is a role, a channel and a "
+         "recipient at most, and this goes on and on.", "",
+         "A long answer that no header could be, since a header is a role, a channel and a "
+         "recipient at most, and this goes on and on.", false},
+        {RF_HARMONY, "<|start|>assistant", " to=functions.f<|channel|>commentary json<|message|>{}",
+         "", "{}", false},
         {RF_GEMMA4, "<|turn>model\n", "<|channel>thought\nt<channel|>g", "t", "g", false},
         {RF_MISTRAL, "", "[THINK]m[/THINK]M", "m", "M", false},
         {RF_COMMAND_R, "", "<|START_THINKING|>p<|END_THINKING|>P", "p", "P", false},

@@ -218,10 +218,10 @@ static void test_damage(void)
           strstr(err.msg, "not a confab session file"));
     CHECK(cf_session_load(live, "/nonexistent/x.session", &err) != 0 &&
           strstr(err.msg, "cannot open"));
-    img[8] = 5;
+    img[8] = 6;
     spill(bad, img, size);
-    CHECK(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "version 5"));
-    img[8] = 4;
+    CHECK(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "version 6"));
+    img[8] = 5;
     cf_session *other = open_shared("models/stories260K-llama2chat.gguf", 64, NULL, 2);
     CHECK(other && cf_session_load(other, good, &err) != 0 && strstr(err.msg, "another model"));
     cf_session_free(other);

@@ -8,7 +8,8 @@
  *   - a user typing "<|im_end|>" gets plain-text tokens;
  *   - end-of-generation tokens, stop strings and n-predict end a reply; the
  *     streamed text is the message; a stop string's tokens leave the
- *     history. */
+ *     history; a reply n-predict ended is marked so (length_cut), in a
+ *     saved file too. */
 #include "sess_util.h"
 #include "session_internal.h"
 
@@ -154,6 +155,7 @@ static void test_eog(void)
             CHECK(!cf_tok_is_eog(s->tok, m->ids.ids[i]));
         CHECK(cf_session_last_stats(s)->gen_tokens == (int)m->ids.n);
         CHECK(strcmp(m->pub.content, text) == 0);
+        CHECK(m->pub.length_cut == (why == CF_STOP_N_PREDICT));
     }
     CHECK(eog == 4);
     cf_session_free(s);
@@ -169,6 +171,15 @@ static void test_settings(void)
     char buf[64];
     CHECK(exchange(s, "Hi", NULL, 0) == CF_STOP_N_PREDICT &&
           cf_session_last_stats(s)->gen_tokens == 5);
+    /* marked as stopped by the limit, and so kept in a saved file */
+    CHECK(cf_session_message(s, 1)->length_cut);
+    char path[64];
+    temp_path(path, sizeof path, "limit");
+    cf_session *t = open_shared("models/stories260K-chatml.gguf", 256, NULL, 5);
+    CHECK(t && cf_session_save(s, path, &err) == 0 && cf_session_load(t, path, &err) == 0 &&
+          cf_session_message(t, 1)->length_cut && !cf_session_message(t, 0)->length_cut);
+    cf_session_free(t);
+    unlink(path);
     CHECK(cf_session_set(s, "temp", "0.5", &err) == 0 &&
           strcmp(cf_session_get(s, "temp", buf, 64), "0.5") == 0);
     CHECK(cf_session_set(s, "top-k", "abc", &err) != 0 && strstr(err.msg, "top-k") &&

@@ -20,8 +20,11 @@ t_history | awk -v s="$STATS" '/^>>> / { m = 1; next } m && $0 ~ s { if (!text) 
     fail "a message got no reply text"
 t_send "/show context"
 t_wait '^context: [0-9]+ / [0-9]+ tokens used \([0-9]+%\), 6 messages$' 10
-# colour on a terminal: the statistics line is dim
-tm capture-pane -t t -p -e | grep -q "$(printf '\033')\[2mprompt [0-9]" || fail "no dim statistics line"
+# colour on a terminal: the statistics line is dim (as the line before it
+# that marks the reply stopped at -n, so the dim may start there)
+tm capture-pane -t t -p -e | tr '\n' ' ' |
+    grep -Eq "$(printf '\033')\[2m(\[stopped at -n 24: [^]]*\] )?prompt [0-9]" ||
+    fail "no dim statistics line"
 t_keys C-d
 t_wait_exit 30
 [ "$T_STATUS" = 0 ] || fail "exit status $T_STATUS after Ctrl-D"
