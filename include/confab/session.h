@@ -82,6 +82,10 @@ void cf_session_free(cf_session *s);
  * returns an error naming the problem and the valid range.  A sampler
  * setting takes effect from the next sampled token. */
 int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *err);
+/* The check cf_session_set makes of a value, without a session (the
+ * command line and the config file check theirs before the model loads):
+ * 0, or -1 with the same message. */
+int cf_session_setting_check(const char *name, const char *value, cf_err *err);
 /* The value as text (buf of n bytes); NULL for an unknown name. */
 const char *cf_session_get(const cf_session *s, const char *name, char *buf, size_t n);
 /* NULL-terminated list of setting names (for /show settings, completion). */

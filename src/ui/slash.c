@@ -43,15 +43,15 @@ static bool *chat_switch(chat *c, const char *name)
 
 static void set_switch(chat *c, const char *name, bool *flag, const char *value)
 {
-    bool on = !strcmp(value, "on");
-    if (!on && strcmp(value, "off")) {
-        chat_say(c, OUT_ERROR, "%s: '%s' is not on or off", name, value);
+    int on = cf_parse_bool(value);
+    if (on < 0) {
+        chat_say(c, OUT_ERROR, "%s: '%s' is not one of on, off", name, value);
         return;
     }
     *flag = on;
     if (flag == &c->show_thinking && c->view->changed)
         c->view->changed(c, CHANGE_SHOW);
-    chat_say(c, OUT_INFO, "%s = %s", name, value);
+    chat_say(c, OUT_INFO, "%s = %s", name, on ? "on" : "off");
 }
 
 /* After /set thinking or reasoning-effort: a note when the template does
@@ -77,23 +77,6 @@ size_t slash_word(const char **args, char *word, size_t n)
     return len;
 }
 
-/* The setting that a name as ollama or llama.cpp spells it means (ollama's
- * top_k, temperature, num_predict; llama-cli's --typical-p, --predict),
- * into canon; the name itself when it is none of those. */
-static void canonical_setting(const char *name, char *canon, size_t n)
-{
-    static const char *const alias[][2] = {
-        {"temperature", "temp"}, {"typical-p", "typical"}, {"num-predict", "n-predict"}, {"predict", "n-predict"},
-    };
-    snprintf(canon, n, "%s", name);
-    for (char *p = canon; *p; p++)
-        if (*p == '_')
-            *p = '-';
-    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
-        if (!strcmp(canon, alias[i][0]))
-            snprintf(canon, n, "%s", alias[i][1]);
-}
-
 static void cmd_set(chat *c, const char *args)
 {
     char typed[64], name[64], list[512];
@@ -111,7 +94,7 @@ static void cmd_set(chat *c, const char *args)
     if (think)
         snprintf(name, sizeof name, "thinking");
     else
-        canonical_setting(typed, name, sizeof name);
+        opts_canonical_name(typed, strlen(typed), name, sizeof name);
     cf_err err = {0};
     if (!strcmp(name, "system")) {
         if (cf_session_set_system(c->s, *value ? value : NULL, &err) < 0) {

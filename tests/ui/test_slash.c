@@ -168,6 +168,35 @@ static void test_conversation(chat *c, const char *dir)
     CHECK(c->quit);
 }
 
+/* One spelling of yes and no everywhere; one message for a value out of
+ * range, whichever side it is on; llama.cpp's -1 for the whole context. */
+static void test_values(chat *c)
+{
+    int e = n_errors;
+    CHECKF(strstr(run(c, "/set probs 1"), "probs = on") && n_errors == e, "%s", said);
+    CHECKF(strstr(run(c, "/set probs no"), "probs = off"), "%s", said);
+    CHECKF(strstr(run(c, "/set markdown yes"), "markdown = on") && c->markdown, "%s", said);
+    CHECKF(strstr(run(c, "/set show-thinking false"), "show-thinking = off"), "%s", said);
+    run(c, "/set show-thinking on");
+    CHECKF(strstr(run(c, "/set thinking true"), "thinking = on"), "%s", said);
+    run(c, "/set thinking auto");
+    char zero[256];
+    snprintf(zero, sizeof zero, "%s", run(c, "/set repeat-penalty 0"));
+    run(c, "/set repeat-penalty -2");
+    CHECKF(strstr(zero, "repeat-penalty: '0' is not a number above 0 up to 100") &&
+               strstr(said, "repeat-penalty: '-2' is not a number above 0 up to 100"),
+           "%s / %s", zero, said);
+    cf_context_info ci;
+    cf_session_context_info(c->s, &ci);
+    char whole[64];
+    snprintf(whole, sizeof whole, "repeat-last-n = %d\n", ci.total);
+    CHECKF(strstr(run(c, "/set repeat-last-n -1"), whole), "%s", said);
+    CHECKF(strstr(run(c, "/set repeat-last-n -2"), "from -1 to"), "%s", said);
+    run(c, "/set repeat-last-n 64");
+    CHECKF(strstr(run(c, "/set parameter temperature 0.4"), "temp = 0.4"), "%s", said);
+    CHECK(n_errors == e + 3);
+}
+
 static void test_complete(void)
 {
     const char *const *w = NULL;
@@ -209,6 +238,7 @@ int main(void)
     chat c = {.s = s, .opts = &o, .model_path = p.model_path, .view = &view, .markdown = true};
     test_complete();
     test_settings(&c);
+    test_values(&c);
     test_conversation(&c, dir);
     free(c.session_path);
     cf_session_free(s);
