@@ -52,6 +52,10 @@ typedef struct cf_session_params {
     const char *chat_template;      /* built-in name, or NULL */
     const char *chat_template_file; /* Jinja file, or NULL */
     const char *system_prompt;      /* NULL: none */
+    const char *model_pick;         /* the 'confab models' name the model was picked by, saved
+                                       with the session for a chat that names no model; NULL */
+    bool any_model;                 /* a session file of another model loads as its
+                                       transcript (cf_session_load), as a remote one's does */
     /* A remote engine instead of a model file: an OpenAI-compatible
      * server's base URL (requests go to {endpoint}/chat/completions), the
      * model to ask it for (NULL: the only one its GET {endpoint}/models
@@ -300,10 +304,16 @@ bool cf_session_dirty(const cf_session *s);
 /* Write the session (crash-safe: temp file, fsync, rename, fsync dir).  A
  * reply still running is saved as it stands, marked as cut. */
 int cf_session_save(cf_session *s, const char *path, cf_err *err);
-/* A session file's engine without loading it: 1 when it was saved by a
- * remote session (its endpoint and model into *endpoint, *model,
- * malloc'ed), 0 when by a local one, -1 when it cannot be read. */
-int cf_session_file_remote(const char *path, char **endpoint, char **model, cf_err *err);
+/* What a session file was saved with, read from its header without
+ * loading it: a remote session's server (endpoint) and model, or a local
+ * one's model name (model), file and the name 'confab models' picked it
+ * by (path, pick: NULL when the file does not say).  All malloc'ed. */
+typedef struct cf_session_origin {
+    char *endpoint, *model, *path, *pick;
+} cf_session_origin;
+/* 0, or -1 when it cannot be read (not a session file, damaged). */
+int cf_session_file_origin(const char *path, cf_session_origin *o, cf_err *err);
+void cf_session_origin_free(cf_session_origin *o);
 /* Replace this session with a saved one of the same model; on any problem
  * (wrong model, version, truncated, corrupt) the current session is left
  * untouched and err says what is wrong.  Brings back the messages (their

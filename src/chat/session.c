@@ -171,6 +171,12 @@ int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err)
     cf_sampler_params sp;
     cf_sampler_params_default(&sp);
     s->eng = &sess_local_engine;
+    s->model_path = realpath(p->model_path, NULL);
+    if (!s->model_path)
+        s->model_path = strdup(p->model_path);
+    s->model_pick = strdup(p->model_pick ? p->model_pick : "");
+    if (!s->model_path || !s->model_pick)
+        return cf_fail(err, "out of memory");
     if (cf_model_load_as(p->model_path, p->tokenizer_path, p->load_mode, &s->model, err) ||
         cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err))
         return cf_err_class(err, CF_E_MODEL);
@@ -202,6 +208,8 @@ void sess_local_free(cf_session *s)
     cf_ctx_free(s->ctx);
     cf_tokenizer_free(s->tok);
     cf_model_free(s->model);
+    free(s->model_path);
+    free(s->model_pick);
 }
 
 int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
@@ -213,6 +221,7 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
     s->reply.pending = CF_TOKEN_NULL;
     s->n_predict = -1;
     s->now = (int64_t)time(NULL);
+    s->any_model = p->any_model;
     s->test_delay_ms = sess_test_delay_ms();
     if ((p->endpoint ? sess_remote_open(s, p, err) : sess_local_open(s, p, err)) ||
         sess_branches_init(s, err))

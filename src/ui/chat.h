@@ -134,8 +134,9 @@ int chat_save(chat *c, const char *path);
 /* Load a session file (a bare name is also looked for in the sessions
  * folder); on failure the conversation is untouched. */
 int chat_load(chat *c, const char *path);
-/* At exit: save when --autosave asked and something changed. */
-int chat_autosave(chat *c);
+/* At exit: save when something changed and --autosave or --session
+ * asked; else, with hint, one line saying how to keep a conversation. */
+int chat_autosave(chat *c, bool hint);
 
 /* Replies of a model not trained to chat (cf_session_untrained) stop
  * after this many tokens unless -n (or a resumed session) says otherwise. */

@@ -10,7 +10,7 @@
 
 enum opt_id {
     O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV_TYPE, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
-    O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_AUTOSAVE, O_WHOLE,
+    O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_ANY_MODEL, O_AUTOSAVE, O_WHOLE,
     O_TUI, O_VERBOSE, O_NO_COLOR, O_MARKDOWN, O_HELP, O_SHOW_THINKING, O_ENDPOINT, O_API_KEY_ENV,
     O_TIMEOUT,
 };
@@ -82,7 +82,11 @@ static const opt_def defs[] = {
     {"system-file", 0, "FILE|NAME", O_SYSTEM_FILE, G_CONVERSATION,
      "system prompt from a file or a preset (default, storyteller, concise)"},
     {"session", 0, "FILE", O_SESSION, G_CONVERSATION,
-     "resume the chat saved in FILE, or create it; /save writes there"},
+     "resume the chat saved in FILE, or start it there; it is saved after each\n"
+     "reply and on leaving (no -m: the model it was saved with)"},
+    {"session-any-model", 0, NULL, O_ANY_MODEL, G_CONVERSATION,
+     "a session file saved with another model (--session, /load) brings its\n"
+     "transcript, evaluated afresh, instead of being refused"},
     {"autosave", 0, NULL, O_AUTOSAVE, G_CONVERSATION, "save the session when the chat ends"},
     {"whole", 0, NULL, O_WHOLE, G_CONVERSATION,
      "with stdin not a terminal: all of stdin is one message (default: one per line)"},
@@ -236,6 +240,9 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
         return replace(&o->system, value);
     case O_SESSION:
         return replace(&o->session, value);
+    case O_ANY_MODEL:
+        o->any_model = flag;
+        return 0;
     case O_AUTOSAVE:
         o->autosave = flag;
         return 0;

@@ -29,6 +29,7 @@ typedef struct chat_opts {
     cf_kv_type kv_type;
     cf_load_mode load_mode;
     bool autosave, tui, whole, verbose, no_color, help;
+    bool any_model;    /* --session-any-model */
     bool markdown;     /* render replies' markdown on a terminal (default) */
     int show_thinking; /* --show-thinking: 1 or 0; -1 the mode's default */
     char *settings[OPTS_N_SETTINGS]; /* values as given, NULL = default */

@@ -263,6 +263,6 @@ int repl_run(chat *c)
     sig_restore();
     history_close();
     input_free(&m.in);
-    int status = chat_autosave(c) < 0 ? CF_EXIT_SESSION : CF_EXIT_OK;
+    int status = chat_autosave(c, true) < 0 ? CF_EXIT_SESSION : CF_EXIT_OK;
     return sig_quit ? 128 + sig_quit : status;
 }

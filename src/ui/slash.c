@@ -304,7 +304,7 @@ static const slash_cmd cmds[] = {
     {"clear", "", "start over (the system prompt stays)",
      "/clear forgets the conversation; the system prompt and settings stay.", cmd_clear},
     {"bye", "", "leave (also Ctrl-D, /quit, /exit)",
-     "/bye leaves confab, saving first when --autosave was given.", cmd_bye},
+     "/bye leaves confab, saving first when --autosave or --session was given.", cmd_bye},
 };
 #define N_CMDS (sizeof cmds / sizeof cmds[0])
 

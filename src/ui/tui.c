@@ -678,7 +678,7 @@ int tui_run(chat *c)
     transcript_free(&t.tr);
     input_free(&t.in);
     c->view = &plain_view;
-    int status = chat_autosave(c) < 0 ? CF_EXIT_SESSION : CF_EXIT_OK;
+    int status = chat_autosave(c, true) < 0 ? CF_EXIT_SESSION : CF_EXIT_OK;
     T = NULL;
     return sig ? 128 + sig : status;
 }

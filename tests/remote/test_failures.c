@@ -382,11 +382,10 @@ static void test_session(const char *exe)
         fclose(f);
     CHECK(bytes && n > 0 && !memmem(bytes, n, "SECRET", 6) && memmem(bytes, n, "fake-model", 10));
     free(bytes);
-    char *endpoint, *model;
-    CHECK(cf_session_file_remote(path, &endpoint, &model, &err) == 1 &&
-          has(endpoint, "127.0.0.1") && !strcmp(model, "fake-model"));
-    free(endpoint);
-    free(model);
+    cf_session_origin org;
+    CHECK(cf_session_file_origin(path, &org, &err) == 0 && has(org.endpoint, "127.0.0.1") &&
+          !strcmp(org.model, "fake-model"));
+    cf_session_origin_free(&org);
     int n_msgs = cf_session_n_messages(s);
     /* into a fresh remote session */
     cf_session *t = open_remote(port, "127.0.0.1", "http", 2000);
