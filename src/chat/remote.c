@@ -99,7 +99,9 @@ static int choose_model(sess_remote *r, const char *given, cf_err *err)
         pick = given;
     int rc = 0;
     if (!given && !listed) {
-        rc = cf_fail_as(err, CF_E_USAGE, "no model given (-m NAME), and the server's model list "
+        /* the failure's own class: a server not reached is a runtime
+         * error (as when a request fails), not a bad option */
+        rc = cf_fail_as(err, why.code, "no model given (-m NAME), and the server's model list "
                         "could not be read: %s", why.msg);
     } else if (!given && n != 1) {
         char list[256] = "";

@@ -49,7 +49,7 @@ char *chat_clean_input(chat *c, const char *text, size_t len)
     if (!clean)
         chat_say(c, OUT_ERROR, "out of memory");
     else if (bad)
-        chat_say(c, OUT_DIM, "note: %d invalid UTF-8 byte%s replaced by U+FFFD", bad,
+        chat_say(c, OUT_DIM, "note: %d invalid UTF-8 sequence%s replaced by U+FFFD", bad,
                  bad > 1 ? "s" : "");
     return clean;
 }

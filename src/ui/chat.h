@@ -74,7 +74,7 @@ __attribute__((format(printf, 3, 4)))
 #endif
 void chat_say(chat *c, out_kind kind, const char *fmt, ...);
 
-/* Input as typed or piped, with every invalid UTF-8 byte replaced by
+/* Input as typed or piped, with every invalid UTF-8 sequence replaced by
  * U+FFFD (and a note saying how many); malloc'ed, NULL after an error. */
 char *chat_clean_input(chat *c, const char *text, size_t len);
 

@@ -217,6 +217,14 @@ out:
     return status;
 }
 
+/* -n 0 is taken, as llama-cli takes it, but leaves every reply empty. */
+static void zero_predict_note(const chat_opts *o)
+{
+    for (int i = 0; i < OPTS_N_SETTINGS; i++)
+        if (!strcmp(opts_setting_names[i], "n-predict") && o->settings[i] && !atoi(o->settings[i]))
+            cli_error("-n 0: every reply ends before its first token (-n -1: no limit)");
+}
+
 int cmd_chat(int argc, char **argv)
 {
     chat_opts o;
@@ -237,7 +245,10 @@ int cmd_chat(int argc, char **argv)
         cli_error("--tui needs a terminal on stdin and stdout (and no -p)");
     } else if (o.whole && o.prompt) {
         cli_error("--whole reads the message from stdin; it cannot go with -p");
+    } else if (o.prompt && !o.prompt[strspn(o.prompt, " \t\n")]) {
+        cli_error("-p: the message is empty (nothing to send)");
     } else {
+        zero_predict_note(&o);
         status = run(&o, interactive);
     }
     opts_free(&o);

@@ -131,6 +131,7 @@ expect 2 "^confab: --endpoint: 'ftp://x' is not an http:// or https:// URL" \
 expect 2 '^confab: --timeout: ' $REMOTE --timeout soon -p x
 expect 1 '^confab: cannot connect to http://127\.0\.0\.1:1/chat/completions' \
     $T_BIN --endpoint http://127.0.0.1:1 -m m -p x
-expect 2 '^confab: --endpoint: no model given \(-m NAME\), and the server.s model list could not be read' \
+# a refused port is a runtime error (1), -m or not: the option was good
+expect 1 '^confab: --endpoint: no model given \(-m NAME\), and the server.s model list could not be read' \
     $T_BIN --endpoint http://127.0.0.1:1 -p x
 t_done
