@@ -233,17 +233,20 @@ static const slash_cmd cmds[] = {
      "  frequency-penalty X penalise tokens by how often they appeared, 0 = off\n"
      "  seed N|random       random seed\n"
      "  n-predict N         most tokens per reply, -1 = no limit\n"
-     "  thinking on|off|auto           whether a reasoning model thinks first (the\n"
-     "                      template's enable_thinking; auto: its default), from the\n"
-     "                      next message on\n"
-     "  reasoning-effort low|medium|high|auto  how long it thinks (gpt-oss)\n"
+     "  thinking on|off|auto\n"
+     "                      whether a reasoning model thinks first (the template's\n"
+     "                      enable_thinking; auto: its default), from the next message\n"
+     "  reasoning-effort low|medium|high|auto\n"
+     "                      how long it thinks (gpt-oss)\n"
      "  probs on|off        colour each token by its probability (and record them\n"
      "                      for /show probs)\n"
-     "  show-thinking on|off  show the thinking as it streams (it is kept either way)\n"
+     "  show-thinking on|off\n"
+     "                      show the thinking as it streams (it is kept either way)\n"
      "  markdown on|off     render replies' markdown on a terminal: styles, aligned\n"
      "                      tables, framed code blocks, rows wrapped at spaces\n"
      "/set system TEXT replaces the system prompt (no TEXT removes it); use \"\"\"\n"
-     "for a prompt of several lines.  A bad name or value changes nothing.\n"
+     "for a prompt of several lines.  A bad name or value changes nothing; on/off\n"
+     "also take 1/0, yes/no, true/false.\n"
      "ollama's and llama.cpp's spellings work too: /set parameter temperature 0.7,\n"
      "top_k, repeat_penalty, num_predict, typical_p; /set think, /set nothink.",
      cmd_set},
@@ -338,7 +341,7 @@ static void cmd_help(chat *c, const char *args)
             chat_say(c, OUT_ERROR, "no command /%s (try /help)", name);
             return;
         }
-        chat_say(c, OUT_INFO, "/%s %s\n%s", k->name, k->args, k->help);
+        chat_say(c, OUT_INFO, "%s", k->help); /* which starts with the command */
         return;
     }
     char buf[2048];

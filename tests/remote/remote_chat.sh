@@ -55,6 +55,7 @@ grep -q 'request settings: n-predict=8; 0 stop' "$log" || fail "first request: $
 grep -q 'request settings: temp=0 top-k=3 seed=5 n-predict=8;' "$log" ||
     fail "/set did not reach the request: $(cat "$log")"
 wait_log '· 3 messages · ' || fail "the second request did not carry the conversation"
+grep -q '· 1 message · ' "$log" || fail "the first request's log line: $(grep POST "$log" | head -1)"
 
 # line mode: the banner, Ctrl-C mid-reply, the chat going on
 t_start "$REMOTE -n 2000"

@@ -83,6 +83,16 @@ static void test_settings(chat *c)
         run(c, cmd);
         CHECKF(said[0] == '/' && strlen(said) > 40, "%s: %s", cmd, said);
     }
+    /* /help set: its header once, every row's text in one column */
+    run(c, "/help set");
+    CHECKF(!strncmp(said, "/set NAME VALUE changes", 23) && !strstr(said + 1, "/set NAME VALUE\n"),
+           "%s", said);
+    for (const char *l = said; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        size_t len = strcspn(l, "\n");
+        const char *gap = memmem(l + 2, len - (len > 2 ? 2 : len), "  ", 2);
+        if (l[0] == ' ' && l[1] == ' ' && l[2] != ' ' && gap)
+            CHECKF(gap + strspn(gap, " ") == l + 22, "misaligned: %.*s", (int)len, l);
+    }
     CHECK(strstr(run(c, "/?"), "/regen"));
     CHECK(strstr(run(c, "/show model"), "stories260K"));
     CHECK(strstr(run(c, "/show template"), "template: "));
