@@ -273,6 +273,9 @@ const int32_t *cf_session_tokens(const cf_session *s, int *n);
 const float *cf_session_logits(const cf_session *s);
 /* e.g. "jinja (from the GGUF)", "chatml (built-in, detected)" */
 const char *cf_session_template_desc(const cf_session *s);
+/* The Jinja text of the chat template in use; NULL for a built-in (or a
+ * remote session: the server's). */
+const char *cf_session_template_source(const cf_session *s);
 /* Why the model does not look trained to chat, or NULL: its file has no
  * chat template and none was given (the one in use is a guess), or no
  * marker that ends a turn in the template in use is a token of its

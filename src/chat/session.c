@@ -333,6 +333,11 @@ const char *cf_session_template_desc(const cf_session *s)
     return s->tmpl_desc;
 }
 
+const char *cf_session_template_source(const cf_session *s)
+{
+    return s->tmpl ? cf_chat_template_source(s->tmpl) : NULL;
+}
+
 const char *cf_session_untrained(const cf_session *s)
 {
     return s->untrained[0] ? s->untrained : NULL;

@@ -80,6 +80,10 @@ t_send "/show model"
 t_wait '^its models stories260K-chatml\.gguf$' 10
 t_send "/show context"
 t_wait '^context: the server.s; 4 messages' 10
+# the request's body, indented
+t_send "/show prompt"
+t_wait '^  "messages": \[$' 10
+t_wait '^\(the request.s body: the server renders the prompt\)$' 10
 t_send "/save $T_DIR/remote.session"
 t_wait "^saved to $T_DIR/remote.session\$" 10
 t_send "/bye"

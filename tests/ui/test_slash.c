@@ -67,6 +67,7 @@ static void test_settings(chat *c)
         "/set", "/frobnicate", "/show nothing", "/show", "/undo now", "/load", "/help nothing",
         "/set thinking sometimes", "/set reasoning-effort max", "/set show-thinking maybe",
         "/set show-thinking", "/show thinking 1", "/show stats now", "/set markdown fancy",
+        "/show template all",
         "/set markdown",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -95,7 +96,11 @@ static void test_settings(chat *c)
     }
     CHECK(strstr(run(c, "/?"), "/regen"));
     CHECK(strstr(run(c, "/show model"), "stories260K"));
-    CHECK(strstr(run(c, "/show template"), "template: "));
+    /* the template's text as ollama shows it, or what it renders now */
+    CHECKF(strstr(run(c, "/show template"), "template: jinja (from GGUF)") &&
+               strstr(said, "{%- for message in messages -%}") && strstr(said, "--rendered"),
+           "%s", said);
+    CHECKF(strstr(run(c, "/show template --rendered"), "<|im_start|>assistant\n"), "%s", said);
     CHECK(strstr(run(c, "/show stats"), "no reply yet"));
     CHECK(strstr(run(c, "/set system Be kind."), "system prompt set"));
     CHECK(strstr(run(c, "/show settings"), "\"Be kind.\""));
