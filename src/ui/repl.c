@@ -236,7 +236,7 @@ int repl_run(chat *c)
         replay(&m);
 
     history_open();
-    completion_install();
+    completion_install(c);
     rl_catch_signals = 0;
     rl_catch_sigwinch = 0;
     sig_install(true);

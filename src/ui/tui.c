@@ -641,7 +641,7 @@ int tui_run(chat *c)
     snprintf(t.more, sizeof t.more, ". ");
 
     history_open();
-    completion_install();
+    completion_install(c);
     rl_completion_display_matches_hook = show_matches;
     tui_rl_start(t.prompt, on_line);
     if (!start_curses(&t)) {

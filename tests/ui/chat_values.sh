@@ -4,7 +4,7 @@
 # the command line, in the config file and after /set; repeat-last-n -1
 # is the whole context; -t beyond the CPUs is capped with one line; a
 # missing value, an empty -p and -n 0 are said; a character cut short is
-# one invalid sequence.
+# one invalid sequence; Tab completes values.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
 model=$T_MODELS/stories260K-chatml.gguf
@@ -28,6 +28,18 @@ t_send "/set parameter temperature 0.5"
 t_wait '^temp = 0.5$' 10
 t_send "hello"
 t_wait_count "$STATS" 1 30
+t_prompt
+# Tab completes values: a setting's words, a branch's name
+t_type "/set reasoning-effort me"
+t_keys Tab
+t_wait '^>>> /set reasoning-effort medium ?$' 10
+t_keys Enter
+t_wait '^reasoning-effort = medium$' 10
+t_type "/switch ma"
+t_keys Tab
+t_wait '^>>> /switch main ?$' 10
+t_keys Enter
+t_wait "^error: branch 'main' is the current one already$" 10
 t_prompt
 t_keys C-d
 t_wait_exit 30

@@ -212,24 +212,40 @@ static void test_values(chat *c)
     CHECK(n_errors == e + 3);
 }
 
-static void test_complete(void)
+static bool has_word(const char *const *w, const char *word)
+{
+    for (int i = 0; w && w[i]; i++)
+        if (!strcmp(w[i], word))
+            return true;
+    return false;
+}
+
+static void test_complete(chat *c)
 {
     const char *const *w = NULL;
-    CHECK(complete_what("/se", 0, &w) == COMPLETE_WORDS && w == slash_names);
-    CHECK(complete_what("/set te", 5, &w) == COMPLETE_WORDS);
+    CHECK(complete_what(c->s, "/se", 0, &w) == COMPLETE_WORDS && w == slash_names);
+    CHECK(complete_what(c->s, "/set te", 5, &w) == COMPLETE_WORDS);
     bool temp = false, system = false, markdown = false;
     for (int i = 0; w[i]; i++)
         temp |= !strcmp(w[i], "temp"), system |= !strcmp(w[i], "system"),
             markdown |= !strcmp(w[i], "markdown");
     CHECK(temp && system && markdown);
-    CHECK(complete_what("/show c", 6, &w) == COMPLETE_WORDS && w == show_topics);
-    CHECK(complete_what("/help s", 6, &w) == COMPLETE_WORDS && !strcmp(w[0], "help"));
-    CHECK(complete_what("/save fi", 6, &w) == COMPLETE_FILES);
-    CHECK(complete_what("/load  x", 7, &w) == COMPLETE_FILES);
-    CHECK(complete_what("hello wor", 6, &w) == COMPLETE_NOTHING);
-    CHECK(complete_what("/set temp 0", 10, &w) == COMPLETE_NOTHING);
-    CHECK(complete_what("/bye x", 5, &w) == COMPLETE_NOTHING);
-    CHECK(complete_what("/settle x", 8, &w) == COMPLETE_NOTHING);
+    CHECK(complete_what(c->s, "/show c", 6, &w) == COMPLETE_WORDS && w == show_topics);
+    CHECK(complete_what(c->s, "/help s", 6, &w) == COMPLETE_WORDS && !strcmp(w[0], "help"));
+    CHECK(complete_what(c->s, "/save fi", 6, &w) == COMPLETE_FILES);
+    CHECK(complete_what(c->s, "/load  x", 7, &w) == COMPLETE_FILES);
+    CHECK(complete_what(c->s, "hello wor", 6, &w) == COMPLETE_NOTHING);
+    CHECK(complete_what(c->s, "/set temp 0", 10, &w) == COMPLETE_NOTHING);
+    CHECK(complete_what(c->s, "/bye x", 5, &w) == COMPLETE_NOTHING);
+    CHECK(complete_what(c->s, "/settle x", 8, &w) == COMPLETE_NOTHING);
+    /* values too: a setting's words, the branches' names */
+    CHECK(complete_what(c->s, "/set markdown ", 14, &w) == COMPLETE_WORDS && has_word(w, "on") &&
+          has_word(w, "off"));
+    CHECK(complete_what(c->s, "/set thinking  a", 15, &w) == COMPLETE_WORDS && has_word(w, "auto"));
+    CHECK(complete_what(c->s, "/set reasoning-effort ", 22, &w) == COMPLETE_WORDS &&
+          has_word(w, "medium"));
+    CHECK(complete_what(c->s, "/switch ", 8, &w) == COMPLETE_WORDS && has_word(w, "main"));
+    CHECK(complete_what(c->s, "/set markdown on ", 17, &w) == COMPLETE_NOTHING);
 }
 
 int main(void)
@@ -251,7 +267,7 @@ int main(void)
     chat_opts o;
     opts_init(&o);
     chat c = {.s = s, .opts = &o, .model_path = p.model_path, .view = &view, .markdown = true};
-    test_complete();
+    test_complete(&c);
     test_settings(&c);
     test_values(&c);
     test_conversation(&c, dir);
