@@ -279,8 +279,9 @@ static const slash_cmd cmds[] = {
     {"load", "FILE", "resume a saved conversation",
      "/load FILE replaces the conversation with the one saved in FILE (a bare\n"
      "name is also looked for in ~/.local/share/confab/sessions/).  It must have\n"
-     "been saved with the same model; a remote chat's file (or any file in a\n"
-     "remote chat) brings its transcript.  If it cannot be loaded, nothing changes.",
+     "been saved with the same model (with --session-any-model another model's\n"
+     "brings its transcript); a remote chat's file (or any file in a remote chat)\n"
+     "brings its transcript.  If it cannot be loaded, nothing changes.",
      cmd_load},
     {"undo", "", "forget the last message and its reply",
      "/undo removes your last message and the reply to it.", cmd_undo},

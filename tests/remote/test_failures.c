@@ -266,11 +266,12 @@ static void test_unreachable(const char *exe)
         cf_session_free(s);
     }
     stop_server();
-    /* without -m the model comes from the list, which must be readable */
+    /* without -m the model comes from the list, which must be readable; a
+     * server not reached is a runtime failure, not a bad option */
     cf_session_params p = {.endpoint = "http://127.0.0.1:1/v1", .timeout_ms = 1000};
     cf_err err;
     CHECK(cf_session_new(&p, &s, &err) < 0 && has(err.msg, "no model given") &&
-          err.code == CF_E_USAGE);
+          err.code != CF_E_USAGE);
     p.endpoint = "ftp://example.com";
     p.remote_model = "m";
     CHECK(cf_session_new(&p, &s, &err) < 0 && has(err.msg, "not an http:// or https:// URL"));
