@@ -1,14 +1,17 @@
-# Thin wrapper around Meson.  The README's two commands:
+# Thin wrapper around Meson.  The README's commands:
 #   make chat [MODEL=FILE.gguf] [ARGS="..."]   set up, build and start a chat
 #   make check                                  set up, build and run every test
+#   make install [PREFIX=DIR]                   confab into DIR/bin (default ~/.local),
+#                                               its man page and presets into DIR/share
 # Missing Debian packages are installed with apt-get when run as root;
 # otherwise the exact apt-get line is printed and make stops.
 BUILD ?= build
+PREFIX ?= $(HOME)/.local
 BUILD_PKGS = meson ninja-build pkg-config gcc libc6-dev libreadline-dev libncurses-dev \
              libcurl4-openssl-dev
 TEST_PKGS = tmux
 
-.PHONY: all build chat check deps deps-test clean
+.PHONY: all build chat check install deps deps-test clean
 
 all: build
 
@@ -29,6 +32,12 @@ chat: build
 
 check: deps-test $(BUILD)/build.ninja
 	@sh tests/run-all.sh $(BUILD)
+
+install: build
+	meson configure $(BUILD) -Dprefix=$(abspath $(PREFIX))
+	meson install -C $(BUILD)
+	@case ":$$PATH:" in *":$(abspath $(PREFIX))/bin:"*) ;; \
+	  *) echo "note: $(abspath $(PREFIX))/bin is not on your PATH; add it (e.g. in ~/.profile)";; esac
 
 clean:
 	rm -rf $(BUILD)

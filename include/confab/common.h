@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #define CF_ERR_MSG_MAX 512
@@ -75,6 +76,19 @@ static inline uint64_t cf_now_ns(void)
 static inline double cf_now_ms(void)
 {
     return (double)cf_now_ns() / 1e6;
+}
+
+/* A yes/no value as every front end takes it (on/off, 1/0, yes/no,
+ * true/false): 1 or 0, or -1 when it is none of those. */
+static inline int cf_parse_bool(const char *s)
+{
+    static const char *const words[][2] = {{"on", "off"}, {"1", "0"}, {"yes", "no"},
+                                           {"true", "false"}};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        for (int v = 0; v < 2; v++)
+            if (!strcmp(s, words[i][v]))
+                return !v;
+    return -1;
 }
 
 /* A byte string that need not be NUL-terminated (e.g. points into an mmap). */

@@ -53,6 +53,10 @@ typedef struct cf_session_params {
     const char *chat_template;      /* built-in name, or NULL */
     const char *chat_template_file; /* Jinja file, or NULL */
     const char *system_prompt;      /* NULL: none */
+    const char *model_pick;         /* the 'confab models' name the model was picked by, saved
+                                       with the session for a chat that names no model; NULL */
+    bool any_model;                 /* a session file of another model loads as its
+                                       transcript (cf_session_load), as a remote one's does */
     /* A remote engine instead of a model file: an OpenAI-compatible
      * server's base URL (requests go to {endpoint}/chat/completions), the
      * model to ask it for (NULL: the only one its GET {endpoint}/models
@@ -89,6 +93,10 @@ void cf_session_free(cf_session *s);
  * returns an error naming the problem and the valid range.  A sampler
  * setting takes effect from the next sampled token. */
 int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *err);
+/* The check cf_session_set makes of a value, without a session (the
+ * command line and the config file check theirs before the model loads):
+ * 0, or -1 with the same message. */
+int cf_session_setting_check(const char *name, const char *value, cf_err *err);
 /* The value as text (buf of n bytes); NULL for an unknown name. */
 const char *cf_session_get(const cf_session *s, const char *name, char *buf, size_t n);
 /* NULL-terminated list of setting names (for /show settings, completion). */
@@ -284,6 +292,9 @@ const int32_t *cf_session_tokens(const cf_session *s, int *n);
 const float *cf_session_logits(const cf_session *s);
 /* e.g. "jinja (from the GGUF)", "chatml (built-in, detected)" */
 const char *cf_session_template_desc(const cf_session *s);
+/* The Jinja text of the chat template in use; NULL for a built-in (or a
+ * remote session: the server's). */
+const char *cf_session_template_source(const cf_session *s);
 /* Why the model does not look trained to chat, or NULL: its file has no
  * chat template and none was given (the one in use is a guess), or the
  * marker the template in use ends a reply with (cf_chat_template_turn_end;
@@ -318,10 +329,16 @@ bool cf_session_dirty(const cf_session *s);
 /* Write the session (crash-safe: temp file, fsync, rename, fsync dir).  A
  * reply still running is saved as it stands, marked as cut. */
 int cf_session_save(cf_session *s, const char *path, cf_err *err);
-/* A session file's engine without loading it: 1 when it was saved by a
- * remote session (its endpoint and model into *endpoint, *model,
- * malloc'ed), 0 when by a local one, -1 when it cannot be read. */
-int cf_session_file_remote(const char *path, char **endpoint, char **model, cf_err *err);
+/* What a session file was saved with, read from its header without
+ * loading it: a remote session's server (endpoint) and model, or a local
+ * one's model name (model), file and the name 'confab models' picked it
+ * by (path, pick: NULL when the file does not say).  All malloc'ed. */
+typedef struct cf_session_origin {
+    char *endpoint, *model, *path, *pick;
+} cf_session_origin;
+/* 0, or -1 when it cannot be read (not a session file, damaged). */
+int cf_session_file_origin(const char *path, cf_session_origin *o, cf_err *err);
+void cf_session_origin_free(cf_session_origin *o);
 /* Replace this session with a saved one of the same model; on any problem
  * (wrong model, version, truncated, corrupt) the current session is left
  * untouched and err says what is wrong.  Brings back the messages (their

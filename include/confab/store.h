@@ -77,8 +77,10 @@ void cf_store_free(cf_store *st);
 
 int cf_store_count(const cf_store *st);
 const cf_store_entry *cf_store_at(const cf_store *st, int i);
-/* The folder looked in for store k (its first, for lmstudio's two). */
+/* The folder looked in for store k (its first, for lmstudio's two), and
+ * the second (lmstudio's older ~/.cache/lm-studio/models; else NULL). */
 const char *cf_store_dir(const cf_store *st, cf_store_kind k);
+const char *cf_store_dir_also(const cf_store *st, cf_store_kind k);
 
 /* What a name means.  Case does not matter.  Tried in turn: the name
  * exactly (one of an entry's two), name:latest (ollama's default tag),

@@ -88,6 +88,8 @@ const char *const *cf_chat_builtin_names(void);
 const char *cf_chat_detect(const char *src, size_t len);
 
 bool cf_chat_template_is_jinja(const cf_chat_template *t);
+/* A Jinja template's text as it was given; NULL for a built-in. */
+const char *cf_chat_template_source(const cf_chat_template *t);
 /* What to show: "jinja (from GGUF)", "chatml (built-in)", "chatml (built-in,
  * detected)", "chatml (built-in, default)". */
 const char *cf_chat_template_label(const cf_chat_template *t);

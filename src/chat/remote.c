@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "remote.h"
 
 /* ---- the request ---------------------------------------------------------------- */
@@ -99,7 +100,9 @@ static int choose_model(sess_remote *r, const char *given, cf_err *err)
         pick = given;
     int rc = 0;
     if (!given && !listed) {
-        rc = cf_fail_as(err, CF_E_USAGE, "no model given (-m NAME), and the server's model list "
+        /* the failure's own class: a server not reached is a runtime
+         * error (as when a request fails), not a bad option */
+        rc = cf_fail_as(err, why.code, "no model given (-m NAME), and the server's model list "
                         "could not be read: %s", why.msg);
     } else if (!given && n != 1) {
         char list[256] = "";
@@ -159,6 +162,22 @@ static void remote_context_info(const cf_session *s, cf_context_info *out)
     *out = (cf_context_info){.used = s->remote->used};
 }
 
+/* The request body indented for a person (it goes out on one line). */
+static char *indented(char *body)
+{
+    cf_json *v;
+    cf_err why;
+    if (!body || cf_json_parse(body, strlen(body), NULL, &v, &why) < 0)
+        return body;
+    const cf_json_dump_opts o = {.indent = 2};
+    char *out = cf_json_dump(v, &o, NULL);
+    cf_json_free(v);
+    if (!out)
+        return body;
+    free(body);
+    return out;
+}
+
 static int remote_prompt_text(cf_session *s, const char *user_text, char **text, int *n_tokens,
                               int *n_cached, cf_err *err)
 {
@@ -167,7 +186,7 @@ static int remote_prompt_text(cf_session *s, const char *user_text, char **text,
     *n_tokens = *n_cached = 0;
     if (sess_push_msg(s, CF_ROLE_USER, user_text, strlen(user_text), err))
         return -1;
-    *text = remote_request(s, true, NULL);
+    *text = indented(remote_request(s, true, NULL));
     sess_pop_msg(s);
     s->dirty = dirty;
     return *text ? 0 : cf_fail(err, "out of memory");

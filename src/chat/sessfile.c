@@ -4,11 +4,12 @@
  * bytes (UTF-8, no NUL); ids are i32 token ids.
  *
  *   magic      8 bytes  "CFSESS\r\n"
- *   version    u32      4
+ *   version    u32      5
  *   engine     u8       0 = the local model, 1 = a remote server
  *   local:
  *   model      u64 fingerprint (cf_gguf_fingerprint: metadata, tensor table,
- *              file size), u64 file size, str name
+ *              file size), u64 file size, str name, str the file's absolute
+ *              path, str the name 'confab models' picked it by ("" if none)
  *   n_vocab    u32
  *   n_ctx      u32      context positions of the session that saved it
  *   kv_type    u32      0 = f32, 1 = f16
@@ -46,8 +47,9 @@
  *              words in four interleaved lanes, then the tail bytes and the
  *              lanes folded in one by one, then the length
  *
- * Version 4 had no flag 8 (its replies stopped at n-predict load unmarked).
- * Version 3 (before remote sessions) had no engine byte and no given
+ * Version 4 had no flag 8 (its replies stopped at n-predict load unmarked)
+ * and no model path and pick name (a chat started from it without -m cannot
+ * find its model).  Version 3 (before remote sessions) had no engine byte and no given
  * settings: it loads as a local session's file with none given.  Version
  * 2 had no branches either: it loads as the one branch "main".  Version
  * 1 (before reasoning) had no thinking settings either, and per message
@@ -383,6 +385,8 @@ static void put_local(wbuf *b, cf_session *s)
     PUT(b, uint64_t, cf_gguf_fingerprint(g));
     PUT(b, uint64_t, cf_gguf_file_size(g));
     put_str(b, name, strlen(name));
+    put_str(b, s->model_path, strlen(s->model_path));
+    put_str(b, s->model_pick, strlen(s->model_pick));
     PUT(b, uint32_t, cf_model_hparams(s->model)->n_vocab);
     PUT(b, uint32_t, cf_ctx_n_ctx(s->ctx));
     PUT(b, uint32_t, cf_ctx_kv_type(s->ctx));
@@ -481,6 +485,7 @@ static bool get_ids(rbuf *r, int32_t n_vocab, cf_tokens *v)
 /* Everything a file holds, checked, before it replaces the session. */
 typedef struct loaded {
     bool remote;            /* saved by a remote session */
+    bool other;             /* saved with another model (cf_session_params.any_model) */
     char *endpoint, *model; /* its server */
     uint32_t set_mask;
     int32_t n_ctx;
@@ -524,27 +529,72 @@ static int damaged(const char *path, const char *what, cf_err *err)
     return cf_fail(err, "%s is damaged (%s); the session was not loaded", path, what);
 }
 
-/* The model record; a local session's must be its own model's (the
- * tokens and cache are that model's), a remote session takes only the
- * transcript.  The file's vocabulary size into *n_vocab. */
-static int parse_model(rbuf *r, const cf_session *s, const char *path, uint32_t *n_vocab,
-                       cf_err *err)
-{
+/* The model record of a local file (name, path and pick malloc'ed; the
+ * last two NULL before version 5). */
+typedef struct model_rec {
     uint64_t fp, size;
-    GET(r, uint64_t, fp);
-    GET(r, uint64_t, size);
-    char *name = get_str(r, 4096);
-    GET(r, uint32_t, *n_vocab);
+    char *name, *path, *pick;
+    uint32_t n_vocab;
+} model_rec;
+
+static bool get_model(rbuf *r, uint32_t version, model_rec *m)
+{
+    GET(r, uint64_t, m->fp);
+    GET(r, uint64_t, m->size);
+    m->name = get_str(r, 4096);
+    if (version >= 5) {
+        m->path = get_str(r, 4096);
+        m->pick = get_str(r, 4096);
+    }
+    GET(r, uint32_t, m->n_vocab);
+    return !r->bad && m->name && (version < 5 || (m->path && m->pick)) && m->n_vocab <= INT32_MAX;
+}
+
+static void model_rec_free(model_rec *m)
+{
+    free(m->name);
+    free(m->path);
+    free(m->pick);
+}
+
+/* The model a file wants, as a person finds it: "'NAME' (PATH, 'confab
+ * models' name PICK)". */
+static void wanted(const model_rec *m, char *buf, size_t n)
+{
+    char pick[4200] = "";
+    if (m->pick && *m->pick)
+        snprintf(pick, sizeof pick, ", 'confab models' name %s", m->pick);
+    snprintf(buf, n, "'%s' (%s%s)", m->name, m->path && *m->path ? m->path : "path not recorded",
+             pick);
+}
+
+/* The model record; a local session's must be its own model's (the
+ * tokens and cache are that model's) unless the session takes any
+ * model's files as their transcript (*other then says so); a remote
+ * session takes only the transcript.  The file's vocabulary size into
+ * *n_vocab. */
+static int parse_model(rbuf *r, uint32_t version, const cf_session *s, const char *path,
+                       uint32_t *n_vocab, bool *other, cf_err *err)
+{
+    model_rec m = {0};
     int rc = 0;
     const cf_gguf *g = s->model ? cf_model_gguf(s->model) : NULL;
-    if (r->bad || !name || *n_vocab > INT32_MAX)
+    *other = false;
+    if (!get_model(r, version, &m)) {
         rc = damaged(path, "bad model record", err);
-    else if (g && (fp != cf_gguf_fingerprint(g) || size != cf_gguf_file_size(g) ||
-                   *n_vocab != (uint32_t)cf_model_hparams(s->model)->n_vocab))
-        rc = cf_fail(err, "%s was saved with another model ('%s', %llu bytes), not '%s' (%llu "
-                     "bytes); the session was not loaded", path, name, (unsigned long long)size,
-                     cf_model_name(s->model), (unsigned long long)cf_gguf_file_size(g));
-    free(name);
+    } else if (g && (m.fp != cf_gguf_fingerprint(g) || m.size != cf_gguf_file_size(g) ||
+                     m.n_vocab != (uint32_t)cf_model_hparams(s->model)->n_vocab)) {
+        char want[9000];
+        wanted(&m, want, sizeof want);
+        *other = true;
+        if (!s->any_model)
+            rc = cf_fail(err, "%s was saved with another model, %s, not this one (%s); -m %s "
+                         "resumes it, or --session-any-model brings its transcript into this one",
+                         path, want, s->model_path,
+                         m.pick && *m.pick ? m.pick : m.path && *m.path ? m.path : m.name);
+    }
+    *n_vocab = m.n_vocab;
+    model_rec_free(&m);
     return rc;
 }
 
@@ -668,17 +718,16 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
         return cf_fail(err, "%s is not a confab session file", path);
     r.pos = sizeof MAGIC;
     GET(&r, uint32_t, version);
-    if (r.bad)
-        return damaged(path, "truncated", err);
-    if (version < 1 || version > VERSION)
-        return cf_fail(err, "%s is a session file of format version %u; this confab reads "
-                       "versions 1 to %d", path, version, VERSION);
     uint64_t sum;
-    if (n < r.pos + 8)
+    if (r.bad || n < r.pos + 8)
         return damaged(path, "truncated", err);
+    /* the checksum first: a flipped version is damage, not a newer file */
     memcpy(&sum, p + n - 8, 8);
     if (sum != sess_checksum(p, n - 8))
         return damaged(path, "truncated or corrupt: the checksum does not match", err);
+    if (version < 1 || version > VERSION)
+        return cf_fail(err, "%s is a session file of format version %u; this confab reads "
+                       "versions 1 to %d", path, version, VERSION);
     r.n = n - 8;
     uint8_t engine = 0;
     if (version >= 4)
@@ -693,7 +742,7 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
         if (!l->endpoint || !l->model)
             return damaged(path, "bad server record", err);
     } else {
-        if (parse_model(&r, s, path, &n_vocab, err))
+        if (parse_model(&r, version, s, path, &n_vocab, &l->other, err))
             return -1;
         GET(&r, uint32_t, n_ctx);
         GET(&r, uint32_t, kv_type);
@@ -783,7 +832,7 @@ static int load_file(cf_session *s, const char *path, cf_err *err)
         goto out;
     /* a local file of this model brings its cache and random state too;
      * any other the transcript and settings, rendered afresh next turn */
-    bool whole = !l.remote && !s->remote;
+    bool whole = !l.remote && !s->remote && !l.other;
     cf_err why;
     if (whole) {
         /* the live context serves when the cells fit and the types agree */
@@ -869,17 +918,18 @@ out:
     return rc;
 }
 
-int cf_session_file_remote(const char *path, char **endpoint, char **model, cf_err *err)
+int cf_session_file_origin(const char *path, cf_session_origin *o, cf_err *err)
 {
-    *endpoint = *model = NULL;
+    *o = (cf_session_origin){0};
     size_t n;
     const uint8_t *data = map_file(path, &n, err);
     if (!data)
-        return -1;
+        return cf_err_class(err, CF_E_SESSION);
     rbuf r = {data, n, sizeof MAGIC, false};
     uint32_t version = 0;
     uint8_t engine = 0;
     uint64_t sum = 0;
+    model_rec m = {0};
     int rc = -1;
     if (n < sizeof MAGIC + 12 || memcmp(data, MAGIC, sizeof MAGIC) != 0) {
         cf_fail(err, "%s is not a confab session file", path);
@@ -892,19 +942,41 @@ int cf_session_file_remote(const char *path, char **endpoint, char **model, cf_e
         GET(&r, uint8_t, engine);
     if (sum != sess_checksum(data, n - 8)) {
         damaged(path, "truncated or corrupt: the checksum does not match", err);
-    } else if (engine != 1) {
-        rc = 0;
-    } else if (!(*endpoint = get_str(&r, 4096)) || !(*model = get_str(&r, 4096))) {
-        free(*endpoint);
-        *endpoint = NULL;
-        damaged(path, "bad server record", err);
+    } else if (version < 1 || version > VERSION) {
+        cf_fail(err, "%s is a session file of format version %u; this confab reads versions 1 to "
+                "%d", path, version, VERSION);
+    } else if (engine == 1) {
+        o->endpoint = get_str(&r, 4096);
+        o->model = get_str(&r, 4096);
+        rc = o->endpoint && o->model ? 0 : damaged(path, "bad server record", err);
+    } else if (!get_model(&r, version, &m)) {
+        damaged(path, "bad model record", err);
     } else {
-        rc = 1;
+        /* handed on: the name, and the path and pick when not empty */
+        o->model = m.name;
+        m.name = NULL;
+        if (m.path && *m.path)
+            o->path = m.path, m.path = NULL;
+        if (m.pick && *m.pick)
+            o->pick = m.pick, m.pick = NULL;
+        rc = 0;
     }
 out:
+    model_rec_free(&m);
+    if (rc < 0)
+        cf_session_origin_free(o);
     if (n > 0)
         munmap((void *)data, n);
-    return rc < 0 ? cf_err_class(err, CF_E_SESSION) : rc;
+    return rc < 0 ? cf_err_class(err, CF_E_SESSION) : 0;
+}
+
+void cf_session_origin_free(cf_session_origin *o)
+{
+    free(o->endpoint);
+    free(o->model);
+    free(o->path);
+    free(o->pick);
+    *o = (cf_session_origin){0};
 }
 
 /* Every failure to save or load is of the session-file class. */

@@ -176,6 +176,12 @@ int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err)
     cf_sampler_params sp;
     cf_sampler_params_default(&sp);
     s->eng = &sess_local_engine;
+    s->model_path = realpath(p->model_path, NULL);
+    if (!s->model_path)
+        s->model_path = strdup(p->model_path);
+    s->model_pick = strdup(p->model_pick ? p->model_pick : "");
+    if (!s->model_path || !s->model_pick)
+        return cf_fail(err, "out of memory");
     if (cf_model_load_as(p->model_path, p->tokenizer_path, p->load_mode, &s->model, err) ||
         cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err))
         return cf_err_class(err, CF_E_MODEL);
@@ -208,6 +214,8 @@ void sess_local_free(cf_session *s)
     cf_ctx_free(s->ctx);
     cf_tokenizer_free(s->tok);
     cf_model_free(s->model);
+    free(s->model_path);
+    free(s->model_pick);
 }
 
 int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
@@ -219,6 +227,7 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
     s->reply.pending = CF_TOKEN_NULL;
     s->n_predict = -1;
     s->now = (int64_t)time(NULL);
+    s->any_model = p->any_model;
     s->test_delay_ms = sess_test_delay_ms();
     if ((p->endpoint ? sess_remote_open(s, p, err) : sess_local_open(s, p, err)) ||
         sess_branches_init(s, err))
@@ -330,6 +339,11 @@ const float *cf_session_logits(const cf_session *s)
 const char *cf_session_template_desc(const cf_session *s)
 {
     return s->tmpl_desc;
+}
+
+const char *cf_session_template_source(const cf_session *s)
+{
+    return s->tmpl ? cf_chat_template_source(s->tmpl) : NULL;
 }
 
 const char *cf_session_untrained(const cf_session *s)

@@ -82,6 +82,8 @@ struct cf_session {
     struct sess_remote *remote; /* the remote engine's state (remote.h); NULL: local */
     /* the local engine's: */
     cf_model *model;
+    char *model_path, *model_pick; /* its file's absolute path, cf_session_params.model_pick ("") */
+    bool any_model;                /* cf_session_params.any_model */
     cf_tokenizer *tok;
     cf_ctx *ctx;
     cf_chat_template *tmpl;

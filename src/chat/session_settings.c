@@ -72,11 +72,8 @@ static int parse_seed(const char *value, uint64_t *out, cf_err *err)
     return 0;
 }
 
-static int set_seed(cf_session *s, const char *value, cf_err *err)
+static int set_seed(cf_session *s, uint64_t seed, cf_err *err)
 {
-    uint64_t seed = CF_SAMPLER_SEED_RANDOM;
-    if (parse_seed(value, &seed, err))
-        return -1;
     if (s->remote) {
         s->remote->seed = seed;
         return 0;
@@ -95,27 +92,92 @@ static const char *const thinking_values[] = {"auto", "on", "off", NULL};
 static const char *const effort_values[] = {"auto", "low", "medium", "high", NULL};
 static const char *const onoff_values[] = {"off", "on", NULL};
 
-/* The index of value in a NULL-terminated list, or -1. */
+/* The index of value in a NULL-terminated list, or -1; a yes/no word is
+ * the list's "on" or "off". */
 static int choice(const char *const *list, const char *value)
 {
+    int b = cf_parse_bool(value);
+    if (b >= 0)
+        value = b ? "on" : "off";
     for (int i = 0; list[i]; i++)
         if (!strcmp(list[i], value))
             return i;
     return -1;
 }
 
-/* A new thinking setting renders the prompt differently: the cache keeps
- * what still agrees at the next turn. */
-static int set_choice(cf_session *s, const char *name, const char *value, cf_err *err)
+static int parse_n_predict(const char *value, int *out, cf_err *err)
 {
-    bool thinking = !strcmp(name, "thinking");
-    const char *const *list = thinking ? thinking_values : effort_values;
-    int v = choice(list, value);
-    if (v < 0)
-        return cf_fail_as(err, CF_E_USAGE, "%s: '%s' is not one of %s", name, value,
-                          thinking ? "auto, on, off" : "auto, low, medium, high");
-    *(thinking ? &s->thinking : &s->effort) = v;
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (!*value || *end || errno || v < -1 || v > N_PREDICT_MAX)
+        return cf_fail_as(err, CF_E_USAGE, "n-predict: '%s' is not a whole number from -1 to %d",
+                          value, N_PREDICT_MAX);
+    *out = (int)v;
     return 0;
+}
+
+/* A value of a setting that is not the sampler's, parsed into *out (the
+ * seed, or an int); the one check for every front end. */
+static int parse_own(const char *name, const char *value, uint64_t *out, cf_err *err)
+{
+    int v = -1;
+    if (!strcmp(name, "seed"))
+        return parse_seed(value, out, err);
+    if (!strcmp(name, "n-predict")) {
+        if (parse_n_predict(value, &v, err))
+            return -1;
+    } else {
+        bool thinking = !strcmp(name, "thinking"), probs = !strcmp(name, "probs");
+        const char *const *list = thinking ? thinking_values : probs ? onoff_values : effort_values;
+        if ((v = choice(list, value)) < 0)
+            return cf_fail_as(err, CF_E_USAGE, "%s: '%s' is not one of %s", name, value,
+                              thinking ? "auto, on, off" : probs ? "on, off"
+                                                                 : "auto, low, medium, high");
+    }
+    *out = (uint64_t)(int64_t)v;
+    return 0;
+}
+
+static bool is_sampler_setting(const char *name)
+{
+    return index_of(name) < index_of("seed");
+}
+
+int cf_session_setting_check(const char *name, const char *value, cf_err *err)
+{
+    if (index_of(name) < 0)
+        return cf_fail_as(err, CF_E_USAGE, "unknown setting '%s'", name);
+    uint64_t v;
+    if (!is_sampler_setting(name))
+        return parse_own(name, value, &v, err);
+    cf_sampler_params p;
+    cf_sampler_params_default(&p);
+    bool all = !strcmp(name, "repeat-last-n") && !strcmp(value, "-1");
+    return cf_sampler_setting_set(&p, name, all ? "0" : value, err);
+}
+
+/* A sampler setting: repeat-last-n -1 is llama.cpp's "the whole
+ * context" (a remote server takes -1 itself). */
+static int set_sampler(cf_session *s, const char *name, const char *value, cf_err *err)
+{
+    char whole[16];
+    bool all = !strcmp(name, "repeat-last-n") && !strcmp(value, "-1");
+    if (s->remote) {
+        if (cf_sampler_setting_set(&s->remote->par, name, all ? "0" : value, err))
+            return -1;
+        if (all)
+            s->remote->par.repeat_last_n = -1;
+        return 0;
+    }
+    if (all) {
+        snprintf(whole, sizeof whole, "%d", cf_ctx_n_ctx(s->ctx));
+        value = whole;
+    }
+    cf_sampler_params p = *cf_sampler_get_params(s->smp);
+    return cf_sampler_setting_set(&p, name, value, err) || cf_sampler_set_params(s->smp, &p, err)
+               ? -1
+               : 0;
 }
 
 int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *err)
@@ -127,36 +189,27 @@ int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *e
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? ", " : "", *p);
         return cf_fail_as(err, CF_E_USAGE, "unknown setting '%s' (settings: %s)", name, list);
     }
-    if (strcmp(name, "seed") == 0) {
-        if (set_seed(s, value, err))
+    uint64_t v = 0;
+    if (is_sampler_setting(name)) {
+        if (set_sampler(s, name, value, err))
             return -1;
-    } else if (strcmp(name, "thinking") == 0 || strcmp(name, "reasoning-effort") == 0) {
-        if (set_choice(s, name, value, err))
+    } else if (parse_own(name, value, &v, err)) {
+        return -1;
+    } else if (!strcmp(name, "seed")) {
+        if (set_seed(s, v, err))
             return -1;
-    } else if (strcmp(name, "probs") == 0) {
-        int v = choice(onoff_values, value);
-        if (v < 0)
-            return cf_fail_as(err, CF_E_USAGE, "probs: '%s' is not on or off", value);
+    } else if (!strcmp(name, "probs")) {
         if (v && s->remote)
             return cf_fail_as(err, CF_E_USAGE, "probs: a remote server's replies come without "
                               "token probabilities here");
-        s->probs = v; /* a display choice: the conversation is unchanged */
+        s->probs = (int)v; /* a display choice: the conversation is unchanged */
         return 0;
-    } else if (strcmp(name, "n-predict") == 0) {
-        char *end;
-        errno = 0;
-        long v = strtol(value, &end, 10);
-        if (!*value || *end || errno || v < -1 || v > N_PREDICT_MAX)
-            return cf_fail_as(err, CF_E_USAGE, "n-predict: '%s' is not a whole number from -1 to %d", value,
-                              N_PREDICT_MAX);
-        s->n_predict = (int)v;
-    } else if (s->remote) {
-        if (cf_sampler_setting_set(&s->remote->par, name, value, err))
-            return -1;
+    } else if (!strcmp(name, "n-predict")) {
+        s->n_predict = (int)(int64_t)v;
     } else {
-        cf_sampler_params p = *cf_sampler_get_params(s->smp);
-        if (cf_sampler_setting_set(&p, name, value, err) || cf_sampler_set_params(s->smp, &p, err))
-            return -1;
+        /* a new thinking setting renders the prompt differently: the
+         * cache keeps what still agrees at the next turn */
+        *(!strcmp(name, "thinking") ? &s->thinking : &s->effort) = (int)v;
     }
     s->set_mask |= 1u << idx;
     s->dirty = true;

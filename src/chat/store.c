@@ -216,7 +216,7 @@ int cf_store_scan(const char *confab_dir, bool headers, cf_store **out, cf_err *
     st->dirs[CF_STORE_HF] = hub_dir();
     st->dirs[CF_STORE_LLAMACPP] = env_dir("LLAMA_CACHE", "XDG_CACHE_HOME", "llama.cpp");
     st->dirs[CF_STORE_LMSTUDIO] = env_dir(NULL, NULL, ".lmstudio/models");
-    char *lms_old = env_dir(NULL, NULL, ".cache/lm-studio/models");
+    st->lmstudio_old = env_dir(NULL, NULL, ".cache/lm-studio/models");
 
     if (st->dirs[CF_STORE_CONFAB])
         store_scan_plain(st, CF_STORE_CONFAB, st->dirs[CF_STORE_CONFAB]);
@@ -228,9 +228,8 @@ int cf_store_scan(const char *confab_dir, bool headers, cf_store **out, cf_err *
         store_scan_llamacpp(st, st->dirs[CF_STORE_LLAMACPP]);
     if (st->dirs[CF_STORE_LMSTUDIO])
         store_scan_lmstudio(st, st->dirs[CF_STORE_LMSTUDIO]);
-    if (lms_old)
-        store_scan_lmstudio(st, lms_old);
-    free(lms_old);
+    if (st->lmstudio_old)
+        store_scan_lmstudio(st, st->lmstudio_old);
 
     unclash(st);
     if (st->n)
@@ -262,6 +261,7 @@ void cf_store_free(cf_store *st)
     }
     for (int k = 0; k < CF_STORE_KINDS; k++)
         free(st->dirs[k]);
+    free(st->lmstudio_old);
     free(st->e);
     free(st);
 }
@@ -279,4 +279,9 @@ const cf_store_entry *cf_store_at(const cf_store *st, int i)
 const char *cf_store_dir(const cf_store *st, cf_store_kind k)
 {
     return (unsigned)k < CF_STORE_KINDS ? st->dirs[k] : NULL;
+}
+
+const char *cf_store_dir_also(const cf_store *st, cf_store_kind k)
+{
+    return k == CF_STORE_LMSTUDIO ? st->lmstudio_old : NULL;
 }

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -63,16 +64,24 @@ static size_t distance(const char *a, const char *b, size_t bn)
 
 /* How far name is from e: 0 when e's name contains it; else the edit
  * distance to e's name, or to its part before the tag or the quant type
- * (typing "qwen4" for "qwen3:0.6b"). */
-static size_t how_far(const cf_store_entry *e, const char *name)
+ * (typing "qwen4" for "qwen3:0.6b"); with start, to a start of its name
+ * about as long as the name instead (a slip in the first letters:
+ * "storis" for "stories260K"). */
+static size_t how_far(const cf_store_entry *e, const char *name, bool start)
 {
     if (strcasestr(e->name, name))
         return 0;
-    size_t d = distance(name, e->name, strlen(e->name));
+    size_t en = strlen(e->name), n = strlen(name), d = SIZE_MAX;
     const char *colon = strrchr(e->name, ':');
-    if (colon) {
-        size_t dc = distance(name, e->name, (size_t)(colon - e->name));
-        d = dc < d ? dc : d;
+    if (!start)
+        d = distance(name, e->name, colon ? (size_t)(colon - e->name) : en);
+    if (!start && colon) {
+        size_t dw = distance(name, e->name, en);
+        d = dw < d ? dw : d;
+    }
+    for (size_t k = n > 2 ? n - 2 : 1; start && k <= n + 2 && k < en; k++) {
+        size_t ds = distance(name, e->name, k);
+        d = ds < d ? ds : d;
     }
     return d;
 }
@@ -101,11 +110,12 @@ void cf_store_find(const cf_store *st, const char *name, cf_store_match *m)
     if ((m->ambiguous = m->n_matching > 1))
         return;
     m->n_matching = 0;
-    /* the closest names, nearest first, within a third of the name */
+    /* the closest names, nearest first, within a third of the name; when
+     * none is, the closest starts of names */
     size_t limit = strlen(name) / 3 > 2 ? strlen(name) / 3 : 2, dist[CF_STORE_NEAR_MAX];
-    for (int i = 0; i < st->n; i++) {
-        const cf_store_entry *e = &st->e[i];
-        size_t d = how_far(e, name);
+    for (int i = 0; i < 2 * st->n && !(i == st->n && m->n_near); i++) {
+        const cf_store_entry *e = &st->e[i % st->n];
+        size_t d = how_far(e, name, i >= st->n);
         if (d > limit || repeated(st, e))
             continue;
         int at = m->n_near;

@@ -13,6 +13,7 @@ struct cf_store {
     cf_store_entry *e;
     int n, cap;
     char *dirs[CF_STORE_KINDS];
+    char *lmstudio_old; /* LM Studio's older folder, looked in second */
     bool oom; /* a string or entry could not be allocated: the scan fails */
 };
 

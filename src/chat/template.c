@@ -12,6 +12,7 @@
 
 struct cf_chat_template {
     cf_jinja *jinja;  /* NULL for a built-in */
+    char *source;     /* the Jinja text, for people (/show template); NULL for a built-in */
     int builtin;      /* the built-in, or for Jinja the detected family (-1: none) */
     char label[128];
     cf_chat_reasoning reasoning; /* read from a Jinja source; none for built-ins */
@@ -46,7 +47,12 @@ int cf_chat_template_from_jinja(const char *src, size_t len, const char *origin,
     cf_chat_template *t = calloc(1, sizeof *t);
     if (!t)
         return cf_fail(err, "out of memory");
+    if (!(t->source = strndup(src, len))) {
+        free(t);
+        return cf_fail(err, "out of memory");
+    }
     if (cf_jinja_compile(src, len, &t->jinja, err) < 0) {
+        free(t->source);
         free(t);
         return -1;
     }
@@ -67,7 +73,13 @@ void cf_chat_template_free(cf_chat_template *t)
     if (!t)
         return;
     cf_jinja_free(t->jinja);
+    free(t->source);
     free(t);
+}
+
+const char *cf_chat_template_source(const cf_chat_template *t)
+{
+    return t->source;
 }
 
 const char *const *cf_chat_builtin_names(void)

@@ -14,18 +14,21 @@ typedef struct param {
     bool integral;
     size_t off; /* of the float or int32_t in cf_sampler_params */
     double lo, hi;
+    bool above; /* lo itself is out */
 } param;
 
 static const param params[] = {
-    {"temp", false, offsetof(cf_sampler_params, temp), 0, 100},
-    {"top-k", true, offsetof(cf_sampler_params, top_k), 0, 1000000},
-    {"top-p", false, offsetof(cf_sampler_params, top_p), 0, 1},
-    {"min-p", false, offsetof(cf_sampler_params, min_p), 0, 1},
-    {"typical", false, offsetof(cf_sampler_params, typical_p), 0, 1},
-    {"repeat-penalty", false, offsetof(cf_sampler_params, repeat_penalty), 0, 100},
-    {"repeat-last-n", true, offsetof(cf_sampler_params, repeat_last_n), 0, CF_SAMPLER_MAX_LAST_N},
-    {"presence-penalty", false, offsetof(cf_sampler_params, presence_penalty), -2, 2},
-    {"frequency-penalty", false, offsetof(cf_sampler_params, frequency_penalty), -2, 2},
+    {"temp", false, offsetof(cf_sampler_params, temp), 0, 100, false},
+    {"top-k", true, offsetof(cf_sampler_params, top_k), 0, 1000000, false},
+    {"top-p", false, offsetof(cf_sampler_params, top_p), 0, 1, false},
+    {"min-p", false, offsetof(cf_sampler_params, min_p), 0, 1, false},
+    {"typical", false, offsetof(cf_sampler_params, typical_p), 0, 1, false},
+    {"repeat-penalty", false, offsetof(cf_sampler_params, repeat_penalty), 0, 100, true},
+    /* -1, llama.cpp's "the whole context", is the session's to replace */
+    {"repeat-last-n", true, offsetof(cf_sampler_params, repeat_last_n), -1, CF_SAMPLER_MAX_LAST_N,
+     false},
+    {"presence-penalty", false, offsetof(cf_sampler_params, presence_penalty), -2, 2, false},
+    {"frequency-penalty", false, offsetof(cf_sampler_params, frequency_penalty), -2, 2, false},
 };
 #define N_PARAMS (sizeof params / sizeof params[0])
 
@@ -53,9 +56,11 @@ int cf_sampler_setting_set(cf_sampler_params *p, const char *name, const char *v
     char *end;
     errno = 0;
     double v = strtod(value, &end);
-    if (!*value || *end || errno || !isfinite(v) || (st->integral && v != floor(v)) || v < st->lo || v > st->hi)
-        return cf_fail_as(err, CF_E_USAGE, "%s: '%s' is not %s from %.15g to %.15g", name, value,
-                          st->integral ? "a whole number" : "a number", st->lo, st->hi);
+    if (!*value || *end || errno || !isfinite(v) || (st->integral && v != floor(v)) || v < st->lo ||
+        (st->above && v == st->lo) || v > st->hi)
+        return cf_fail_as(err, CF_E_USAGE, "%s: '%s' is not %s %s %.15g %s %.15g", name, value,
+                          st->integral ? "a whole number" : "a number",
+                          st->above ? "above" : "from", st->lo, st->above ? "up to" : "to", st->hi);
     cf_sampler_params q = *p;
     if (st->integral)
         *(int32_t *)((char *)&q + st->off) = (int32_t)v;

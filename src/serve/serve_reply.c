@@ -194,8 +194,8 @@ void serve_reply(server *sv, serve_job *j)
     free(ctext);
     free(rtext);
     serve_log(sv,
-              "POST %s %d · %d messages · prompt %d tok (%d cached) · reply %d tok%s%s · %.0f ms",
-              path, status, rq->n_msgs, n_prompt, n_prompt - st->prompt_tokens, st->gen_tokens,
+              "POST %s %d · %d message%s · prompt %d tok (%d cached) · reply %d tok%s%s · %.0f ms",
+              path, status, rq->n_msgs, rq->n_msgs == 1 ? "" : "s", n_prompt, n_prompt - st->prompt_tokens, st->gen_tokens,
               o.stopped ? ", cut: the server stops" : o.gone ? ", cut: the client went away"
               : o.failed ? ", failed: " : "",
               o.failed ? o.err.msg : "", cf_now_ms() - j->t0);

@@ -13,6 +13,9 @@
 #include "term.h"
 #include "text.h"
 
+static void input(chat *c, const char *text);
+static int save(chat *c, const char *path, bool quiet);
+
 static void note_error(chat *c, int code)
 {
     if (!c->first_error)
@@ -47,15 +50,30 @@ char *chat_clean_input(chat *c, const char *text, size_t len)
     if (!clean)
         chat_say(c, OUT_ERROR, "out of memory");
     else if (bad)
-        chat_say(c, OUT_DIM, "note: %d invalid UTF-8 byte%s replaced by U+FFFD", bad,
+        chat_say(c, OUT_DIM, "note: %d invalid UTF-8 sequence%s replaced by U+FFFD", bad,
                  bad > 1 ? "s" : "");
     return clean;
+}
+
+/* A chat started with --session keeps its file up to date after each
+ * input (crash-safe, as /save is), so a crash loses at most the reply in
+ * progress. */
+static void keep_saved(chat *c)
+{
+    if (c->opts->session && c->session_path && cf_session_dirty(c->s))
+        save(c, NULL, true);
 }
 
 void chat_input(chat *c, const char *text)
 {
     if (text[strspn(text, " \t\n")] == 0)
         return;
+    input(c, text);
+    keep_saved(c);
+}
+
+static void input(chat *c, const char *text)
+{
     int edit = c->edit_next - 1;
     c->edit_next = 0;
     if (text[0] == '/' && text[1] != '/') {
@@ -237,6 +255,12 @@ static int set_session_path(chat *c, const char *path)
 
 int chat_save(chat *c, const char *path)
 {
+    return save(c, path, false);
+}
+
+/* quiet: no "saved to" line (errors are said) */
+static int save(chat *c, const char *path, bool quiet)
+{
     char buf[4096];
     cf_err err = {0};
     if (path && *path) {
@@ -260,7 +284,8 @@ int chat_save(chat *c, const char *path)
     }
     if (path != c->session_path)
         set_session_path(c, path);
-    chat_say(c, OUT_INFO, "saved to %s", c->session_path ? c->session_path : path);
+    if (!quiet)
+        chat_say(c, OUT_INFO, "saved to %s", c->session_path ? c->session_path : path);
     return 0;
 }
 
@@ -288,11 +313,22 @@ int chat_load(chat *c, const char *path)
     return 0;
 }
 
-int chat_autosave(chat *c)
+int chat_autosave(chat *c, bool hint)
 {
-    if (!c->opts->autosave || !cf_session_dirty(c->s))
+    if (!cf_session_dirty(c->s))
         return 0;
-    return chat_save(c, NULL);
+    if (c->opts->autosave || c->opts->session)
+        return chat_save(c, NULL);
+    bool talked = false;
+    for (int i = 0; i < cf_session_n_messages(c->s) && !talked; i++)
+        talked = cf_session_message(c->s, i)->role != CF_ROLE_SYSTEM;
+    if (hint && talked && c->session_path)
+        chat_say(c, OUT_DIM, "the changes since the last /save are not in %s (/save before leaving "
+                 "keeps them)", c->session_path);
+    else if (hint && talked)
+        chat_say(c, OUT_DIM, "this conversation was not saved (/save FILE before leaving keeps it; "
+                 "--session FILE saves as you go)");
+    return 0;
 }
 
 double chat_setting(const chat *c, const char *name)

@@ -77,7 +77,7 @@ __attribute__((format(printf, 3, 4)))
 #endif
 void chat_say(chat *c, out_kind kind, const char *fmt, ...);
 
-/* Input as typed or piped, with every invalid UTF-8 byte replaced by
+/* Input as typed or piped, with every invalid UTF-8 sequence replaced by
  * U+FFFD (and a note saying how many); malloc'ed, NULL after an error. */
 char *chat_clean_input(chat *c, const char *text, size_t len);
 
@@ -148,8 +148,9 @@ int chat_save(chat *c, const char *path);
 /* Load a session file (a bare name is also looked for in the sessions
  * folder); on failure the conversation is untouched. */
 int chat_load(chat *c, const char *path);
-/* At exit: save when --autosave asked and something changed. */
-int chat_autosave(chat *c);
+/* At exit: save when something changed and --autosave or --session
+ * asked; else, with hint, one line saying how to keep a conversation. */
+int chat_autosave(chat *c, bool hint);
 
 /* For a model not trained to chat (cf_session_untrained), the lines under
  * the banner: why, where replies stop (unless -n or a resumed session

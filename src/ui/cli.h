@@ -47,6 +47,11 @@ void cli_option_error(const char *name, const char *msg);
 bool cli_parse_int(const char *opt, const char *s, long long lo, long long hi, long long *out);
 bool cli_parse_float(const char *opt, const char *s, double lo, double hi, double *out);
 
+/* -t N: a whole number from 1 to CLI_THREADS_MAX, and at most the CPUs
+ * online (more is capped there, with one line saying so). */
+#define CLI_THREADS_MAX 1024
+bool cli_parse_threads(const char *opt, const char *s, long long *out);
+
 /* Read a whole file into a NUL-terminated malloc'ed buffer. */
 char *cli_read_file(const char *path, size_t *len);
 
@@ -61,6 +66,9 @@ char *cli_resolve_model(const char *m_opt);
  * NULL after one error line (an unknown name lists the names close to it,
  * an ambiguous one those it could mean). */
 char *cli_model_path(const char *arg);
+
+/* The file a name of the model stores means, or NULL (nothing said). */
+char *cli_store_path(const char *name);
 
 /* Threads to use by default: the number of physical cores. */
 int cli_default_threads(void);

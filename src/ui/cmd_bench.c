@@ -377,7 +377,7 @@ static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore,
             o->n_gen = (int)v;
             break;
         case 't':
-            if (!cli_parse_int("-t", optarg, 1, 1024, &v))
+            if (!cli_parse_threads("-t", optarg, &v))
                 return CF_EXIT_USAGE;
             o->threads = (int)v;
             break;

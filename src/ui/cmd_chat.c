@@ -4,6 +4,7 @@
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "chat.h"
@@ -57,13 +58,27 @@ static int apply_settings(cf_session *s, const chat_opts *o)
     return 0;
 }
 
-/* --session FILE: resume it when it exists, else it is where /save goes. */
+/* Whether FILE is there with something in it: an empty --session file
+ * (touch new.session) is a new session, as a missing one is. */
+static bool has_session(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && st.st_size > 0;
+}
+
+/* --session FILE: resume it when it holds one, else it is where the chat
+ * is saved. */
 static int resume(chat *c, const char *path)
 {
     cf_err err = {0};
+    struct stat st;
     c->session_path = strdup(path);
-    if (access(path, F_OK) < 0)
-        return errno == ENOENT ? 0 : (cli_error("%s: %s", path, strerror(errno)), -1);
+    if (stat(path, &st) < 0 && errno != ENOENT) {
+        cli_error("%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!has_session(path))
+        return 0;
     if (cf_session_load(c->s, path, &err) < 0) {
         cli_error("%s", err.msg);
         return -1;
@@ -71,30 +86,54 @@ static int resume(chat *c, const char *path)
     return 0;
 }
 
-/* The server a chat talks to: --endpoint, else the one a remote chat
- * saved in --session was talking to (when no -m names a model file).
- * Returns 1 when there is one (into p; *endpoint, *model owned), 0 when
- * the chat is local, -1 after an error line. */
-static int remote_params(const chat_opts *o, cf_session_params *p, char **endpoint, char **model,
-                         int *status)
+/* What --session FILE was saved with, when neither -m nor --endpoint
+ * says what to talk to (into org; nothing for a new file). */
+static int session_origin(const chat_opts *o, cf_session_origin *org, int *status)
 {
-    if (!o->endpoint && !o->model && o->session && access(o->session, F_OK) == 0) {
-        cf_err err = {.msg = ""};
-        if (cf_session_file_remote(o->session, endpoint, model, &err) < 0) {
-            cli_error("%s", err.msg);
-            *status = CF_EXIT_SESSION;
-            return -1;
-        }
-    }
-    if (o->endpoint) {
-        free(*endpoint);
-        if (!(*endpoint = strdup(o->endpoint))) {
-            cli_error("out of memory");
-            return -1;
-        }
-    }
-    if (!*endpoint)
+    cf_err err = {.msg = ""};
+    if (o->endpoint || o->model || !o->session || !has_session(o->session))
         return 0;
+    if (cf_session_file_origin(o->session, org, &err) < 0) {
+        cli_error("%s", err.msg);
+        *status = CF_EXIT_SESSION;
+        return -1;
+    }
+    return 0;
+}
+
+/* The model file of a chat: -m, else the one a local session file was
+ * saved with (its path, else the name 'confab models' picked it by),
+ * else the default.  NULL after one error line. */
+static char *model_file(const chat_opts *o, const cf_session_origin *org)
+{
+    if (o->model || !org->model)
+        return cli_resolve_model(o->model);
+    char *found = NULL;
+    if (org->path && access(org->path, R_OK) == 0)
+        found = strdup(org->path);
+    else if (org->pick)
+        found = cli_store_path(org->pick);
+    if (!found)
+        cli_error("%s was saved with the model '%s', not at %s%s%s%s; -m FILE names the model "
+                  "to load it into", o->session, org->model, org->path ? org->path : "a path it records",
+                  org->pick ? " nor '" : "", org->pick ? org->pick : "",
+                  org->pick ? "' in 'confab models'" : "");
+    return found;
+}
+
+/* The server a chat talks to: --endpoint, else the one a remote chat
+ * saved in --session was talking to.  Returns 1 when there is one (into
+ * p; *endpoint owned), 0 when the chat is local, -1 after an error line. */
+static int remote_params(const chat_opts *o, const cf_session_origin *org, cf_session_params *p,
+                         char **endpoint, int *status)
+{
+    const char *url = o->endpoint ? o->endpoint : org->endpoint;
+    if (!url)
+        return 0;
+    if (!(*endpoint = strdup(url))) {
+        cli_error("out of memory");
+        return -1;
+    }
     const char *key = NULL;
     if (o->api_key_env && (!(key = getenv(o->api_key_env)) || !*key)) {
         cli_error("--api-key-env: $%s is not set (or empty)", o->api_key_env);
@@ -102,7 +141,7 @@ static int remote_params(const chat_opts *o, cf_session_params *p, char **endpoi
         return -1;
     }
     p->endpoint = *endpoint;
-    p->remote_model = o->model ? o->model : *model;
+    p->remote_model = o->model ? o->model : org->model;
     p->api_key = key;
     p->timeout_ms = (int)(o->timeout * 1000);
     return 1;
@@ -110,7 +149,8 @@ static int remote_params(const chat_opts *o, cf_session_params *p, char **endpoi
 
 static int run(chat_opts *o, bool interactive)
 {
-    char *system = NULL, *model = NULL, *endpoint = NULL, *saved_model = NULL, *draft = NULL;
+    char *system = NULL, *model = NULL, *endpoint = NULL, *draft = NULL;
+    cf_session_origin org = {0};
     cf_session *s = NULL;
     int status = CF_EXIT_USAGE;
     if (check_template_opts(o) < 0 ||
@@ -127,9 +167,11 @@ static int run(chat_opts *o, bool interactive)
         .system_prompt = system,
         .lookup = o->lookup,
         .spec = &o->spec,
+        .any_model = o->any_model,
     };
     cf_err err = {0};
-    int remote = remote_params(o, &p, &endpoint, &saved_model, &status);
+    int remote = session_origin(o, &org, &status) < 0 ? -1
+                                                      : remote_params(o, &org, &p, &endpoint, &status);
     if (remote < 0)
         goto out;
     if (remote && (o->draft_model || o->lookup)) {
@@ -145,10 +187,12 @@ static int run(chat_opts *o, bool interactive)
         }
     } else {
         status = CF_EXIT_MODEL;
-        if (!(model = cli_resolve_model(o->model)) || (o->draft_model && !(draft = cli_model_path(o->draft_model))))
+        if (!(model = model_file(o, &org)) || (o->draft_model && !(draft = cli_model_path(o->draft_model))))
             goto out;
         p.model_path = model;
         p.draft_model = draft;
+        /* a name the stores resolved goes into the session file */
+        p.model_pick = o->model && strcmp(o->model, model) ? o->model : org.pick;
         if (session_open(&p, interactive && isatty(STDERR_FILENO), &s, &err) < 0) {
             cli_error("%s", err.msg);
             status = err.code == CF_E_FAIL ? CF_EXIT_MODEL : cli_exit_for(&err);
@@ -174,9 +218,17 @@ out:
     free(model);
     free(draft);
     free(endpoint);
-    free(saved_model);
+    cf_session_origin_free(&org);
     free(system);
     return status;
+}
+
+/* -n 0 is taken, as llama-cli takes it, but leaves every reply empty. */
+static void zero_predict_note(const chat_opts *o)
+{
+    for (int i = 0; i < OPTS_N_SETTINGS; i++)
+        if (!strcmp(opts_setting_names[i], "n-predict") && o->settings[i] && !atoi(o->settings[i]))
+            cli_error("-n 0: every reply ends before its first token (-n -1: no limit)");
 }
 
 int cmd_chat(int argc, char **argv)
@@ -199,7 +251,10 @@ int cmd_chat(int argc, char **argv)
         cli_error("--tui needs a terminal on stdin and stdout (and no -p)");
     } else if (o.whole && o.prompt) {
         cli_error("--whole reads the message from stdin; it cannot go with -p");
+    } else if (o.prompt && !o.prompt[strspn(o.prompt, " \t\n")]) {
+        cli_error("-p: the message is empty (nothing to send)");
     } else {
+        zero_predict_note(&o);
         status = run(&o, interactive);
     }
     opts_free(&o);

@@ -23,6 +23,7 @@ typedef struct complete_opts {
     cf_sampler_params sp;
     ui_draft draft;
     bool ids, no_special, special, ignore_eos, verbose;
+    bool last_n_whole; /* --repeat-last-n -1 */
 } complete_opts;
 
 static void usage(FILE *f)
@@ -115,11 +116,15 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         case 'f': o->prompt_file = optarg; break;
         case 'n': ok = cli_parse_int("-n", optarg, -1, 1 << 24, &o->n_predict); break;
         case 'c': ok = cli_parse_int("-c", optarg, 1, 1 << 20, &o->n_ctx); break;
-        case 't': ok = cli_parse_int("-t", optarg, 1, 1024, &o->threads); break;
+        case 't': ok = cli_parse_threads("-t", optarg, &o->threads); break;
         case 'v': o->verbose = true; break;
         case 'h': usage(stdout); return 1;
         case OPT_SAMPLER: {
             cf_err err = {0};
+            /* llama.cpp's -1, the whole context, once it is known */
+            if (!strcmp(opts[li].name, "repeat-last-n") &&
+                (o->last_n_whole = !strcmp(optarg, "-1")))
+                break;
             if (cf_sampler_setting_set(&o->sp, opts[li].name, optarg, &err)) {
                 cli_option_error(opts[li].name, err.msg);
                 ok = false;
@@ -339,6 +344,8 @@ int cmd_complete(int argc, char **argv)
         goto out;
     }
     const int n_vocab = cf_model_hparams(model)->n_vocab;
+    if (o.last_n_whole)
+        o.sp.repeat_last_n = cf_ctx_n_ctx(ctx);
     if (cf_sampler_create(n_vocab, &o.sp, o.seed < 0 ? CF_SAMPLER_SEED_RANDOM : (uint64_t)o.seed,
                           &smp, &err) != 0) {
         cli_error("%s", err.msg);

@@ -18,10 +18,11 @@ static void usage(FILE *f)
                "confab/models) and where other programs keep them: ollama ($OLLAMA_MODELS or\n"
                "~/.ollama/models), the Hugging Face hub cache ($HF_HUB_CACHE, $HF_HOME/hub or\n"
                "~/.cache/huggingface/hub), llama.cpp's cache ($LLAMA_CACHE or ~/.cache/llama.cpp)\n"
-               "and LM Studio (~/.lmstudio/models): name, architecture, size, quant type,\n"
-               "context length, store, and the file on the line below.  -m takes the name\n"
-               "(qwen3:0.6b, Qwen/Qwen3-0.6B-GGUF:Q8_0, a repository's org/repo/file.gguf)\n"
-               "or the start of only one.  Files that cannot be used are noted on stderr.\n"
+               "and LM Studio (~/.lmstudio/models, ~/.cache/lm-studio/models): name,\n"
+               "architecture, size, quant type, context length, store, and the file on the\n"
+               "line below.  -m takes the name (qwen3:0.6b, Qwen/Qwen3-0.6B-GGUF:Q8_0, a\n"
+               "repository's org/repo/file.gguf) or the start of only one.  Files that cannot\n"
+               "be used are noted on stderr.\n"
                "\n"
                "  --json   a JSON array instead: one object per file with name, file_name,\n"
                "           store, path, size, arch, quant, context, problem (null if none)\n");
@@ -54,10 +55,14 @@ static void none_found(const cf_store *st)
 {
     char buf[4200];
     printf("no models found; confab looks in:\n");
-    for (int k = 0; k < CF_STORE_KINDS; k++)
+    for (int k = 0; k < CF_STORE_KINDS; k++) {
+        const char *also = cf_store_dir_also(st, (cf_store_kind)k);
         if (cf_store_dir(st, (cf_store_kind)k))
             printf("  %-10s %s\n", cf_store_kind_name((cf_store_kind)k),
                    shorter(cf_store_dir(st, (cf_store_kind)k), buf, sizeof buf));
+        if (also)
+            printf("  %-10s %s\n", "", shorter(also, buf, sizeof buf));
+    }
     printf("Get a GGUF chat model: 'ollama pull qwen3:0.6b', Qwen/Qwen3-0.6B-GGUF from Hugging\n"
            "Face, or any .gguf file in confab's folder; -m FILE.gguf runs a file anywhere.\n");
 }

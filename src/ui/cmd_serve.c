@@ -108,7 +108,7 @@ int cmd_serve(int argc, char **argv)
             p.session.n_ctx = (int)v;
             break;
         case 't':
-            if (!cli_parse_int("--threads", optarg, 1, 1024, &v))
+            if (!cli_parse_threads("--threads", optarg, &v))
                 return CF_EXIT_USAGE;
             p.session.n_threads = (int)v;
             break;

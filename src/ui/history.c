@@ -68,6 +68,7 @@ bool typed_line(chat *c, input_asm *in, char *line)
 }
 
 static const char *const *candidates;
+static chat *completing; /* readline's callbacks take no user pointer */
 
 static char *next_candidate(const char *text, int state)
 {
@@ -87,7 +88,7 @@ static char **attempt(const char *text, int start, int end)
 {
     (void)end;
     rl_attempted_completion_over = 1;
-    switch (complete_what(rl_line_buffer, start, &candidates)) {
+    switch (complete_what(completing->s, rl_line_buffer, start, &candidates)) {
     case COMPLETE_WORDS:
         return rl_completion_matches(text, next_candidate);
     case COMPLETE_FILES:
@@ -99,8 +100,9 @@ static char **attempt(const char *text, int start, int end)
     return NULL;
 }
 
-void completion_install(void)
+void completion_install(chat *c)
 {
+    completing = c;
     rl_readline_name = "confab";
     rl_attempted_completion_function = attempt;
 }

@@ -60,6 +60,20 @@ char *cli_model_path(const char *arg)
     return path;
 }
 
+char *cli_store_path(const char *name)
+{
+    cf_store *st = scan();
+    cf_store_match m;
+    char *path = NULL;
+    if (!st)
+        return NULL;
+    cf_store_find(st, name, &m);
+    if (m.found && !m.found->problem && !(path = strdup(m.found->path)))
+        cli_error("out of memory");
+    cf_store_free(st);
+    return path;
+}
+
 char *cli_resolve_model(const char *m_opt)
 {
     const char *env = getenv("CONFAB_MODEL");

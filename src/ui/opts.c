@@ -5,11 +5,12 @@
 #include <string.h>
 
 #include "cli.h"
+#include "confab/session.h"
 #include "opts.h"
 
 enum opt_id {
     O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV_TYPE, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
-    O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_AUTOSAVE, O_WHOLE,
+    O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_ANY_MODEL, O_AUTOSAVE, O_WHOLE,
     O_TUI, O_VERBOSE, O_NO_COLOR, O_MARKDOWN, O_HELP, O_SHOW_THINKING, O_ENDPOINT, O_API_KEY_ENV,
     O_TIMEOUT, O_DRAFT_MODEL, O_LOOKUP, O_DRAFT_MAX, O_DRAFT_MIN, O_DRAFT_P_MIN,
 };
@@ -30,80 +31,83 @@ typedef struct opt_def {
     const char *arg;  /* what the value is; NULL for a flag */
     enum opt_id id;
     enum opt_group group;
-    char kind;        /* settings: 'i' integer, 'f' number, 's' the session's to check */
     const char *help;
 } opt_def;
 
 static const opt_def defs[] = {
-    {"model", 'm', "FILE", O_MODEL, G_MODEL, 0,
+    {"model", 'm', "FILE", O_MODEL, G_MODEL,
      "model file, GGUF or llama2.c .bin, or a name 'confab models' lists\n"
      "(else $CONFAB_MODEL, else the first *.gguf in ~/.local/share/confab/models)"},
-    {"tokenizer", 0, "FILE", O_TOKENIZER, G_MODEL, 0, "tokenizer.bin of a llama2.c checkpoint"},
-    {"ctx-size", 'c', "N", O_CTX, G_MODEL, 0, "context size in tokens (default: the model's, at most 4096)"},
-    {"threads", 't', "N", O_THREADS, G_MODEL, 0, "threads (default: the physical cores)"},
-    {"kv-type", 0, "f32|f16", O_KV_TYPE, G_MODEL, 0, "KV cache element type (default f16)"},
-    {"mmap", 0, NULL, O_MMAP, G_MODEL, 0, "map the model file (default: copy it into huge pages when it fits)"},
-    {"no-mmap", 0, NULL, O_NO_MMAP, G_MODEL, 0, "copy the model into memory (huge pages where the kernel has them)"},
-    {"chat-template", 0, "NAME", O_TEMPLATE, G_MODEL, 0,
+    {"tokenizer", 0, "FILE", O_TOKENIZER, G_MODEL, "tokenizer.bin of a llama2.c checkpoint"},
+    {"ctx-size", 'c', "N", O_CTX, G_MODEL, "context size in tokens (default: the model's, at most 4096)"},
+    {"threads", 't', "N", O_THREADS, G_MODEL, "threads (default: the physical cores)"},
+    {"kv-type", 0, "f32|f16", O_KV_TYPE, G_MODEL, "KV cache element type (default f16)"},
+    {"mmap", 0, NULL, O_MMAP, G_MODEL, "map the model file (default: copy it into huge pages when it fits)"},
+    {"no-mmap", 0, NULL, O_NO_MMAP, G_MODEL, "copy the model into memory (huge pages where the kernel has them)"},
+    {"chat-template", 0, "NAME", O_TEMPLATE, G_MODEL,
      "built-in chat template (default: the model's own)"},
-    {"chat-template-file", 0, "FILE", O_TEMPLATE_FILE, G_MODEL, 0, "Jinja chat template file"},
-    {"model-draft", 0, "FILE", O_DRAFT_MODEL, G_MODEL, 0,
+    {"chat-template-file", 0, "FILE", O_TEMPLATE_FILE, G_MODEL, "Jinja chat template file"},
+    {"model-draft", 0, "FILE", O_DRAFT_MODEL, G_MODEL,
      "speculative decoding (also -md): a smaller model of the same vocabulary\n"
      "guesses, the model checks the guesses in one pass (the same replies)"},
-    {"lookup", 0, NULL, O_LOOKUP, G_MODEL, 0, "speculative decoding with guesses from the conversation itself"},
-    {"draft-max", 0, "N", O_DRAFT_MAX, G_MODEL, 0, "guesses checked at most in one pass (default 16)"},
-    {"draft-min", 0, "N", O_DRAFT_MIN, G_MODEL, 0, "fewer guesses are not checked (default 0)"},
-    {"draft-p-min", 0, "P", O_DRAFT_P_MIN, G_MODEL, 0,
+    {"lookup", 0, NULL, O_LOOKUP, G_MODEL, "speculative decoding with guesses from the conversation itself"},
+    {"draft-max", 0, "N", O_DRAFT_MAX, G_MODEL, "guesses checked at most in one pass (default 16)"},
+    {"draft-min", 0, "N", O_DRAFT_MIN, G_MODEL, "fewer guesses are not checked (default 0)"},
+    {"draft-p-min", 0, "P", O_DRAFT_P_MIN, G_MODEL,
      "the draft model stops guessing below this probability (default 0.75)"},
 
-    {"endpoint", 0, "URL", O_ENDPOINT, G_REMOTE, 0,
+    {"endpoint", 0, "URL", O_ENDPOINT, G_REMOTE,
      "the server's base URL, e.g. http://localhost:8080/v1\n"
      "(requests go to URL/chat/completions; no -m: its only model)"},
-    {"api-key-env", 0, "VAR", O_API_KEY_ENV, G_REMOTE, 0,
+    {"api-key-env", 0, "VAR", O_API_KEY_ENV, G_REMOTE,
      "send the key in $VAR (Authorization: Bearer); never saved"},
-    {"timeout", 0, "SECONDS", O_TIMEOUT, G_REMOTE, 0,
+    {"timeout", 0, "SECONDS", O_TIMEOUT, G_REMOTE,
      "give up when the server is silent this long (default 300)"},
 
-    {"temp", 0, "X", O_SETTING, G_SAMPLING, 'f', "temperature; 0 = greedy (default 0.8)"},
-    {"top-k", 0, "N", O_SETTING, G_SAMPLING, 'i', "keep the N most likely tokens; 0 = all (default 40)"},
-    {"top-p", 0, "X", O_SETTING, G_SAMPLING, 'f', "nucleus sampling threshold (default 0.95)"},
-    {"min-p", 0, "X", O_SETTING, G_SAMPLING, 'f', "drop tokens below X times the top one (default 0.05)"},
-    {"typical", 0, "X", O_SETTING, G_SAMPLING, 'f', "locally typical sampling; 1 = off (default 1)"},
-    {"repeat-penalty", 0, "X", O_SETTING, G_SAMPLING, 'f', "penalise repeated tokens; 1 = off (default 1)"},
-    {"repeat-last-n", 0, "N", O_SETTING, G_SAMPLING, 'i', "how many recent tokens the penalties see (default 64)"},
-    {"presence-penalty", 0, "X", O_SETTING, G_SAMPLING, 'f', "presence penalty; 0 = off (default 0)"},
-    {"frequency-penalty", 0, "X", O_SETTING, G_SAMPLING, 'f', "frequency penalty; 0 = off (default 0)"},
-    {"seed", 's', "N|random", O_SETTING, G_SAMPLING, 's', "random seed (default: a new one each run)"},
-    {"n-predict", 'n', "N", O_SETTING, G_SAMPLING, 'i', "most tokens per reply; -1 = no limit (default; also --predict)"},
+    {"temp", 0, "X", O_SETTING, G_SAMPLING, "temperature; 0 = greedy (default 0.8)"},
+    {"top-k", 0, "N", O_SETTING, G_SAMPLING, "keep the N most likely tokens; 0 = all (default 40)"},
+    {"top-p", 0, "X", O_SETTING, G_SAMPLING, "nucleus sampling threshold (default 0.95)"},
+    {"min-p", 0, "X", O_SETTING, G_SAMPLING, "drop tokens below X times the top one (default 0.05)"},
+    {"typical", 0, "X", O_SETTING, G_SAMPLING, "locally typical sampling; 1 = off (default 1)"},
+    {"repeat-penalty", 0, "X", O_SETTING, G_SAMPLING, "penalise repeated tokens; 1 = off (default 1)"},
+    {"repeat-last-n", 0, "N", O_SETTING, G_SAMPLING, "how many recent tokens the penalties see (default 64)"},
+    {"presence-penalty", 0, "X", O_SETTING, G_SAMPLING, "presence penalty; 0 = off (default 0)"},
+    {"frequency-penalty", 0, "X", O_SETTING, G_SAMPLING, "frequency penalty; 0 = off (default 0)"},
+    {"seed", 's', "N|random", O_SETTING, G_SAMPLING, "random seed (default: a new one each run)"},
+    {"n-predict", 'n', "N", O_SETTING, G_SAMPLING, "most tokens per reply; -1 = no limit (default; also --predict)"},
 
-    {"thinking", 0, "on|off|auto", O_SETTING, G_THINKING, 's',
+    {"thinking", 0, "on|off|auto", O_SETTING, G_THINKING,
      "think before answering: the template's enable_thinking (auto: its default)"},
-    {"reasoning-effort", 0, "LEVEL", O_SETTING, G_THINKING, 's',
+    {"reasoning-effort", 0, "LEVEL", O_SETTING, G_THINKING,
      "how long to think, low|medium|high|auto: the template's reasoning_effort\n"
      "(gpt-oss; auto: its default)"},
-    {"show-thinking", 0, NULL, O_SHOW_THINKING, G_THINKING, 0,
+    {"show-thinking", 0, NULL, O_SHOW_THINKING, G_THINKING,
      "show the thinking as it streams (default in the chat; with stdin not a\n"
      "terminal it goes to stderr, and only with this option)"},
 
-    {"prompt", 'p', "TEXT", O_PROMPT, G_CONVERSATION, 0, "one chat turn: print the reply to TEXT and exit"},
-    {"system", 0, "TEXT", O_SYSTEM, G_CONVERSATION, 0, "system prompt (also -sys, --system-prompt)"},
-    {"system-file", 0, "FILE|NAME", O_SYSTEM_FILE, G_CONVERSATION, 0,
+    {"prompt", 'p', "TEXT", O_PROMPT, G_CONVERSATION, "one chat turn: print the reply to TEXT and exit"},
+    {"system", 0, "TEXT", O_SYSTEM, G_CONVERSATION, "system prompt (also -sys, --system-prompt)"},
+    {"system-file", 0, "FILE|NAME", O_SYSTEM_FILE, G_CONVERSATION,
      "system prompt from a file or a preset (default, storyteller, concise)"},
-    {"session", 0, "FILE", O_SESSION, G_CONVERSATION, 0,
-     "resume the chat saved in FILE, or create it; /save writes there"},
-    {"autosave", 0, NULL, O_AUTOSAVE, G_CONVERSATION, 0, "save the session when the chat ends"},
-    {"whole", 0, NULL, O_WHOLE, G_CONVERSATION, 0,
+    {"session", 0, "FILE", O_SESSION, G_CONVERSATION,
+     "resume the chat saved in FILE, or start it there; it is saved after each\n"
+     "reply and on leaving (no -m: the model it was saved with)"},
+    {"session-any-model", 0, NULL, O_ANY_MODEL, G_CONVERSATION,
+     "a session file saved with another model (--session, /load) brings its\n"
+     "transcript, evaluated afresh, instead of being refused"},
+    {"autosave", 0, NULL, O_AUTOSAVE, G_CONVERSATION, "save the session when the chat ends"},
+    {"whole", 0, NULL, O_WHOLE, G_CONVERSATION,
      "with stdin not a terminal: all of stdin is one message (default: one per line)"},
 
-    {"tui", 0, NULL, O_TUI, G_INTERFACE, 0, "full-screen mode: transcript, status bar, sampler hotkeys"},
-    {"verbose", 0, NULL, O_VERBOSE, G_INTERFACE, 0, "scripting: statistics of each reply on stderr"},
-    {"no-color", 0, NULL, O_NO_COLOR, G_INTERFACE, 0, "no colours (also when NO_COLOR is set)"},
-    {"markdown", 0, "on|off", O_MARKDOWN, G_INTERFACE, 0,
+    {"tui", 0, NULL, O_TUI, G_INTERFACE, "full-screen mode: transcript, status bar, sampler hotkeys"},
+    {"verbose", 0, NULL, O_VERBOSE, G_INTERFACE, "scripting: statistics of each reply on stderr"},
+    {"no-color", 0, NULL, O_NO_COLOR, G_INTERFACE, "no colours (also when NO_COLOR is set)"},
+    {"markdown", 0, "on|off", O_MARKDOWN, G_INTERFACE,
      "render the replies' markdown on a terminal, rows wrapped at\n"
      "spaces (default on; also /set markdown)"},
-    {"probs", 0, "on|off", O_SETTING, G_INTERFACE, 's',
+    {"probs", 0, "on|off", O_SETTING, G_INTERFACE,
      "colour each token by its probability; /show probs lists them (default off)"},
-    {"help", 'h', NULL, O_HELP, G_INTERFACE, 0, "this help"},
+    {"help", 'h', NULL, O_HELP, G_INTERFACE, "this help"},
 };
 #define N_DEFS (sizeof defs / sizeof defs[0])
 
@@ -142,18 +146,43 @@ static int replace(char **dst, const char *value)
     return 0;
 }
 
-/* what: the spelling the error suggests ("true or false") */
-static int parse_bool(const char *label, const char *value, const char *what, bool *out)
+static int parse_bool(const char *label, const char *value, bool *out)
 {
-    static const char *const yes[] = {"1", "true", "yes", "on"};
-    static const char *const no[] = {"0", "false", "no", "off"};
-    for (size_t i = 0; i < 4; i++) {
-        if (!strcmp(value, yes[i]))
-            return *out = true, 0;
-        if (!strcmp(value, no[i]))
-            return *out = false, 0;
+    int b = cf_parse_bool(value);
+    if (b < 0) {
+        cli_error("%s: '%s' is not one of on, off", label, value);
+        return -1;
     }
-    cli_error("%s: '%s' is not %s", label, value, what);
+    *out = b;
+    return 0;
+}
+
+void opts_canonical_name(const char *name, size_t len, char *canon, size_t n)
+{
+    /* ollama's and llama-cli's spellings of the same settings */
+    static const char *const alias[][2] = {
+        {"temperature", "temp"}, {"typical-p", "typical"}, {"num-predict", "n-predict"},
+        {"predict", "n-predict"}, {"system-prompt", "system"},
+    };
+    snprintf(canon, n, "%.*s", (int)len, name);
+    for (char *p = canon; *p; p++)
+        if (*p == '_')
+            *p = '-';
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (!strcmp(canon, alias[i][0]))
+            snprintf(canon, n, "%s", alias[i][1]);
+}
+
+/* The session's check of a setting; its message names the setting,
+ * which label (the option and where it was given) replaces. */
+static int check_setting(const char *label, const char *name, const char *value)
+{
+    cf_err err = {0};
+    if (cf_session_setting_check(name, value, &err) == 0)
+        return 0;
+    size_t n = strlen(name);
+    bool named = !strncmp(err.msg, name, n) && err.msg[n] == ':';
+    cli_error("%s: %s", label, named ? err.msg + n + 2 : err.msg);
     return -1;
 }
 
@@ -164,7 +193,7 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
     long long n;
     double x;
     bool flag = true;
-    if (!d->arg && value && parse_bool(label, value, "true or false", &flag) < 0)
+    if (!d->arg && value && parse_bool(label, value, &flag) < 0)
         return -1;
     switch (d->id) {
     case O_MODEL:
@@ -177,7 +206,7 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
         o->n_ctx = (int)n;
         return 0;
     case O_THREADS:
-        if (!cli_parse_int(label, value, 1, 1024, &n))
+        if (!cli_parse_threads(label, value, &n))
             return -1;
         o->n_threads = (int)n;
         return 0;
@@ -224,14 +253,10 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
             return -1;
         o->spec.p_min = (float)x;
         return 0;
-    case O_SETTING: {
-        /* The range is the session's to check (it knows the model); here
-         * only that the value is a number of the right kind. */
-        bool ok = d->kind == 's'   ? true
-                  : d->kind == 'i' ? cli_parse_int(label, value, -(1LL << 62), 1LL << 62, &n)
-                                   : cli_parse_float(label, value, -1e300, 1e300, &x);
-        return ok ? replace(&o->settings[setting_index(d->name)], value) : -1;
-    }
+    case O_SETTING:
+        return check_setting(label, d->name, value) < 0
+                   ? -1
+                   : replace(&o->settings[setting_index(d->name)], value);
     case O_PROMPT:
         return replace(&o->prompt, value);
     case O_SYSTEM:
@@ -240,6 +265,9 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
         return replace(&o->system, value);
     case O_SESSION:
         return replace(&o->session, value);
+    case O_ANY_MODEL:
+        o->any_model = flag;
+        return 0;
     case O_AUTOSAVE:
         o->autosave = flag;
         return 0;
@@ -256,7 +284,7 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
         o->no_color = flag;
         return 0;
     case O_MARKDOWN:
-        return parse_bool(label, value, "on or off", &o->markdown);
+        return parse_bool(label, value, &o->markdown);
     case O_HELP:
         o->help = flag;
         return 0;
@@ -269,9 +297,10 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
 
 int opts_set(chat_opts *o, const char *name, const char *value, const char *where)
 {
-    char label[600];
+    char label[600], canon[64];
+    opts_canonical_name(name, strlen(name), canon, sizeof canon);
     for (size_t i = 0; i < N_DEFS; i++) {
-        if (strcmp(defs[i].name, name))
+        if (strcmp(defs[i].name, canon))
             continue;
         snprintf(label, sizeof label, "%s: %s", where, name);
         if (defs[i].id == O_PROMPT || defs[i].id == O_HELP) {
@@ -287,13 +316,10 @@ int opts_set(chat_opts *o, const char *name, const char *value, const char *wher
 
 static const opt_def *find_long(const char *name, size_t len)
 {
-    /* llama-cli's other spellings of the same options */
-    static const char *const alias[][2] = {{"predict", "n-predict"}, {"system-prompt", "system"}};
-    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
-        if (strlen(alias[i][0]) == len && !strncmp(alias[i][0], name, len))
-            name = alias[i][1], len = strlen(name);
+    char canon[64];
+    opts_canonical_name(name, len, canon, sizeof canon);
     for (size_t i = 0; i < N_DEFS; i++)
-        if (strlen(defs[i].name) == len && !strncmp(defs[i].name, name, len))
+        if (!strcmp(defs[i].name, canon))
             return &defs[i];
     return NULL;
 }
@@ -304,6 +330,16 @@ static const opt_def *find_short(char c)
         if (defs[i].short_name == c)
             return &defs[i];
     return NULL;
+}
+
+/* Whether a word is one of the options (-1 is a value, -p an option). */
+static bool is_option(const char *a)
+{
+    if (a[0] != '-')
+        return false;
+    if (a[1] == '-' && a[2])
+        return find_long(a + 2, strcspn(a + 2, "=")) != NULL;
+    return !strcmp(a, "-sys") || (a[1] && !a[2] && find_short(a[1]));
 }
 
 int opts_parse_args(chat_opts *o, int argc, char **argv)
@@ -341,8 +377,9 @@ int opts_parse_args(chat_opts *o, int argc, char **argv)
             return -1;
         }
         if (d->arg && !value) {
-            if (i + 1 >= argc) {
-                cli_error("%s needs a value (%s)", label, d->arg);
+            if (i + 1 >= argc || is_option(argv[i + 1])) {
+                cli_error("%s needs a value (%s)%s%s", label, d->arg, i + 1 < argc ? " before " : "",
+                          i + 1 < argc ? argv[i + 1] : "");
                 return -1;
             }
             value = argv[++i];

@@ -33,6 +33,7 @@ typedef struct chat_opts {
     cf_kv_type kv_type;
     cf_load_mode load_mode;
     bool autosave, tui, whole, verbose, no_color, help;
+    bool any_model;    /* --session-any-model */
     bool markdown;     /* render replies' markdown on a terminal (default) */
     int show_thinking; /* --show-thinking: 1 or 0; -1 the mode's default */
     char *settings[OPTS_N_SETTINGS]; /* values as given, NULL = default */
@@ -46,6 +47,10 @@ int opts_parse_args(chat_opts *o, int argc, char **argv);
 /* Set one option by its long name (config files).  `where` prefixes error
  * messages ("FILE:LINE").  Returns -1 after printing one error line. */
 int opts_set(chat_opts *o, const char *name, const char *value, const char *where);
+/* The option or setting a name (len bytes) means as ollama or llama-cli
+ * spell it (temperature, top_k, num_predict, typical-p, predict,
+ * system-prompt), into canon; else the name itself. */
+void opts_canonical_name(const char *name, size_t len, char *canon, size_t n);
 /* The option reference, grouped, for --help. */
 void opts_help(FILE *f);
 void opts_free(chat_opts *o);

@@ -260,7 +260,7 @@ int repl_run(chat *c)
         replay(&m);
 
     history_open();
-    completion_install();
+    completion_install(c);
     rl_catch_signals = 0;
     rl_catch_sigwinch = 0;
     sig_install(true);
@@ -287,6 +287,6 @@ int repl_run(chat *c)
     sig_restore();
     history_close();
     input_free(&m.in);
-    int status = chat_autosave(c) < 0 ? CF_EXIT_SESSION : CF_EXIT_OK;
+    int status = chat_autosave(c, true) < 0 ? CF_EXIT_SESSION : CF_EXIT_OK;
     return sig_quit ? 128 + sig_quit : status;
 }

@@ -22,7 +22,8 @@ void history_add(const char *line);
  * the history, cleaned, added to the message being typed, and the message
  * run when complete.  Returns whether a message is still being typed. */
 bool typed_line(chat *c, input_asm *in, char *line);
-/* Tab completion of slash commands, settings and paths for readline. */
-void completion_install(void);
+/* Tab completion of slash commands, settings, their values, branches and
+ * paths for readline, in the chat c. */
+void completion_install(chat *c);
 
 #endif

@@ -108,7 +108,7 @@ int script_run(chat *c)
         free(line);
     }
     sig_restore();
-    if (chat_autosave(c) < 0 && !c->first_error)
+    if (chat_autosave(c, false) < 0 && !c->first_error)
         c->first_error = CF_EXIT_SESSION;
     if (sig_quit || sig_interrupt)
         return sig_quit ? 128 + sig_quit : CF_EXIT_INTERRUPT;

@@ -43,15 +43,15 @@ static bool *chat_switch(chat *c, const char *name)
 
 static void set_switch(chat *c, const char *name, bool *flag, const char *value)
 {
-    bool on = !strcmp(value, "on");
-    if (!on && strcmp(value, "off")) {
-        chat_say(c, OUT_ERROR, "%s: '%s' is not on or off", name, value);
+    int on = cf_parse_bool(value);
+    if (on < 0) {
+        chat_say(c, OUT_ERROR, "%s: '%s' is not one of on, off", name, value);
         return;
     }
     *flag = on;
     if (flag == &c->show_thinking && c->view->changed)
         c->view->changed(c, CHANGE_SHOW);
-    chat_say(c, OUT_INFO, "%s = %s", name, value);
+    chat_say(c, OUT_INFO, "%s = %s", name, on ? "on" : "off");
 }
 
 /* After /set thinking or reasoning-effort: a note when the template does
@@ -77,23 +77,6 @@ size_t slash_word(const char **args, char *word, size_t n)
     return len;
 }
 
-/* The setting that a name as ollama or llama.cpp spells it means (ollama's
- * top_k, temperature, num_predict; llama-cli's --typical-p, --predict),
- * into canon; the name itself when it is none of those. */
-static void canonical_setting(const char *name, char *canon, size_t n)
-{
-    static const char *const alias[][2] = {
-        {"temperature", "temp"}, {"typical-p", "typical"}, {"num-predict", "n-predict"}, {"predict", "n-predict"},
-    };
-    snprintf(canon, n, "%s", name);
-    for (char *p = canon; *p; p++)
-        if (*p == '_')
-            *p = '-';
-    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
-        if (!strcmp(canon, alias[i][0]))
-            snprintf(canon, n, "%s", alias[i][1]);
-}
-
 static void cmd_set(chat *c, const char *args)
 {
     char typed[64], name[64], list[512];
@@ -111,7 +94,7 @@ static void cmd_set(chat *c, const char *args)
     if (think)
         snprintf(name, sizeof name, "thinking");
     else
-        canonical_setting(typed, name, sizeof name);
+        opts_canonical_name(typed, strlen(typed), name, sizeof name);
     cf_err err = {0};
     if (!strcmp(name, "system")) {
         if (cf_session_set_system(c->s, *value ? value : NULL, &err) < 0) {
@@ -250,17 +233,20 @@ static const slash_cmd cmds[] = {
      "  frequency-penalty X penalise tokens by how often they appeared, 0 = off\n"
      "  seed N|random       random seed\n"
      "  n-predict N         most tokens per reply, -1 = no limit\n"
-     "  thinking on|off|auto           whether a reasoning model thinks first (the\n"
-     "                      template's enable_thinking; auto: its default), from the\n"
-     "                      next message on\n"
-     "  reasoning-effort low|medium|high|auto  how long it thinks (gpt-oss)\n"
+     "  thinking on|off|auto\n"
+     "                      whether a reasoning model thinks first (the template's\n"
+     "                      enable_thinking; auto: its default), from the next message\n"
+     "  reasoning-effort low|medium|high|auto\n"
+     "                      how long it thinks (gpt-oss)\n"
      "  probs on|off        colour each token by its probability (and record them\n"
      "                      for /show probs)\n"
-     "  show-thinking on|off  show the thinking as it streams (it is kept either way)\n"
+     "  show-thinking on|off\n"
+     "                      show the thinking as it streams (it is kept either way)\n"
      "  markdown on|off     render replies' markdown on a terminal: styles, aligned\n"
      "                      tables, framed code blocks, rows wrapped at spaces\n"
      "/set system TEXT replaces the system prompt (no TEXT removes it); use \"\"\"\n"
-     "for a prompt of several lines.  A bad name or value changes nothing.\n"
+     "for a prompt of several lines.  A bad name or value changes nothing; on/off\n"
+     "also take 1/0, yes/no, true/false.\n"
      "ollama's and llama.cpp's spellings work too: /set parameter temperature 0.7,\n"
      "top_k, repeat_penalty, num_predict, typical_p; /set think, /set nothink.",
      cmd_set},
@@ -268,7 +254,9 @@ static const slash_cmd cmds[] = {
      "/show settings   the sampler settings and the system prompt\n"
      "/show model      the model's name, architecture, size and file (a remote\n"
      "                 model: the server and the models it lists)\n"
-     "/show template   the chat template in use, and how replies mark their thinking\n"
+     "/show template   the chat template in use, its text (a Jinja one's), and how\n"
+     "                 replies mark their thinking; --rendered: the prompt it renders\n"
+     "                 for the next turn\n"
      "/show context    tokens used / total, messages, and what a context shift\n"
      "                 would drop (the oldest whole turns; the system prompt stays)\n"
      "/show stats      the last reply's token counts (thinking and answer), speeds,\n"
@@ -291,8 +279,9 @@ static const slash_cmd cmds[] = {
     {"load", "FILE", "resume a saved conversation",
      "/load FILE replaces the conversation with the one saved in FILE (a bare\n"
      "name is also looked for in ~/.local/share/confab/sessions/).  It must have\n"
-     "been saved with the same model; a remote chat's file (or any file in a\n"
-     "remote chat) brings its transcript.  If it cannot be loaded, nothing changes.",
+     "been saved with the same model (with --session-any-model another model's\n"
+     "brings its transcript); a remote chat's file (or any file in a remote chat)\n"
+     "brings its transcript.  If it cannot be loaded, nothing changes.",
      cmd_load},
     {"undo", "", "forget the last message and its reply",
      "/undo removes your last message and the reply to it.", cmd_undo},
@@ -321,7 +310,7 @@ static const slash_cmd cmds[] = {
     {"clear", "", "start over (the system prompt stays)",
      "/clear forgets the conversation; the system prompt and settings stay.", cmd_clear},
     {"bye", "", "leave (also Ctrl-D, /quit, /exit)",
-     "/bye leaves confab, saving first when --autosave was given.", cmd_bye},
+     "/bye leaves confab, saving first when --autosave or --session was given.", cmd_bye},
 };
 #define N_CMDS (sizeof cmds / sizeof cmds[0])
 
@@ -355,7 +344,7 @@ static void cmd_help(chat *c, const char *args)
             chat_say(c, OUT_ERROR, "no command /%s (try /help)", name);
             return;
         }
-        chat_say(c, OUT_INFO, "/%s %s\n%s", k->name, k->args, k->help);
+        chat_say(c, OUT_INFO, "%s", k->help); /* which starts with the command */
         return;
     }
     char buf[2048];

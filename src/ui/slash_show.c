@@ -185,8 +185,20 @@ static void show_stats(chat *c)
              st->gen_ms - st->reasoning_ms, st->ttft_ms, st->shifted_tokens, threads, spec);
 }
 
-static void show_template(chat *c)
+static void show_prompt(chat *c, const char *message);
+
+/* /show template [--rendered]: the template's text (as ollama shows it),
+ * or what it renders for the next turn. */
+static void show_template(chat *c, const char *arg)
 {
+    if (*arg && strcmp(arg, "--rendered")) {
+        chat_say(c, OUT_ERROR, "/show template takes only --rendered (the prompt it renders now)");
+        return;
+    }
+    if (*arg) {
+        show_prompt(c, "");
+        return;
+    }
     if (cf_session_remote(c->s)) {
         chat_say(c, OUT_INFO, "template: the server's (it renders the prompt); thinking comes as "
                               "its reasoning_content, or a <think> block in the reply");
@@ -198,7 +210,16 @@ static void show_template(chat *c)
         snprintf(how, sizeof how, "thinking: %s markers%s%s", r->family,
                  r->thinking_switch ? "; reads enable_thinking" : "",
                  r->effort ? "; reads reasoning_effort" : "");
+    const char *src = cf_session_template_source(c->s);
     chat_say(c, OUT_INFO, "template: %s\n%s", cf_session_template_desc(c->s), how);
+    size_t len = src ? strlen(src) : 0;
+    while (len && src[len - 1] == '\n')
+        len--;
+    if (src)
+        chat_say(c, OUT_INFO, "%.*s", (int)len, src);
+    chat_say(c, OUT_DIM, src ? "(/show template --rendered: what it renders for the next turn)"
+                             : "(a built-in, in confab's code; /show template --rendered: what it "
+                               "renders for the next turn)");
 }
 
 int chat_pick_reply(chat *c, const char *arg, const char *what, int *number)
@@ -272,8 +293,9 @@ void slash_show(chat *c, const char *args)
         snprintf(topic, sizeof topic, "settings");
     else if (!strcmp(topic, "info"))
         snprintf(topic, sizeof topic, "model");
-    /* only thinking, probs and prompt take more */
-    bool more = strcmp(topic, "thinking") && strcmp(topic, "prompt") && strcmp(topic, "probs") && *rest;
+    /* only thinking, probs, prompt and template take more */
+    bool more = strcmp(topic, "thinking") && strcmp(topic, "prompt") && strcmp(topic, "probs") &&
+                strcmp(topic, "template") && *rest;
     if (more)
         chat_say(c, OUT_ERROR, "/show %s takes nothing more", topic);
     else if (!strcmp(topic, "settings"))
@@ -281,7 +303,7 @@ void slash_show(chat *c, const char *args)
     else if (!strcmp(topic, "model"))
         show_model(c);
     else if (!strcmp(topic, "template"))
-        show_template(c);
+        show_template(c, rest);
     else if (!strcmp(topic, "context"))
         show_context(c);
     else if (!strcmp(topic, "stats"))

@@ -18,9 +18,10 @@ int buf_reserve(char **buf, size_t *cap, size_t need);
  * invalid). */
 int utf8_decode(const char *s, size_t n, uint32_t *cp);
 
-/* A copy of s[0..n) in which every byte that is not part of a valid UTF-8
- * sequence, and every NUL, is replaced by U+FFFD; *n_bad counts them.
- * malloc'ed, NULL when out of memory. */
+/* A copy of s[0..n) in which every invalid UTF-8 sequence (each maximal
+ * subpart, as Unicode recommends: "\xE2\x82" is one, "\xFF\xFE" two), and
+ * every NUL, is replaced by one U+FFFD; *n_bad counts them.  malloc'ed,
+ * NULL when out of memory. */
 char *utf8_sanitize(const char *s, size_t n, int *n_bad);
 
 /* Text a model wrote, made safe to print: carriage returns dropped, other

@@ -52,6 +52,24 @@ int utf8_decode(const char *s, size_t n, uint32_t *cp)
     return len;
 }
 
+/* The bytes of the invalid sequence at u that become one U+FFFD:
+ * Unicode's maximal subpart, the longest start of a valid sequence there
+ * (at least one byte).  So a character cut short counts once, whether a
+ * terminal's line editor passed on all its bytes or only some. */
+static size_t invalid_len(const unsigned char *u, size_t n)
+{
+    size_t need = u[0] >= 0xC2 && u[0] <= 0xDF   ? 2
+                  : u[0] >= 0xE0 && u[0] <= 0xEF ? 3
+                  : u[0] >= 0xF0 && u[0] <= 0xF4 ? 4
+                                                 : 1;
+    unsigned char lo = u[0] == 0xE0 ? 0xA0 : u[0] == 0xF0 ? 0x90 : 0x80;
+    unsigned char hi = u[0] == 0xED ? 0x9F : u[0] == 0xF4 ? 0x8F : 0xBF;
+    size_t k = 1;
+    for (; k < need && k < n && u[k] >= lo && u[k] <= hi; k++)
+        lo = 0x80, hi = 0xBF;
+    return k;
+}
+
 char *utf8_sanitize(const char *s, size_t n, int *n_bad)
 {
     /* Worst case: every byte becomes three. */
@@ -65,7 +83,7 @@ char *utf8_sanitize(const char *s, size_t n, int *n_bad)
         if (len == 0 || cp == 0) {
             memcpy(o, UTF8_REPLACEMENT, 3);
             o += 3;
-            i++;
+            i += len ? 1 : invalid_len((const unsigned char *)s + i, n - i);
             bad++;
         } else {
             memcpy(o, s + i, (size_t)len);

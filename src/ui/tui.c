@@ -661,7 +661,7 @@ int tui_run(chat *c)
     snprintf(t.more, sizeof t.more, ". ");
 
     history_open();
-    completion_install();
+    completion_install(c);
     rl_completion_display_matches_hook = show_matches;
     tui_rl_start(t.prompt, on_line);
     if (!start_curses(&t)) {
@@ -698,7 +698,7 @@ int tui_run(chat *c)
     transcript_free(&t.tr);
     input_free(&t.in);
     c->view = &plain_view;
-    int status = chat_autosave(c) < 0 ? CF_EXIT_SESSION : CF_EXIT_OK;
+    int status = chat_autosave(c, true) < 0 ? CF_EXIT_SESSION : CF_EXIT_OK;
     T = NULL;
     return sig ? 128 + sig : status;
 }

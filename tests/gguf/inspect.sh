@@ -51,6 +51,21 @@ expect stories260K.bin "F32=47" "token_embd.weight 64 x 512" "blk.4.ffn_down.wei
 "$bin" inspect "$models/qwen3.Q4_K_M.gguf" | grep -q "general.file_type .* = 15 (Q4_K_M)$" ||
     fail "general.file_type not named"
 
+# the summary: parameters, the quant types' shares, the template, whether confab runs it
+out=$("$bin" inspect "$models/qwen3.Q4_K_M.gguf")
+printf '%s\n' "$out" | grep -q "^  model      qwen3 'confab-fixture-qwen3', 3\.2M parameters, 3 layers, context 40960$" &&
+    printf '%s\n' "$out" | grep -q "^  weights    Q4_K 83%, Q6_K 17%, F32 0\.5%$" &&
+    printf '%s\n' "$out" | grep -q "^  template   none (a chat uses the chatml built-in" &&
+    printf '%s\n' "$out" | grep -q "^  confab     runs it (confab -m $models/qwen3\.Q4_K_M\.gguf)$" ||
+    fail "summary of qwen3.Q4_K_M: $(printf '%s\n' "$out" | sed -n '/^summary/,$p')"
+"$bin" inspect "$models/stories260K-chatml.gguf" | grep -q "^  template   Jinja, 209 bytes (chatml format)$" ||
+    fail "summary: the GGUF's template"
+tmp=$(mktemp -d)
+printf 'GGUF\003\000\000\000\000\000\000\000\000\000\000\000\001\000\000\000\000\000\000\000\024\000\000\000\000\000\000\000general.architecture\010\000\000\000\005\000\000\000\000\000\000\000mamba' >"$tmp/mamba.gguf"
+"$bin" inspect "$tmp/mamba.gguf" | grep -q "^  confab     cannot run it: .*architecture 'mamba' is not supported; confab runs llama" ||
+    fail "summary of an architecture confab does not run: $("$bin" inspect "$tmp/mamba.gguf" | tail -4)"
+rm -rf "$tmp"
+
 # bad files: one error line, exit 3
 tmp=$(mktemp -d)
 printf 'GGUF\003\000\000\000' >"$tmp/short.gguf"

@@ -32,6 +32,14 @@ c=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --seed 8 -n 40 --
 d=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" -s 7 --predict 40 --ids)
 [ "$a" = "$d" ] || fail "-s 7 --predict 40 differs from --seed 7 -n 40"
 [ "$a" != "$c" ] || fail "different seeds, same output"
+# llama.cpp's repeat-last-n -1: the whole context
+"$bin" complete -m "$models/stories260K.gguf" -p "$prompt" -n 4 --repeat-last-n -1 --repeat-penalty 1.1 \
+    >/dev/null || fail "--repeat-last-n -1"
+# more threads than CPUs: one line, then as many threads as CPUs
+got=$("$bin" complete -m "$models/stories260K.gguf" -p "$prompt" --temp 0 -n 32 -t 1000 2>"$tmp/err")
+[ "$got" = "$text" ] || fail "-t 1000: '$got'"
+grep -Eq "^confab: -t 1000: only [0-9]+ CPUs? (is|are) online, so [0-9]+ threads? \(more would wait for each other\)$" \
+    "$tmp/err" || [ "$(nproc --all)" -ge 1000 ] || fail "-t 1000 says: '$(cat "$tmp/err")'"
 
 # a full context cuts the text short of -n: the text so far, then one line
 # naming it (exit 0, as when the end-of-generation token comes first)
@@ -82,7 +90,7 @@ check_err() { # want_rc pattern args...
 check_err 2 "not a number" -m "$models/stories260K.gguf" -p x --temp abc
 # the same ranges as chat's options and /set (one table, the sampler's)
 check_err 2 "^confab: --presence-penalty: '3' is not a number from -2 to 2$" -m "$models/stories260K.gguf" -p x --presence-penalty 3
-check_err 2 "^confab: --repeat-penalty: the repeat penalty must be" -m "$models/stories260K.gguf" -p x --repeat-penalty 0
+check_err 2 "^confab: --repeat-penalty: '0' is not a number above 0 up to 100$" -m "$models/stories260K.gguf" -p x --repeat-penalty 0
 check_err 2 "-p TEXT or -f FILE" -m "$models/stories260K.gguf"
 check_err 3 "cannot open" -m "$tmp/none.gguf" -p x
 check_err 5 "context holds" -m "$models/stories260K.gguf" -p "$prompt" -c 8

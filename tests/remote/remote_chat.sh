@@ -55,6 +55,7 @@ grep -q 'request settings: n-predict=8; 0 stop' "$log" || fail "first request: $
 grep -q 'request settings: temp=0 top-k=3 seed=5 n-predict=8;' "$log" ||
     fail "/set did not reach the request: $(cat "$log")"
 wait_log '· 3 messages · ' || fail "the second request did not carry the conversation"
+grep -q '· 1 message · ' "$log" || fail "the first request's log line: $(grep POST "$log" | head -1)"
 
 # line mode: the banner, Ctrl-C mid-reply, the chat going on
 t_start "$REMOTE -n 2000"
@@ -79,6 +80,10 @@ t_send "/show model"
 t_wait '^its models stories260K-chatml\.gguf$' 10
 t_send "/show context"
 t_wait '^context: the server.s; 4 messages' 10
+# the request's body, indented
+t_send "/show prompt"
+t_wait '^  "messages": \[$' 10
+t_wait '^\(the request.s body: the server renders the prompt\)$' 10
 t_send "/save $T_DIR/remote.session"
 t_wait "^saved to $T_DIR/remote.session\$" 10
 t_send "/bye"
@@ -131,6 +136,7 @@ expect 2 "^confab: --endpoint: 'ftp://x' is not an http:// or https:// URL" \
 expect 2 '^confab: --timeout: ' $REMOTE --timeout soon -p x
 expect 1 '^confab: cannot connect to http://127\.0\.0\.1:1/chat/completions' \
     $T_BIN --endpoint http://127.0.0.1:1 -m m -p x
-expect 2 '^confab: --endpoint: no model given \(-m NAME\), and the server.s model list could not be read' \
+# a refused port is a runtime error (1), -m or not: the option was good
+expect 1 '^confab: --endpoint: no model given \(-m NAME\), and the server.s model list could not be read' \
     $T_BIN --endpoint http://127.0.0.1:1 -p x
 t_done

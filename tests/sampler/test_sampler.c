@@ -493,7 +493,7 @@ static void check_settings_by_name(void)
           strstr(err.msg, "whole number from 0 to 1000000"));
     CHECK(cf_sampler_setting_set(&p, "temp", "warm", &err) != 0 && strstr(err.msg, "from 0 to 100"));
     CHECK(cf_sampler_setting_set(&p, "presence-penalty", "3", &err) != 0 && strstr(err.msg, "-2 to 2"));
-    CHECK(cf_sampler_setting_set(&p, "repeat-penalty", "0", &err) != 0 && strstr(err.msg, "repeat penalty"));
+    CHECK(cf_sampler_setting_set(&p, "repeat-penalty", "0", &err) != 0 && strstr(err.msg, "above 0"));
     CHECK(cf_sampler_setting_set(&p, "top-p", "", &err) != 0);
     CHECK(cf_sampler_setting_set(&p, "seed", "1", &err) != 0 && strstr(err.msg, "not a sampler setting"));
     CHECK(cf_sampler_setting_get(&p, "seed", buf, sizeof buf) == NULL);

@@ -218,13 +218,38 @@ static void test_damage(void)
           strstr(err.msg, "not a confab session file"));
     CHECK(cf_session_load(live, "/nonexistent/x.session", &err) != 0 &&
           strstr(err.msg, "cannot open"));
+    /* a newer format says so; four bytes flipped in the header are damage */
+    uint64_t sum;
+    memcpy(&sum, img + size - 8, 8);
     img[8] = 6;
+    uint64_t resum = sess_checksum(img, size - 8);
+    memcpy(img + size - 8, &resum, 8);
     spill(bad, img, size);
-    CHECK(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "version 6"));
+    CHECKF(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "version 6"), "%s", err.msg);
     img[8] = 5;
+    memcpy(img + size - 8, &sum, 8);
+    for (int i = 8; i < 12; i++)
+        img[i] ^= 0xff;
+    spill(bad, img, size);
+    CHECKF(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "is damaged"), "%s", err.msg);
+    for (int i = 8; i < 12; i++)
+        img[i] ^= 0xff;
+    /* another model's file is refused, naming the model it wants and the
+     * way to bring its transcript anyway, which then loads as text */
     cf_session *other = open_shared("models/stories260K-llama2chat.gguf", 64, NULL, 2);
-    CHECK(other && cf_session_load(other, good, &err) != 0 && strstr(err.msg, "another model"));
+    CHECKF(other && cf_session_load(other, good, &err) != 0 && strstr(err.msg, "another model") &&
+               strstr(err.msg, "/stories260K-chatml.gguf") && strstr(err.msg, "--session-any-model"),
+           "%s", err.msg);
     cf_session_free(other);
+    cf_session_params ap = {.model_path = shared_path("models/stories260K-llama2chat.gguf"),
+                            .n_ctx = 64, .n_threads = 1, .any_model = true};
+    if (cf_session_new(&ap, &other, &err) == 0) {
+        int nt;
+        CHECKF(cf_session_load(other, good, &err) == 0, "%s", err.msg);
+        cf_session_tokens(other, &nt);
+        CHECK(cf_session_n_messages(other) == 2 && nt == 0);
+        cf_session_free(other);
+    }
     /* and a good file loads and goes on */
     CHECK(cf_session_load(live, good, &err) == 0 && cf_session_n_messages(live) == 2);
     CHECK(exchange(live, "Again", NULL, 0) == CF_STOP_N_PREDICT);
@@ -305,10 +330,12 @@ static void test_kill_during_save(void)
 static void test_old_version(const char *name, int n_branches)
 {
     const char *src = getenv("CONFAB_SRC");
-    char v2[4096], *endpoint, *model, buf[64];
+    char v2[4096], buf[64];
+    cf_session_origin org;
     snprintf(v2, sizeof v2, "%s/tests/session/%s", src ? src : ".", name);
     cf_err err;
-    CHECK(cf_session_file_remote(v2, &endpoint, &model, &err) == 0 && !endpoint && !model);
+    CHECK(cf_session_file_origin(v2, &org, &err) == 0 && !org.endpoint && org.model && !org.path);
+    cf_session_origin_free(&org);
     cf_session *s = open_shared(SMALL_MODEL, 256, NULL, 4);
     if (!s)
         return;

@@ -104,6 +104,9 @@ expect 3 "^confab: 'qwen3' could be any of qwen3:0\.6b, qwen3:1\.7b: give more o
 expect 3 "^confab: 'q' could be any of .*, \.\.\.: give more" "$bin" inspect q
 expect 3 "^confab: no model file or name 'qwen4'; close names: qwen3:0\.6b, qwen3:1\.7b \('confab models' lists all\)\$" \
     "$bin" inspect qwen4
+# a slip in the first letters: the names that start so
+expect 3 "^confab: no model file or name 'storis'; close names: stories260K \('confab models' lists all\)\$" \
+    "$bin" -m storis -p x
 expect 3 "^confab: no model file or name 'nothing-like-this' \('confab models' lists the models found\)\$" \
     "$bin" complete -m nothing-like-this -p x
 expect 3 "^confab: gone:latest \(.*\): its blob sha256-0+\.\.\. is missing\$" "$bin" tokenize -m gone -p x
@@ -127,7 +130,9 @@ rm -r "$tmp/data/confab/models"
     fail "no model given: $(cat "$err")"
 HOME=$tmp/empty "$bin" models >"$out" 2>"$err" || fail "an empty machine: exit status $?"
 grep -q '^no models found; confab looks in:$' "$out" && grep -q '^  ollama     ~/\.ollama/models$' "$out" &&
-    grep -q '^  hf         ~/\.cache/huggingface/hub$' "$out" || fail "an empty machine: $(cat "$out")"
+    grep -q '^  hf         ~/\.cache/huggingface/hub$' "$out" &&
+    grep -q '^  lmstudio   ~/\.lmstudio/models$' "$out" &&
+    grep -q '^             ~/\.cache/lm-studio/models$' "$out" || fail "an empty machine: $(cat "$out")"
 
 [ $fails -eq 0 ] && echo "models: ok" || echo "models: $fails failure(s)"
 [ $fails -eq 0 ]

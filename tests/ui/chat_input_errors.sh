@@ -13,7 +13,7 @@ t_prompt 30
 t_type "broken "
 t_keys -H ff fe
 t_send " bytes"
-t_wait '^note: 2 invalid UTF-8 bytes replaced by U\+FFFD$' 10
+t_wait '^note: 2 invalid UTF-8 sequences replaced by U\+FFFD$' 10
 t_wait_count "$STATS" 1 30
 t_prompt
 

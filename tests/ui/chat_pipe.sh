@@ -41,7 +41,7 @@ expect() { # expect STATUS PATTERN CMD...
     [ $rc -eq "$want" ] || fail "$*: exit status $rc, not $want"
     [ "$(wc -l <"$err")" -eq 1 ] && grep -Eq "$pat" "$err" || fail "$*: stderr: $(cat "$err")"
 }
-expect 2 "^confab: --temp: 'hot' is not a number$" $T_CHAT -m "$model" --temp hot -p x
+expect 2 "^confab: --temp: 'hot' is not a number from 0 to 100$" $T_CHAT -m "$model" --temp hot -p x
 expect 2 "^confab: unknown option '--frobnicate'" $T_CHAT --frobnicate
 expect 2 "^confab: --kv-type: 'q9' is not f32 or f16$" $T_CHAT --kv-type q9 -p x
 expect 2 "^confab: --temp: " $T_CHAT -m "$model" --temp -3 -p x

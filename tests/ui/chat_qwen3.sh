@@ -14,7 +14,9 @@ t_start "$T_CHAT -m $model -n 8 --seed 3"
 t_wait '^loaded qwen3-bpe.Q8_0.gguf' 30
 t_prompt
 t_send "/show template"
-t_wait '^template: jinja \(from GGUF\)$' 10
+# its label, then its text (which scrolls the label off the screen)
+t_wait_count '^template: jinja \(from GGUF\)$' 1 10
+t_wait '^\(/show template --rendered: what it renders for the next turn\)$' 10
 t_prompt
 t_send "Hello."
 t_wait '^prompt 10 tok, ' 30

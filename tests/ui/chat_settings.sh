@@ -73,8 +73,9 @@ t_prompt
 t_send "/show context"
 t_wait ', 3 messages$' 10
 t_send "/help set"
-t_wait '^/set NAME VALUE$' 10
+t_wait '^/set NAME VALUE changes a setting from the next token on:$' 10
 t_wait 'repeat-penalty X' 5
+[ "$(t_count '^/set NAME VALUE')" -eq 1 ] || fail "/help set: the header twice"
 t_send "/help"
 t_wait '^/regen +write the last reply again$' 10
 

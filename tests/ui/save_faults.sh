@@ -47,8 +47,10 @@ save_fails() {
 intact() {
     cmp -s "$1" "$2" || fail "$1 changed"
     ls "$(dirname "$1")" | grep -q '\.tmp-' && fail "a temporary file is left beside $1"
-    "$T_BIN" -t 1 -m "$model" -c 512 -n 2 --session "$1" -p "And?" >/dev/null 2>"$T_DIR/err" ||
-        fail "$1 does not load: $(cat "$T_DIR/err")"
+    # a copy: a chat on a --session file saves it after the turn
+    cp "$1" "$T_DIR/load.session"
+    "$T_BIN" -t 1 -m "$model" -c 512 -n 2 --session "$T_DIR/load.session" -p "And?" >/dev/null \
+        2>"$T_DIR/err" || fail "$1 does not load: $(cat "$T_DIR/err")"
 }
 
 if [ -n "$full" ]; then

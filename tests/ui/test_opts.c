@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "cli.h"
 #include "opts.h"
 #include "prompts.h"
 
@@ -31,11 +32,11 @@ static const char *setting(const chat_opts *o, const char *name)
 static void test_args(void)
 {
     chat_opts o;
-    CHECK(parse(&o, ARGS("-m", "x.gguf", "-c", "1024", "-t", "3", "-n", "50", "--temp", "0.3",
+    CHECK(parse(&o, ARGS("-m", "x.gguf", "-c", "1024", "-t", "1", "-n", "50", "--temp", "0.3",
                          "--top-k=7", "--kv-type", "f32", "--tui", "--system", "Be brief.",
                          "--session", "s.bin", "--autosave", "--seed", "random")) == 0);
     CHECK(o.model && !strcmp(o.model, "x.gguf"));
-    CHECK(o.n_ctx == 1024 && o.n_threads == 3 && o.kv_type == CF_KV_F32);
+    CHECK(o.n_ctx == 1024 && o.n_threads == 1 && o.kv_type == CF_KV_F32);
     CHECK(o.tui && o.autosave && !o.whole);
     CHECK(setting(&o, "n-predict") && !strcmp(setting(&o, "n-predict"), "50"));
     CHECK(setting(&o, "temp") && !strcmp(setting(&o, "temp"), "0.3"));
@@ -87,6 +88,75 @@ static void test_args(void)
     CHECK(parse(&o, ARGS("stray")) < 0);
     opts_free(&o);
     CHECK(parse(&o, ARGS("-x")) < 0);
+    opts_free(&o);
+}
+
+/* What a call printed on stderr (its last line), into buf. */
+static char err_text[1024];
+static const char *stderr_tail(void)
+{
+    fflush(stderr);
+    static long seen;
+    FILE *f = fopen(getenv("OPTS_ERR"), "r");
+    err_text[0] = 0;
+    if (f) {
+        fseek(f, seen, SEEK_SET);
+        size_t n = fread(err_text, 1, sizeof err_text - 1, f);
+        err_text[n] = 0;
+        seen += (long)n;
+        fclose(f);
+    }
+    return err_text;
+}
+
+/* One validator and one wording for the command line and the config
+ * file; a missing value is named; -t is capped at the CPUs online. */
+static void test_values(const char *dir)
+{
+    chat_opts o;
+    stderr_tail();
+    CHECK(parse(&o, ARGS("-m", "-p", "hi")) < 0);
+    CHECKF(strstr(stderr_tail(), "-m needs a value (FILE) before -p\n"), "%s", err_text);
+    opts_free(&o);
+    CHECK(parse(&o, ARGS("-n", "-1", "--seed", "-1")) == 0 && !strcmp(setting(&o, "n-predict"), "-1"));
+    opts_free(&o);
+    CHECK(parse(&o, ARGS("--repeat-penalty", "0")) < 0);
+    CHECKF(strstr(stderr_tail(), "--repeat-penalty: '0' is not a number above 0 up to 100\n"), "%s",
+           err_text);
+    opts_free(&o);
+    CHECK(parse(&o, ARGS("--repeat-penalty", "-2")) < 0);
+    CHECKF(strstr(stderr_tail(), "--repeat-penalty: '-2' is not a number above 0 up to 100\n"),
+           "%s", err_text);
+    opts_free(&o);
+    CHECK(parse(&o, ARGS("--repeat-last-n", "-1", "--probs", "1", "--thinking", "yes",
+                         "--markdown", "no", "--temperature", "0.2")) == 0);
+    CHECK(!strcmp(setting(&o, "repeat-last-n"), "-1") && !o.markdown);
+    CHECK(!strcmp(setting(&o, "temp"), "0.2"));
+    opts_free(&o);
+    CHECK(parse(&o, ARGS("--thinking", "maybe")) < 0);
+    CHECKF(strstr(stderr_tail(), "--thinking: 'maybe' is not one of auto, on, off\n"), "%s",
+           err_text);
+    opts_free(&o);
+    CHECK(parse(&o, ARGS("-t", "100000")) < 0);
+    opts_free(&o);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    stderr_tail();
+    CHECK(parse(&o, ARGS("-t", "1024")) == 0 && o.n_threads == (online < 1024 ? online : 1024));
+    CHECKF(online >= 1024 || strstr(stderr_tail(), "-t 1024: only "), "%s", err_text);
+    opts_free(&o);
+
+    /* the config file: the same names (ollama's too) and the same words */
+    char path[512];
+    snprintf(path, sizeof path, "%s/values", dir);
+    FILE *f = fopen(path, "w");
+    fputs("temperature = 0.7\ntop_k = 5\nrepeat-penalty = -2\n", f);
+    fclose(f);
+    opts_init(&o);
+    CHECK(config_load(&o, path) == 1);
+    CHECKF(strstr(stderr_tail(), "/values:3: repeat-penalty: '-2' is not a number above 0 up to "
+                                 "100\n"),
+           "%s", err_text);
+    CHECK(!strcmp(setting(&o, "temp"), "0.7") && !strcmp(setting(&o, "top-k"), "5"));
     opts_free(&o);
 }
 
@@ -188,6 +258,19 @@ int main(void)
         return 1;
     setenv("XDG_CONFIG_HOME", "/nonexistent", 1);
     test_args();
+    char err[600];
+    snprintf(err, sizeof err, "%s/stderr", dir);
+    setenv("OPTS_ERR", err, 1);
+    int saved = dup(2);
+    if (!freopen(err, "w", stderr))
+        return 1;
+    test_values(dir);
+    fflush(stderr);
+    dup2(saved, 2);
+    /* what it printed, failures included, where they can be seen */
+    char *text = cli_read_file(err, NULL);
+    fputs(text ? text : "", stderr);
+    free(text);
     test_config(dir);
     test_presets(dir);
     test_help(dir);

@@ -67,6 +67,7 @@ static void test_settings(chat *c)
         "/set", "/frobnicate", "/show nothing", "/show", "/undo now", "/load", "/help nothing",
         "/set thinking sometimes", "/set reasoning-effort max", "/set show-thinking maybe",
         "/set show-thinking", "/show thinking 1", "/show stats now", "/set markdown fancy",
+        "/show template all",
         "/set markdown",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -83,9 +84,23 @@ static void test_settings(chat *c)
         run(c, cmd);
         CHECKF(said[0] == '/' && strlen(said) > 40, "%s: %s", cmd, said);
     }
+    /* /help set: its header once, every row's text in one column */
+    run(c, "/help set");
+    CHECKF(!strncmp(said, "/set NAME VALUE changes", 23) && !strstr(said + 1, "/set NAME VALUE\n"),
+           "%s", said);
+    for (const char *l = said; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        size_t len = strcspn(l, "\n");
+        const char *gap = memmem(l + 2, len - (len > 2 ? 2 : len), "  ", 2);
+        if (l[0] == ' ' && l[1] == ' ' && l[2] != ' ' && gap)
+            CHECKF(gap + strspn(gap, " ") == l + 22, "misaligned: %.*s", (int)len, l);
+    }
     CHECK(strstr(run(c, "/?"), "/regen"));
     CHECK(strstr(run(c, "/show model"), "stories260K"));
-    CHECK(strstr(run(c, "/show template"), "template: "));
+    /* the template's text as ollama shows it, or what it renders now */
+    CHECKF(strstr(run(c, "/show template"), "template: jinja (from GGUF)") &&
+               strstr(said, "{%- for message in messages -%}") && strstr(said, "--rendered"),
+           "%s", said);
+    CHECKF(strstr(run(c, "/show template --rendered"), "<|im_start|>assistant\n"), "%s", said);
     CHECK(strstr(run(c, "/show stats"), "no reply yet"));
     CHECK(strstr(run(c, "/set system Be kind."), "system prompt set"));
     CHECK(strstr(run(c, "/show settings"), "\"Be kind.\""));
@@ -168,24 +183,69 @@ static void test_conversation(chat *c, const char *dir)
     CHECK(c->quit);
 }
 
-static void test_complete(void)
+/* One spelling of yes and no everywhere; one message for a value out of
+ * range, whichever side it is on; llama.cpp's -1 for the whole context. */
+static void test_values(chat *c)
+{
+    int e = n_errors;
+    CHECKF(strstr(run(c, "/set probs 1"), "probs = on") && n_errors == e, "%s", said);
+    CHECKF(strstr(run(c, "/set probs no"), "probs = off"), "%s", said);
+    CHECKF(strstr(run(c, "/set markdown yes"), "markdown = on") && c->markdown, "%s", said);
+    CHECKF(strstr(run(c, "/set show-thinking false"), "show-thinking = off"), "%s", said);
+    run(c, "/set show-thinking on");
+    CHECKF(strstr(run(c, "/set thinking true"), "thinking = on"), "%s", said);
+    run(c, "/set thinking auto");
+    char zero[256];
+    snprintf(zero, sizeof zero, "%s", run(c, "/set repeat-penalty 0"));
+    run(c, "/set repeat-penalty -2");
+    CHECKF(strstr(zero, "repeat-penalty: '0' is not a number above 0 up to 100") &&
+               strstr(said, "repeat-penalty: '-2' is not a number above 0 up to 100"),
+           "%s / %s", zero, said);
+    cf_context_info ci;
+    cf_session_context_info(c->s, &ci);
+    char whole[64];
+    snprintf(whole, sizeof whole, "repeat-last-n = %d\n", ci.total);
+    CHECKF(strstr(run(c, "/set repeat-last-n -1"), whole), "%s", said);
+    CHECKF(strstr(run(c, "/set repeat-last-n -2"), "from -1 to"), "%s", said);
+    run(c, "/set repeat-last-n 64");
+    CHECKF(strstr(run(c, "/set parameter temperature 0.4"), "temp = 0.4"), "%s", said);
+    CHECK(n_errors == e + 3);
+}
+
+static bool has_word(const char *const *w, const char *word)
+{
+    for (int i = 0; w && w[i]; i++)
+        if (!strcmp(w[i], word))
+            return true;
+    return false;
+}
+
+static void test_complete(chat *c)
 {
     const char *const *w = NULL;
-    CHECK(complete_what("/se", 0, &w) == COMPLETE_WORDS && w == slash_names);
-    CHECK(complete_what("/set te", 5, &w) == COMPLETE_WORDS);
+    CHECK(complete_what(c->s, "/se", 0, &w) == COMPLETE_WORDS && w == slash_names);
+    CHECK(complete_what(c->s, "/set te", 5, &w) == COMPLETE_WORDS);
     bool temp = false, system = false, markdown = false;
     for (int i = 0; w[i]; i++)
         temp |= !strcmp(w[i], "temp"), system |= !strcmp(w[i], "system"),
             markdown |= !strcmp(w[i], "markdown");
     CHECK(temp && system && markdown);
-    CHECK(complete_what("/show c", 6, &w) == COMPLETE_WORDS && w == show_topics);
-    CHECK(complete_what("/help s", 6, &w) == COMPLETE_WORDS && !strcmp(w[0], "help"));
-    CHECK(complete_what("/save fi", 6, &w) == COMPLETE_FILES);
-    CHECK(complete_what("/load  x", 7, &w) == COMPLETE_FILES);
-    CHECK(complete_what("hello wor", 6, &w) == COMPLETE_NOTHING);
-    CHECK(complete_what("/set temp 0", 10, &w) == COMPLETE_NOTHING);
-    CHECK(complete_what("/bye x", 5, &w) == COMPLETE_NOTHING);
-    CHECK(complete_what("/settle x", 8, &w) == COMPLETE_NOTHING);
+    CHECK(complete_what(c->s, "/show c", 6, &w) == COMPLETE_WORDS && w == show_topics);
+    CHECK(complete_what(c->s, "/help s", 6, &w) == COMPLETE_WORDS && !strcmp(w[0], "help"));
+    CHECK(complete_what(c->s, "/save fi", 6, &w) == COMPLETE_FILES);
+    CHECK(complete_what(c->s, "/load  x", 7, &w) == COMPLETE_FILES);
+    CHECK(complete_what(c->s, "hello wor", 6, &w) == COMPLETE_NOTHING);
+    CHECK(complete_what(c->s, "/set temp 0", 10, &w) == COMPLETE_NOTHING);
+    CHECK(complete_what(c->s, "/bye x", 5, &w) == COMPLETE_NOTHING);
+    CHECK(complete_what(c->s, "/settle x", 8, &w) == COMPLETE_NOTHING);
+    /* values too: a setting's words, the branches' names */
+    CHECK(complete_what(c->s, "/set markdown ", 14, &w) == COMPLETE_WORDS && has_word(w, "on") &&
+          has_word(w, "off"));
+    CHECK(complete_what(c->s, "/set thinking  a", 15, &w) == COMPLETE_WORDS && has_word(w, "auto"));
+    CHECK(complete_what(c->s, "/set reasoning-effort ", 22, &w) == COMPLETE_WORDS &&
+          has_word(w, "medium"));
+    CHECK(complete_what(c->s, "/switch ", 8, &w) == COMPLETE_WORDS && has_word(w, "main"));
+    CHECK(complete_what(c->s, "/set markdown on ", 17, &w) == COMPLETE_NOTHING);
 }
 
 int main(void)
@@ -207,8 +267,9 @@ int main(void)
     chat_opts o;
     opts_init(&o);
     chat c = {.s = s, .opts = &o, .model_path = p.model_path, .view = &view, .markdown = true};
-    test_complete();
+    test_complete(&c);
     test_settings(&c);
+    test_values(&c);
     test_conversation(&c, dir);
     free(c.session_path);
     cf_session_free(s);

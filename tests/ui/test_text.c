@@ -13,7 +13,7 @@ static void check_sanitize(const char *in, size_t n, const char *want, int want_
     int bad = -1;
     char *out = utf8_sanitize(in, n, &bad);
     CHECKF(out && strcmp(out, want) == 0, "sanitize gave '%s', want '%s'", out, want);
-    CHECKF(bad == want_bad, "%d bad bytes, want %d", bad, want_bad);
+    CHECKF(bad == want_bad, "%d bad sequences, want %d", bad, want_bad);
     free(out);
 }
 
@@ -39,7 +39,12 @@ static void test_sanitize(void)
     check_sanitize("caf\xC3\xA9", 5, "caf\xC3\xA9", 0);
     check_sanitize("a\xFF\xFE" "b", 4, "a" R R "b", 2);
     check_sanitize("x\xC3(", 3, "x" R "(", 1);
-    check_sanitize("\xE2\x82", 2, R R, 2);
+    /* a character cut short is one sequence; bytes that start none, one each */
+    check_sanitize("\xE2\x82", 2, R, 1);
+    check_sanitize("a\xE2\x82" "b\xF0\x9F\x98 c", 9, "a" R "b" R " c", 2);
+    check_sanitize("\xED\xA0\x80", 3, R R R, 3); /* a surrogate starts no valid sequence */
+    check_sanitize("\xE0\x80", 2, R R, 2);        /* nor does an overlong form */
+    check_sanitize("\xF4\x8F\xBF", 3, R, 1);
     check_sanitize("a\0b", 3, "a" R "b", 1);
     check_sanitize("", 0, "", 0);
 }
