@@ -125,8 +125,10 @@ int chat_stream_stdout(chat *c, bool make_safe, const think_out *th, const md_te
 void chat_thinking_summary(chat *c, char *buf, size_t n);
 
 /* The one dim line after a reply: prompt and generated tokens with their
- * speeds, time to the first token, context used / total. */
-void chat_stats_line(const cf_turn_stats *st, const cf_context_info *ci, char *buf, size_t n);
+ * speeds, time to the first token, context used / total; fields left out,
+ * the least important first, until it fits `width` columns (0: never). */
+void chat_stats_line(const cf_turn_stats *st, const cf_context_info *ci, int width, char *buf,
+                     size_t n);
 
 /* Save to path (NULL: the session file, else a new file in
  * ${XDG_DATA_HOME:-~/.local/share}/confab/sessions/); 0 or -1 (shown). */

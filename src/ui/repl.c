@@ -34,14 +34,29 @@ typedef struct line_mode {
 /* Readline's callbacks take no user pointer. */
 static line_mode *L;
 
+/* The columns lines on fd wrap at (0: not a terminal, not wrapped). */
+static int width_of(int fd)
+{
+    return isatty(fd) ? term_width(fd) : 0;
+}
+
+/* A line (or a few) of ours on stdout, dim, wrapped at spaces. */
+static void dim_line(const line_mode *m, const char *text)
+{
+    wrap_print(stdout, text, width_of(STDOUT_FILENO), 0, m->pal.dim, m->pal.reset);
+}
+
 static void say(chat *c, out_kind kind, const char *text)
 {
     line_mode *m = c->view_data;
-    if (kind == OUT_ERROR)
-        fprintf(stderr, "%serror:%s %s\n", m->pal.red, m->pal.reset, text);
-    else
-        printf("%s%s%s\n", kind == OUT_DIM ? m->pal.dim : "", text,
-               kind == OUT_DIM ? m->pal.reset : "");
+    if (kind == OUT_ERROR) {
+        fprintf(stderr, "%serror:%s ", m->pal.red, m->pal.reset);
+        wrap_print(stderr, text, width_of(STDERR_FILENO), (int)strlen("error: "), "", "");
+    } else if (kind == OUT_DIM) {
+        dim_line(m, text);
+    } else {
+        wrap_print(stdout, text, width_of(STDOUT_FILENO), 0, "", "");
+    }
     fflush(stdout);
 }
 
@@ -93,18 +108,21 @@ static int reply(chat *c)
     md_term_opts o;
     int rc = chat_stream_stdout(c, true, &th, look(m, &o));
     if (rc == 1)
-        printf("%s[stopped: the partial reply stays in the conversation]%s\n", m->pal.dim,
-               m->pal.reset);
+        dim_line(m, "[stopped: the partial reply stays in the conversation]");
     if (rc >= 0) {
         char line[256];
         chat_thinking_summary(c, line, sizeof line);
-        if (*line)
-            printf("%s%s%s%s\n", m->pal.dim, line, c->show_thinking ? "" : " · /show thinking",
-                   m->pal.reset);
+        if (*line) {
+            size_t len = strlen(line);
+            snprintf(line + len, sizeof line - len, "%s",
+                     c->show_thinking ? "" : " · /show thinking");
+            dim_line(m, line);
+        }
         cf_context_info ci;
         cf_session_context_info(c->s, &ci);
-        chat_stats_line(cf_session_last_stats(c->s), &ci, line, sizeof line);
-        printf("%s%s%s\n", m->pal.dim, line, m->pal.reset);
+        chat_stats_line(cf_session_last_stats(c->s), &ci, width_of(STDOUT_FILENO), line,
+                        sizeof line);
+        dim_line(m, line);
     }
     fflush(stdout);
     if (tty)
@@ -118,7 +136,7 @@ static int reply(chat *c)
 static void replay_thinking(line_mode *m, const cf_message *msg, int reply)
 {
     if (!m->c->show_thinking) {
-        printf("%s(thinking hidden: /show thinking %d)%s\n", m->pal.dim, reply, m->pal.reset);
+        chat_say(m->c, OUT_DIM, "(thinking hidden: /show thinking %d)", reply);
         return;
     }
     char *safe = text_for_terminal(msg->reasoning);
@@ -138,7 +156,7 @@ static void replay(line_mode *m)
     enum { SHOWN = 20 };
     int n = cf_session_n_messages(m->c->s), first = n > SHOWN ? n - SHOWN : 0;
     if (first > 0)
-        printf("%s(%d earlier messages)%s\n", m->pal.dim, first, m->pal.reset);
+        chat_say(m->c, OUT_DIM, "(%d earlier messages)", first);
     int reply = 0;
     for (int i = 0; i < first; i++)
         reply += cf_session_message(m->c->s, i)->role == CF_ROLE_ASSISTANT;
@@ -226,11 +244,11 @@ int repl_run(chat *c)
     cf_session_context_info(c->s, &ci);
     const cf_remote_info *ri = cf_session_remote(c->s);
     if (ri)
-        printf("%sconfab %s · remote: %s at %s · /help for commands, Ctrl-D to leave%s\n",
-               m.pal.dim, CONFAB_VERSION, ri->model, ri->endpoint, m.pal.reset);
+        chat_say(c, OUT_DIM, "confab %s · remote: %s at %s · /help for commands, Ctrl-D to leave",
+                 CONFAB_VERSION, ri->model, ri->endpoint);
     else
-        printf("%sconfab %s · %s · context %d · /help for commands, Ctrl-D to leave%s\n", m.pal.dim,
-               CONFAB_VERSION, chat_model_name(c), ci.total, m.pal.reset);
+        chat_say(c, OUT_DIM, "confab %s · %s · context %d · /help for commands, Ctrl-D to leave",
+                 CONFAB_VERSION, chat_model_name(c), ci.total);
     chat_untrained_note(c);
     if (cf_session_n_messages(c->s) > 0)
         replay(&m);

@@ -368,7 +368,7 @@ static void cmd_help(chat *c, const char *args)
     }
     if (used < sizeof buf)
         snprintf(buf + used, sizeof buf - used,
-                 "Ctrl-C stops a reply, Ctrl-D leaves.  /help NAME for more; \"\"\" or a\n"
+                 "Ctrl-C stops a reply, Ctrl-D leaves.  /help NAME for more; \"\"\" or a "
                  "trailing \\ for messages of several lines.");
     chat_say(c, OUT_INFO, "%s", buf);
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define UTF8_REPLACEMENT "\xEF\xBF\xBD" /* U+FFFD */
 
@@ -41,6 +42,18 @@ int utf8_width(const char *s, size_t n);
 size_t wrap_row(const char *s, size_t n, int width, size_t *next);
 /* Rows s[0..n) takes in `width` columns (an empty text takes one). */
 int wrap_count(const char *s, size_t n, int width);
+/* Where a line's later rows start when it wraps: after the first run of
+ * two or more spaces that follows its first word (a "NAME  what it does"
+ * row of a listing), else at its own indent; 0 when that would leave
+ * less than half the row. */
+int wrap_hang(const char *s, size_t n, int width);
+/* Lines of text (s, newlines between them) written to f broken at spaces
+ * into rows of `width` columns, each row between pre and post (colour)
+ * and ending in a newline; a line's later rows take its wrap_hang.  col:
+ * the columns of the first row the caller has written already (a prefix
+ * such as "error: ", which the first line's later rows then hang under).
+ * width < 1: each line as it is. */
+void wrap_print(FILE *f, const char *s, int width, int col, const char *pre, const char *post);
 
 /* ---- word wrapping as text streams (text_wrap_stream.c) ------------------- */
 /* Where text goes: n bytes of one style (a number the caller gives

@@ -483,7 +483,7 @@ static int reply(chat *c)
         chat_reply_notes(c);
         cf_context_info ci;
         cf_session_context_info(s, &ci);
-        chat_stats_line(st, &ci, line, sizeof line);
+        chat_stats_line(st, &ci, 0, line, sizeof line);
         transcript_add(&t->tr, IT_DIM, line);
     }
     curs_set(1);
