@@ -29,6 +29,7 @@ typedef struct line_mode {
     palette pal;
     char prompt[64], more[64];
     bool done;
+    bool edited_elsewhere; /* an editor ran: what it wrote is not on the screen */
 } line_mode;
 
 /* Readline's callbacks take no user pointer. */
@@ -150,6 +151,11 @@ static void replay_thinking(line_mode *m, const cf_message *msg, int reply)
     free(safe);
 }
 
+static void show_user(const line_mode *m, const char *safe)
+{
+    printf("%s>>> %s%s\n", m->pal.bold, safe, m->pal.reset);
+}
+
 /* The conversation so far, after a /load or when resuming. */
 static void replay(line_mode *m)
 {
@@ -170,7 +176,7 @@ static void replay(line_mode *m)
         if (msg->role == CF_ROLE_SYSTEM)
             printf("%ssystem: %s%s\n", m->pal.dim, safe, m->pal.reset);
         else if (msg->role == CF_ROLE_USER)
-            printf("%s>>> %s%s\n", m->pal.bold, safe, m->pal.reset);
+            show_user(m, safe);
         else if (!show_again(m, safe, false) || msg->cut)
             printf("%s\n", msg->cut ? " [cut]" : "");
         free(safe);
@@ -179,8 +185,20 @@ static void replay(line_mode *m)
 
 static void changed(chat *c, chat_change what)
 {
+    line_mode *m = c->view_data;
     if (what == CHANGE_LOADED || what == CHANGE_SWITCHED)
-        replay(c->view_data);
+        replay(m);
+    /* The message as the editor left it, before its reply (an inline
+     * edit was typed at the prompt, so it shows already). */
+    int i = cf_session_n_messages(c->s) - 1;
+    while (i >= 0 && cf_session_message(c->s, i)->role != CF_ROLE_USER)
+        i--;
+    char *safe = what == CHANGE_EDITED && m->edited_elsewhere && i >= 0
+                     ? text_for_terminal(cf_session_message(c->s, i)->content)
+                     : NULL;
+    if (safe)
+        show_user(m, safe);
+    free(safe);
 }
 
 static void prefill(chat *c, const char *text)
@@ -189,7 +207,15 @@ static void prefill(chat *c, const char *text)
     line_prefill(text);
 }
 
-static const chat_view line_view = {say, reply, changed, prefill, NULL};
+/* Another program (the /edit editor) has had the terminal: nothing to
+ * give back, only a note that the text it made is not on the screen. */
+static void suspend(chat *c, bool on)
+{
+    line_mode *m = c->view_data;
+    m->edited_elsewhere = !on;
+}
+
+static const chat_view line_view = {say, reply, changed, prefill, suspend};
 
 static void on_line(char *line)
 {
@@ -201,6 +227,7 @@ static void on_line(char *line)
         m->done = true;
         return;
     }
+    m->edited_elsewhere = false;
     bool more = typed_line(m->c, &m->in, line);
     if (m->c->quit) {
         rl_callback_handler_remove();
