@@ -60,7 +60,7 @@ void wrap_print(FILE *f, const char *s, int width, int col, const char *pre, con
  * meaning to). */
 typedef void (*text_put)(void *ud, const char *s, size_t n, unsigned style);
 
-enum { WRAP_WORD_MAX = 1024 };
+enum { WRAP_WORD_MAX = 1024, WRAP_LEAD_MAX = 64 };
 
 /* Text written to a terminal `width` columns wide as it comes, broken
  * into rows at spaces: a word that would cross the margin goes to the
@@ -85,10 +85,25 @@ typedef struct wrap_stream {
     char part[4]; /* a character cut between two calls */
     int part_len;
     unsigned part_style;
+    /* a line's hanging indent (wrap_stream_hang) */
+    unsigned hang_blank, hang_keep;
+    bool at_lead;   /* the line's lead is still being read */
+    bool lead_marked; /* it has a marker: the line hangs */
+    size_t lead_len;
+    int lead_w;
+    char lead[WRAP_LEAD_MAX];
+    unsigned lead_style[WRAP_LEAD_MAX];
 } wrap_stream;
 
 void wrap_stream_init(wrap_stream *w, int width, unsigned nowrap, unsigned brk, text_put put,
                       void *ud);
+/* Hanging indents: a line that starts (after blanks) with text of a
+ * style in `blank` (a list item's marker) continues, on the rows the
+ * wrapping adds, under the text after the marker; one whose start has the
+ * style `keep` (all its bits: a quote's marker) repeats that start on
+ * each such row.  What is added is of style brk (with the marker's style
+ * for a repeated one).  No hang when it would take over half the row. */
+void wrap_stream_hang(wrap_stream *w, unsigned blank, unsigned keep);
 void wrap_stream_put(wrap_stream *w, const char *s, size_t n, unsigned style);
 /* Write what is held back (the text ended); returns whether the output
  * ends at the start of a row. */
