@@ -50,6 +50,8 @@ typedef struct chat_view {
     /* Give the terminal to another program (on) and take it back; NULL:
      * nothing to do. */
     void (*suspend)(chat *c, bool on);
+    /* The mode's own keys, listed by /help; NULL: none. */
+    const char *keys;
 } chat_view;
 
 struct chat {

@@ -215,7 +215,7 @@ static void suspend(chat *c, bool on)
     m->edited_elsewhere = !on;
 }
 
-static const chat_view line_view = {say, reply, changed, prefill, suspend};
+static const chat_view line_view = {say, reply, changed, prefill, suspend, NULL};
 
 static void on_line(char *line)
 {
@@ -298,6 +298,13 @@ int repl_run(chat *c)
         if (sig_resize) {
             sig_resize = 0;
             rl_resize_terminal();
+        }
+        if (sig_resumed) {
+            /* back from Ctrl-Z: the shell had the terminal in its own mode */
+            sig_resumed = 0;
+            rl_deprep_terminal();
+            rl_prep_terminal(1);
+            rl_forced_update_display();
         }
         if (r > 0)
             rl_callback_read_char();

@@ -167,6 +167,7 @@ static attr_t item_attr(item_kind k, bool color)
 {
     switch (k) {
     case IT_USER:
+    case IT_COMMAND:
         return A_BOLD | (color ? COLOR_PAIR(PAIR_USER) : 0);
     case IT_ERROR:
         return A_BOLD | (color ? COLOR_PAIR(PAIR_ERROR) : 0);
@@ -262,4 +263,21 @@ void transcript_draw(const transcript *t, WINDOW *w, bool color)
         bottom = top;
     }
     wnoutrefresh(w);
+}
+
+void transcript_print(const transcript *t, FILE *f, int width, int rows)
+{
+    int skip = transcript_rows(t, width) - rows;
+    for (int i = 0; i < t->n; i++) {
+        size_t n, pos = 0;
+        char *tmp;
+        const char *text = item_view(t, &t->items[i], &n, &tmp);
+        for (int row = 0, k = wrap_count(text, n, width); row < k; row++) {
+            size_t next = 0, len = pos < n ? wrap_row(text + pos, n - pos, width, &next) : 0;
+            if (skip-- <= 0)
+                fprintf(f, "%.*s\n", (int)len, text + pos);
+            pos += next;
+        }
+        free(tmp);
+    }
 }
