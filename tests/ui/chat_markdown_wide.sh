@@ -4,7 +4,8 @@
 # every screen line of it a whole row line between pipes, within the width,
 # and its cells' words all there; a list item and a quote that wrap hang
 # (the item's rows under its text, the quote's rows keep '>').  Full-screen
-# mode: the table's rows are never split across screen lines either.
+# mode the same: the table's rows never split across screen lines, list
+# items and quotes hanging.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
 model=$T_MODELS/stories260K-chatml.gguf
@@ -43,6 +44,8 @@ t_wait_status 'ready' 30
 t_send "Show me."
 t_wait "$STATS" 30
 t_screen | check_table "tui"
+t_screen | grep -qxF '  columns of this terminal' || fail "tui: the list item does not hang"
+t_screen | grep -Eqx '> (columns )?of this terminal too' || fail "tui: the quote's rows lost '>'"
 t_keys C-d
 t_wait_exit 30
 t_done
