@@ -58,6 +58,7 @@ for mode in "--tui" ""; do
     t_send "$T_CHAT $mode -m $model -n 8"
     if [ -n "$mode" ]; then t_wait_status 'ready' 30; else t_prompt 30; fi
     t_type "typed so far"
+    t_wait '^(>|>>>) typed so far$' 10
     t_keys C-z
     t_wait 'Stopped' 10
     t_send "fg"
