@@ -51,15 +51,16 @@ static inline size_t rec_text(const rec *r, unsigned drop, char *out)
 
 /* Whether r keeps text[0..n) as markdown.h promises: the pieces not
  * MD_DECOR are the text in order, but where a run of MD_REFLOW (a table
- * too wide, its cells wrapped) stands for the table's lines: the bytes
- * of their cells (all but blanks, unescaped pipes and the delimiter row),
- * in any order.  *at: how far the text was found kept. */
+ * too wide, its cells wrapped) stands for the table's lines, its pieces
+ * not MD_DECOR are the bytes of their cells (all but blanks, unescaped
+ * pipes and the delimiter row), in any order.  *at: how far the text was
+ * found kept. */
 static inline bool rec_kept(const rec *r, const char *text, size_t n, size_t *at)
 {
     size_t k = 0;
     for (size_t i = 0; i < r->n;) {
         *at = k;
-        if (r->st[i] & MD_DECOR) {
+        if (!(r->st[i] & MD_REFLOW) && (r->st[i] & MD_DECOR)) {
             i++;
         } else if (!(r->st[i] & MD_REFLOW)) {
             if (k >= n || r->b[i] != text[k])
@@ -67,7 +68,7 @@ static inline bool rec_kept(const rec *r, const char *text, size_t n, size_t *at
             k++, i++;
         } else {
             size_t count[256] = {0};
-            for (; i < r->n && (r->st[i] & (MD_DECOR | MD_REFLOW)); i++)
+            for (; i < r->n && (r->st[i] & MD_REFLOW); i++)
                 if (!(r->st[i] & MD_DECOR) && r->b[i] != ' ' && r->b[i] != '\t')
                     count[(unsigned char)r->b[i]]++;
             for (int line = 0; k < n; line++) {

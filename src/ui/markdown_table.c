@@ -165,10 +165,10 @@ static bool narrow(int *width, const int *least, int cols, int room)
 
 static void reflow_rule(md_render *m, const int *width, int cols)
 {
-    md_fill(m, "|", 1, MD_TABLE | MD_MARK);
+    md_fill(m, "|", 1, MD_TABLE | MD_REFLOW | MD_MARK);
     for (int i = 0; i < cols; i++) {
-        md_fill(m, "-", width[i] + 2, MD_TABLE | MD_MARK);
-        md_fill(m, "|", 1, MD_TABLE | MD_MARK);
+        md_fill(m, "-", width[i] + 2, MD_TABLE | MD_REFLOW | MD_MARK);
+        md_fill(m, "|", 1, MD_TABLE | MD_REFLOW | MD_MARK);
     }
 }
 
@@ -189,20 +189,20 @@ static void reflow_row(md_render *m, cell *cells, int k, const int *width, const
         if (!more && !first)
             return;
         if (!first)
-            md_fill(m, "\n", 1, MD_TABLE);
-        md_fill(m, "|", 1, MD_TABLE | MD_MARK);
+            md_fill(m, "\n", 1, MD_TABLE | MD_REFLOW);
+        md_fill(m, "|", 1, MD_TABLE | MD_REFLOW | MD_MARK);
         for (int i = 0; i < cols; i++) {
             cell *c = &cells[i];
             size_t next = 0, len = c->n ? wrap_row(c->s, c->n, width[i], &next) : 0;
             int pad = width[i] - utf8_width(c->s, len);
             pad = pad > 0 ? pad : 0;
             int before = aligns[i] == RIGHT ? pad : aligns[i] == CENTER ? pad / 2 : 0;
-            md_fill(m, " ", 1 + before, MD_TABLE);
+            md_fill(m, " ", 1 + before, MD_TABLE | MD_REFLOW);
             md_inline_begin(m, MD_TABLE | MD_REFLOW | (header ? MD_BOLD : 0));
             md_inline_feed(m, c->s, len);
             md_inline_end(m);
-            md_fill(m, " ", pad - before + 1, MD_TABLE);
-            md_fill(m, "|", 1, MD_TABLE | MD_MARK);
+            md_fill(m, " ", pad - before + 1, MD_TABLE | MD_REFLOW);
+            md_fill(m, "|", 1, MD_TABLE | MD_REFLOW | MD_MARK);
             c->s += next;
             c->n -= next;
             trim(&c->s, &c->n);
@@ -226,7 +226,7 @@ static void reflow_table(md_render *m, cell *cells, int max, const int *width,
         else
             reflow_row(m, cells, k, width, aligns, cols, row == 0);
         if (nl)
-            md_fill(m, "\n", 1, MD_TABLE);
+            md_fill(m, "\n", 1, MD_TABLE | MD_REFLOW);
         at += n + nl;
     }
 }

@@ -456,7 +456,7 @@ static void test_table(void)
     CHECK(rec_kept(&r, wide, strlen(wide), &at));
     CHECK(style_of(&r, "What") == (MD_TABLE | MD_REFLOW | MD_BOLD));
     CHECK(style_of(&r, "model") == (MD_TABLE | MD_REFLOW | MD_BOLD));
-    CHECK(style_of(&r, "|-") == (MD_TABLE | MD_MARK | MD_DECOR));
+    CHECK(style_of(&r, "|-") == (MD_TABLE | MD_REFLOW | MD_MARK | MD_DECOR));
     rec_free(&r);
     /* a word longer than a column can be cut: the text's own lines */
     check_rendering("| a | b |\n|-|-|\n| x | yy |\n", 8, "| a | b |\n|-|-|\n| x | yy |\n", &r);
