@@ -673,9 +673,10 @@ int tui_run(chat *c)
     c->view = &tui_view;
     c->view_data = &t;
     const cf_remote_info *ri = cf_session_remote(c->s);
+    /* the keys on a line of their own, which fits 100 columns */
     chat_say(c, OUT_DIM,
-             "confab %s - %s%s%s%s - /help for commands, Ctrl-D to leave\n" HOTKEY_HINT
-             "  Ctrl-C stops a reply",
+             "confab %s - %s%s%s%s - /help for commands, Ctrl-C stops a reply, Ctrl-D to "
+             "leave\n" HOTKEY_HINT,
              CONFAB_VERSION, ri ? "remote: " : "", chat_model_name(c), ri ? " at " : "",
              ri ? ri->endpoint : "");
     chat_untrained_note(c);

@@ -27,6 +27,7 @@ t_wait_exit 30
 T_COLS=100 t_start "CONFAB_TEST_REPLIES=$replies CONFAB_TEST_TOKEN_DELAY_MS=30 $T_CHAT --tui -m $model --session $T_DIR/chat.session -n 400"
 t_wait_status 'ready' 30
 t_wait '^> Hello there\.$' 10
+t_screen | grep -qx 'F3 thinking .* PgUp/PgDn scroll' || fail "the banner's key line is not whole"
 banner=$(t_screen | grep -n '^confab [0-9.]* - ' | cut -d: -f1)
 hello=$(t_screen | grep -n '^> Hello there\.$' | cut -d: -f1)
 [ -n "$banner" ] && [ "$banner" -lt "$hello" ] || fail "the restored chat is not under the banner"
