@@ -139,9 +139,10 @@ static void draw_status(tui *t)
             snprintf(branch, sizeof branch, "branch %d%s%.24s", b.id, *b.name ? " " : "", b.name);
     }
     si.branch = *branch ? branch : NULL;
-    si.server_sampling = si.remote && cf_session_setting_is_default(c->s, "temp") &&
-                         cf_session_setting_is_default(c->s, "top-k") &&
-                         cf_session_setting_is_default(c->s, "top-p");
+    if (si.remote)
+        si.server_sets = (cf_session_setting_is_default(c->s, "temp") ? SERVER_TEMP : 0) |
+                         (cf_session_setting_is_default(c->s, "top-k") ? SERVER_TOP_K : 0) |
+                         (cf_session_setting_is_default(c->s, "top-p") ? SERVER_TOP_P : 0);
     si.probs = probs_on(t);
     const cf_turn_stats *st = cf_session_last_stats(c->s);
     si.threads = st->threads;

@@ -73,7 +73,9 @@ typedef struct status_info {
     int threads, fewest_threads; /* the reply's: fewer while other programs were busy */
     double temp, top_p;
     long top_k;
-    bool server_sampling; /* remote, no sampler setting given: the server's own */
+    /* remote: the sampler settings not given (SERVER_TEMP...), which the
+     * server chooses */
+    unsigned server_sets;
     const char *saved;   /* "saved", "unsaved", "not saved" */
     bool generating;
     bool thinking;       /* generating, inside the thinking */
@@ -83,6 +85,8 @@ typedef struct status_info {
     bool probs;          /* tokens coloured by probability */
     bool unicode;        /* the locale can show block characters */
 } status_info;
+
+enum { SERVER_TEMP = 1, SERVER_TOP_K = 2, SERVER_TOP_P = 4 };
 
 /* The bar's text, exactly `width` columns (padded or cut): its fields in
  * a fixed order of importance, kept while they fit, so that none shows

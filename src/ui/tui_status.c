@@ -3,7 +3,8 @@
  * thinking and answer tokens of the last reply, the branch, probs.  A
  * remote model shows "remote NAME", the tokens the server said the last
  * reply used, and "sampling: server default" until a sampler setting is
- * given (confab sends none then). */
+ * given (confab sends none then), "top-k: server's" for one not given
+ * after. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,15 +39,23 @@ void status_format(const status_info *si, int width, char *out, size_t n)
         snprintf(tps, sizeof tps, "%.1f t/s", si->tps);
     else
         snprintf(tps, sizeof tps, "- t/s");
-    if (si->temp > 0)
+    /* a server's own choice is not ours to show */
+    if (si->server_sets & SERVER_TEMP)
+        snprintf(temp, sizeof temp, "temp: server's");
+    else if (si->temp > 0)
         snprintf(temp, sizeof temp, "temp %.2f", si->temp);
     else
         snprintf(temp, sizeof temp, "temp 0 (greedy)");
-    if (si->top_k > 0)
+    if (si->server_sets & SERVER_TOP_K)
+        snprintf(topk, sizeof topk, "top-k: server's");
+    else if (si->top_k > 0)
         snprintf(topk, sizeof topk, "top-k %ld", si->top_k);
     else
         snprintf(topk, sizeof topk, "top-k off");
-    snprintf(topp, sizeof topp, "top-p %.2f", si->top_p);
+    if (si->server_sets & SERVER_TOP_P)
+        snprintf(topp, sizeof topp, "top-p: server's");
+    else
+        snprintf(topp, sizeof topp, "top-p %.2f", si->top_p);
     snprintf(scroll, sizeof scroll, "scrolled %d", si->scrolled);
     snprintf(model, sizeof model, "%s%.40s", si->remote ? "remote " : "", si->model);
     snprintf(split, sizeof split, "think %d%sanswer %d", si->think_tokens,
@@ -61,10 +70,10 @@ void status_format(const status_info *si, int width, char *out, size_t n)
     const char *state = !si->generating ? " ready"
                         : si->thinking  ? (si->unicode ? " ● thinking…" : " * thinking...")
                                         : (si->unicode ? " ● generating" : " * generating");
-    const char *server = "sampling: server default";
+    bool server = si->server_sets == (SERVER_TEMP | SERVER_TOP_K | SERVER_TOP_P);
     const char *seg[] = {
-        state, model, ctx, tps, si->server_sampling ? server : temp,
-        si->server_sampling ? NULL : topk, si->server_sampling ? NULL : topp, si->saved,
+        state, model, ctx, tps, server ? "sampling: server default" : temp,
+        server ? NULL : topk, server ? NULL : topp, si->saved,
         si->scrolled ? scroll : NULL, !si->generating && si->think_tokens > 0 ? split : NULL,
         si->branch, si->probs ? "probs" : NULL,
     };

@@ -54,11 +54,18 @@ int main(void)
            "100 columns: '%s'", out);
     /* remote, no sampler setting given: the server's own values */
     status_info remote = si;
-    remote.remote = remote.server_sampling = true;
+    remote.remote = true;
+    remote.server_sets = SERVER_TEMP | SERVER_TOP_K | SERVER_TOP_P;
     status_format(&remote, 120, out, sizeof out);
     CHECKF(strstr(out, "sampling: server default") && !strstr(out, "temp") &&
                !strstr(out, "top-k") && !strstr(out, "top-p") && strstr(out, "remote stories260K"),
            "remote: '%s'", out);
+    /* the temperature given (F5, /set temp), the rest still the server's */
+    remote.server_sets = SERVER_TOP_K | SERVER_TOP_P;
+    status_format(&remote, 120, out, sizeof out);
+    CHECKF(strstr(out, "temp 0.80") && strstr(out, "top-k: server's") &&
+               strstr(out, "top-p: server's") && !strstr(out, "default"),
+           "remote, temp given: '%s'", out);
     si.temp = 0;
     si.top_k = 0;
     si.generating = false;
