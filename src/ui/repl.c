@@ -190,12 +190,12 @@ static void changed(chat *c, chat_change what)
         replay(m);
     /* The message as the editor left it, before its reply (an inline
      * edit was typed at the prompt, so it shows already). */
+    if (what != CHANGE_EDITED || !m->edited_elsewhere)
+        return;
     int i = cf_session_n_messages(c->s) - 1;
     while (i >= 0 && cf_session_message(c->s, i)->role != CF_ROLE_USER)
         i--;
-    char *safe = what == CHANGE_EDITED && m->edited_elsewhere && i >= 0
-                     ? text_for_terminal(cf_session_message(c->s, i)->content)
-                     : NULL;
+    char *safe = i >= 0 ? text_for_terminal(cf_session_message(c->s, i)->content) : NULL;
     if (safe)
         show_user(m, safe);
     free(safe);
