@@ -170,41 +170,84 @@ static double per_second(int n, double ms)
     return ms > 0 ? n * 1000.0 / ms : 0;
 }
 
-/* A remote reply's line: the server's counts and timings when it gives
- * them; speeds measured here include the network. */
-static void remote_stats_line(const cf_turn_stats *st, char *buf, size_t n)
+/* The fields of a statistics line, each with its rank (0 the most
+ * important), joined by " · " leaving out the least important ones until
+ * the line fits `width` columns (0: all of them). */
+enum { STATS_FIELDS = 5 };
+typedef struct stats_field {
+    char text[96];
+    int rank;
+} stats_field;
+
+static void join_fields(const stats_field *f, int k, int width, char *buf, size_t n)
 {
-    char prompt[96], cached[32] = "", reply[64] = "", speed[32] = "";
+    int keep = 0;
+    for (int i = 0; i < k; i++)
+        keep = f[i].rank >= keep ? f[i].rank + 1 : keep;
+    for (;;) {
+        size_t used = 0;
+        buf[0] = 0;
+        for (int i = 0; i < k; i++)
+            if (f[i].rank < keep && used < n)
+                used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? " · " : "",
+                                         f[i].text);
+        if (width < 1 || keep == 1 || utf8_width(buf, strlen(buf)) <= width)
+            return;
+        keep--;
+    }
+}
+
+/* A remote reply's line: the server's counts and timings when it gives
+ * them; speeds measured here include the network.  What stays when the
+ * line must be short: that it is remote, the reply, the prompt, the
+ * first token's wait, whose speeds they are. */
+static void remote_stats_line(const cf_turn_stats *st, int width, char *buf, size_t n)
+{
+    stats_field f[STATS_FIELDS] = {{"remote", 0}};
+    int k = 1;
+    char cached[32] = "", speed[32] = "";
     if (st->cached_tokens > 0)
         snprintf(cached, sizeof cached, " (%d cached)", st->cached_tokens);
     if (st->usage && st->timings)
         snprintf(speed, sizeof speed, ", %.1f t/s",
                  per_second(st->prompt_tokens - st->cached_tokens, st->prompt_ms));
+    f[k].rank = 2;
     if (st->usage)
-        snprintf(prompt, sizeof prompt, "prompt %d tok%s%s", st->prompt_tokens, cached, speed);
+        snprintf(f[k++].text, sizeof f->text, "prompt %d tok%s%s", st->prompt_tokens, cached, speed);
     else
-        snprintf(prompt, sizeof prompt, "no token counts from the server");
-    if (st->usage)
-        snprintf(reply, sizeof reply, " · reply %d tok, %.1f t/s", st->gen_tokens,
+        snprintf(f[k++].text, sizeof f->text, "no token counts from the server");
+    if (st->usage) {
+        f[k].rank = 1;
+        snprintf(f[k++].text, sizeof f->text, "reply %d tok, %.1f t/s", st->gen_tokens,
                  per_second(st->gen_tokens, st->gen_ms));
-    snprintf(buf, n, "remote · %s%s · first token %.0f ms%s", prompt, reply, st->ttft_ms,
-             st->timings ? " · speeds: the server's" : "");
+    }
+    f[k].rank = 3;
+    snprintf(f[k++].text, sizeof f->text, "first token %.0f ms", st->ttft_ms);
+    if (st->timings)
+        f[k++] = (stats_field){"speeds: the server's", 4};
+    join_fields(f, k, width, buf, n);
 }
 
-void chat_stats_line(const cf_turn_stats *st, const cf_context_info *ci, char *buf, size_t n)
+/* Kept when the line must be short, in this order: the reply's tokens and
+ * speed, the context used, the prompt's, the wait for the first token. */
+void chat_stats_line(const cf_turn_stats *st, const cf_context_info *ci, int width, char *buf,
+                     size_t n)
 {
     if (st->remote) {
-        remote_stats_line(st, buf, n);
+        remote_stats_line(st, width, buf, n);
         return;
     }
     char thinking[48] = "";
     if (st->reasoning_tokens > 0)
         snprintf(thinking, sizeof thinking, " (%d thinking)", st->reasoning_tokens);
-    snprintf(buf, n,
-             "prompt %d tok, %.1f t/s · reply %d tok%s, %.1f t/s · first token %.0f ms · "
-             "context %d/%d",
-             st->prompt_tokens, per_second(st->prompt_tokens, st->prompt_ms), st->gen_tokens,
-             thinking, per_second(st->gen_tokens, st->gen_ms), st->ttft_ms, ci->used, ci->total);
+    stats_field f[4] = {{"", 2}, {"", 0}, {"", 3}, {"", 1}};
+    snprintf(f[0].text, sizeof f->text, "prompt %d tok, %.1f t/s", st->prompt_tokens,
+             per_second(st->prompt_tokens, st->prompt_ms));
+    snprintf(f[1].text, sizeof f->text, "reply %d tok%s, %.1f t/s", st->gen_tokens, thinking,
+             per_second(st->gen_tokens, st->gen_ms));
+    snprintf(f[2].text, sizeof f->text, "first token %.0f ms", st->ttft_ms);
+    snprintf(f[3].text, sizeof f->text, "context %d/%d", ci->used, ci->total);
+    join_fields(f, 4, width, buf, n);
 }
 
 void chat_limit_note(chat *c, const cf_message *m, bool live, char *buf, size_t n)

@@ -53,6 +53,8 @@ typedef struct chat_view {
     /* While a prompt is evaluated: whether the user asked to stop; NULL:
      * a SIGINT, SIGTERM or SIGHUP says so. */
     bool (*interrupted)(chat *c);
+    /* The mode's own keys, listed by /help; NULL: none. */
+    const char *keys;
 } chat_view;
 
 struct chat {
@@ -139,8 +141,10 @@ void chat_limit_note(chat *c, const cf_message *m, bool live, char *buf, size_t 
 void chat_thinking_summary(chat *c, char *buf, size_t n);
 
 /* The one dim line after a reply: prompt and generated tokens with their
- * speeds, time to the first token, context used / total. */
-void chat_stats_line(const cf_turn_stats *st, const cf_context_info *ci, char *buf, size_t n);
+ * speeds, time to the first token, context used / total; fields left out,
+ * the least important first, until it fits `width` columns (0: never). */
+void chat_stats_line(const cf_turn_stats *st, const cf_context_info *ci, int width, char *buf,
+                     size_t n);
 
 /* Save to path (NULL: the session file, else a new file in
  * ${XDG_DATA_HOME:-~/.local/share}/confab/sessions/); 0 or -1 (shown). */

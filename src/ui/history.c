@@ -49,7 +49,6 @@ void history_add(const char *line)
 
 bool typed_line(chat *c, input_asm *in, char *line)
 {
-    history_add(line);
     char *clean = chat_clean_input(c, line, strlen(line));
     free(line);
     if (!clean)
@@ -60,8 +59,12 @@ bool typed_line(chat *c, input_asm *in, char *line)
         chat_say(c, OUT_ERROR, "out of memory: the message was dropped");
     if (r == 1) {
         char *msg = input_take(in);
-        if (msg)
+        /* The message whole, not its lines: Up brings back a """ block as
+         * one entry, and Enter sends it as it was (its newlines kept). */
+        if (msg) {
+            history_add(msg);
             chat_input(c, msg);
+        }
         free(msg);
     }
     return input_pending(in);

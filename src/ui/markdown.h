@@ -8,7 +8,13 @@
  * adds styles and pieces marked MD_DECOR (a code block's frame around
  * its fence lines, a table's padding).  So the pieces that are not
  * MD_DECOR, in order, are the text fed, byte for byte, however it was cut
- * into calls; and the output does not depend on the cuts either.
+ * into calls; and the output does not depend on the cuts either.  The
+ * one exception is a table wider than the terminal: its cells' text is
+ * wrapped within their columns (glow's way), so it comes row by row of
+ * the screen, and its pipes, blanks and delimiter row are drawn
+ * (MD_DECOR); such a table's pieces are all marked MD_REFLOW, and those
+ * not MD_DECOR are the text of its cells, in another order.  A table whose columns cannot be that
+ * narrow (a word wider than its share) is shown as its lines of text.
  *
  * To decide, the renderer holds back only the start of a line until its
  * kind is known (a heading, a list item, a fence...), a run of * _ ~ `
@@ -43,6 +49,7 @@ enum md_style {
     MD_TABLE = 1u << 14,  /* a table's rows */
     MD_DIM = 1u << 15,    /* text shown dim as a whole (the thinking) */
     MD_DECOR = 1u << 16,  /* not the text's: frames, padding, wrapping's line breaks */
+    MD_REFLOW = 1u << 17, /* a wide table reflowed: its cells' text in the order shown */
 };
 
 /* Pieces that keep their lines as they are (the terminal wraps them). */

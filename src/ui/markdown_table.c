@@ -1,13 +1,19 @@
 /* Tables: rows starting with '|' are held; a second row of dashes (the
  * delimiter row) makes them a table, shown when it ends with its columns
  * aligned by padding (added spaces, or dashes in the delimiter row) and
- * each cell styled inline; without one the held row is a line of text. */
+ * each cell styled inline; without one the held row is a line of text.
+ * A table wider than the terminal has its cells' text wrapped within
+ * narrower columns, as glow does, so that no row is split across screen
+ * lines; when a column cannot be as narrow as its longest word (up to
+ * WORD_CUT columns: longer ones are cut), its lines go out as text. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "markdown_impl.h"
 
 typedef enum align { LEFT, RIGHT, CENTER } align;
+
+enum { WORD_CUT = 12 };
 
 /* A cell: text between two pipes (or after the last one). */
 typedef struct cell {
@@ -113,6 +119,161 @@ static void render_cell(md_render *m, const cell *c, int pad, align a, bool deli
         md_fill(m, " ", pad - before, MD_TABLE);
 }
 
+/* s[0..n) without the blanks around it. */
+static void trim(const char **s, size_t *n)
+{
+    while (*n && (**s == ' ' || **s == '\t'))
+        (*s)++, (*n)--;
+    while (*n && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t'))
+        (*n)--;
+}
+
+static int widest_word(const char *s, size_t n)
+{
+    int most = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && s[j] != ' ' && s[j] != '\t')
+            j++;
+        int w = utf8_width(s + i, j - i);
+        most = w > most ? w : most;
+        i = j + 1;
+    }
+    return most;
+}
+
+/* The columns' widths when the table must fit `room` columns of text:
+ * the widest column above its least width narrowed a column at a time;
+ * false when even the least widths do not fit. */
+static bool narrow(int *width, const int *least, int cols, int room)
+{
+    int sum = 0, need = 0;
+    for (int i = 0; i < cols; i++)
+        sum += width[i], need += least[i];
+    if (need > room)
+        return false;
+    while (sum > room) {
+        int widest = -1;
+        for (int i = 0; i < cols; i++)
+            if (width[i] > least[i] && (widest < 0 || width[i] > width[widest]))
+                widest = i;
+        width[widest]--;
+        sum--;
+    }
+    return true;
+}
+
+static void reflow_rule(md_render *m, const int *width, int cols)
+{
+    md_fill(m, "|", 1, MD_TABLE | MD_REFLOW | MD_MARK);
+    for (int i = 0; i < cols; i++) {
+        md_fill(m, "-", width[i] + 2, MD_TABLE | MD_REFLOW | MD_MARK);
+        md_fill(m, "|", 1, MD_TABLE | MD_REFLOW | MD_MARK);
+    }
+}
+
+/* One row of a reflowed table: screen lines until every cell's text is
+ * out, each cell's next piece wrapped within its column. */
+static void reflow_row(md_render *m, cell *cells, int k, const int *width, const align *aligns,
+                       int cols, bool header)
+{
+    for (int i = 0; i < cols; i++) {
+        if (i >= k)
+            cells[i] = (cell){"", 0, true};
+        trim(&cells[i].s, &cells[i].n);
+    }
+    for (bool first = true;; first = false) {
+        bool more = false;
+        for (int i = 0; i < cols; i++)
+            more |= cells[i].n > 0;
+        if (!more && !first)
+            return;
+        if (!first)
+            md_fill(m, "\n", 1, MD_TABLE | MD_REFLOW);
+        md_fill(m, "|", 1, MD_TABLE | MD_REFLOW | MD_MARK);
+        for (int i = 0; i < cols; i++) {
+            cell *c = &cells[i];
+            size_t next = 0, len = c->n ? wrap_row(c->s, c->n, width[i], &next) : 0;
+            int pad = width[i] - utf8_width(c->s, len);
+            pad = pad > 0 ? pad : 0;
+            int before = aligns[i] == RIGHT ? pad : aligns[i] == CENTER ? pad / 2 : 0;
+            md_fill(m, " ", 1 + before, MD_TABLE | MD_REFLOW);
+            md_inline_begin(m, MD_TABLE | MD_REFLOW | (header ? MD_BOLD : 0));
+            md_inline_feed(m, c->s, len);
+            md_inline_end(m);
+            md_fill(m, " ", pad - before + 1, MD_TABLE | MD_REFLOW);
+            md_fill(m, "|", 1, MD_TABLE | MD_REFLOW | MD_MARK);
+            c->s += next;
+            c->n -= next;
+            trim(&c->s, &c->n);
+        }
+    }
+}
+
+/* The table in columns of `width`, its cells' text wrapped within them. */
+static void reflow_table(md_render *m, cell *cells, int max, const int *width,
+                         const align *aligns, int cols)
+{
+    const md_table *t = &m->table;
+    int row = 0;
+    for (size_t at = 0; at < t->len; row++) {
+        bool nl;
+        const char *p = t->text + at;
+        size_t n = next_row(p, t->len - at, &nl), lead;
+        int k = split(p, n, &lead, cells, max);
+        if (row == 1)
+            reflow_rule(m, width, cols);
+        else
+            reflow_row(m, cells, k, width, aligns, cols, row == 0);
+        if (nl)
+            md_fill(m, "\n", 1, MD_TABLE | MD_REFLOW);
+        at += n + nl;
+    }
+}
+
+/* Whether the table, aligned, fits the terminal; if not, the narrower
+ * widths of its columns' text (width: cols more ints) for a reflow, or
+ * *raw when there are none. */
+static bool fits(md_render *m, cell *cells, int max, int *width, int cols, bool *raw)
+{
+    const md_table *t = &m->table;
+    int *least = width + cols, lead_w = 0, natural = 1;
+    for (int i = 0; i < cols; i++)
+        natural += width[i] + 1;
+    for (size_t at = 0; at < t->len;) {
+        bool nl;
+        size_t n = next_row(t->text + at, t->len - at, &nl), lead;
+        split(t->text + at, n, &lead, cells, max);
+        int w = utf8_width(t->text + at, lead);
+        lead_w = w > lead_w ? w : lead_w;
+        at += n + nl;
+    }
+    *raw = false;
+    if (m->width < 1 || lead_w + natural <= m->width)
+        return true;
+    /* each column's text trimmed, and its widest word (cut at WORD_CUT) */
+    for (int i = 0; i < cols; i++)
+        width[i] = least[i] = 0;
+    int row = 0;
+    for (size_t at = 0; at < t->len; row++) {
+        bool nl;
+        size_t n = next_row(t->text + at, t->len - at, &nl), lead;
+        int k = split(t->text + at, n, &lead, cells, max);
+        for (int i = 0; i < k && row != 1; i++) {
+            trim(&cells[i].s, &cells[i].n);
+            int w = utf8_width(cells[i].s, cells[i].n), word = widest_word(cells[i].s, cells[i].n);
+            width[i] = w > width[i] ? w : width[i];
+            word = word < WORD_CUT ? word : WORD_CUT;
+            least[i] = word > least[i] ? word : least[i];
+        }
+        at += n + nl;
+    }
+    for (int i = 0; i < cols; i++)
+        least[i] = least[i] > 0 ? least[i] : 1;
+    *raw = !narrow(width, least, cols, m->width - 3 * cols - 1);
+    return false;
+}
+
 static void render_table(md_render *m, cell *cells, int max, int *width, align *aligns)
 {
     const md_table *t = &m->table;
@@ -132,6 +293,14 @@ static void render_table(md_render *m, cell *cells, int max, int *width, align *
                 aligns[i] = cell_align(&cells[i]);
         }
         at += n + nl;
+    }
+    bool raw;
+    if (!fits(m, cells, max, width, cols, &raw)) {
+        if (raw)
+            render_text(m);
+        else
+            reflow_table(m, cells, max, width, aligns, cols);
+        return;
     }
     row = 0;
     for (size_t at = 0; at < t->len; row++) {
@@ -172,7 +341,8 @@ void md_table_end(md_render *m)
             n = 0;
         }
     cell *cells = t->confirmed ? malloc(max * sizeof *cells) : NULL;
-    int *width = cells ? malloc(max * sizeof *width) : NULL;
+    /* the columns' widths, and their least widths for a reflow */
+    int *width = cells ? malloc(2 * max * sizeof *width) : NULL;
     align *aligns = width ? malloc(max * sizeof *aligns) : NULL;
     if (aligns)
         render_table(m, cells, (int)max, width, aligns);

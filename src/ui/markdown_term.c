@@ -89,6 +89,7 @@ md_term *md_term_new(FILE *f, const md_term_opts *o)
     t->color = o->color;
     t->base = o->base;
     wrap_stream_init(&t->wrap, o->width, MD_NOWRAP, MD_DECOR, to_file, t);
+    wrap_stream_hang(&t->wrap, MD_BULLET, MD_QUOTE | MD_MARK);
     if (o->markdown && !(t->md = md_new(o->width, o->unicode, to_wrap, t))) {
         free(t);
         return NULL;

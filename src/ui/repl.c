@@ -32,19 +32,35 @@ typedef struct line_mode {
     bool done;
     bool tty;              /* stdin is a terminal: saved is its state before the line */
     struct termios saved;
+    bool edited_elsewhere; /* an editor ran: what it wrote is not on the screen */
 } line_mode;
 
 /* Readline's callbacks take no user pointer. */
 static line_mode *L;
 
+/* The columns lines on fd wrap at (0: not a terminal, not wrapped). */
+static int width_of(int fd)
+{
+    return isatty(fd) ? term_width(fd) : 0;
+}
+
+/* A line (or a few) of ours on stdout, dim, wrapped at spaces. */
+static void dim_line(const line_mode *m, const char *text)
+{
+    wrap_print(stdout, text, width_of(STDOUT_FILENO), 0, m->pal.dim, m->pal.reset);
+}
+
 static void say(chat *c, out_kind kind, const char *text)
 {
     line_mode *m = c->view_data;
-    if (kind == OUT_ERROR)
-        fprintf(stderr, "%serror:%s %s\n", m->pal.red, m->pal.reset, text);
-    else
-        printf("%s%s%s\n", kind == OUT_DIM ? m->pal.dim : "", text,
-               kind == OUT_DIM ? m->pal.reset : "");
+    if (kind == OUT_ERROR) {
+        fprintf(stderr, "%serror:%s ", m->pal.red, m->pal.reset);
+        wrap_print(stderr, text, width_of(STDERR_FILENO), (int)strlen("error: "), "", "");
+    } else if (kind == OUT_DIM) {
+        dim_line(m, text);
+    } else {
+        wrap_print(stdout, text, width_of(STDOUT_FILENO), 0, "", "");
+    }
     fflush(stdout);
 }
 
@@ -89,8 +105,7 @@ static int reply(chat *c)
     md_term_opts o;
     int rc = chat_stream_stdout(c, true, &th, look(m, &o));
     if (rc == 1)
-        printf("%s[stopped: the partial reply stays in the conversation]%s\n", m->pal.dim,
-               m->pal.reset);
+        dim_line(m, "[stopped: the partial reply stays in the conversation]");
     if (rc >= 0) {
         char line[256];
         chat_limit_note(c, cf_session_message(c->s, cf_session_n_messages(c->s) - 1), true, line,
@@ -98,13 +113,17 @@ static int reply(chat *c)
         if (*line)
             printf("%s%s%s\n", m->pal.dim, line, m->pal.reset);
         chat_thinking_summary(c, line, sizeof line);
-        if (*line)
-            printf("%s%s%s%s\n", m->pal.dim, line, c->show_thinking ? "" : " · /show thinking",
-                   m->pal.reset);
+        if (*line) {
+            size_t len = strlen(line);
+            snprintf(line + len, sizeof line - len, "%s",
+                     c->show_thinking ? "" : " · /show thinking");
+            dim_line(m, line);
+        }
         cf_context_info ci;
         cf_session_context_info(c->s, &ci);
-        chat_stats_line(cf_session_last_stats(c->s), &ci, line, sizeof line);
-        printf("%s%s%s\n", m->pal.dim, line, m->pal.reset);
+        chat_stats_line(cf_session_last_stats(c->s), &ci, width_of(STDOUT_FILENO), line,
+                        sizeof line);
+        dim_line(m, line);
     }
     fflush(stdout);
     sig_interrupt = 0;
@@ -116,7 +135,7 @@ static int reply(chat *c)
 static void replay_thinking(line_mode *m, const cf_message *msg, int reply)
 {
     if (!m->c->show_thinking) {
-        printf("%s(thinking hidden: /show thinking %d)%s\n", m->pal.dim, reply, m->pal.reset);
+        chat_say(m->c, OUT_DIM, "(thinking hidden: /show thinking %d)", reply);
         return;
     }
     char *safe = text_for_terminal(msg->reasoning);
@@ -130,13 +149,18 @@ static void replay_thinking(line_mode *m, const cf_message *msg, int reply)
     free(safe);
 }
 
+static void show_user(const line_mode *m, const char *safe)
+{
+    printf("%s>>> %s%s\n", m->pal.bold, safe, m->pal.reset);
+}
+
 /* The conversation so far, after a /load or when resuming. */
 static void replay(line_mode *m)
 {
     enum { SHOWN = 20 };
     int n = cf_session_n_messages(m->c->s), first = n > SHOWN ? n - SHOWN : 0;
     if (first > 0)
-        printf("%s(%d earlier messages)%s\n", m->pal.dim, first, m->pal.reset);
+        chat_say(m->c, OUT_DIM, "(%d earlier messages)", first);
     int reply = 0;
     for (int i = 0; i < first; i++)
         reply += cf_session_message(m->c->s, i)->role == CF_ROLE_ASSISTANT;
@@ -150,7 +174,7 @@ static void replay(line_mode *m)
         if (msg->role == CF_ROLE_SYSTEM)
             printf("%ssystem: %s%s\n", m->pal.dim, safe, m->pal.reset);
         else if (msg->role == CF_ROLE_USER)
-            printf("%s>>> %s%s\n", m->pal.bold, safe, m->pal.reset);
+            show_user(m, safe);
         else if (!show_again(m, safe, false) || msg->cut)
             printf("%s\n", msg->cut ? " [cut]" : "");
         char limit[96];
@@ -163,8 +187,20 @@ static void replay(line_mode *m)
 
 static void changed(chat *c, chat_change what)
 {
+    line_mode *m = c->view_data;
     if (what == CHANGE_LOADED || what == CHANGE_SWITCHED)
-        replay(c->view_data);
+        replay(m);
+    /* The message as the editor left it, before its reply (an inline
+     * edit was typed at the prompt, so it shows already). */
+    if (what != CHANGE_EDITED || !m->edited_elsewhere)
+        return;
+    int i = cf_session_n_messages(c->s) - 1;
+    while (i >= 0 && cf_session_message(c->s, i)->role != CF_ROLE_USER)
+        i--;
+    char *safe = i >= 0 ? text_for_terminal(cf_session_message(c->s, i)->content) : NULL;
+    if (safe)
+        show_user(m, safe);
+    free(safe);
 }
 
 static void prefill(chat *c, const char *text)
@@ -185,13 +221,16 @@ static void quiet(line_mode *m, bool on)
     }
 }
 
-/* Another program ($EDITOR) gets the terminal as it was. */
+/* Another program (the /edit editor) gets the terminal as it was; the text
+ * it made is then not on the screen. */
 static void suspend(chat *c, bool on)
 {
-    quiet(c->view_data, !on);
+    line_mode *m = c->view_data;
+    quiet(m, !on);
+    m->edited_elsewhere = !on;
 }
 
-static const chat_view line_view = {say, reply, changed, prefill, suspend, NULL};
+static const chat_view line_view = {say, reply, changed, prefill, suspend, NULL, NULL};
 
 static void on_line(char *line)
 {
@@ -204,6 +243,7 @@ static void on_line(char *line)
         return;
     }
     quiet(m, true);
+    m->edited_elsewhere = false;
     bool more = typed_line(m->c, &m->in, line);
     quiet(m, false);
     /* a Ctrl-C that stopped the line's prompt being evaluated is spent */
@@ -250,11 +290,11 @@ int repl_run(chat *c)
     cf_session_context_info(c->s, &ci);
     const cf_remote_info *ri = cf_session_remote(c->s);
     if (ri)
-        printf("%sconfab %s · remote: %s at %s · /help for commands, Ctrl-D to leave%s\n",
-               m.pal.dim, CONFAB_VERSION, ri->model, ri->endpoint, m.pal.reset);
+        chat_say(c, OUT_DIM, "confab %s · remote: %s at %s · /help for commands, Ctrl-D to leave",
+                 CONFAB_VERSION, ri->model, ri->endpoint);
     else
-        printf("%sconfab %s · %s · context %d · /help for commands, Ctrl-D to leave%s\n", m.pal.dim,
-               CONFAB_VERSION, chat_model_name(c), ci.total, m.pal.reset);
+        chat_say(c, OUT_DIM, "confab %s · %s · context %d · /help for commands, Ctrl-D to leave",
+                 CONFAB_VERSION, chat_model_name(c), ci.total);
     chat_untrained_note(c);
     if (cf_session_n_messages(c->s) > 0)
         replay(&m);
@@ -277,6 +317,13 @@ int repl_run(chat *c)
         if (sig_resize) {
             sig_resize = 0;
             rl_resize_terminal();
+        }
+        if (sig_resumed) {
+            /* back from Ctrl-Z: the shell had the terminal in its own mode */
+            sig_resumed = 0;
+            rl_deprep_terminal();
+            rl_prep_terminal(1);
+            rl_forced_update_display();
         }
         if (r > 0)
             rl_callback_read_char();

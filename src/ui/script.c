@@ -36,13 +36,13 @@ static int reply(chat *c)
             fprintf(stderr, "%s\n", line);
         cf_context_info ci;
         cf_session_context_info(c->s, &ci);
-        chat_stats_line(cf_session_last_stats(c->s), &ci, line, sizeof line);
+        chat_stats_line(cf_session_last_stats(c->s), &ci, 0, line, sizeof line);
         fprintf(stderr, "%s\n", line);
     }
     return rc;
 }
 
-static const chat_view script_view = {say, reply, NULL, NULL, NULL, NULL};
+static const chat_view script_view = {say, reply, NULL, NULL, NULL, NULL, NULL};
 
 static void feed(chat *c, const char *text, size_t len)
 {

@@ -356,9 +356,12 @@ static void cmd_help(chat *c, const char *args)
                                  cmds[i].summary);
     }
     if (used < sizeof buf)
-        snprintf(buf + used, sizeof buf - used,
-                 "Ctrl-C stops a reply, Ctrl-D leaves.  /help NAME for more; \"\"\" or a\n"
-                 "trailing \\ for messages of several lines.");
+        used += (size_t)snprintf(buf + used, sizeof buf - used,
+                                 "Ctrl-C stops a reply, Ctrl-D leaves, Ctrl-Z suspends (fg "
+                                 "resumes).  /help NAME for more; \"\"\" or a trailing \\ for "
+                                 "messages of several lines.");
+    if (c->view->keys && used < sizeof buf)
+        snprintf(buf + used, sizeof buf - used, "\nKeys: %s", c->view->keys);
     chat_say(c, OUT_INFO, "%s", buf);
 }
 

@@ -37,9 +37,9 @@ bool term_unicode(void)
     return cs && (strstr(cs, "UTF-8") || strstr(cs, "utf8") || strstr(cs, "UTF8"));
 }
 
-volatile sig_atomic_t sig_interrupt, sig_resize, sig_quit;
+volatile sig_atomic_t sig_interrupt, sig_resize, sig_resumed, sig_quit;
 
-static struct sigaction old_int, old_winch, old_term, old_hup;
+static struct sigaction old_int, old_winch, old_cont, old_term, old_hup;
 static bool installed_winch;
 
 static void on_signal(int sig)
@@ -48,6 +48,8 @@ static void on_signal(int sig)
         sig_interrupt = 1;
     else if (sig == SIGWINCH)
         sig_resize = 1;
+    else if (sig == SIGCONT)
+        sig_resumed = 1;
     else
         sig_quit = sig;
 }
@@ -62,8 +64,10 @@ void sig_install(bool winch)
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
     installed_winch = winch;
-    if (winch)
+    if (winch) {
         sigaction(SIGWINCH, &sa, &old_winch);
+        sigaction(SIGCONT, &sa, &old_cont);
+    }
 }
 
 void sig_restore(void)
@@ -71,6 +75,8 @@ void sig_restore(void)
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
-    if (installed_winch)
+    if (installed_winch) {
         sigaction(SIGWINCH, &old_winch, NULL);
+        sigaction(SIGCONT, &old_cont, NULL);
+    }
 }

@@ -24,8 +24,10 @@ bool term_unicode(void);
  * blocking read returns EINTR and the loop looks at them). */
 extern volatile sig_atomic_t sig_interrupt; /* SIGINT */
 extern volatile sig_atomic_t sig_resize;    /* SIGWINCH */
+extern volatile sig_atomic_t sig_resumed;   /* SIGCONT: back from Ctrl-Z */
 extern volatile sig_atomic_t sig_quit;      /* SIGTERM or SIGHUP: the signal number */
 
+/* winch: SIGWINCH and SIGCONT too (line mode; ncurses has its own). */
 void sig_install(bool winch);
 void sig_restore(void);
 

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define UTF8_REPLACEMENT "\xEF\xBF\xBD" /* U+FFFD */
 
@@ -42,13 +43,25 @@ int utf8_width(const char *s, size_t n);
 size_t wrap_row(const char *s, size_t n, int width, size_t *next);
 /* Rows s[0..n) takes in `width` columns (an empty text takes one). */
 int wrap_count(const char *s, size_t n, int width);
+/* Where a line's later rows start when it wraps: after the first run of
+ * two or more spaces that follows its first word (a "NAME  what it does"
+ * row of a listing), else at its own indent; 0 when that would leave
+ * less than half the row. */
+int wrap_hang(const char *s, size_t n, int width);
+/* Lines of text (s, newlines between them) written to f broken at spaces
+ * into rows of `width` columns, each row between pre and post (colour)
+ * and ending in a newline; a line's later rows take its wrap_hang.  col:
+ * the columns of the first row the caller has written already (a prefix
+ * such as "error: ", which the first line's later rows then hang under).
+ * width < 1: each line as it is. */
+void wrap_print(FILE *f, const char *s, int width, int col, const char *pre, const char *post);
 
 /* ---- word wrapping as text streams (text_wrap_stream.c) ------------------- */
 /* Where text goes: n bytes of one style (a number the caller gives
  * meaning to). */
 typedef void (*text_put)(void *ud, const char *s, size_t n, unsigned style);
 
-enum { WRAP_WORD_MAX = 1024 };
+enum { WRAP_WORD_MAX = 1024, WRAP_LEAD_MAX = 64 };
 
 /* Text written to a terminal `width` columns wide as it comes, broken
  * into rows at spaces: a word that would cross the margin goes to the
@@ -73,10 +86,25 @@ typedef struct wrap_stream {
     char part[4]; /* a character cut between two calls */
     int part_len;
     unsigned part_style;
+    /* a line's hanging indent (wrap_stream_hang) */
+    unsigned hang_blank, hang_keep;
+    bool at_lead;   /* the line's lead is still being read */
+    bool lead_marked; /* it has a marker: the line hangs */
+    size_t lead_len;
+    int lead_w;
+    char lead[WRAP_LEAD_MAX];
+    unsigned lead_style[WRAP_LEAD_MAX];
 } wrap_stream;
 
 void wrap_stream_init(wrap_stream *w, int width, unsigned nowrap, unsigned brk, text_put put,
                       void *ud);
+/* Hanging indents: a line that starts (after blanks) with text of a
+ * style in `blank` (a list item's marker) continues, on the rows the
+ * wrapping adds, under the text after the marker; one whose start has the
+ * style `keep` (all its bits: a quote's marker) repeats that start on
+ * each such row.  What is added is of style brk (with the marker's style
+ * for a repeated one).  No hang when it would take over half the row. */
+void wrap_stream_hang(wrap_stream *w, unsigned blank, unsigned keep);
 void wrap_stream_put(wrap_stream *w, const char *s, size_t n, unsigned style);
 /* Write what is held back (the text ended); returns whether the output
  * ends at the start of a row. */

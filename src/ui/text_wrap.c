@@ -1,5 +1,7 @@
 /* Breaking text into screen rows (the full-screen transcript re-wraps on
  * every resize, so this is a pure function of the text and the width). */
+#include <string.h>
+
 #include "text.h"
 
 size_t wrap_row(const char *s, size_t n, int width, size_t *next)
@@ -59,4 +61,48 @@ int wrap_count(const char *s, size_t n, int width)
     if (n > 0 && s[n - 1] == '\n')
         rows++;
     return rows;
+}
+
+int wrap_hang(const char *s, size_t n, int width)
+{
+    size_t i = 0;
+    while (i < n && s[i] == ' ')
+        i++;
+    int hang = utf8_width(s, i);
+    size_t word = i;
+    while (word < n && s[word] != ' ')
+        word++;
+    /* two spaces after a sentence are prose, not a column */
+    for (size_t j = word; j + 1 < n; j++)
+        if (s[j] == ' ' && s[j + 1] == ' ' && s[j - 1] != '.') {
+            while (j < n && s[j] == ' ')
+                j++;
+            if (j < n)
+                hang = utf8_width(s, j);
+            break;
+        }
+    return 2 * hang > width ? 0 : hang;
+}
+
+void wrap_print(FILE *f, const char *s, int width, int col, const char *pre, const char *post)
+{
+    for (;; col = 0) {
+        const char *eol = strchr(s, '\n');
+        size_t n = eol ? (size_t)(eol - s) : strlen(s), at = 0;
+        int hang = width > col ? col + wrap_hang(s, n, width - col) : 0;
+        do {
+            size_t next = n - at, len = next;
+            int indent = at ? hang : 0;
+            if (width > col)
+                len = wrap_row(s + at, n - at, width - (at ? hang : col), &next);
+            fprintf(f, "%s%*s%.*s%s\n", pre, indent, "", (int)len, s + at, post);
+            at += next;
+            /* a later row starts at its hang, not with the spaces before it */
+            while (at < n && s[at] == ' ')
+                at++;
+        } while (at < n);
+        if (!eol)
+            return;
+        s = eol + 1;
+    }
 }

@@ -16,6 +16,15 @@ static void new_row(wrap_stream *w)
 {
     out(w, "\n", 1, w->brk);
     w->col = 0;
+    if (w->at_lead || !w->lead_marked || 2 * w->lead_w > w->width)
+        return;
+    size_t start = 0;
+    for (size_t i = 1; i <= w->lead_len; i++)
+        if (i == w->lead_len || w->lead_style[i] != w->lead_style[start]) {
+            out(w, w->lead + start, i - start, w->lead_style[start] | w->brk);
+            start = i;
+        }
+    w->col = w->lead_w;
 }
 
 /* The cursor after cw more columns: a full row wraps on the terminal. */
@@ -54,9 +63,51 @@ static void place_word(wrap_stream *w, int after)
     write_word(w);
 }
 
+static void lead_add(wrap_stream *w, const char *c, size_t n, unsigned style)
+{
+    if (w->lead_len + n > WRAP_LEAD_MAX) {
+        w->at_lead = w->lead_marked = false;
+        return;
+    }
+    memcpy(w->lead + w->lead_len, c, n);
+    for (size_t i = 0; i < n; i++)
+        w->lead_style[w->lead_len++] = style;
+}
+
+/* The start of a line, up to its first character of text: blanks and
+ * markers, which its wrapped rows hang under. */
+static void read_lead(wrap_stream *w, const char *c, size_t n, unsigned style)
+{
+    bool keep = w->hang_keep && (style & w->hang_keep) == w->hang_keep;
+    if (*c == ' ' || *c == '\t') {
+        int cw = *c == '\t' ? TAB_STOP - w->lead_w % TAB_STOP : 1;
+        for (int i = 0; i < cw; i++)
+            lead_add(w, " ", 1, keep ? style : 0);
+        w->lead_w += cw;
+    } else if (keep || (style & w->hang_blank)) {
+        int cw = char_width(c, n);
+        if (keep)
+            lead_add(w, c, n, style);
+        for (int i = 0; !keep && i < cw; i++)
+            lead_add(w, " ", 1, 0);
+        w->lead_w += cw;
+        w->lead_marked = w->at_lead;
+    } else {
+        w->at_lead = false;
+    }
+}
+
 static void put_char(wrap_stream *w, const char *c, size_t n, unsigned style)
 {
     bool blank = *c == ' ' || *c == '\t';
+    if (*c == '\n') {
+        w->at_lead = true;
+        w->lead_marked = false;
+        w->lead_len = 0;
+        w->lead_w = 0;
+    } else if (w->at_lead) {
+        read_lead(w, c, n, style);
+    }
     if ((style & w->nowrap) || *c == '\n' || w->width < 2) {
         place_word(w, 0);
         w->long_word = false;
@@ -118,6 +169,17 @@ void wrap_stream_init(wrap_stream *w, int width, unsigned nowrap, unsigned brk, 
     w->len = 0;
     w->word_w = 0;
     w->part_len = 0;
+    w->hang_blank = w->hang_keep = 0;
+    w->at_lead = true;
+    w->lead_marked = false;
+    w->lead_len = 0;
+    w->lead_w = 0;
+}
+
+void wrap_stream_hang(wrap_stream *w, unsigned blank, unsigned keep)
+{
+    w->hang_blank = blank;
+    w->hang_keep = keep;
 }
 
 /* Bytes a UTF-8 sequence starting with b takes (1 for a byte that starts none). */

@@ -27,11 +27,12 @@
 #include "text.h"
 #include "tui.h"
 
-#define HOTKEY_HINT "F3 thinking  F4 probs  F5/F6 temp -/+0.1  F7/F8 top-k /2 x2  F9 greedy  PgUp/PgDn scroll"
+#define HOTKEY_HINT                                                                               \
+    "F3 thinking  F4 probs  F5/F6 temp -/+0.1  F7/F8 top-k /2 x2  F9 greedy  PgUp/PgDn scroll"
 #define PASTE_ON "\033[?2004h"
 #define PASTE_OFF "\033[?2004l"
 
-enum { POLL_MS = 200, DRAW_EVERY_MS = 40, WHEEL_ROWS = 3, FRAME_COLS = 40 };
+enum { POLL_MS = 200, DRAW_EVERY_MS = 40, WHEEL_ROWS = 3 };
 
 typedef struct tui {
     chat *c;
@@ -138,6 +139,10 @@ static void draw_status(tui *t)
             snprintf(branch, sizeof branch, "branch %d%s%.24s", b.id, *b.name ? " " : "", b.name);
     }
     si.branch = *branch ? branch : NULL;
+    if (si.remote)
+        si.server_sets = (cf_session_setting_is_default(c->s, "temp") ? SERVER_TEMP : 0) |
+                         (cf_session_setting_is_default(c->s, "top-k") ? SERVER_TOP_K : 0) |
+                         (cf_session_setting_is_default(c->s, "top-p") ? SERVER_TOP_P : 0);
     si.probs = probs_on(t);
     const cf_turn_stats *st = cf_session_last_stats(c->s);
     si.threads = st->threads;
@@ -255,13 +260,14 @@ static void to_reply_item(void *ud, const char *s, size_t n, unsigned style)
     transcript_put(&t->tr, t->reply_item, s, n, style, COLS);
 }
 
-/* A reply begins: its markdown rendered when the setting says so (frames
- * no wider than FRAME_COLS, so that a narrower window does not fold them). */
+/* A reply begins: its markdown rendered when the setting says so, for the
+ * window's width as line mode renders for the terminal's (frames and
+ * tables as wide as it, at most 80 columns). */
 static void reply_begin(tui *t)
 {
     t->reply_item = -1;
     if (t->c->markdown && !probs_on(t)) /* tones show the tokens as they came */
-        t->md = md_new(COLS < FRAME_COLS ? COLS : FRAME_COLS, t->unicode, to_reply_item, t);
+        t->md = md_new(COLS, t->unicode, to_reply_item, t);
 }
 
 /* The reply ended: its item exists, what its renderer held is in it. */
@@ -351,6 +357,8 @@ static void toggle_probs(tui *t)
 }
 
 /* ---- keys --------------------------------------------------------------------------- */
+static void suspend(chat *c, bool on);
+
 typedef enum key_result { KEY_DONE, KEY_STOP } key_result;
 
 static key_result handle_key(tui *t, int r, wint_t ch)
@@ -391,6 +399,11 @@ static key_result handle_key(tui *t, int r, wint_t ch)
                 return KEY_DONE;
             }
         }
+    } else if (ch == 26) { /* Ctrl-Z, a key in raw mode too: stop as the shell expects */
+        suspend(t->c, true);
+        raise(SIGTSTP);
+        suspend(t->c, false);
+        return KEY_DONE;
     } else if (ch == 3) { /* Ctrl-C: raw mode delivers it as a key */
         if (t->streaming)
             return KEY_STOP;
@@ -503,7 +516,7 @@ static int reply(chat *c)
         chat_reply_notes(c);
         cf_context_info ci;
         cf_session_context_info(s, &ci);
-        chat_stats_line(st, &ci, line, sizeof line);
+        chat_stats_line(st, &ci, 0, line, sizeof line);
         transcript_add(&t->tr, IT_DIM, line);
     }
     curs_set(1);
@@ -552,7 +565,8 @@ static void prefill(chat *c, const char *text)
     line_prefill(text);
 }
 
-/* An editor gets the terminal as the shell had it, and gives it back. */
+/* An editor, or the shell after Ctrl-Z, gets the terminal as the shell
+ * had it, and gives it back. */
 static void suspend(chat *c, bool on)
 {
     tui *t = c->view_data;
@@ -566,7 +580,7 @@ static void suspend(chat *c, bool on)
     draw_all(t);
 }
 
-static const chat_view tui_view = {say, reply, changed, prefill, suspend, prompt_stopped};
+static const chat_view tui_view = {say, reply, changed, prefill, suspend, prompt_stopped, HOTKEY_HINT};
 
 /* After the screen is gone (autosave's message). */
 static void say_plain(chat *c, out_kind kind, const char *text)
@@ -584,7 +598,7 @@ static int no_reply(chat *c)
     return -1;
 }
 
-static const chat_view plain_view = {say_plain, no_reply, NULL, NULL, NULL, NULL};
+static const chat_view plain_view = {say_plain, no_reply, NULL, NULL, NULL, NULL, NULL};
 
 /* ---- readline's side ---------------------------------------------------------------------- */
 static void on_line(char *line)
@@ -594,8 +608,15 @@ static void on_line(char *line)
         t->done = true;
         return;
     }
+    /* a command goes into the transcript above what it prints, as a
+     * message does (a line of a message of several lines is no command) */
+    bool command = line[0] == '/' && line[1] != '/' && !input_pending(&t->in);
+    if (command)
+        add_safe(t, IT_COMMAND, "> ", line);
     bool more = typed_line(t->c, &t->in, line);
     t->done = t->c->quit;
+    if (command && !t->done)
+        draw_all(t);
     rl_set_prompt(more ? t->more : t->prompt);
 }
 
@@ -672,14 +693,17 @@ int tui_run(chat *c)
     sig_install(false);
     c->view = &tui_view;
     c->view_data = &t;
-    replay(&t, cf_session_n_messages(c->s));
     const cf_remote_info *ri = cf_session_remote(c->s);
+    /* the keys on a line of their own, which fits 100 columns */
     chat_say(c, OUT_DIM,
-             "confab %s - %s%s%s%s - /help for commands, Ctrl-D to leave\n" HOTKEY_HINT
-             "  Ctrl-C stops a reply",
+             "confab %s - %s%s%s%s - /help for commands, Ctrl-C stops a reply, Ctrl-D to "
+             "leave\n" HOTKEY_HINT,
              CONFAB_VERSION, ri ? "remote: " : "", chat_model_name(c), ri ? " at " : "",
              ri ? ri->endpoint : "");
     chat_untrained_note(c);
+    /* a resumed chat under the banner, as line mode shows it */
+    replay(&t, cf_session_n_messages(c->s));
+    draw_all(&t);
 
     while (!t.done && !sig_quit && !sig_interrupt) {
         wint_t ch;
@@ -689,8 +713,13 @@ int tui_run(chat *c)
     }
 
     int sig = sig_quit ? sig_quit : sig_interrupt ? SIGINT : 0;
+    int width = COLS, rows = getmaxy(t.pane);
     curses_end();
     delscreen(t.scr);
+    /* the chat's last screen stays on the normal one, as less -X leaves
+     * it (not when the terminal went away) */
+    if (!sig_quit)
+        transcript_print(&t.tr, stdout, width, rows);
     crash_handlers(false);
     sig_restore();
     tui_rl_stop();

@@ -20,7 +20,9 @@ enum { PAIR_USER = 1, PAIR_ERROR, PAIR_INFO, PAIR_GREEN, PAIR_MAGENTA, PAIR_TONE
 /* IT_THINK: a reply's thinking, a dim block under a header line that
  * says what it was ("thinking..." while it streams, "thought for 312
  * tokens, 4.1 s" after); folded, the header alone. */
-typedef enum item_kind { IT_USER, IT_REPLY, IT_INFO, IT_DIM, IT_ERROR, IT_THINK } item_kind;
+/* IT_COMMAND: a slash command as typed (drawn as a message is, but no
+ * message of the conversation). */
+typedef enum item_kind { IT_USER, IT_REPLY, IT_INFO, IT_DIM, IT_ERROR, IT_THINK, IT_COMMAND } item_kind;
 
 typedef struct t_item {
     item_kind kind;
@@ -58,6 +60,9 @@ int transcript_rows(const transcript *t, int width);
 void transcript_scroll(transcript *t, int delta, int width, int height);
 /* Draw the rows in view, bottom-anchored. */
 void transcript_draw(const transcript *t, WINDOW *w, bool color);
+/* The last `rows` rows at this width as plain lines (on the normal
+ * screen, once the full screen is gone). */
+void transcript_print(const transcript *t, FILE *f, int width, int rows);
 
 /* ---- status bar (tui_status.c) -------------------------------------------- */
 typedef struct status_info {
@@ -68,6 +73,9 @@ typedef struct status_info {
     int threads, fewest_threads; /* the reply's: fewer while other programs were busy */
     double temp, top_p;
     long top_k;
+    /* remote: the sampler settings not given (SERVER_TEMP...), which the
+     * server chooses */
+    unsigned server_sets;
     const char *saved;   /* "saved", "unsaved", "not saved" */
     bool generating;
     bool thinking;       /* generating, inside the thinking */
@@ -78,7 +86,11 @@ typedef struct status_info {
     bool unicode;        /* the locale can show block characters */
 } status_info;
 
-/* The bar's text, exactly `width` columns (padded or cut). */
+enum { SERVER_TEMP = 1, SERVER_TOP_K = 2, SERVER_TOP_P = 4 };
+
+/* The bar's text, exactly `width` columns (padded or cut): its fields in
+ * a fixed order of importance, kept while they fit, so that none shows
+ * while a more important one is left out. */
 void status_format(const status_info *si, int width, char *out, size_t n);
 
 /* ---- readline in a window (tui_readline.c) -------------------------------- */

@@ -171,8 +171,20 @@ void tui_rl_redisplay(void)
     int width = getmaxx(w);
     werase(w);
     if (R.hint) {
+        /* the hints that fit, whole (two spaces part them) */
+        size_t fit = 0;
+        for (const char *p = R.hint;; p += 2) {
+            const char *end = strstr(p, "  ");
+            size_t at = end ? (size_t)(end - R.hint) : strlen(R.hint);
+            if (utf8_width(R.hint, at) > width)
+                break;
+            fit = at;
+            if (!end)
+                break;
+            p = end;
+        }
         wattrset(w, A_DIM);
-        mvwaddnstr(w, 0, 0, R.hint, -1);
+        mvwaddnstr(w, 0, 0, R.hint, (int)fit);
         wattrset(w, A_NORMAL);
         wnoutrefresh(w);
         return;

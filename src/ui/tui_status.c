@@ -1,8 +1,10 @@
 /* The status bar: model, context as a bar, speed (and the threads, when
  * other programs' work cut them), sampler, save state,
  * thinking and answer tokens of the last reply, the branch, probs.  A
- * remote model shows "remote NAME" and the tokens the server said the
- * last reply used. */
+ * remote model shows "remote NAME", the tokens the server said the last
+ * reply used, and "sampling: server default" until a sampler setting is
+ * given (confab sends none then), "top-k: server's" for one not given
+ * after. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,43 +39,56 @@ void status_format(const status_info *si, int width, char *out, size_t n)
         snprintf(tps, sizeof tps, "%.1f t/s", si->tps);
     else
         snprintf(tps, sizeof tps, "- t/s");
-    if (si->temp > 0)
+    /* a server's own choice is not ours to show */
+    if (si->server_sets & SERVER_TEMP)
+        snprintf(temp, sizeof temp, "temp: server's");
+    else if (si->temp > 0)
         snprintf(temp, sizeof temp, "temp %.2f", si->temp);
     else
         snprintf(temp, sizeof temp, "temp 0 (greedy)");
-    if (si->top_k > 0)
+    if (si->server_sets & SERVER_TOP_K)
+        snprintf(topk, sizeof topk, "top-k: server's");
+    else if (si->top_k > 0)
         snprintf(topk, sizeof topk, "top-k %ld", si->top_k);
     else
         snprintf(topk, sizeof topk, "top-k off");
-    snprintf(topp, sizeof topp, "top-p %.2f", si->top_p);
+    if (si->server_sets & SERVER_TOP_P)
+        snprintf(topp, sizeof topp, "top-p: server's");
+    else
+        snprintf(topp, sizeof topp, "top-p %.2f", si->top_p);
     snprintf(scroll, sizeof scroll, "scrolled %d", si->scrolled);
     snprintf(model, sizeof model, "%s%.40s", si->remote ? "remote " : "", si->model);
     snprintf(split, sizeof split, "think %d%sanswer %d", si->think_tokens,
              si->unicode ? " · " : ", ", si->answer_tokens);
 
-    /* Shown in this order; when the bar is narrow, the least important
-     * go first (what the hotkeys change stays longest). */
+    /* Shown in this order.  When the bar is narrow the least important go
+     * first: kept are the state, the model, what the hotkeys change, the
+     * speed, whether it is saved, the context, the last reply's thinking,
+     * the branch, probs, the scrolling, top-p.  A field that does not fit
+     * leaves out every less important one too, so that fields do not come
+     * and go as the values before them grow and shrink. */
     const char *state = !si->generating ? " ready"
                         : si->thinking  ? (si->unicode ? " ● thinking…" : " * thinking...")
                                         : (si->unicode ? " ● generating" : " * generating");
+    bool server = si->server_sets == (SERVER_TEMP | SERVER_TOP_K | SERVER_TOP_P);
     const char *seg[] = {
-        state, model, ctx, tps, temp, topk, topp, si->saved, si->scrolled ? scroll : NULL,
-        !si->generating && si->think_tokens > 0 ? split : NULL, si->branch,
-        si->probs ? "probs" : NULL,
+        state, model, ctx, tps, server ? "sampling: server default" : temp,
+        server ? NULL : topk, server ? NULL : topp, si->saved,
+        si->scrolled ? scroll : NULL, !si->generating && si->think_tokens > 0 ? split : NULL,
+        si->branch, si->probs ? "probs" : NULL,
     };
     enum { N_SEG = sizeof seg / sizeof seg[0] };
-    static const int priority[N_SEG] = {0, 11, 4, 7, 1, 2, 3, 8, 9, 6, 5, 10};
+    static const int priority[N_SEG] = {0, 1, 6, 4, 2, 3, 11, 5, 10, 7, 8, 9};
     bool keep[N_SEG] = {false};
     int cols = 0, sep_w = utf8_width(sep, strlen(sep));
-    for (int p = 0; p < N_SEG; p++)
+    for (int p = 0, full = 0; p < N_SEG && !full; p++)
         for (int i = 0; i < N_SEG; i++) {
             if (priority[i] != p || !seg[i])
                 continue;
             int w = utf8_width(seg[i], strlen(seg[i])) + (cols ? sep_w : 0);
-            if (cols + w <= width) {
-                keep[i] = true;
-                cols += w;
-            }
+            full = cols + w > width;
+            keep[i] = !full;
+            cols += full ? 0 : w;
         }
     size_t used = 0;
     out[0] = 0;

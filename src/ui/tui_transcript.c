@@ -85,12 +85,82 @@ static const char *item_view(const transcript *t, const t_item *it, size_t *len,
     return *tmp;
 }
 
+/* Walking an item's screen rows: a line of a rendered reply that starts
+ * with a list item's marker or a quote's continues on rows that hang
+ * under its text (the quote's marker repeated), as line mode's do. */
+typedef struct row_walk {
+    const char *text;
+    const unsigned *style; /* NULL: plain text, no hanging */
+    size_t n, pos, line;   /* where the next row, and its line, start */
+    bool tail, done;       /* a text ending in a newline has an empty last row */
+} row_walk;
+
+typedef struct row {
+    size_t at, len;  /* the row's bytes */
+    size_t line;     /* where its line starts */
+    size_t keep;     /* bytes of the line's start drawn before it (a quote's marker) */
+    int hang;        /* the column the row's bytes start at */
+} row;
+
+static row_walk walk_of(const t_item *it, const char *text, size_t n)
+{
+    return (row_walk){text, text == it->text ? it->style : NULL, n, 0, 0, false, false};
+}
+
+/* The columns a line's later rows hang at, and *keep: the bytes of its
+ * start to repeat on them (0: blanks do). */
+static int lead_of(const row_walk *r, size_t *keep)
+{
+    int cols = 0;
+    bool marked = false;
+    *keep = 0;
+    for (size_t i = r->line; r->style && i < r->n && r->text[i] != '\n'; i++) {
+        unsigned st = r->style[i];
+        bool quote = (st & (MD_QUOTE | MD_MARK)) == (MD_QUOTE | MD_MARK);
+        if (r->text[i] != ' ' && !quote && !(st & MD_BULLET))
+            break;
+        marked |= r->text[i] != ' ';
+        if (quote)
+            *keep = i + 1 - r->line;
+        cols++;
+    }
+    return marked ? cols : 0;
+}
+
+static bool row_next(row_walk *r, int width, row *out)
+{
+    if (r->done)
+        return false;
+    out->hang = 0;
+    out->keep = 0;
+    if (r->pos > r->line)
+        out->hang = lead_of(r, &out->keep);
+    if (2 * out->hang > width)
+        out->hang = 0, out->keep = 0;
+    size_t next;
+    out->at = r->pos;
+    out->line = r->line;
+    out->len = wrap_row(r->text + r->pos, r->n - r->pos, width - out->hang, &next);
+    if (r->pos + out->len < r->n && r->text[r->pos + out->len] == '\n')
+        r->line = r->pos + next;
+    r->pos += next;
+    if (r->pos >= r->n) {
+        r->done = r->tail || !r->n || r->text[r->n - 1] != '\n';
+        r->tail = true;
+    }
+    return true;
+}
+
 static int item_rows(const transcript *t, const t_item *it, int width)
 {
     size_t len;
     char *tmp;
     const char *text = item_view(t, it, &len, &tmp);
-    int rows = wrap_count(text, len, width);
+    row_walk r = walk_of(it, text, len);
+    row rw;
+    int rows = 0;
+    while (row_next(&r, width, &rw))
+        rows++;
     free(tmp);
     return rows;
 }
@@ -167,6 +237,7 @@ static attr_t item_attr(item_kind k, bool color)
 {
     switch (k) {
     case IT_USER:
+    case IT_COMMAND:
         return A_BOLD | (color ? COLOR_PAIR(PAIR_USER) : 0);
     case IT_ERROR:
         return A_BOLD | (color ? COLOR_PAIR(PAIR_ERROR) : 0);
@@ -201,16 +272,16 @@ static attr_t style_attr(unsigned style, bool color)
     return a;
 }
 
-/* One row of an item: its runs of one style each. */
-static void draw_row(const t_item *it, WINDOW *w, int y, size_t pos, size_t len, bool color)
+/* Bytes of an item at column x of row y: their runs of one style each. */
+static void draw_row(const t_item *it, WINDOW *w, int y, int x, size_t pos, size_t len, bool color)
 {
     attr_t base = item_attr(it->kind, color);
     if (!it->style) {
         wattrset(w, base);
-        mvwaddnstr(w, y, 0, it->text + pos, (int)len);
+        mvwaddnstr(w, y, x, it->text + pos, (int)len);
         return;
     }
-    wmove(w, y, 0);
+    wmove(w, y, x);
     for (size_t start = pos, i = pos + 1; i <= pos + len; i++)
         if (i == pos + len || it->style[i] != it->style[start]) {
             wattrset(w, base | style_attr(it->style[start], color));
@@ -223,20 +294,22 @@ static void draw_row(const t_item *it, WINDOW *w, int y, size_t pos, size_t len,
 static void draw_item(const transcript *t, const t_item *it, WINDOW *w, int y, int first,
                       int count, int width, bool color)
 {
-    size_t pos = 0, n;
+    size_t n;
     char *tmp;
     const char *text = item_view(t, it, &n, &tmp);
+    row_walk r = walk_of(it, text, n);
+    row rw;
     wattrset(w, item_attr(it->kind, color));
-    for (int row = 0; row < first + count; row++) {
-        size_t next;
-        size_t len = wrap_row(text + pos, n - pos, width, &next);
-        if (row >= first && text == it->text)
-            draw_row(it, w, y + row - first, pos, len, color);
-        else if (row >= first)
-            mvwaddnstr(w, y + row - first, 0, text + pos, (int)len);
-        pos += next;
-        if (pos >= n)
-            break;
+    for (int k = 0; k < first + count && row_next(&r, width, &rw); k++) {
+        if (k < first)
+            continue;
+        if (text == it->text) {
+            if (rw.keep)
+                draw_row(it, w, y + k - first, 0, rw.line, rw.keep, color);
+            draw_row(it, w, y + k - first, rw.hang, rw.at, rw.len, color);
+        } else {
+            mvwaddnstr(w, y + k - first, 0, text + rw.at, (int)rw.len);
+        }
     }
     wattrset(w, A_NORMAL);
     free(tmp);
@@ -262,4 +335,21 @@ void transcript_draw(const transcript *t, WINDOW *w, bool color)
         bottom = top;
     }
     wnoutrefresh(w);
+}
+
+void transcript_print(const transcript *t, FILE *f, int width, int rows)
+{
+    int skip = transcript_rows(t, width) - rows;
+    for (int i = 0; i < t->n; i++) {
+        size_t n;
+        char *tmp;
+        const char *text = item_view(t, &t->items[i], &n, &tmp);
+        row_walk r = walk_of(&t->items[i], text, n);
+        row rw;
+        while (row_next(&r, width, &rw))
+            if (skip-- <= 0)
+                fprintf(f, "%.*s%*s%.*s\n", (int)rw.keep, text + rw.line, rw.hang - (int)rw.keep,
+                        "", (int)rw.len, text + rw.at);
+        free(tmp);
+    }
 }

@@ -3,7 +3,8 @@
 # client through real sockets and HTTP.  Scripted and line-mode chats over
 # several turns, /set reaching the request (the server logs each one's
 # settings), Ctrl-C (a real SIGINT) in the middle of a streamed reply, the
-# banner, status bar and stats, /show model, save and load (into a local
+# banner, status bar (the server's sampling until a setting is given) and
+# stats, /show model, save and load (into a local
 # model too, and resumed with --session alone), the config file, and the
 # command-line errors.
 . "$(dirname "$0")/../ui/tmux_lib.sh"
@@ -105,9 +106,14 @@ wait_log '· 5 messages · ' || fail "the resumed chat did not send its transcri
 # full screen: the status bar says remote
 t_start "$REMOTE --tui -n 4"
 t_wait_status 'ready .*remote stories260K-chatml\.gguf .*used - tok' 20
+# no sampler setting given: the server's own, not confab's defaults
+t_status_has 'sampling: server default' || fail "tui: the server's sampling not said: $(t_status)"
+t_status_has 'temp 0\.80|top-k 40' && fail "tui: sampler values the server does not use: $(t_status)"
 t_type "Hi."
 t_keys Enter
 t_wait_status 'ready .*used [0-9]+ tok' 30
+t_keys F6
+t_wait_status "temp 0\.90 .*top-k: server's" 10
 t_keys C-d
 t_wait_exit 20
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Branches in a real terminal: /regen keeps the old reply on its branch,
 # /branches draws the tree, /switch reports the reused and prefilled
-# tokens, /edit through $EDITOR and inline on the prefilled line, and the
+# tokens, /edit through $EDITOR (the edited message shown before its
+# reply) and inline on the prefilled line, and the
 # full-screen status bar names the branch.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
@@ -32,6 +33,9 @@ t_wait "^error: branch '1' is the current one already" 10
 t_send "/edit 1"
 t_wait '^on a new branch, 3 ' 10
 t_wait_count "$STATS" 4 30
+# the edited message is shown before its reply, once
+[ "$(t_history | sed -n '/^>>> \/edit 1$/,$p' | grep -Ec '^>>> Tell me about a cat\.$')" = 1 ] ||
+    fail "the message the editor made is not shown once after /edit"
 t_send "/branches"
 t_wait '^└ Tell me about a cat\. → .*\[\* 3\]$' 10
 t_send "/branch side"
@@ -53,6 +57,7 @@ t_type " Now."
 t_keys Enter
 t_wait '^on a new branch, 2 ' 10
 t_wait_count "$STATS" 2 30
+[ "$(t_count '^>>> Tell me about a dog\. Now\.$')" = 1 ] || fail "the inline edit is not shown once"
 t_send "/branches"
 t_wait '^└ Tell me about a dog\. Now\. → .*\[\* 2\]$' 10
 t_keys C-d

@@ -25,10 +25,10 @@ raw=$(printf '%s' "$line" | awk '{
 PARA='The end of a long paragraph that goes on and on so that it has to wrap at word boundaries on a narrow terminal.'
 TABLE=$(printf '%s\n' '| Name  | Qty |' '|:------|----:|' '| apple |   3 |' '| naïve |  12 |')
 ESC=$(printf '\033')
-STATS='^prompt [0-9]+ tok'
+STATS='^(prompt|reply) [0-9]+ tok'
 
 # the lines of reply N on the screen (between its >>> line and the statistics)
-reply_lines() { t_history | awk -v n="$1" '/^>>> /{k++; next} /^prompt [0-9]+ tok/{if (k == n) exit} k == n'; }
+reply_lines() { t_history | awk -v n="$1" '/^>>> /{k++; next} /^(prompt|reply) [0-9]+ tok/{if (k == n) exit} k == n'; }
 strip_sgr() { sed "s/$ESC\[[0-9;]*m//g"; }
 
 T_COLS=40 t_start "CONFAB_TEST_REPLIES=$replies $T_CHAT -m $model"
@@ -61,7 +61,7 @@ t_wait '^markdown = off$' 10
 t_send "Again."
 t_wait_count "$STATS" 2 30
 t_prompt
-[ "$(tm capture-pane -t t -p -J -S -200 | awk '/^>>> Again\./{on=1; next} /^prompt [0-9]+ tok/{on=0} on')" = "$raw" ] ||
+[ "$(tm capture-pane -t t -p -J -S -200 | awk '/^>>> Again\./{on=1; next} /^(prompt|reply) [0-9]+ tok/{on=0} on')" = "$raw" ] ||
     fail "markdown off: not the raw reply"
 t_send "/show settings"
 t_wait '^markdown +off$' 10

@@ -133,9 +133,10 @@ static bool same(const rec *a, const rec *b)
 static void check_kept(const char *text, size_t n, const rec *r, const char *how)
 {
     char *kept = malloc(r->n + 1);
-    size_t k = rec_text(r, MD_DECOR, kept);
-    bool ok = k == n && !memcmp(kept, text, n);
-    CHECKF(ok || failures_shown > 3, "%s: the text is not kept:\n--- in\n%.*s\n--- out\n%.*s", how,
+    size_t k = rec_text(r, MD_DECOR, kept), at;
+    bool ok = rec_kept(r, text, n, &at);
+    CHECKF(ok || failures_shown > 3,
+           "%s: the text is not kept (from byte %zu):\n--- in\n%.*s\n--- out\n%.*s", how, at,
            (int)n, text, (int)k, kept);
     failures_shown += !ok;
     free(kept);
@@ -195,6 +196,7 @@ static void wrap_all(const rec *r, int width, size_t piece, rec *out)
 {
     wrap_stream w;
     wrap_stream_init(&w, width, MD_NOWRAP, BRK, wrap_rec, out);
+    wrap_stream_hang(&w, MD_BULLET, MD_QUOTE | MD_MARK);
     size_t start = 0;
     for (size_t i = 1; i <= r->n; i++)
         if (i == r->n || r->st[i] != r->st[start] || i - start == piece) {
@@ -213,7 +215,8 @@ static void check_wrapped(const rec *in, const rec *out, int width, const char *
     /* each break follows a blank, and the word after it did not fit */
     int col = 0;
     for (size_t i = 0; i < out->n; i++) {
-        if (!(out->st[i] & BRK)) {
+        /* (a hanging indent after a break takes columns, as text does) */
+        if (!(out->st[i] & BRK) || out->b[i] != '\n') {
             col = out->b[i] == '\n' ? 0 : col + 1;
             continue;
         }
@@ -222,10 +225,13 @@ static void check_wrapped(const rec *in, const rec *out, int width, const char *
                    (i + 1 < out->n && (out->b[i + 1] == ' ' || out->b[i + 1] == '\t')),
                "width %d: a break not next to a blank in:\n%s", width, text);
         int word = 0;
-        for (size_t j = i + 1; j < out->n && out->b[j] != ' ' && out->b[j] != '\n'; j++)
+        size_t at = i + 1;
+        while (at < out->n && (out->st[at] & BRK))
+            at++;
+        for (size_t j = at; j < out->n && out->b[j] != ' ' && out->b[j] != '\n'; j++)
             word++;
         CHECKF(col + word > width - 1, "width %d: a break where '%.*s' fit (column %d) in:\n%s",
-               width, word, out->b + i + 1, col, text);
+               width, word, out->b + at, col, text);
         col = 0;
     }
     free(a);
@@ -376,6 +382,40 @@ static void check_rendering(const char *in, int width, const char *want, rec *r)
     free(got);
 }
 
+/* A list item's rows hang under its text, a quote's repeat its marker
+ * (glow's and rich's hanging indents); plain text does not hang. */
+static void test_hang(void)
+{
+    const char *in = "- an item long enough to wrap\n"
+                     "  10. a nested item to wrap\n"
+                     "> a quote to wrap twice over\n"
+                     ">> nested quote, wrapped too\n"
+                     "  plain text wraps as ever\n";
+    const char *want = "- an item long enough \n  to wrap\n"
+                       "  10. a nested item \n      to wrap\n"
+                       "> a quote to wrap \n> twice over\n"
+                       ">> nested quote, \n>> wrapped too\n"
+                       "  plain text wraps as \never\n";
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    md_term_opts o = {.markdown = true, .width = 22, .unicode = true};
+    md_term *t = md_term_new(f, &o);
+    md_term_put(t, in, strlen(in));
+    md_term_end(t);
+    fclose(f);
+    CHECKF(!strcmp(buf, want), "hanging indents:\n%s\nwant:\n%s", buf, want);
+    free(buf);
+    /* the repeated marker is styled as the quote's own */
+    rec r = {0}, w = {0};
+    render(in, strlen(in), NULL, 0, 22, &r);
+    wrap_all(&r, 22, r.n, &w);
+    CHECK(style_of(&w, "> twice") == (MD_QUOTE | MD_MARK | BRK));
+    CHECK(style_of(&w, "  to wrap") == BRK);
+    rec_free(&r);
+    rec_free(&w);
+}
+
 static void test_table(void)
 {
     rec r = {0};
@@ -399,6 +439,28 @@ static void test_table(void)
     CHECK(style_of(&r, "-|") == (MD_TABLE | MD_MARK | MD_DECOR));
     CHECK(style_of(&r, "12") == (MD_TABLE | MD_BOLD));
     CHECK(style_of(&r, "after") == 0);
+    rec_free(&r);
+    /* too wide: the cells wrapped within their columns, no row split
+     * across screen lines; the cells' text kept */
+    const char *wide = "| Name | What it is |\n"
+                       "|--|--:|\n"
+                       "| qwen3 | a dense **model** of 2025 |\n";
+    check_rendering(wide, 24,
+                    "| Name  |   What it is |\n"
+                    "|-------|--------------|\n"
+                    "| qwen3 |      a dense |\n"
+                    "|       | **model** of |\n"
+                    "|       |         2025 |\n",
+                    &r);
+    size_t at;
+    CHECK(rec_kept(&r, wide, strlen(wide), &at));
+    CHECK(style_of(&r, "What") == (MD_TABLE | MD_REFLOW | MD_BOLD));
+    CHECK(style_of(&r, "model") == (MD_TABLE | MD_REFLOW | MD_BOLD));
+    CHECK(style_of(&r, "|-") == (MD_TABLE | MD_REFLOW | MD_MARK | MD_DECOR));
+    rec_free(&r);
+    /* a word longer than a column can be cut: the text's own lines */
+    check_rendering("| a | b |\n|-|-|\n| x | yy |\n", 8, "| a | b |\n|-|-|\n| x | yy |\n", &r);
+    CHECK(style_of(&r, "|") == 0);
     rec_free(&r);
     /* no delimiter row: text as it is */
     check_rendering("| a | b |\nno table\n", 80, "| a | b |\nno table\n", &r);
@@ -468,6 +530,7 @@ int main(void)
     test_corpus();
     test_wrap_prose();
     test_wrap_wide();
+    test_hang();
     test_wrap_corpus();
     test_term();
     return test_summary("ui-markdown");

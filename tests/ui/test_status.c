@@ -29,10 +29,43 @@ int main(void)
     for (int w = 1; w <= 160; w++) {
         status_format(&si, w, out, sizeof out);
         CHECKF(utf8_width(out, strlen(out)) == w, "width %d: '%s'", w, out);
-        if (w >= 40)
+        if (w >= 50)
             CHECKF(strstr(out, "temp 0.80") && strstr(out, "top-k 40"),
                    "width %d drops the sampler: '%s'", w, out);
+        /* a fixed order: a field shows only with every more important one */
+        static const char *const order[] = {"generating", "stories260K", "temp 0.80", "top-k 40",
+                                            "t/s", "unsaved", "ctx ["};
+        for (size_t i = 1; i < sizeof order / sizeof order[0]; i++)
+            CHECKF(!strstr(out, order[i]) || strstr(out, order[i - 1]),
+                   "width %d: '%s' without '%s': '%s'", w, order[i], order[i - 1], out);
     }
+    /* 100 columns after a reply that thought, greedy (F9), not saved: the
+     * model, the speed and the save state stay */
+    status_info after = si;
+    after.generating = false;
+    after.temp = 0;
+    after.think_tokens = 312;
+    after.answer_tokens = 45;
+    after.saved = "not saved";
+    after.branch = "branch 2";
+    status_format(&after, 100, out, sizeof out);
+    CHECKF(strstr(out, "stories260K") && strstr(out, "123.5 t/s") && strstr(out, "not saved") &&
+               strstr(out, "temp 0 (greedy)"),
+           "100 columns: '%s'", out);
+    /* remote, no sampler setting given: the server's own values */
+    status_info remote = si;
+    remote.remote = true;
+    remote.server_sets = SERVER_TEMP | SERVER_TOP_K | SERVER_TOP_P;
+    status_format(&remote, 120, out, sizeof out);
+    CHECKF(strstr(out, "sampling: server default") && !strstr(out, "temp") &&
+               !strstr(out, "top-k") && !strstr(out, "top-p") && strstr(out, "remote stories260K"),
+           "remote: '%s'", out);
+    /* the temperature given (F5, /set temp), the rest still the server's */
+    remote.server_sets = SERVER_TOP_K | SERVER_TOP_P;
+    status_format(&remote, 120, out, sizeof out);
+    CHECKF(strstr(out, "temp 0.80") && strstr(out, "top-k: server's") &&
+               strstr(out, "top-p: server's") && !strstr(out, "default"),
+           "remote, temp given: '%s'", out);
     si.temp = 0;
     si.top_k = 0;
     si.generating = false;

@@ -106,6 +106,32 @@ static void test_wrap(void)
     CHECK(wrap_count("a\n\nb", 4, 4) == 3);
 }
 
+static void check_print(const char *s, int w, int col, const char *want)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    wrap_print(f, s, w, col, "<", ">");
+    fclose(f);
+    CHECKF(buf && strcmp(buf, want) == 0, "'%s' at %d: '%s', want '%s'", s, w, buf, want);
+    free(buf);
+}
+
+/* Lines of our own: broken at spaces, later rows under a listing's
+ * second column, a prefix's end or the line's indent. */
+static void test_print(void)
+{
+    check_print("first token 6 ms", 12, 0, "<first token>\n<6 ms>\n");
+    check_print("/save FILE    save the chat to a file", 30, 0,
+                "</save FILE    save the chat to>\n<              a file>\n");
+    check_print("/save FILE    save it", 20, 0, "</save FILE    save>\n<it>\n"); /* too far */
+    check_print("unknown setting foo", 14, 7, "<unknown>\n<       setting>\n<       foo>\n");
+    check_print("  - an item that wraps", 12, 0, "<  - an item>\n<  that wraps>\n");
+    check_print("One.  Two three", 10, 0, "<One.  Two>\n<three>\n");
+    check_print("a\n\nb", 10, 0, "<a>\n<>\n<b>\n");
+    check_print("as it is, however long", 0, 0, "<as it is, however long>\n");
+}
+
 int main(void)
 {
     if (!setlocale(LC_CTYPE, "C.UTF-8") && !setlocale(LC_CTYPE, "en_US.UTF-8")) {
@@ -117,5 +143,6 @@ int main(void)
     test_terminal_safe();
     test_width();
     test_wrap();
+    test_print();
     return test_summary("ui-text");
 }

@@ -16,7 +16,8 @@ cat >"$replies" <<'EOF'
 <think>\nQuick.\n</think>\n\nThree.
 EOF
 
-t_start "CONFAB_TEST_TOKEN_DELAY_MS=60 CONFAB_TEST_REPLIES=$replies $T_CHAT --tui -m $model"
+# (wide enough for the status bar to keep the last reply's thinking beside the model's long name)
+T_COLS=140 t_start "CONFAB_TEST_TOKEN_DELAY_MS=60 CONFAB_TEST_REPLIES=$replies $T_CHAT --tui -m $model"
 t_wait_status 'ready' 30
 t_send "What is 1 + 1?"
 t_wait '^▾ thinking\.\.\.  \(F3 folds it\)$' 10
