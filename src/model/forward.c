@@ -1241,7 +1241,8 @@ static void moe_up_phase(thr *T, const cf_layer *L, cf_weight const ff[3])
     cf_ctx *c = P->c;
     const int64_t F = P->hp->n_ff_exp;
     const int phase = T->phase++;
-    const size_t rb = (L->moe_gate ? 2 : 1) * cf_row_bytes(L->moe_up->type, L->moe_up->ne[0]);
+    const cf_weight first = L->moe_gate ? L->moe_gate : L->moe_up;
+    const size_t rb = (L->moe_gate ? 2 : 1) * cf_row_bytes(first->type, first->ne[0]);
     const int64_t cap = (int64_t)(c->tile_cap / (size_t)c->moe_max_pairs) & ~(int64_t)15;
     const int64_t piece = piece_rows(rb, cap); /* tile_cap >= 64 rows of a batch */
     int64_t v0, nv;
