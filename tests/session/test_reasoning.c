@@ -136,6 +136,10 @@ static void test_split(void)
          "Plan.", "Result."},
         {T2026 "Kimi-K2-Thinking.jinja", "<think>k</think>K.", "k", "K."},
         {T2026 "HuggingFaceTB-SmolLM3-3B.jinja", "<think>\\ns\\n</think>\\nS.", "s", "S."},
+        /* DeepSeek-V3.1 closes an empty block in its generation prompt
+         * unless thinking is on */
+        {T2026 "deepseek-ai-DeepSeek-V3.1.jinja", "Plain answer.", NULL, "Plain answer."},
+        {T2026 "deepseek-ai-DeepSeek-V3.1.jinja", "Write <think> tags.", NULL, "Write <think> tags."},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const split_case *c = &cases[i];
@@ -355,6 +359,24 @@ static void test_switches(void)
     CHECK(cf_session_set(s, "thinking", "off", &err) == 0);
     CHECK(talk(s, "Quick.", &st, 0) == CF_STOP_EOG && same(last_reply(s)->content, "Straight answer.") &&
           !last_reply(s)->reasoning && !last_reply(s)->thinking_cut);
+    cf_session_free(s);
+
+    /* DeepSeek-V3.1 takes enable_thinking as its thinking: on opens the
+     * block in the generation prompt, off (its default) closes it empty */
+    const char *reasoned[] = {"Reasoned.</think>Answer.", NULL};
+    s = open_scripted(T2026 "deepseek-ai-DeepSeek-V3.1.jinja", -1, reasoned);
+    if (!s)
+        return;
+    CHECK(same(cf_session_reasoning(s)->family, "think") && cf_session_reasoning(s)->thinking_switch);
+    text = prompt_of(s, NULL, NULL);
+    CHECKF(text && ends_with(text, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c><think></think>"), "'%s'", text);
+    free(text);
+    CHECK(cf_session_set(s, "thinking", "on", &err) == 0);
+    text = prompt_of(s, NULL, NULL);
+    CHECKF(text && ends_with(text, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c><think>"), "'%s'", text);
+    free(text);
+    CHECK(talk(s, "Why?", &st, 0) == CF_STOP_EOG && same(last_reply(s)->reasoning, "Reasoned.") &&
+          same(last_reply(s)->content, "Answer."));
     cf_session_free(s);
 }
 
