@@ -137,8 +137,8 @@ int main(void)
                                  "embd=1280,layers=2,heads=32,kv_heads=1,ff=512",
                                  "embd=576,layers=2,heads=4,kv_heads=1,head_dim=40,ff=1536",
                                  "arch=gemma3,embd=256,layers=2,heads=4,kv_heads=4,ff=512,swa=100",
-                                 "arch=deepseek2,embd=256,layers=2,heads=16,kv_heads=1,head_dim=96,rot=32,ff=512,"
-                                 "experts=8,experts_used=2,expert_ff=64,shexp_ff=128,kv_lora=64,nope=32,v_mla=32,"
+                                 "arch=deepseek2,embd=128,layers=2,heads=16,kv_heads=1,head_dim=96,rot=32,ff=128,"
+                                 "experts=4,experts_used=2,expert_ff=32,shexp_ff=32,kv_lora=64,nope=32,v_mla=32,"
                                  "dense_layers=1",
                                  "arch=granitehybrid,embd=128,layers=4,heads=4,kv_heads=2,ff=64,experts=4,"
                                  "experts_used=2,ssm_conv=4,ssm_state=32,ssm_k_heads=2,ssm_v_heads=8,"

@@ -144,6 +144,10 @@ static void test_split(void)
         {T2026 "GLM-4.6.jinja", "\\n<think>Weigh it.</think>\\nGLM answers.", "Weigh it.",
          "GLM answers."},
         {T2026 "GLM-4.6.jinja", "\\n<think></think>\\nNo thought.", NULL, "No thought."},
+        /* DeepSeek-V3.1 closes an empty block in its generation prompt
+         * unless thinking is on */
+        {T2026 "deepseek-ai-DeepSeek-V3.1.jinja", "Plain answer.", NULL, "Plain answer."},
+        {T2026 "deepseek-ai-DeepSeek-V3.1.jinja", "Write <think> tags.", NULL, "Write <think> tags."},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const split_case *c = &cases[i];
@@ -388,6 +392,23 @@ static void test_switches(void)
                strstr(text, "<|user|>\nQuick./nothink<|assistant|>\n<think></think>\nStraight answer."),
            "'%s'", text);
     free(text);
+    cf_session_free(s);
+    /* DeepSeek-V3.1 takes enable_thinking as its thinking: on opens the
+     * block in the generation prompt, off (its default) closes it empty */
+    const char *reasoned[] = {"Reasoned.</think>Answer.", NULL};
+    s = open_scripted(T2026 "deepseek-ai-DeepSeek-V3.1.jinja", -1, reasoned);
+    if (!s)
+        return;
+    CHECK(same(cf_session_reasoning(s)->family, "think") && cf_session_reasoning(s)->thinking_switch);
+    text = prompt_of(s, NULL, NULL);
+    CHECKF(text && ends_with(text, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c><think></think>"), "'%s'", text);
+    free(text);
+    CHECK(cf_session_set(s, "thinking", "on", &err) == 0);
+    text = prompt_of(s, NULL, NULL);
+    CHECKF(text && ends_with(text, "<\xef\xbd\x9c" "Assistant\xef\xbd\x9c><think>"), "'%s'", text);
+    free(text);
+    CHECK(talk(s, "Why?", &st, 0) == CF_STOP_EOG && same(last_reply(s)->reasoning, "Reasoned.") &&
+          same(last_reply(s)->content, "Answer."));
     cf_session_free(s);
 }
 
