@@ -39,6 +39,21 @@ int cf_spec_params_check(const cf_spec_params *p, cf_err *err);
  * the same ids), else a message naming the first difference. */
 int cf_spec_vocab_check(const cf_tokenizer *target, const cf_tokenizer *draft, cf_err *err);
 
+/* A draft model beside a target's context: its weights, tokenizer and a
+ * context of the target's size (threads too). */
+typedef struct cf_draft {
+    cf_model *m;
+    cf_tokenizer *tok;
+    cf_ctx *ctx;
+} cf_draft;
+
+/* Load the draft at path for target (whose tokenizer is target_tok): 0,
+ * or -1 with err (CF_E_MODEL: the file; CF_E_USAGE: another vocabulary),
+ * d then empty. */
+int cf_draft_open(cf_draft *d, const char *path, cf_load_mode mode, const cf_ctx *target,
+                  const cf_tokenizer *target_tok, cf_err *err);
+void cf_draft_close(cf_draft *d);
+
 typedef struct cf_spec cf_spec;
 
 /* draft: a context of the draft model (it must be empty; the spec keeps

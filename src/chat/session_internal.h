@@ -106,9 +106,7 @@ struct cf_session {
     /* speculative decoding (session_spec.c): the drafter's model and
      * context (lookup: none), and the ctx the spec was made for (a loaded
      * session may bring another) */
-    cf_model *draft_model;
-    cf_tokenizer *draft_tok;
-    cf_ctx *draft_ctx;
+    cf_draft draft;
     cf_spec *spec;
     const cf_ctx *spec_ctx;
     void *spec_smp; /* the sampler's state before the last step */

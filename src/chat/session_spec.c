@@ -16,18 +16,9 @@ int sess_spec_open(cf_session *s, const cf_session_params *p, cf_err *err)
         s->spec_params = *p->spec;
     else
         cf_spec_params_default(&s->spec_params);
-    if (p->draft_model) {
-        cf_ctx_params cp = {.n_ctx = cf_ctx_n_ctx(s->ctx), .n_threads = cf_ctx_n_threads(s->ctx),
-                            .kv_type = CF_KV_F16};
-        if (cf_model_load_as(p->draft_model, NULL, p->load_mode, &s->draft_model, err) ||
-            cf_tokenizer_create(cf_model_gguf(s->draft_model), &s->draft_tok, err))
-            return cf_err_class(err, CF_E_MODEL);
-        if (cf_spec_vocab_check(s->tok, s->draft_tok, err))
-            return cf_err_class(err, CF_E_USAGE);
-        if (cf_ctx_new(s->draft_model, &cp, &s->draft_ctx, err))
-            return -1;
-    }
-    if (cf_spec_new(s->ctx, s->draft_ctx, &s->spec_params, &s->spec, err))
+    if (p->draft_model && cf_draft_open(&s->draft, p->draft_model, p->load_mode, s->ctx, s->tok, err))
+        return -1;
+    if (cf_spec_new(s->ctx, s->draft.ctx, &s->spec_params, &s->spec, err))
         return cf_err_class(err, CF_E_USAGE);
     s->spec_ctx = s->ctx;
     return 0;
@@ -39,13 +30,8 @@ void sess_spec_free(cf_session *s)
     s->spec_smp = NULL;
     s->spec_smp_cap = s->spec_smp_len = 0;
     cf_spec_free(s->spec);
-    cf_ctx_free(s->draft_ctx);
-    cf_tokenizer_free(s->draft_tok);
-    cf_model_free(s->draft_model);
     s->spec = NULL;
-    s->draft_ctx = NULL;
-    s->draft_tok = NULL;
-    s->draft_model = NULL;
+    cf_draft_close(&s->draft);
 }
 
 static bool stops(void *ud, int32_t tok)
@@ -59,7 +45,7 @@ int sess_spec_step(cf_session *s, int cap, cf_err *err)
     if (s->spec_ctx != s->ctx) { /* a loaded session brought its own context */
         cf_spec_free(s->spec);
         s->spec = NULL;
-        if (cf_spec_new(s->ctx, s->draft_ctx, &s->spec_params, &s->spec, err))
+        if (cf_spec_new(s->ctx, s->draft.ctx, &s->spec_params, &s->spec, err))
             return -1;
         s->spec_ctx = s->ctx;
     }

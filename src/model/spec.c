@@ -53,6 +53,31 @@ int cf_spec_vocab_check(const cf_tokenizer *target, const cf_tokenizer *draft, c
     return 0;
 }
 
+void cf_draft_close(cf_draft *d)
+{
+    cf_ctx_free(d->ctx);
+    cf_tokenizer_free(d->tok);
+    cf_model_free(d->m);
+    *d = (cf_draft){0};
+}
+
+int cf_draft_open(cf_draft *d, const char *path, cf_load_mode mode, const cf_ctx *target,
+                  const cf_tokenizer *target_tok, cf_err *err)
+{
+    *d = (cf_draft){0};
+    cf_ctx_params cp = {.n_ctx = cf_ctx_n_ctx(target), .n_threads = cf_ctx_n_threads(target), .kv_type = CF_KV_F16};
+    int rc = 0;
+    if (cf_model_load_as(path, NULL, mode, &d->m, err) || cf_tokenizer_create(cf_model_gguf(d->m), &d->tok, err))
+        rc = cf_err_class(err, CF_E_MODEL);
+    else if (cf_spec_vocab_check(target_tok, d->tok, err))
+        rc = cf_err_class(err, CF_E_USAGE);
+    else if (cf_ctx_new(d->m, &cp, &d->ctx, err))
+        rc = -1;
+    if (rc)
+        cf_draft_close(d);
+    return rc;
+}
+
 void cf_spec_free(cf_spec *s)
 {
     if (!s)

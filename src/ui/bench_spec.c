@@ -173,7 +173,7 @@ int bench_spec(const char *model, int threads, int n_gen, int reps, ui_draft *d)
         printf("  %d   %9.3f   %11.2f\n", k, s * 1e3, s / one);
     }
     if (d->model || d->lookup) {
-        if ((rc = ui_draft_open(d, c, tok, threads)) != 0)
+        if ((rc = ui_draft_open(d, c, tok)) != 0)
             goto out;
         rc = CF_EXIT_ERROR;
         if (generation(c, tok, d, n_gen, reps, &err) != 0) {

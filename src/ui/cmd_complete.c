@@ -371,7 +371,7 @@ int cmd_complete(int argc, char **argv)
         fprintf(stderr, "confab: prompt %zu tokens in %.1f ms\n", ids.n, cf_now_ms() - t0);
     for (size_t i = 0; i < ids.n; i++)
         cf_sampler_accept(smp, ids.ids[i]);
-    if ((rc = ui_draft_open(&o.draft, ctx, tok, (int)o.threads)) != 0)
+    if ((rc = ui_draft_open(&o.draft, ctx, tok)) != 0)
         goto out;
     rc = CF_EXIT_ERROR;
     if (o.draft.spec && cf_spec_begin(o.draft.spec, ids.ids, (int)ids.n, &err) != 0) {

@@ -69,7 +69,7 @@ void ui_draft_usage(FILE *f)
           f);
 }
 
-int ui_draft_open(ui_draft *d, cf_ctx *target, const cf_tokenizer *target_tok, int threads)
+int ui_draft_open(ui_draft *d, cf_ctx *target, const cf_tokenizer *target_tok)
 {
     cf_err err;
     if (!d->model && !d->lookup)
@@ -82,23 +82,14 @@ int ui_draft_open(ui_draft *d, cf_ctx *target, const cf_tokenizer *target_tok, i
         char *path = cli_model_path(d->model);
         if (!path)
             return CF_EXIT_MODEL;
-        cf_ctx_params cp = {.n_ctx = cf_ctx_n_ctx(target), .n_threads = threads, .kv_type = CF_KV_F16};
-        int rc = cf_model_load(path, NULL, &d->m, &err);
+        int rc = cf_draft_open(&d->draft, path, CF_LOAD_AUTO, target, target_tok, &err);
         free(path);
-        if (rc != 0 || cf_tokenizer_create(cf_model_gguf(d->m), &d->tok, &err) != 0) {
-            cli_error("draft model: %s", err.msg);
-            return CF_EXIT_MODEL;
-        }
-        if (cf_spec_vocab_check(target_tok, d->tok, &err) != 0) {
+        if (rc != 0) {
             cli_error("-md %s: %s", d->model, err.msg);
-            return CF_EXIT_USAGE;
-        }
-        if (cf_ctx_new(d->m, &cp, &d->ctx, &err) != 0) {
-            cli_error("draft model: %s", err.msg);
-            return CF_EXIT_ERROR;
+            return err.code == CF_E_USAGE ? CF_EXIT_USAGE : CF_EXIT_MODEL;
         }
     }
-    if (cf_spec_new(target, d->ctx, &d->p, &d->spec, &err) != 0) {
+    if (cf_spec_new(target, d->draft.ctx, &d->p, &d->spec, &err) != 0) {
         cli_error("%s", err.msg);
         return CF_EXIT_USAGE;
     }
@@ -108,13 +99,8 @@ int ui_draft_open(ui_draft *d, cf_ctx *target, const cf_tokenizer *target_tok, i
 void ui_draft_close(ui_draft *d)
 {
     cf_spec_free(d->spec);
-    cf_ctx_free(d->ctx);
-    cf_tokenizer_free(d->tok);
-    cf_model_free(d->m);
     d->spec = NULL;
-    d->ctx = NULL;
-    d->tok = NULL;
-    d->m = NULL;
+    cf_draft_close(&d->draft);
 }
 
 void ui_draft_summary(const ui_draft *d, char *buf, size_t n)

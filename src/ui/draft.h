@@ -14,9 +14,7 @@ typedef struct ui_draft {
     const char *model; /* -md FILE|NAME */
     bool lookup;
     cf_spec_params p;
-    cf_model *m;
-    cf_tokenizer *tok;
-    cf_ctx *ctx;
+    cf_draft draft;
     cf_spec *spec; /* after ui_draft_open: NULL when none was asked for */
 } ui_draft;
 
@@ -32,9 +30,9 @@ void ui_draft_argv(int argc, char **argv);
 /* The help lines of the options. */
 void ui_draft_usage(FILE *f);
 
-/* Load the draft model (for -md) and start speculation on target; 0, or
- * the exit code after one error line. */
-int ui_draft_open(ui_draft *d, cf_ctx *target, const cf_tokenizer *target_tok, int threads);
+/* Load the draft model (for -md; its threads are the target's) and start
+ * speculation on target; 0, or the exit code after one error line. */
+int ui_draft_open(ui_draft *d, cf_ctx *target, const cf_tokenizer *target_tok);
 void ui_draft_close(ui_draft *d);
 /* "drafted D, accepted A (P %), T tokens in S passes (R a pass)" */
 void ui_draft_summary(const ui_draft *d, char *buf, size_t n);
