@@ -113,7 +113,9 @@ int cf_chat_template_turn_end(const cf_chat_template *t, const char *bos_token,
  * (built-ins know none). */
 typedef struct cf_chat_reasoning {
     const char *family;   /* "think", "gemma4", "mistral", "command-r", "gpt-oss"; NULL: none */
-    bool thinking_switch; /* the template reads enable_thinking */
+    bool thinking_switch; /* the template reads enable_thinking, or thinking_text */
+    bool thinking_text;   /* its switch is "/think" or "/no_think" in a system
+                             or user message (Nemotron Nano v2) */
     bool effort;          /* the template reads reasoning_effort (gpt-oss) */
 } cf_chat_reasoning;
 const cf_chat_reasoning *cf_chat_template_reasoning(const cf_chat_template *t);

@@ -140,6 +140,20 @@ static int render(cf_session *s, int n, bool add_gen, int mode, char **text, siz
         }
         k++;
     }
+    /* Nemotron's switch is text in the system message (the template takes
+     * it out of what it shows): after the system prompt, else alone */
+    char switched[SLOT_LEN + 16];
+    if (s->reasoning.thinking_text && s->thinking != THINK_AUTO) {
+        const char *word = s->thinking == THINK_ON ? "/think" : "/no_think";
+        if (k && !strcmp(cm[0].role, "system")) {
+            snprintf(switched, sizeof switched, "%s %s", cm[0].content, word);
+            cm[0].content = switched;
+        } else {
+            memmove(cm + 1, cm, k * sizeof *cm);
+            cm[0] = (cf_chat_msg){.role = "system", .content = word};
+            k++;
+        }
+    }
     /* the thinking settings, as the templates name them */
     static const char *const effort_json[] = {NULL, "\"low\"", "\"medium\"", "\"high\""};
     const char *names[2], *values[2];

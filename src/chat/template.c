@@ -40,6 +40,20 @@ int cf_chat_template_from_name(const char *name, cf_chat_template **out, cf_err 
     return builtin_template(id, NULL, out, err);
 }
 
+/* Whether the template reads the variable name: an occurrence that is not
+ * a namespace's attribute (ns.name) or argument (namespace(name=...)). */
+static bool reads_variable(const char *src, size_t len, const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *p = src, *end = src + len; (p = memmem(p, (size_t)(end - p), name, n)); p += n) {
+        const bool attribute = p > src && p[-1] == '.';
+        const bool argument = p - src >= 10 && !memcmp(p - 10, "namespace(", 10);
+        if (!attribute && !argument)
+            return true;
+    }
+    return false;
+}
+
 int cf_chat_template_from_jinja(const char *src, size_t len, const char *origin,
                                 cf_chat_template **out, cf_err *err)
 {
@@ -59,10 +73,13 @@ int cf_chat_template_from_jinja(const char *src, size_t len, const char *origin,
     t->builtin = cf_builtin_detect(src, len);
     snprintf(t->label, sizeof t->label, "jinja (from %s)", origin ? origin : "file");
     reasoning_family f = reasoning_detect(src, len);
+    const bool text = (memmem(src, len, "'/no_think'", 11) || memmem(src, len, "\"/no_think\"", 11)) &&
+                      (memmem(src, len, "'/think'", 8) || memmem(src, len, "\"/think\"", 8));
     t->reasoning = (cf_chat_reasoning){
         .family = f == RF_NONE ? NULL : reasoning_family_name(f),
-        .thinking_switch = memmem(src, len, "enable_thinking", 15) != NULL,
-        .effort = memmem(src, len, "reasoning_effort", 16) != NULL,
+        .thinking_switch = reads_variable(src, len, "enable_thinking") || text,
+        .thinking_text = text,
+        .effort = reads_variable(src, len, "reasoning_effort"),
     };
     *out = t;
     return 0;

@@ -410,6 +410,33 @@ static void test_switches(void)
     CHECK(talk(s, "Why?", &st, 0) == CF_STOP_EOG && same(last_reply(s)->reasoning, "Reasoned.") &&
           same(last_reply(s)->content, "Answer."));
     cf_session_free(s);
+    /* Nemotron Nano v2 switches by /think or /no_think in a message (its
+     * namespace's enable_thinking is no variable): off puts /no_think
+     * after the system prompt, which the template takes out of what it
+     * shows, and closes the block in the generation prompt */
+    s = open_scripted(T2026 "NVIDIA-Nemotron-Nano-v2.jinja", -1, reasoned);
+    if (!s)
+        return;
+    CHECK(cf_session_reasoning(s)->thinking_switch && cf_session_reasoning(s)->thinking_text);
+    text = prompt_of(s, NULL, NULL);
+    CHECKF(text && ends_with(text, "<SPECIAL_11>Assistant\n<think>\n"), "'%s'", text);
+    free(text);
+    CHECK(cf_session_set(s, "thinking", "off", &err) == 0);
+    text = prompt_of(s, NULL, NULL);
+    CHECKF(text && ends_with(text, "<SPECIAL_11>Assistant\n<think></think>") && !strstr(text, "/no_think"), "'%s'",
+           text);
+    free(text);
+    CHECK(cf_session_set_system(s, "Be brief.", &err) == 0);
+    text = prompt_of(s, NULL, NULL);
+    CHECKF(text && strstr(text, "<SPECIAL_10>System\nBe brief.") && !strstr(text, "/no_think") &&
+               ends_with(text, "<think></think>"),
+           "'%s'", text);
+    free(text);
+    CHECK(cf_session_set(s, "thinking", "on", &err) == 0);
+    text = prompt_of(s, NULL, NULL);
+    CHECKF(text && strstr(text, "Be brief.") && ends_with(text, "<think>\n"), "'%s'", text);
+    free(text);
+    cf_session_free(s);
 }
 
 /* ---- the cache after reasoning is dropped -------------------------------------------------------- */
