@@ -182,12 +182,21 @@ int http_respond_stream(int fd, const char *type)
 
 bool http_peer_gone(int fd)
 {
-    struct pollfd pf = {.fd = fd, .events = POLLIN | POLLRDHUP};
+    /* A half-close (FIN: the client is done sending, as nc -N, socat and
+     * some proxies do after the request) still reads the reply; only a
+     * reset, or both ends shut, means nobody is there. */
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
     if (poll(&pf, 1, 0) <= 0)
         return false;
-    if (pf.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))
+    if (pf.revents & (POLLHUP | POLLERR | POLLNVAL))
         return true;
-    /* readable: more bytes after the request (a pipelined one), or the end */
     char c;
-    return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+    return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && errno == ECONNRESET;
+}
+
+void http_drain(int fd)
+{
+    char buf[4096];
+    while (recv(fd, buf, sizeof buf, MSG_DONTWAIT) > 0)
+        ;
 }

@@ -32,7 +32,11 @@ int http_respond(int fd, int status, const char *type, const char *body, size_t 
 int http_respond_stream(int fd, const char *type);
 /* "Bad Request" for 400, ... */
 const char *http_reason(int status);
-/* Whether the peer closed its end (or the connection broke). */
+/* Whether the peer is gone: the connection reset or shut both ways (a
+ * client that only closed its sending half still reads the reply). */
 bool http_peer_gone(int fd);
+/* Read and drop what the peer sent that is there now, so that closing
+ * after an early answer sends it, not a reset. */
+void http_drain(int fd);
 
 #endif

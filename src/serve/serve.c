@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,8 +23,10 @@
 
 enum {
     MAX_CONNS = 256,      /* reading their request at once */
+    MAX_PER_PEER = 32,    /* of them from one address */
     MAX_QUEUED = 64,      /* completions waiting for the worker */
     REQUEST_MS = 30000,   /* to send a whole request */
+    SILENT_MS = 5000,     /* to send its first byte */
     TICK_MS = 100,        /* how often the loop looks at the stop flag */
 };
 
@@ -110,8 +113,9 @@ typedef struct conn {
     int fd;
     char *buf;
     size_t len, cap;
-    double deadline;
+    double opened, deadline;
     bool continued; /* "100 Continue" sent */
+    struct sockaddr_storage peer;
 } conn;
 
 static bool key_ok(const server *sv, const char *auth)
@@ -215,6 +219,7 @@ static bool readable(server *sv, conn *conns, int *n, int i)
         size_t cap = c->cap ? 2 * c->cap : 8192;
         char *b = cap <= HTTP_HEAD_MAX + HTTP_BODY_MAX + 8192 ? realloc(c->buf, cap + 1) : NULL;
         if (!b) {
+            http_drain(c->fd);
             serve_error(c->fd, 413, "invalid_request_error", "the request is too large");
             close(c->fd);
             drop(conns, n, i);
@@ -231,6 +236,8 @@ static bool readable(server *sv, conn *conns, int *n, int i)
         drop(conns, n, i);
         return true;
     }
+    if (c->len == 0) /* it speaks: the whole request's time from its start */
+        c->deadline = c->opened + REQUEST_MS;
     c->len += (size_t)got;
     http_req r;
     int status;
@@ -240,6 +247,7 @@ static bool readable(server *sv, conn *conns, int *n, int i)
         return false;
     if (head < 0) {
         serve_log(sv, "bad request: %d, %s", status, why);
+        http_drain(c->fd);
         serve_error(c->fd, status, "invalid_request_error", why);
     } else if (c->len < r.head_len + r.body_len) {
         if (r.expect_continue && !c->continued) {
@@ -259,22 +267,71 @@ static bool readable(server *sv, conn *conns, int *n, int i)
     return true;
 }
 
-static void accept_all(int lfd, conn *conns, int *n)
+/* The same address (the port aside). */
+static bool same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family)
+        return false;
+    if (a->ss_family == AF_INET)
+        return !memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+                       &((const struct sockaddr_in *)b)->sin_addr, sizeof(struct in_addr));
+    if (a->ss_family == AF_INET6)
+        return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+    return true;
+}
+
+static void time_out(server *sv, conn *conns, int *n, int i, const char *why)
+{
+    serve_log(sv, "408 · %s", why);
+    serve_error(conns[i].fd, 408, "invalid_request_error", why);
+    close(conns[i].fd);
+    drop(conns, n, i);
+}
+
+/* Room for a connection from peer: when the table is full, or the peer
+ * holds its share, the oldest connection that has sent nothing yet (of
+ * that peer, when it is over its share) goes, so that idle sockets
+ * cannot lock the others out.  False when there is none to let go. */
+static bool make_room(server *sv, conn *conns, int *n, const struct sockaddr_storage *peer)
+{
+    int mine = 0;
+    for (int i = 0; i < *n; i++)
+        mine += same_peer(&conns[i].peer, peer);
+    if (*n < MAX_CONNS && mine < MAX_PER_PEER)
+        return true;
+    int oldest = -1;
+    for (int i = 0; i < *n; i++)
+        if (conns[i].len == 0 && (mine < MAX_PER_PEER || same_peer(&conns[i].peer, peer)) &&
+            (oldest < 0 || conns[i].opened < conns[oldest].opened))
+            oldest = i;
+    if (oldest < 0)
+        return false;
+    time_out(sv, conns, n, oldest, "the connection sent nothing, and others wait");
+    return true;
+}
+
+static void accept_all(server *sv, int lfd, conn *conns, int *n)
 {
     for (;;) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        struct sockaddr_storage peer;
+        socklen_t pl = sizeof peer;
+        int fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
         if (fd < 0)
             return;
         /* a reply streams with blocking writes; a client that stops reading
          * for this long is dropped */
         struct timeval tv = {30, 0};
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-        if (*n == MAX_CONNS) {
+        if (!make_room(sv, conns, n, &peer)) {
+            serve_log(sv, "503 · too many connections");
+            http_drain(fd); /* what it sent unread would turn the close into a reset */
             serve_error(fd, 503, "server_error", "too many connections");
             close(fd);
             continue;
         }
-        conns[(*n)++] = (conn){.fd = fd, .deadline = cf_now_ms() + REQUEST_MS};
+        double now = cf_now_ms();
+        conns[(*n)++] = (conn){.fd = fd, .opened = now, .deadline = now + SILENT_MS, .peer = peer};
     }
 }
 
@@ -296,14 +353,11 @@ static void loop(server *sv, int lfd)
                 readable(sv, conns, &n, i);
         double now = cf_now_ms();
         for (int i = n - 1; i >= 0; i--)
-            if (now > conns[i].deadline) {
-                serve_error(conns[i].fd, 408, "invalid_request_error",
-                            "the request did not arrive in 30 s");
-                close(conns[i].fd);
-                drop(conns, &n, i);
-            }
+            if (now > conns[i].deadline)
+                time_out(sv, conns, &n, i, conns[i].len ? "the request did not arrive in 30 s"
+                                                        : "the connection sent nothing in 5 s");
         if (r > 0 && (pf[0].revents & POLLIN))
-            accept_all(lfd, conns, &n);
+            accept_all(sv, lfd, conns, &n);
     }
     for (int i = 0; conns && i < n; i++) {
         close(conns[i].fd);
