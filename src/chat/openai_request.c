@@ -13,6 +13,7 @@
  * names too (max_completion_tokens, OpenAI's newer; n_predict,
  * llama-server's own). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,7 @@ void cf_oai_request_free(cf_oai_request *r)
     for (int i = 0; r->stops && i < r->n_stops; i++)
         free(r->stops[i]);
     free(r->stops);
+    free(r->prompt);
     memset(r, 0, sizeof *r);
 }
 
@@ -186,6 +188,9 @@ static int content_text(const cf_json *c, int i, char **out, cf_err *err)
     if (!c || c->type == CF_JSON_NULL) {
         *out = strdup("");
     } else if (c->type == CF_JSON_STRING) {
+        if (strlen(c->str) != c->len)
+            return cf_fail(err, "messages[%d].content has a NUL character (\\u0000), which "
+                           "confab cannot pass to the model", i);
         *out = dup_json_str(c);
     } else if (c->type == CF_JSON_ARRAY) {
         cf_jbuf b = {0};
@@ -197,6 +202,11 @@ static int content_text(const cf_json *c, int i, char **out, cf_err *err)
                 cf_jbuf_free(&b);
                 return cf_fail(err, "messages[%d].content[%zu]: only {\"type\": \"text\", "
                                "\"text\": ...} parts are supported", i, k);
+            }
+            if (strlen(text->str) != text->len) {
+                cf_jbuf_free(&b);
+                return cf_fail(err, "messages[%d].content[%zu] has a NUL character (\\u0000), "
+                               "which confab cannot pass to the model", i, k);
             }
             cf_jbuf_put(&b, text->str, text->len);
         }
@@ -274,10 +284,20 @@ static char *setting_text(const struct field *f, const cf_json *v, const char *k
             goto bad;
         break;
     case K_INT:
+        if (v->type == CF_JSON_FLOAT && v->u && !strcmp(f->setting, "seed")) {
+            /* past int64: OpenAI's seeds go to 2^64-1, the session's to 2^64-2
+             * (its last value draws one at random), so the last draws as 0 */
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)(v->u % UINT64_MAX));
+            break;
+        }
         if (!integral)
             goto bad;
         snprintf(buf, sizeof buf, "%lld",
                  v->type == CF_JSON_INT ? (long long)v->i : (long long)v->f);
+        if (!strcmp(f->setting, "n-predict") && atoll(buf) < 1) {
+            cf_fail(err, "%s must be at least 1", key);
+            return NULL;
+        }
         break;
     case K_STRING:
         if (v->type != CF_JSON_STRING)
@@ -367,7 +387,109 @@ static int read_flag(const cf_json *obj, const char *key, bool *out, cf_err *err
     return 0;
 }
 
-int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_err *err)
+static int push_setting(cf_oai_request *r, const char *name, const char *value, cf_err *err)
+{
+    cf_oai_setting *s = realloc(r->settings, (size_t)(r->n_settings + 1) * sizeof *s);
+    if (s)
+        r->settings = s;
+    char *n = strdup(name), *v = strdup(value);
+    if (!s || !n || !v) {
+        free(n);
+        free(v);
+        return cf_fail(err, "out of memory");
+    }
+    s[r->n_settings++] = (cf_oai_setting){n, v};
+    return 0;
+}
+
+static int refuse(cf_oai_request *r, const char *param, cf_err *err, const char *why)
+{
+    snprintf(r->param, sizeof r->param, "%s", param);
+    return cf_fail(err, "%s: %s", param, why);
+}
+
+static bool given(const cf_json *v)
+{
+    return v && v->type != CF_JSON_NULL;
+}
+
+static bool empty(const cf_json *v)
+{
+    return !given(v) || ((v->type == CF_JSON_ARRAY || v->type == CF_JSON_OBJECT) && v->n == 0);
+}
+
+/* The fields whose meaning is not carried out here: refused by name,
+ * never ignored, since a client relying on one would get a reply that
+ * only looks right. */
+static int read_unhonoured(const cf_json *root, cf_oai_request *r, cf_err *err)
+{
+    const cf_json *v;
+    if (given(v = cf_json_get(root, "n")) && !(v->type == CF_JSON_INT && v->i == 1))
+        return refuse(r, "n", err, "only one choice per request is made here (n must be 1)");
+    static const char *const calls[] = {"tools", "functions"};
+    for (int k = 0; k < 2; k++)
+        if (!empty(cf_json_get(root, calls[k])))
+            return refuse(r, calls[k], err, "function calling is not supported by confab serve yet");
+    v = cf_json_get(root, "tool_choice");
+    if (given(v) && !(v->type == CF_JSON_STRING && (!strcmp(v->str, "none") || !strcmp(v->str, "auto"))))
+        return refuse(r, "tool_choice", err, "function calling is not supported by confab serve yet");
+    if (given(cf_json_get(root, "function_call")))
+        return refuse(r, "function_call", err, "function calling is not supported by confab serve yet");
+    const cf_json *type = given(v = cf_json_get(root, "response_format")) && v->type == CF_JSON_OBJECT
+                          ? cf_json_get(v, "type") : NULL;
+    if (given(v) && !(type && type->type == CF_JSON_STRING && !strcmp(type->str, "text")))
+        return refuse(r, "response_format", err, "only {\"type\": \"text\"} is supported here "
+                      "(no JSON output yet)");
+    if (!empty(cf_json_get(root, "logit_bias")))
+        return refuse(r, "logit_bias", err, "not supported by confab serve yet");
+    static const char *const others[] = {"audio", "prediction", "web_search_options"};
+    for (int k = 0; k < 3; k++)
+        if (given(cf_json_get(root, others[k])))
+            return refuse(r, others[k], err, "not supported by confab serve");
+    v = cf_json_get(root, "modalities");
+    if (given(v) && !(v->type == CF_JSON_ARRAY && v->n == 1 && v->items[0]->type == CF_JSON_STRING &&
+                      !strcmp(v->items[0]->str, "text")))
+        return refuse(r, "modalities", err, "only [\"text\"] is supported here");
+    return 0;
+}
+
+/* logprobs and top_logprobs: the sampler's record of each token (the
+ * setting probs) reports them. */
+static int read_logprobs(const cf_json *root, cf_oai_request *r, cf_err *err)
+{
+    const cf_json *lp = cf_json_get(root, "logprobs"), *top = cf_json_get(root, "top_logprobs");
+    if (given(lp) && lp->type != CF_JSON_BOOL)
+        return refuse(r, "logprobs", err, "must be true or false");
+    r->logprobs = given(lp) && lp->b;
+    if (given(top)) {
+        if (top->type != CF_JSON_INT || top->i < 0 || top->i > CF_TOP_PROBS)
+            return refuse(r, "top_logprobs", err, top->type == CF_JSON_INT && top->i > 20
+                          ? "must be 0 to 20 (confab gives up to 5)"
+                          : "must be an integer, 0 to 5 here");
+        if (!r->logprobs)
+            return refuse(r, "top_logprobs", err, "needs logprobs: true");
+        r->top_logprobs = (int)top->i;
+    }
+    return r->logprobs ? push_setting(r, "probs", "on", err) : 0;
+}
+
+/* A completion's prompt: a string, or a list of one. */
+static int read_prompt(const cf_json *v, cf_oai_request *r, cf_err *err)
+{
+    if (given(v) && v->type == CF_JSON_ARRAY && v->n == 1)
+        v = v->items[0];
+    else if (given(v) && v->type == CF_JSON_ARRAY)
+        return refuse(r, "prompt", err, "one prompt per request here (a list of one string)");
+    if (!given(v) || v->type != CF_JSON_STRING)
+        return refuse(r, "prompt", err, "must be a string");
+    if (strlen(v->str) != v->len)
+        return refuse(r, "prompt", err, "has a NUL character (\\u0000), which confab cannot pass "
+                      "to the model");
+    return (r->prompt = dup_json_str(v)) ? 0 : cf_fail(err, "out of memory");
+}
+
+static int parse_body(const char *body, size_t len, bool completion, cf_oai_request *out,
+                      cf_err *err)
 {
     memset(out, 0, sizeof *out);
     cf_json *root;
@@ -382,6 +504,7 @@ int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_e
     }
     if ((model = cf_json_get(root, "model")) && model->type != CF_JSON_NULL) {
         if (model->type != CF_JSON_STRING) {
+            snprintf(out->param, sizeof out->param, "model");
             cf_fail(err, "model must be a string");
             goto out;
         }
@@ -390,15 +513,31 @@ int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_e
             goto out;
         }
     }
-    if (read_messages(cf_json_get(root, "messages"), out, err) || read_settings(root, out, err) ||
-        read_stops(cf_json_get(root, "stop"), out, err) ||
+    if ((completion ? read_prompt(cf_json_get(root, "prompt"), out, err)
+                    : read_messages(cf_json_get(root, "messages"), out, err)) ||
+        read_settings(root, out, err) || read_stops(cf_json_get(root, "stop"), out, err) ||
         read_flag(root, "stream", &out->stream, err) ||
-        read_flag(cf_json_get(root, "stream_options"), "include_usage", &out->include_usage, err))
+        read_flag(cf_json_get(root, "stream_options"), "include_usage", &out->include_usage, err) ||
+        read_unhonoured(root, out, err) || read_logprobs(root, out, err))
         goto out;
     rc = 0;
 out:
     cf_json_free(root);
-    if (rc)
+    if (rc) {
+        char param[sizeof out->param];
+        memcpy(param, out->param, sizeof param);
         cf_oai_request_free(out);
+        memcpy(out->param, param, sizeof param);
+    }
     return rc;
+}
+
+int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_err *err)
+{
+    return parse_body(body, len, false, out, err);
+}
+
+int cf_oai_completion_parse(const char *body, size_t len, cf_oai_request *out, cf_err *err)
+{
+    return parse_body(body, len, true, out, err);
 }

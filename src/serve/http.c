@@ -14,6 +14,7 @@ const char *http_reason(int status)
     switch (status) {
     case 100: return "Continue";
     case 200: return "OK";
+    case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 404: return "Not Found";
@@ -71,10 +72,14 @@ static int header(const char *line, size_t len, http_req *r, bool *has_length, i
         return bad(status, why, 501, "request bodies must come with Content-Length, not "
                                      "Transfer-Encoding");
     } else if (IS("Authorization")) {
-        if (vlen >= sizeof r->auth)
-            vlen = sizeof r->auth - 1;
-        memcpy(r->auth, v, vlen);
-        r->auth[vlen] = '\0';
+        /* kept whole: a long key cut to fit would compare as its prefix */
+        r->auth = v;
+        r->auth_len = vlen;
+    } else if (IS("Access-Control-Request-Headers")) {
+        if (vlen >= sizeof r->cors_headers)
+            vlen = sizeof r->cors_headers - 1;
+        memcpy(r->cors_headers, v, vlen);
+        r->cors_headers[vlen] = '\0';
     } else if (IS("Expect")) {
         r->expect_continue = vlen == 12 && strncasecmp(v, "100-continue", 12) == 0;
     }
@@ -109,9 +114,13 @@ static int request_line(const char *line, size_t len, http_req *r, int *status, 
 
 int http_parse_head(const char *buf, size_t len, http_req *r, int *status, const char **why)
 {
+    /* empty lines before the request line are ignored (RFC 9112 2.2) */
+    size_t skip = 0;
+    while (skip < len && skip < 64 && (buf[skip] == '\r' || buf[skip] == '\n'))
+        skip++;
     /* the head ends at a blank line (CRLF CRLF; bare LFs are taken too) */
     size_t end = 0;
-    for (size_t i = 0; i < len && !end; i++)
+    for (size_t i = skip; i < len && !end; i++)
         if (buf[i] == '\n' && ((i >= 1 && buf[i - 1] == '\n') ||
                                (i >= 2 && buf[i - 1] == '\r' && buf[i - 2] == '\n')))
             end = i + 1;
@@ -122,7 +131,7 @@ int http_parse_head(const char *buf, size_t len, http_req *r, int *status, const
         return bad(status, why, 431, "the request head is larger than 16 KiB");
     memset(r, 0, sizeof *r);
     bool first = true, has_length = false;
-    for (size_t at = 0; at < end;) {
+    for (size_t at = skip; at < end;) {
         const char *nl = memchr(buf + at, '\n', end - at);
         size_t llen = (size_t)(nl - (buf + at));
         if (llen && buf[at + llen - 1] == '\r')
@@ -163,20 +172,24 @@ int http_send(int fd, const char *p, size_t n)
 int http_respond(int fd, int status, const char *type, const char *body, size_t len,
                  const char *extra_headers)
 {
-    char head[512];
+    char head[1024];
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
                      "Connection: close\r\n%s\r\n",
                      status, http_reason(status), type, len, extra_headers ? extra_headers : "");
-    return http_send(fd, head, (size_t)n) || http_send(fd, body, len) ? -1 : 0;
+    if (n < 0 || (size_t)n >= sizeof head)
+        return -1;
+    return http_send(fd, head, (size_t)n) || (body && http_send(fd, body, len)) ? -1 : 0;
 }
 
-int http_respond_stream(int fd, const char *type)
+int http_respond_stream(int fd, const char *type, const char *extra_headers)
 {
-    char head[256];
+    char head[1024];
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nCache-Control: no-cache\r\n"
-                     "Connection: close\r\n\r\n", type);
+                     "Connection: close\r\n%s\r\n", type, extra_headers ? extra_headers : "");
+    if (n < 0 || (size_t)n >= sizeof head)
+        return -1;
     return http_send(fd, head, (size_t)n);
 }
 

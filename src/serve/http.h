@@ -13,7 +13,9 @@ enum { HTTP_HEAD_MAX = 16 << 10, HTTP_BODY_MAX = 8 << 20 };
 typedef struct http_req {
     char method[16];
     char path[256];         /* without the query */
-    char auth[512];         /* the Authorization header ("" when none) */
+    const char *auth;       /* the Authorization header in the buffer parsed (NULL: none) */
+    size_t auth_len;
+    char cors_headers[256]; /* Access-Control-Request-Headers (a preflight's) */
     size_t head_len;        /* bytes up to and with the blank line */
     size_t body_len;        /* Content-Length */
     bool expect_continue;   /* Expect: 100-continue */
@@ -25,11 +27,12 @@ int http_parse_head(const char *buf, size_t len, http_req *r, int *status, const
 
 /* Write all of p (no SIGPIPE); -1 when the peer is gone or too slow. */
 int http_send(int fd, const char *p, size_t n);
-/* A whole response, closing the connection after it. */
+/* A whole response, closing the connection after it; body NULL: the head
+ * alone (as HEAD asks), with len as its Content-Length. */
 int http_respond(int fd, int status, const char *type, const char *body, size_t len,
                  const char *extra_headers);
 /* The head of a response whose body runs until the connection closes. */
-int http_respond_stream(int fd, const char *type);
+int http_respond_stream(int fd, const char *type, const char *extra_headers);
 /* "Bad Request" for 400, ... */
 const char *http_reason(int status);
 /* Whether the peer is gone: the connection reset or shut both ways (a

@@ -4,9 +4,13 @@
  * model was opened with, a fresh seed) and its own fields on top, so no
  * client's settings leak into another's reply.  Its messages replace the
  * conversation (cf_session_set_messages keeps the cache's prefix), its
- * last message, the user's, opens the reply.  A streamed reply is one
- * chunk per piece, the last with usage and timings (as llama-server sends
- * them), then [DONE].  A client that goes away cuts the reply at once. */
+ * last message, the user's, opens the reply.  A streamed reply opens
+ * with a chunk naming the role (the SDKs' stream helpers need it), then
+ * one chunk per piece, one with the finish reason (and the log
+ * probabilities, when asked), the usage and timings in a chunk of their
+ * own without choices when stream_options.include_usage asks, then
+ * [DONE].  A client that goes (a failed write, a reset) cuts the reply at
+ * once; the server stopping ends it with an error event and [DONE]. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +55,14 @@ static int send_event(int fd, char *json, size_t len)
     return rc ? -1 : 0;
 }
 
+static int send_chunk(int fd, const cf_oai_reply_id *id, const cf_oai_delta *d,
+                      const cf_oai_usage *u)
+{
+    size_t len = 0;
+    char *json = cf_oai_chunk_encode(id, d, u, &len);
+    return send_event(fd, json, len);
+}
+
 static void log_settings(const server *sv, const cf_oai_request *rq)
 {
     char line[768] = "";
@@ -67,6 +79,11 @@ typedef struct outcome {
     cf_err err;
 } outcome;
 
+static cf_str token_text(void *ud, int32_t id)
+{
+    return cf_session_token_text(ud, id);
+}
+
 /* Run the reply begun, streaming or gathering it; the session's reply is
  * ended (cut when the client left or the server stops). */
 static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, FILE *content,
@@ -74,30 +91,82 @@ static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, FILE *
 {
     const cf_oai_request *rq = &j->req;
     cf_reply_part part;
-    int rc;
-    bool cut = false;
-    while ((rc = cf_session_next_part(sv->s, &part, &o->err)) == CF_NEXT_TOKEN) {
+    int rc = 0;
+    bool cut;
+    /* the first chunk names the role: the SDKs' stream helpers need it */
+    cf_oai_delta first = {.role = true};
+    if (rq->stream && send_chunk(j->fd, id, &first, NULL))
+        o->gone = true;
+    while (!o->gone && (rc = cf_session_next_part(sv->s, &part, &o->err)) == CF_NEXT_TOKEN) {
         o->stopped = sv->p->stop && *sv->p->stop;
-        if (o->stopped || http_peer_gone(j->fd)) {
-            cut = o->gone = true;
+        o->gone = http_peer_gone(j->fd);
+        if (o->stopped || o->gone)
             break;
-        }
         if (!*part.content && !*part.reasoning)
             continue;
         if (rq->stream) {
-            size_t len;
-            char *chunk = cf_oai_chunk_encode(id, part.reasoning, part.content, NULL, NULL, &len);
-            if (send_event(j->fd, chunk, len)) {
-                cut = o->gone = true;
-                break;
-            }
+            cf_oai_delta d = {.reasoning = part.reasoning, .content = part.content};
+            o->gone = send_chunk(j->fd, id, &d, NULL) != 0;
         } else {
             fputs(part.content, content);
             fputs(part.reasoning, reasoning);
         }
     }
+    cut = o->gone || o->stopped;
     cf_session_end_reply(sv->s, cut);
-    o->failed = rc < 0 && !cut;
+    o->failed = !cut && rc < 0;
+}
+
+/* After the reply: its end, in the stream or as the whole response. */
+static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const char *ctext,
+                   const char *rtext, const outcome *o, int n_prompt)
+{
+    const cf_oai_request *rq = &j->req;
+    cf_session *s = sv->s;
+    const cf_turn_stats *st = cf_session_last_stats(s);
+    cf_oai_usage u = {.has_usage = true, .prompt_tokens = n_prompt,
+                      .completion_tokens = st->gen_tokens,
+                      .cached_tokens = n_prompt - st->prompt_tokens, .has_timings = true,
+                      .prompt_n = st->prompt_tokens, .predicted_n = st->gen_tokens,
+                      .prompt_ms = st->prompt_ms, .predicted_ms = st->gen_ms};
+    int n_probs = 0;
+    const cf_token_prob *probs = cf_session_probs(s, cf_session_n_messages(s) - 1, &n_probs);
+    cf_oai_logprobs lp = {probs, n_probs, rq->top_logprobs, token_text, s};
+    cf_oai_delta d = {.reasoning = rtext, .content = ctext, .finish = finish_reason(st->stop),
+                      .logprobs = rq->logprobs ? &lp : NULL};
+    size_t len;
+    if (o->gone) {
+        /* nothing more to say to a client that left */
+    } else if (rq->stream && (o->failed || o->stopped)) {
+        const char *msg = o->stopped ? "the server is shutting down: the reply was cut"
+                                     : o->err.msg;
+        char *e = cf_oai_error_encode(msg, "server_error",
+                                      o->stopped ? "shutting_down" : "server_error", NULL, &len);
+        send_event(j->fd, e, len);
+        http_send(j->fd, "data: [DONE]\n\n", 14);
+    } else if (o->failed || o->stopped) {
+        serve_error(sv, j->fd, o->stopped ? 503 : 500, o->stopped ? "shutting_down" : NULL, NULL,
+                    o->stopped ? "the server is shutting down: the reply was cut" : o->err.msg);
+    } else if (rq->stream) {
+        d.reasoning = d.content = NULL;
+        if (!send_chunk(j->fd, id, &d, NULL) &&
+            (!rq->include_usage || !send_chunk(j->fd, id, NULL, &u)))
+            http_send(j->fd, "data: [DONE]\n\n", 14);
+    } else if (ctext && rtext) {
+        char *body = cf_oai_response_encode(id, &d, &u, &len);
+        if (body)
+            serve_respond(sv, j->fd, 200, body, len, NULL);
+        else
+            serve_error(sv, j->fd, 500, NULL, NULL, "out of memory");
+        free(body);
+    }
+    serve_log(sv,
+              "POST %s %d · %d messages · prompt %d tok (%d cached) · reply %d tok%s%s · %.0f ms",
+              j->path, o->gone ? 499 : o->stopped ? 503 : o->failed && !rq->stream ? 500 : 200,
+              rq->n_msgs, n_prompt, n_prompt - st->prompt_tokens, st->gen_tokens,
+              o->stopped ? ", cut: the server stops" : o->gone ? ", cut: the client went away"
+              : o->failed ? ", failed: " : "",
+              o->failed ? o->err.msg : "", cf_now_ms() - j->t0);
 }
 
 void serve_reply(server *sv, serve_job *j)
@@ -105,7 +174,6 @@ void serve_reply(server *sv, serve_job *j)
     const cf_oai_request *rq = &j->req;
     cf_session *s = sv->s;
     cf_err err = {.msg = ""};
-    const char *path = "/v1/chat/completions";
     if (sv->p->verbose)
         log_settings(sv, rq);
     const cf_message *last = &rq->msgs[rq->n_msgs - 1];
@@ -114,24 +182,25 @@ void serve_reply(server *sv, serve_job *j)
         cf_session_begin_reply(s, last->content, &err)) {
         bool theirs =
             err.code == CF_E_USAGE || err.code == CF_E_CONTEXT || err.code == CF_E_TEMPLATE;
-        serve_log(sv, "POST %s %d · %s", path, theirs ? 400 : 500, err.msg);
-        serve_error(j->fd, theirs ? 400 : 500, theirs ? "invalid_request_error" : "server_error",
-                    err.msg);
+        serve_log(sv, "POST %s %d · %s", j->path, theirs ? 400 : 500, err.msg);
+        serve_error(sv, j->fd, theirs ? 400 : 500,
+                    err.code == CF_E_CONTEXT ? "context_length_exceeded" : NULL, NULL, err.msg);
         return;
     }
     int n_prompt;
     cf_session_tokens(s, &n_prompt);
     char rid[48];
     snprintf(rid, sizeof rid, "chatcmpl-confab-%llx-%llu", sv->created, ++sv->n_replies);
-    cf_oai_reply_id id = {rid, sv->model_id, (long long)time(NULL)};
+    cf_oai_reply_id id = {rid, sv->model_id, (long long)time(NULL), sv->fingerprint, false};
     char *ctext = NULL, *rtext = NULL;
     size_t clen = 0, rlen = 0;
     FILE *content = open_memstream(&ctext, &clen), *reasoning = open_memstream(&rtext, &rlen);
     outcome o = {.gone = false};
     if (!content || !reasoning) {
         cf_session_end_reply(s, true);
-        serve_error(j->fd, 500, "server_error", "out of memory");
-    } else if (rq->stream && http_respond_stream(j->fd, "text/event-stream")) {
+        o.failed = true;
+        snprintf(o.err.msg, sizeof o.err.msg, "out of memory");
+    } else if (rq->stream && http_respond_stream(j->fd, "text/event-stream", sv->cors)) {
         cf_session_end_reply(s, true);
         o.gone = true;
     } else {
@@ -141,40 +210,7 @@ void serve_reply(server *sv, serve_job *j)
         fclose(content);
     if (reasoning)
         fclose(reasoning);
-    const cf_turn_stats *st = cf_session_last_stats(s);
-    cf_oai_usage u = {.has_usage = true, .prompt_tokens = n_prompt,
-                      .completion_tokens = st->gen_tokens,
-                      .cached_tokens = n_prompt - st->prompt_tokens, .has_timings = true,
-                      .prompt_n = st->prompt_tokens, .predicted_n = st->gen_tokens,
-                      .prompt_ms = st->prompt_ms, .predicted_ms = st->gen_ms};
-    const char *finish = finish_reason(st->stop);
-    int status = o.gone ? 499 : o.failed && !rq->stream ? 500 : 200;
-    size_t len;
-    if (o.gone) {
-        /* nothing more to say to a client that left */
-    } else if (o.failed && rq->stream) {
-        char *e = cf_oai_error_encode(o.err.msg, "server_error", 500, &len);
-        send_event(j->fd, e, len);
-    } else if (o.failed) {
-        serve_error(j->fd, 500, "server_error", o.err.msg);
-    } else if (rq->stream) {
-        char *end = cf_oai_chunk_encode(&id, NULL, NULL, finish, &u, &len);
-        if (!send_event(j->fd, end, len))
-            http_send(j->fd, "data: [DONE]\n\n", 14);
-    } else if (ctext && rtext) {
-        char *body = cf_oai_response_encode(&id, rtext, ctext, finish, &u, &len);
-        if (body)
-            http_respond(j->fd, 200, "application/json", body, len, NULL);
-        else
-            serve_error(j->fd, 500, "server_error", "out of memory");
-        free(body);
-    }
+    finish(sv, j, &id, ctext, rtext, &o, n_prompt);
     free(ctext);
     free(rtext);
-    serve_log(sv,
-              "POST %s %d · %d messages · prompt %d tok (%d cached) · reply %d tok%s%s · %.0f ms",
-              path, status, rq->n_msgs, n_prompt, n_prompt - st->prompt_tokens, st->gen_tokens,
-              o.stopped ? ", cut: the server stops" : o.gone ? ", cut: the client went away"
-              : o.failed ? ", failed: " : "",
-              o.failed ? o.err.msg : "", cf_now_ms() - j->t0);
 }

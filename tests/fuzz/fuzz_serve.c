@@ -29,7 +29,8 @@ static void check_head(const char *p, size_t n, http_req *r, int *head)
         return;
     fuzz_require(r->head_len == (size_t)*head && r->body_len <= HTTP_BODY_MAX, "a head's lengths are off");
     fuzz_require(memchr(r->method, '\0', sizeof r->method) && r->path[0] == '/' &&
-                     memchr(r->path, '\0', sizeof r->path) && memchr(r->auth, '\0', sizeof r->auth),
+                     memchr(r->path, '\0', sizeof r->path) &&
+                     (!r->auth || (r->auth >= p && r->auth + r->auth_len <= p + n)),
                  "a head's fields are not strings");
     http_req again;
     int s2;

@@ -219,4 +219,32 @@ static inline bool read_whole(const response *r, cf_oai_chunk *c)
            c->content && c->finish;
 }
 
+/* The head and body of a chat request with the key (malloc'ed). */
+static inline char *chat_request(const char *body, size_t *len)
+{
+    size_t n = strlen(body) + 256;
+    char *raw = malloc(n);
+    *len = (size_t)snprintf(raw, n,
+                            "POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer %s\r\n"
+                            "Content-Length: %zu\r\n\r\n%s",
+                            KEY, strlen(body), body);
+    return raw;
+}
+
+/* A fresh folder for the servers' logs, removed by test_end when all passed. */
+static inline int test_dir(char *dir, size_t n, const char *tag)
+{
+    snprintf(dir, n, "%s/confab-%s-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", tag);
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static inline int test_end(const char *dir, const char *name)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (!harness_failures && system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+    return test_summary(name);
+}
+
 #endif

@@ -135,17 +135,14 @@ static void test_leaving(const char *dir)
         CHECK(0);
         return;
     }
-    const char *q = "{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a long story.\"}],"
-                    "\"max_tokens\":2000,\"stream\":true}";
-    char raw[1024];
-    int n = snprintf(raw, sizeof raw,
-                     "POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer %s\r\n"
-                     "Content-Length: %zu\r\n\r\n%s",
-                     KEY, strlen(q), q);
+    size_t n;
+    char *raw = chat_request("{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a long "
+                             "story.\"}],\"max_tokens\":2000,\"stream\":true}", &n);
     int fd = connect_to(sv.port);
     char buf[4096];
     size_t got = 0;
-    send(fd, raw, (size_t)n, MSG_NOSIGNAL);
+    send(fd, raw, n, MSG_NOSIGNAL);
+    free(raw);
     while (got < 600) { /* a few chunks in */
         ssize_t k = recv(fd, buf, sizeof buf, 0);
         if (k <= 0)
@@ -250,8 +247,7 @@ int main(void)
         return TEST_SKIP;
     signal(SIGPIPE, SIG_IGN);
     char dir[256];
-    snprintf(dir, sizeof dir, "%s/confab-serve-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir))
+    if (test_dir(dir, sizeof dir, "serve"))
         return 1;
     server sv;
     if (start(&sv, dir, "serve", NULL)) {
@@ -263,9 +259,5 @@ int main(void)
     int status = stop(&sv);
     CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "serve ended with status %d", status);
     test_leaving(dir);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (!harness_failures && system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", dir);
-    return test_summary("remote-serve");
+    return test_end(dir, "remote-serve");
 }

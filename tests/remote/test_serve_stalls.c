@@ -26,18 +26,6 @@ static int send_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-/* The head and body of a chat request. */
-static char *chat_request(const char *body, size_t *len)
-{
-    size_t n = strlen(body) + 256;
-    char *raw = malloc(n);
-    *len = (size_t)snprintf(raw, n,
-                            "POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer %s\r\n"
-                            "Content-Length: %zu\r\n\r\n%s",
-                            KEY, strlen(body), body);
-    return raw;
-}
-
 /* What arrives on fd until the server closes it or ms pass (malloc'ed). */
 static char *read_until_close(int fd, int ms)
 {
@@ -160,8 +148,7 @@ int main(void)
         return TEST_SKIP;
     signal(SIGPIPE, SIG_IGN);
     char dir[256];
-    snprintf(dir, sizeof dir, "%s/confab-stalls-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir))
+    if (test_dir(dir, sizeof dir, "stalls"))
         return 1;
     server sv;
     char *args[] = {"-c", "2048", NULL};
@@ -175,9 +162,5 @@ int main(void)
     test_busy_503(sv.port);
     int status = stop(&sv);
     CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "serve ended with status %d", status);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (!harness_failures && system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", dir);
-    return test_summary("remote-stalls");
+    return test_end(dir, "remote-stalls");
 }

@@ -1,0 +1,204 @@
+/* `confab serve` in the shapes real clients read (the official SDKs'
+ * types and stream helpers), over raw sockets:
+ *   - the first stream chunk names the role; usage comes in a chunk of its
+ *     own with no choices, only when stream_options.include_usage asks;
+ *     system_fingerprint, choices[].logprobs null, message.refusal null;
+ *   - logprobs and top_logprobs, streamed and whole;
+ *   - errors: code a string with param ("model_not_found" for an unknown
+ *     model, of type invalid_request_error; "invalid_api_key"), the paths
+ *     confab does not serve named as such, GET /v1/models/{id};
+ *   - CORS preflights and headers, HEAD, a leading CRLF, a long
+ *     Authorization header compared whole, a body of exactly 8 MiB;
+ *   - SIGTERM mid-stream ends the stream with an error event and [DONE]. */
+#include "serve_util.h"
+
+static const char *const HI = "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],"
+                              "\"max_tokens\":4,\"temperature\":0";
+
+static void post(int port, const char *extra, response *r)
+{
+    char body[1024];
+    snprintf(body, sizeof body, "%s%s}", HI, extra);
+    request(port, "POST", "/v1/chat/completions", body, true, r);
+}
+
+/* The data lines of a stream, in order. */
+static int events(const char *body, char ev[][2048], int cap)
+{
+    int n = 0;
+    for (const char *p = body; (p = strstr(p, "data: ")) && n < cap; n++) {
+        p += 6;
+        const char *end = strstr(p, "\n\n");
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        snprintf(ev[n], 2048, "%.*s", (int)(len < 2047 ? len : 2047), p);
+        p += len;
+    }
+    return n;
+}
+
+static void test_shapes(int port)
+{
+    static char ev[64][2048];
+    response r;
+    post(port, ",\"stream\":true", &r);
+    int n = events(r.body, ev, 64);
+    CHECKF(r.status == 200 && n >= 3 && strstr(ev[0], "\"delta\":{\"role\":\"assistant\"") &&
+               strstr(ev[0], "\"system_fingerprint\":\"fp_confab_") &&
+               strstr(ev[0], "\"logprobs\":null") && !strcmp(ev[n - 1], "[DONE]") &&
+               strstr(ev[n - 2], "\"finish_reason\":\"length\"") && !strstr(r.body, "usage"),
+           "a stream without include_usage: %s", r.body);
+    for (int i = 1; i < n - 1; i++)
+        CHECKF(!strstr(ev[i], "role"), "chunk %d names the role again: %s", i, ev[i]);
+    response_free(&r);
+    post(port, ",\"stream\":true,\"stream_options\":{\"include_usage\":true}", &r);
+    n = events(r.body, ev, 64);
+    CHECKF(n >= 4 && strstr(ev[n - 2], "\"choices\":[]") && strstr(ev[n - 2], "\"usage\":{") &&
+               !strstr(ev[n - 3], "usage") && strstr(ev[n - 3], "\"finish_reason\""),
+           "a stream with include_usage: %s", r.body);
+    response_free(&r);
+    post(port, "", &r);
+    CHECKF(r.status == 200 && strstr(r.body, "\"message\":{\"role\":\"assistant\",\"content\":") &&
+               strstr(r.body, "\"refusal\":null") && strstr(r.body, "\"logprobs\":null") &&
+               strstr(r.body, "\"usage\":{") && strstr(r.body, "\"system_fingerprint\""),
+           "a whole reply: %s", r.body);
+    response_free(&r);
+    /* honoured: log probabilities; a seed to 2^64-1 */
+    post(port, ",\"logprobs\":true,\"top_logprobs\":2,\"seed\":18446744073709551615", &r);
+    CHECKF(r.status == 200 && strstr(r.body, "\"logprobs\":{\"content\":[{\"token\":") &&
+               strstr(r.body, "\"top_logprobs\":[{\"token\":") && strstr(r.body, "\"bytes\":["),
+           "logprobs: %s", r.body);
+    response_free(&r);
+    post(port, ",\"logprobs\":true,\"stream\":true", &r);
+    CHECKF(r.status == 200 && strstr(r.body, "\"logprobs\":{\"content\":[{\"token\":") &&
+               strstr(r.body, "\"top_logprobs\":[]"),
+           "streamed logprobs: %s", r.body);
+    response_free(&r);
+}
+
+static void expect(int port, const char *raw, int status, const char *want, const char *what)
+{
+    response r;
+    exchange_raw(port, raw, strlen(raw), &r);
+    CHECKF(r.status == status && strstr(r.text, want), "%s: %d, wanted %d with '%s': %s", what,
+           r.status, status, want, r.text);
+    response_free(&r);
+}
+
+static void test_errors(int port)
+{
+    char raw[2048];
+    size_t n;
+    char *q = chat_request("{\"model\":\"gpt-9\",\"messages\":[{\"role\":\"user\",\"content\":"
+                           "\"x\"}]}", &n);
+    expect(port, q, 404, "\"type\":\"invalid_request_error\",\"param\":\"model\",\"code\":"
+           "\"model_not_found\"", "an unknown model");
+    free(q);
+    q = chat_request("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":2}", &n);
+    expect(port, q, 400, "\"param\":\"n\"", "n: 2");
+    free(q);
+    expect(port, "GET /v1/models HTTP/1.1\r\n\r\n", 401, "\"code\":\"invalid_api_key\"", "no key");
+    /* a key with more after it is not the key, however long the header */
+    char longer[700];
+    memset(longer, 'k', sizeof longer - 1);
+    longer[sizeof longer - 1] = '\0';
+    snprintf(raw, sizeof raw, "GET /v1/models HTTP/1.1\r\nAuthorization: Bearer %s%s\r\n\r\n", KEY,
+             longer);
+    expect(port, raw, 401, "invalid_api_key", "a longer key");
+    snprintf(raw, sizeof raw, "GET /v1/models/tiny HTTP/1.1\r\nAuthorization: Bearer %s\r\n\r\n",
+             KEY);
+    expect(port, raw, 200, "{\"id\":\"tiny\",\"object\":\"model\"", "GET /v1/models/tiny");
+    snprintf(raw, sizeof raw, "GET /v1/models/gpt-9 HTTP/1.1\r\nAuthorization: Bearer %s\r\n\r\n",
+             KEY);
+    expect(port, raw, 404, "\"code\":\"model_not_found\"", "GET /v1/models/gpt-9");
+    snprintf(raw, sizeof raw, "POST /v1/embeddings HTTP/1.1\r\nAuthorization: Bearer %s\r\n"
+             "Content-Length: 2\r\n\r\n{}", KEY);
+    expect(port, raw, 404, "not supported by confab serve", "embeddings");
+    expect(port, "DELETE /v1/models HTTP/1.1\r\n\r\n", 405, "Allow: GET, HEAD, OPTIONS", "405");
+    /* HEAD: the head alone; a leading CRLF is skipped */
+    response r;
+    snprintf(raw, sizeof raw, "\r\nHEAD /v1/models HTTP/1.1\r\nAuthorization: Bearer %s\r\n\r\n",
+             KEY);
+    exchange_raw(port, raw, strlen(raw), &r);
+    CHECKF(r.status == 200 && strstr(r.text, "Content-Length: ") && !*r.body, "HEAD: %s", r.text);
+    response_free(&r);
+    /* a browser's preflight; the CORS header on every answer (loopback: *) */
+    expect(port, "OPTIONS /v1/chat/completions HTTP/1.1\r\nOrigin: http://ui\r\n"
+           "Access-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: authorization,"
+           " x-stainless-os\r\n\r\n", 204,
+           "Access-Control-Allow-Headers: authorization, x-stainless-os", "a preflight");
+    expect(port, "OPTIONS /v1/models HTTP/1.1\r\n\r\n", 204, "Allow: GET, HEAD, OPTIONS",
+           "OPTIONS");
+    expect(port, "GET /health HTTP/1.1\r\n\r\n", 200, "Access-Control-Allow-Origin: *", "CORS");
+}
+
+/* A body of exactly 8 MiB is taken; one byte more is not. */
+static void test_body_limit(int port)
+{
+    size_t max = 8 << 20;
+    char *body = malloc(max + 2);
+    const char *json = "{\"messages\":[{\"role\":\"user\",\"content\":\"Hi\"}],\"max_tokens\":1}";
+    for (int extra = 0; extra < 2; extra++) {
+        memset(body, ' ', max + 1);
+        memcpy(body, json, strlen(json));
+        body[max + extra] = '\0';
+        response r;
+        request(port, "POST", "/v1/chat/completions", body, true, &r);
+        CHECKF(r.status == (extra ? 413 : 200), "a body of 8 MiB%s: %d", extra ? " + 1" : "",
+               r.status);
+        response_free(&r);
+    }
+    free(body);
+}
+
+static void test_sigterm(const char *dir)
+{
+    char *env[] = {"CONFAB_TEST_TOKEN_DELAY_MS=30", NULL};
+    server sv;
+    if (start(&sv, dir, "slow", env)) {
+        CHECK(0);
+        return;
+    }
+    size_t n;
+    char *raw = chat_request("{\"messages\":[{\"role\":\"user\",\"content\":\"A long story.\"}],"
+                             "\"max_tokens\":2000,\"stream\":true}", &n);
+    int fd = connect_to(sv.port);
+    send(fd, raw, n, MSG_NOSIGNAL);
+    free(raw);
+    char buf[1 << 16];
+    size_t got = 0;
+    ssize_t k;
+    while (got < 800 && (k = recv(fd, buf + got, sizeof buf - 1 - got, 0)) > 0)
+        got += (size_t)k;
+    kill(sv.pid, SIGTERM);
+    while ((k = recv(fd, buf + got, sizeof buf - 1 - got, 0)) > 0)
+        got += (size_t)k;
+    buf[got] = '\0';
+    close(fd);
+    int status;
+    waitpid(sv.pid, &status, 0);
+    const char *e = strstr(buf, "data: {\"error\":");
+    CHECKF(e && strstr(e, "shutting down") && strstr(e, "data: [DONE]"),
+           "SIGTERM mid-stream: ...%s", got > 300 ? buf + got - 300 : buf);
+}
+
+int main(void)
+{
+    if (!shared_dir() || !getenv("CONFAB_BIN"))
+        return TEST_SKIP;
+    signal(SIGPIPE, SIG_IGN);
+    char dir[256];
+    if (test_dir(dir, sizeof dir, "api"))
+        return 1;
+    server sv;
+    if (start(&sv, dir, "serve", NULL)) {
+        CHECKF(0, "confab serve did not start");
+        return test_summary("remote-api");
+    }
+    test_shapes(sv.port);
+    test_errors(sv.port);
+    test_body_limit(sv.port);
+    int status = stop(&sv);
+    CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "serve ended with status %d", status);
+    test_sigterm(dir);
+    return test_end(dir, "remote-api");
+}
