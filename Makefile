@@ -6,7 +6,7 @@
 BUILD ?= build
 BUILD_PKGS = meson ninja-build pkg-config gcc libc6-dev libreadline-dev libncurses-dev \
              libcurl4-openssl-dev
-TEST_PKGS = tmux
+TEST_PKGS = tmux nodejs npm
 
 .PHONY: all build chat check deps deps-test clean
 
