@@ -142,6 +142,11 @@ typedef enum cf_next {
  * CONFAB_TEST_REPLIES=FILE makes replies emit scripted tokens instead of
  * sampled ones: src/chat/session_script.c.) */
 int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err);
+/* Start a reply that continues prompt as plain text, without the chat
+ * template (what /v1/completions asks): the conversation is cleared, the
+ * cache keeps what it shares with the prompt's tokens, and the reply is
+ * read and ended as a chat's.  A local model only. */
+int cf_session_begin_raw(cf_session *s, const char *prompt, cf_err *err);
 /* Sample, evaluate and return the next piece of the reply (valid until the
  * next call); < 0 on error (the partial reply is kept). */
 int cf_session_next(cf_session *s, const char **piece, cf_err *err);

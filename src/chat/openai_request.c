@@ -473,6 +473,22 @@ static int read_logprobs(const cf_json *root, cf_oai_request *r, cf_err *err)
     return r->logprobs ? push_setting(r, "probs", "on", err) : 0;
 }
 
+/* The legacy completion's own fields that are not carried out. */
+static int read_legacy(const cf_json *root, cf_oai_request *r, cf_err *err)
+{
+    const cf_json *v = cf_json_get(root, "logprobs");
+    if (given(v) && !(v->type == CF_JSON_INT && v->i == 0))
+        return refuse(r, "logprobs", err, "not supported by confab serve's /v1/completions yet "
+                      "(/v1/chat/completions gives them)");
+    if (given(v = cf_json_get(root, "echo")) && !(v->type == CF_JSON_BOOL && !v->b))
+        return refuse(r, "echo", err, "not supported by confab serve");
+    if (given(v = cf_json_get(root, "best_of")) && !(v->type == CF_JSON_INT && v->i == 1))
+        return refuse(r, "best_of", err, "only one completion per request is made here");
+    if (given(v = cf_json_get(root, "suffix")) && !(v->type == CF_JSON_STRING && v->len == 0))
+        return refuse(r, "suffix", err, "not supported by confab serve");
+    return 0;
+}
+
 /* A completion's prompt: a string, or a list of one. */
 static int read_prompt(const cf_json *v, cf_oai_request *r, cf_err *err)
 {
@@ -518,7 +534,8 @@ static int parse_body(const char *body, size_t len, bool completion, cf_oai_requ
         read_settings(root, out, err) || read_stops(cf_json_get(root, "stop"), out, err) ||
         read_flag(root, "stream", &out->stream, err) ||
         read_flag(cf_json_get(root, "stream_options"), "include_usage", &out->include_usage, err) ||
-        read_unhonoured(root, out, err) || read_logprobs(root, out, err))
+        read_unhonoured(root, out, err) ||
+        (completion ? read_legacy(root, out, err) : read_logprobs(root, out, err)))
         goto out;
     rc = 0;
 out:

@@ -16,6 +16,7 @@ typedef struct serve_job {
     int fd;
     cf_oai_request req;
     const char *path; /* the route, for the log */
+    bool text;        /* /v1/completions: a prompt continued, not a chat */
     double t0; /* when the request was complete (ms) */
 } serve_job;
 

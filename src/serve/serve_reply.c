@@ -95,7 +95,7 @@ static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, FILE *
     bool cut;
     /* the first chunk names the role: the SDKs' stream helpers need it */
     cf_oai_delta first = {.role = true};
-    if (rq->stream && send_chunk(j->fd, id, &first, NULL))
+    if (rq->stream && !j->text && send_chunk(j->fd, id, &first, NULL))
         o->gone = true;
     while (!o->gone && (rc = cf_session_next_part(sv->s, &part, &o->err)) == CF_NEXT_TOKEN) {
         o->stopped = sv->p->stop && *sv->p->stop;
@@ -176,10 +176,10 @@ void serve_reply(server *sv, serve_job *j)
     cf_err err = {.msg = ""};
     if (sv->p->verbose)
         log_settings(sv, rq);
-    const cf_message *last = &rq->msgs[rq->n_msgs - 1];
     if (apply_settings(sv, rq, &err) ||
-        cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
-        cf_session_begin_reply(s, last->content, &err)) {
+        (j->text ? cf_session_begin_raw(s, rq->prompt, &err)
+                 : cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
+                       cf_session_begin_reply(s, rq->msgs[rq->n_msgs - 1].content, &err))) {
         bool theirs =
             err.code == CF_E_USAGE || err.code == CF_E_CONTEXT || err.code == CF_E_TEMPLATE;
         serve_log(sv, "POST %s %d · %s", j->path, theirs ? 400 : 500, err.msg);
@@ -190,8 +190,9 @@ void serve_reply(server *sv, serve_job *j)
     int n_prompt;
     cf_session_tokens(s, &n_prompt);
     char rid[48];
-    snprintf(rid, sizeof rid, "chatcmpl-confab-%llx-%llu", sv->created, ++sv->n_replies);
-    cf_oai_reply_id id = {rid, sv->model_id, (long long)time(NULL), sv->fingerprint, false};
+    snprintf(rid, sizeof rid, "%s-confab-%llx-%llu", j->text ? "cmpl" : "chatcmpl", sv->created,
+             ++sv->n_replies);
+    cf_oai_reply_id id = {rid, sv->model_id, (long long)time(NULL), sv->fingerprint, j->text};
     char *ctext = NULL, *rtext = NULL;
     size_t clen = 0, rlen = 0;
     FILE *content = open_memstream(&ctext, &clen), *reasoning = open_memstream(&rtext, &rlen);

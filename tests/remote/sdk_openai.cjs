@@ -109,6 +109,19 @@ async function rejects(fn, type, test) {
                                                    t.top_logprobs.length <= 2 && Array.isArray(t.bytes)),
                JSON.stringify(r.choices[0].logprobs));
     });
+    await check('completions.create', async () => {
+        const r = await client.completions.create({
+            model: 'tiny', prompt: 'Once upon a time', max_tokens: 8, temperature: 0 });
+        assert(r.object === 'text_completion' && r.choices[0].text.length > 0 &&
+               r.choices[0].finish_reason === 'length' && r.usage.completion_tokens === 8,
+               JSON.stringify(r));
+        const stream = await client.completions.create({
+            model: 'tiny', prompt: 'Once upon a time', max_tokens: 8, temperature: 0, stream: true });
+        let text = '';
+        for await (const chunk of stream)
+            text += chunk.choices.length ? chunk.choices[0].text : '';
+        assert(text === r.choices[0].text, `streamed '${text}', whole '${r.choices[0].text}'`);
+    });
     await check('errors as typed exceptions', async () => {
         const bad = new OpenAI({ baseURL: base, apiKey: 'wrong', maxRetries: 0 });
         await rejects(() => bad.models.list(), OpenAI.AuthenticationError,

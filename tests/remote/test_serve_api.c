@@ -7,6 +7,7 @@
  *   - errors: code a string with param ("model_not_found" for an unknown
  *     model, of type invalid_request_error; "invalid_api_key"), the paths
  *     confab does not serve named as such, GET /v1/models/{id};
+ *   - /v1/completions, whole and streamed, as `confab complete` continues;
  *   - CORS preflights and headers, HEAD, a leading CRLF, a long
  *     Authorization header compared whole, a body of exactly 8 MiB;
  *   - SIGTERM mid-stream ends the stream with an error event and [DONE]. */
@@ -131,6 +132,51 @@ static void test_errors(int port)
     expect(port, "GET /health HTTP/1.1\r\n\r\n", 200, "Access-Control-Allow-Origin: *", "CORS");
 }
 
+/* /v1/completions continues the prompt as `confab complete` does (greedy:
+ * the same text), whole or streamed. */
+static void test_completions(int port)
+{
+    char cmd[1024], want[512] = "";
+    snprintf(cmd, sizeof cmd, "'%s' complete -m '%s' -p 'Once upon a time' -n 12 --temp 0 -t 1 "
+             "--kv-type f16 2>/dev/null", getenv("CONFAB_BIN"),
+             shared_path("models/stories260K-chatml.gguf"));
+    FILE *f = popen(cmd, "r");
+    size_t n = f ? fread(want, 1, sizeof want - 1, f) : 0;
+    want[n] = '\0';
+    if (f)
+        pclose(f);
+    if (n && want[n - 1] == '\n') /* complete ends its output with a newline */
+        want[n - 1] = '\0';
+    CHECKF(strlen(want) > 8, "confab complete gave '%s'", want);
+    const char *q = "{\"prompt\":\"Once upon a time\",\"max_tokens\":12,\"temperature\":0";
+    char body[512], text[512] = "";
+    response r;
+    snprintf(body, sizeof body, "%s}", q);
+    request(port, "POST", "/v1/completions", body, true, &r);
+    char *t = strstr(r.body, "\"text\":\"");
+    CHECKF(r.status == 200 && strstr(r.body, "\"object\":\"text_completion\"") && t &&
+               !strncmp(t + 8, want, strlen(want)) && t[8 + strlen(want)] == '"',
+           "a completion: '%s' for '%s'", r.body, want);
+    response_free(&r);
+    snprintf(body, sizeof body, "%s,\"stream\":true,\"stream_options\":{\"include_usage\":true}}",
+             q);
+    request(port, "POST", "/v1/completions", body, true, &r);
+    static char ev[64][2048];
+    int k = events(r.body, ev, 64);
+    for (int i = 0; i < k - 3; i++)
+        if ((t = strstr(ev[i], "\"text\":\"")))
+            strncat(text, t + 8, strcspn(t + 8, "\""));
+    CHECKF(k > 4 && !strcmp(text, want) && strstr(ev[k - 2], "\"usage\"") &&
+               strstr(ev[k - 3], "\"finish_reason\":\"length\"") && !strstr(r.body, "role"),
+           "a streamed completion: '%s' for '%s'", text, want);
+    response_free(&r);
+    snprintf(body, sizeof body, "%s,\"logprobs\":3}", q);
+    request(port, "POST", "/v1/completions", body, true, &r);
+    CHECKF(r.status == 400 && strstr(r.body, "\"param\":\"logprobs\""), "legacy logprobs: %s",
+           r.body);
+    response_free(&r);
+}
+
 /* A body of exactly 8 MiB is taken; one byte more is not. */
 static void test_body_limit(int port)
 {
@@ -196,6 +242,7 @@ int main(void)
     }
     test_shapes(sv.port);
     test_errors(sv.port);
+    test_completions(sv.port);
     test_body_limit(sv.port);
     int status = stop(&sv);
     CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "serve ended with status %d", status);
