@@ -131,9 +131,16 @@ char *cf_oai_request_build(const char *model, const cf_message *msgs, int n,
  * out->param too).  Fields that change nothing in the reply (user,
  * metadata, store...) and unknown ones are ignored. */
 int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_err *err);
-/* The body of POST /v1/completions: a prompt (a string, or a list of one)
- * instead of messages, the same settings. */
-int cf_oai_completion_parse(const char *body, size_t len, cf_oai_request *out, cf_err *err);
+/* The three APIs a request may come in. */
+typedef enum cf_oai_api {
+    CF_OAI_CHAT,      /* /v1/chat/completions: cf_oai_request_parse */
+    CF_OAI_TEXT,      /* /v1/completions: a prompt (a string, or a list of one), no messages */
+    CF_OAI_RESPONSES, /* /v1/responses: input (a string, or messages) and instructions as
+                       * the messages, max_output_tokens, reasoning.effort */
+} cf_oai_api;
+/* Read a body of one of them into the same request. */
+int cf_oai_api_parse(cf_oai_api api, const char *body, size_t len, cf_oai_request *out,
+                     cf_err *err);
 void cf_oai_request_free(cf_oai_request *r);
 /* The request field that carries a setting ("temperature" for "temp"), or
  * NULL when the protocol has none. */
@@ -179,6 +186,31 @@ char *cf_oai_response_encode(const cf_oai_reply_id *id, const cf_oai_delta *d,
  * "model_not_found" (NULL: null), param the field at fault (NULL: null). */
 char *cf_oai_error_encode(const char *message, const char *type, const char *code,
                           const char *param, size_t *len);
+/* The Responses API (/v1/responses): the whole response object (status
+ * incomplete when finish is "length"), or the events of its stream, each
+ * with its type's name (cf_oai_responses_event_name) and a sequence
+ * number: created and in_progress (no output yet), the message item and
+ * its text part added, a delta per piece (text), the text, part and item
+ * done (text: the whole), completed or incomplete (the whole response,
+ * with usage). */
+char *cf_oai_responses_encode(const cf_oai_reply_id *id, const char *text, const char *finish,
+                              const cf_oai_usage *usage, size_t *len);
+typedef enum cf_oai_resp_event {
+    CF_RESP_CREATED,
+    CF_RESP_IN_PROGRESS,
+    CF_RESP_ITEM_ADDED,
+    CF_RESP_PART_ADDED,
+    CF_RESP_DELTA,
+    CF_RESP_TEXT_DONE,
+    CF_RESP_PART_DONE,
+    CF_RESP_ITEM_DONE,
+    CF_RESP_COMPLETED,
+    CF_RESP_INCOMPLETE, /* completed, but cut at max_output_tokens */
+} cf_oai_resp_event;
+const char *cf_oai_responses_event_name(cf_oai_resp_event ev);
+char *cf_oai_responses_event(const cf_oai_reply_id *id, cf_oai_resp_event ev, int seq,
+                             const char *text, const char *finish, const cf_oai_usage *usage,
+                             size_t *len);
 /* GET /models/{id}: the model. */
 char *cf_oai_model_encode(const char *id, long long created, size_t *len);
 /* The GET /models list of one model. */

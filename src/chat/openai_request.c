@@ -11,7 +11,7 @@
  * mostly ignore it, OpenAI's own API refuses it: so a client sends only
  * the settings the user set.  A server reads each field under its other
  * names too (max_completion_tokens, OpenAI's newer; n_predict,
- * llama-server's own). */
+ * llama-server's own; max_output_tokens, the Responses API's). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,7 +27,7 @@ static const struct field {
     const char *setting, *field;
     kind kind;
     const char *sent_too;    /* another server's name for it, sent beside */
-    const char *read_too[2]; /* other names a request may use */
+    const char *read_too[3]; /* other names a request may use */
 } fields[] = {
     {"temp", "temperature", K_NUMBER, NULL, {NULL}},
     {"top-p", "top_p", K_NUMBER, NULL, {NULL}},
@@ -39,7 +39,8 @@ static const struct field {
     {"presence-penalty", "presence_penalty", K_NUMBER, NULL, {NULL}},
     {"frequency-penalty", "frequency_penalty", K_NUMBER, NULL, {NULL}},
     {"seed", "seed", K_INT, NULL, {NULL}},
-    {"n-predict", "max_tokens", K_INT, NULL, {"max_completion_tokens", "n_predict"}},
+    {"n-predict", "max_tokens", K_INT, NULL,
+     {"max_completion_tokens", "n_predict", "max_output_tokens"}},
     {"reasoning-effort", "reasoning_effort", K_STRING, NULL, {NULL}},
     {"thinking", "enable_thinking", K_SWITCH, NULL, {NULL}}, /* inside chat_template_kwargs */
 };
@@ -197,7 +198,9 @@ static int content_text(const cf_json *c, int i, char **out, cf_err *err)
         for (size_t k = 0; k < c->n; k++) {
             const cf_json *p = c->items[k], *type, *text;
             if (p->type != CF_JSON_OBJECT || !(type = cf_json_get(p, "type")) ||
-                type->type != CF_JSON_STRING || strcmp(type->str, "text") ||
+                type->type != CF_JSON_STRING ||
+                (strcmp(type->str, "text") && strcmp(type->str, "input_text") &&
+                 strcmp(type->str, "output_text")) ||
                 !(text = cf_json_get(p, "text")) || text->type != CF_JSON_STRING) {
                 cf_jbuf_free(&b);
                 return cf_fail(err, "messages[%d].content[%zu]: only {\"type\": \"text\", "
@@ -348,7 +351,7 @@ static int read_settings(const cf_json *root, cf_oai_request *r, cf_err *err)
         } else {
             v = cf_json_get(root, f->field);
         }
-        for (int k = 0; k < 2 && !v && f->read_too[k]; k++)
+        for (int k = 0; k < 3 && !v && f->read_too[k]; k++)
             v = cf_json_get(root, key = f->read_too[k]);
         if (v && v->type != CF_JSON_NULL && add_setting(r, f, v, key, err))
             return -1;
@@ -504,7 +507,65 @@ static int read_prompt(const cf_json *v, cf_oai_request *r, cf_err *err)
     return (r->prompt = dup_json_str(v)) ? 0 : cf_fail(err, "out of memory");
 }
 
-static int parse_body(const char *body, size_t len, bool completion, cf_oai_request *out,
+/* The Responses API's own fields: the input and instructions as messages,
+ * its switches, and what it asks that is not carried out here. */
+static int read_input(const cf_json *root, cf_oai_request *r, cf_err *err)
+{
+    const cf_json *in = cf_json_get(root, "input"), *ins = cf_json_get(root, "instructions");
+    size_t n = given(in) && in->type == CF_JSON_ARRAY ? in->n : 1;
+    if (!given(in) || (in->type != CF_JSON_STRING && in->type != CF_JSON_ARRAY) || n == 0)
+        return refuse(r, "input", err, "must be a string or a non-empty list of messages");
+    if (given(ins) && ins->type != CF_JSON_STRING)
+        return refuse(r, "instructions", err, "must be a string");
+    if (!(r->msgs = calloc(n + 1, sizeof *r->msgs)))
+        return cf_fail(err, "out of memory");
+    for (size_t i = 0; i <= n; i++) { /* the instructions, then the input */
+        const cf_json *item = i == 0 ? ins : in->type == CF_JSON_STRING ? in : in->items[i - 1];
+        cf_message *m = &r->msgs[r->n_msgs];
+        if (!given(item))
+            continue;
+        const cf_json *type = item->type == CF_JSON_OBJECT ? cf_json_get(item, "type") : NULL;
+        if (type && !(type->type == CF_JSON_STRING && !strcmp(type->str, "message")))
+            return refuse(r, "input", err, "only messages are supported here (no function calls, "
+                          "images or files)");
+        if (item->type == CF_JSON_STRING) {
+            *m = (cf_message){.role = i == 0 ? CF_ROLE_SYSTEM : CF_ROLE_USER};
+            if (content_text(item, (int)i, (char **)&m->content, err))
+                return -1;
+        } else if (read_message(item, (int)i - 1, m, err)) {
+            free((char *)m->content);
+            m->content = NULL;
+            return -1;
+        }
+        r->n_msgs++;
+    }
+    const cf_json *v = cf_json_get(root, "text");
+    const cf_json *fmt = given(v) && v->type == CF_JSON_OBJECT ? cf_json_get(v, "format") : NULL;
+    const cf_json *ftype = given(fmt) && fmt->type == CF_JSON_OBJECT ? cf_json_get(fmt, "type") : NULL;
+    if (given(fmt) && !(ftype && ftype->type == CF_JSON_STRING && !strcmp(ftype->str, "text")))
+        return refuse(r, "text.format", err, "only {\"type\": \"text\"} is supported here (no "
+                      "JSON output yet)");
+    static const char *const kept[] = {"previous_response_id", "conversation"};
+    for (int k = 0; k < 2; k++)
+        if (given(cf_json_get(root, kept[k])))
+            return refuse(r, kept[k], err, "confab serve keeps no responses: send the whole "
+                          "conversation as input");
+    if (given(v = cf_json_get(root, "background")) && !(v->type == CF_JSON_BOOL && !v->b))
+        return refuse(r, "background", err, "not supported by confab serve");
+    if (!empty(cf_json_get(root, "include")))
+        return refuse(r, "include", err, "not supported by confab serve yet");
+    if (given(cf_json_get(root, "prompt")))
+        return refuse(r, "prompt", err, "stored prompts are not supported by confab serve");
+    if (given(v = cf_json_get(root, "top_logprobs")) && !(v->type == CF_JSON_INT && v->i == 0))
+        return refuse(r, "top_logprobs", err, "not supported by confab serve's /v1/responses yet");
+    const cf_json *effort = given(v = cf_json_get(root, "reasoning")) && v->type == CF_JSON_OBJECT
+                            ? cf_json_get(v, "effort") : NULL;
+    if (given(effort) && effort->type != CF_JSON_STRING)
+        return refuse(r, "reasoning.effort", err, "must be a string");
+    return given(effort) ? push_setting(r, "reasoning-effort", effort->str, err) : 0;
+}
+
+static int parse_body(const char *body, size_t len, cf_oai_api api, cf_oai_request *out,
                       cf_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -529,13 +590,15 @@ static int parse_body(const char *body, size_t len, bool completion, cf_oai_requ
             goto out;
         }
     }
-    if ((completion ? read_prompt(cf_json_get(root, "prompt"), out, err)
-                    : read_messages(cf_json_get(root, "messages"), out, err)) ||
+    if ((api == CF_OAI_TEXT        ? read_prompt(cf_json_get(root, "prompt"), out, err)
+         : api == CF_OAI_RESPONSES ? read_input(root, out, err)
+                                   : read_messages(cf_json_get(root, "messages"), out, err)) ||
         read_settings(root, out, err) || read_stops(cf_json_get(root, "stop"), out, err) ||
         read_flag(root, "stream", &out->stream, err) ||
         read_flag(cf_json_get(root, "stream_options"), "include_usage", &out->include_usage, err) ||
         read_unhonoured(root, out, err) ||
-        (completion ? read_legacy(root, out, err) : read_logprobs(root, out, err)))
+        (api == CF_OAI_TEXT ? read_legacy(root, out, err)
+         : api == CF_OAI_CHAT ? read_logprobs(root, out, err) : 0))
         goto out;
     rc = 0;
 out:
@@ -551,10 +614,11 @@ out:
 
 int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_err *err)
 {
-    return parse_body(body, len, false, out, err);
+    return parse_body(body, len, CF_OAI_CHAT, out, err);
 }
 
-int cf_oai_completion_parse(const char *body, size_t len, cf_oai_request *out, cf_err *err)
+int cf_oai_api_parse(cf_oai_api api, const char *body, size_t len, cf_oai_request *out,
+                     cf_err *err)
 {
-    return parse_body(body, len, true, out, err);
+    return parse_body(body, len, api, out, err);
 }

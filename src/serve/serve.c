@@ -163,7 +163,7 @@ static bool key_ok(const server *sv, const http_req *r)
     return diff == 0;
 }
 
-static void completion(server *sv, int fd, const http_req *r, const char *body, bool text,
+static void completion(server *sv, int fd, const http_req *r, const char *body, cf_oai_api api,
                        double t0)
 {
     serve_job *j = calloc(1, sizeof *j);
@@ -175,12 +175,14 @@ static void completion(server *sv, int fd, const http_req *r, const char *body, 
     }
     j->fd = fd;
     j->t0 = t0;
-    j->path = text ? "/v1/completions" : "/v1/chat/completions";
-    j->text = text;
+    static const char *const paths[] = {"/v1/chat/completions", "/v1/completions",
+                                        "/v1/responses"};
+    j->path = paths[api];
+    j->api = api;
     char msg[CF_ERR_MSG_MAX + 64];
     int status = 400;
     const char *code = NULL, *param = NULL;
-    if ((text ? cf_oai_completion_parse : cf_oai_request_parse)(body, r->body_len, &j->req, &err)) {
+    if (cf_oai_api_parse(api, body, r->body_len, &j->req, &err)) {
         snprintf(msg, sizeof msg, "%s", err.msg);
         param = j->req.param[0] ? j->req.param : NULL;
     } else if (j->req.model && *j->req.model && strcmp(j->req.model, sv->model_id)) {
@@ -190,7 +192,7 @@ static void completion(server *sv, int fd, const http_req *r, const char *body, 
         status = 404;
         code = "model_not_found";
         param = "model";
-    } else if (!text && j->req.msgs[j->req.n_msgs - 1].role != CF_ROLE_USER) {
+    } else if (api != CF_OAI_TEXT && j->req.msgs[j->req.n_msgs - 1].role != CF_ROLE_USER) {
         snprintf(msg, sizeof msg, "the last message must be the user's");
         param = "messages";
     } else if (!enqueue(sv, j)) {
@@ -211,7 +213,7 @@ static bool is_path(const char *path, const char *name)
 }
 
 static const char *const unserved[] = {
-    "/embeddings", "/responses", "/moderations", "/images", "/audio", "/files",
+    "/embeddings", "/moderations", "/images", "/audio", "/files",
     "/uploads", "/batches", "/fine_tuning", "/assistants", "/threads", "/vector_stores",
     "/realtime", "/evals", "/containers", "/conversations", "/chatkit", NULL,
 };
@@ -261,15 +263,18 @@ static void route(server *sv, conn *c, const http_req *r)
     const char *path = r->path, *id = model_in(path);
     bool head = !strcmp(r->method, "HEAD"), get = head || !strcmp(r->method, "GET");
     bool post = !strcmp(r->method, "POST"), options = !strcmp(r->method, "OPTIONS");
-    bool text = is_path(path, "/completions");
-    bool chat = text || is_path(path, "/chat/completions"), models = is_path(path, "/models") || id;
+    cf_oai_api api = is_path(path, "/completions") ? CF_OAI_TEXT
+                     : is_path(path, "/responses") ? CF_OAI_RESPONSES
+                                                   : CF_OAI_CHAT;
+    bool chat = api != CF_OAI_CHAT || is_path(path, "/chat/completions");
+    bool models = is_path(path, "/models") || id;
     bool health = !strcmp(path, "/health"), other = otherpath(path);
     const char *allow = chat || other ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
     char msg[512], extra[64];
     if (!chat && !models && !health && !other) {
         serve_log(sv, "%s %s 404", r->method, path);
         serve_error(sv, fd, 404, "unknown_url", NULL, "no such path (try /v1/chat/completions, "
-                                                      "/v1/completions, /v1/models, /health)");
+                                                      "/v1/completions, /v1/responses, /v1/models, /health)");
     } else if (options) {
         preflight(sv, fd, r, allow);
     } else if (!(chat || other ? post : get)) {
@@ -290,10 +295,10 @@ static void route(server *sv, conn *c, const http_req *r)
     } else if (other) {
         serve_log(sv, "%s %s 404 · not supported", r->method, path);
         snprintf(msg, sizeof msg, "%.200s is not supported by confab serve (it serves "
-                 "/v1/chat/completions, /v1/completions and /v1/models)", path);
+                 "/v1/chat/completions, /v1/completions, /v1/responses and /v1/models)", path);
         serve_error(sv, fd, 404, "not_supported", NULL, msg);
     } else if (chat) {
-        completion(sv, fd, r, c->buf + r->head_len, text, cf_now_ms());
+        completion(sv, fd, r, c->buf + r->head_len, api, cf_now_ms());
         return; /* the worker closes it */
     } else if (id && strcmp(id, sv->model_id)) {
         serve_log(sv, "%s %s 404", r->method, path);

@@ -16,7 +16,8 @@ typedef struct serve_job {
     int fd;
     cf_oai_request req;
     const char *path; /* the route, for the log */
-    bool text;        /* /v1/completions: a prompt continued, not a chat */
+    cf_oai_api api;   /* the API it came in */
+    int seq;          /* a Responses stream's next event number */
     double t0; /* when the request was complete (ms) */
 } serve_job;
 

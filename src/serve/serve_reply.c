@@ -45,14 +45,31 @@ static const char *finish_reason(cf_stop_reason r)
     return r == CF_STOP_N_PREDICT || r == CF_STOP_CONTEXT_FULL ? "length" : "stop";
 }
 
-/* "data: JSON\n\n"; -1 when the client is gone. */
-static int send_event(int fd, char *json, size_t len)
+/* "data: JSON\n\n" (after "event: NAME\n" when named); -1 when the client
+ * is gone. */
+static int send_named(int fd, const char *name, char *json, size_t len)
 {
     if (!json)
         return 0; /* out of memory: this piece is lost, the stream goes on */
-    int rc = http_send(fd, "data: ", 6) || http_send(fd, json, len) || http_send(fd, "\n\n", 2);
+    int rc = (name && (http_send(fd, "event: ", 7) || http_send(fd, name, strlen(name)) ||
+                       http_send(fd, "\n", 1))) ||
+             http_send(fd, "data: ", 6) || http_send(fd, json, len) || http_send(fd, "\n\n", 2);
     free(json);
     return rc ? -1 : 0;
+}
+
+static int send_event(int fd, char *json, size_t len)
+{
+    return send_named(fd, NULL, json, len);
+}
+
+/* One event of a Responses stream, numbered in turn. */
+static int send_resp(serve_job *j, const cf_oai_reply_id *id, cf_oai_resp_event ev,
+                     const char *text, const char *finish, const cf_oai_usage *u)
+{
+    size_t len = 0;
+    char *json = cf_oai_responses_event(id, ev, j->seq++, text, finish, u, &len);
+    return send_named(j->fd, cf_oai_responses_event_name(ev), json, len);
 }
 
 static int send_chunk(int fd, const cf_oai_reply_id *id, const cf_oai_delta *d,
@@ -93,10 +110,14 @@ static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, FILE *
     cf_reply_part part;
     int rc = 0;
     bool cut;
-    /* the first chunk names the role: the SDKs' stream helpers need it */
+    /* the first chunk names the role: the SDKs' stream helpers need it; a
+     * Responses stream opens the response, its message and its text */
     cf_oai_delta first = {.role = true};
-    if (rq->stream && !j->text && send_chunk(j->fd, id, &first, NULL))
-        o->gone = true;
+    if (rq->stream && j->api == CF_OAI_CHAT)
+        o->gone = send_chunk(j->fd, id, &first, NULL) != 0;
+    for (int ev = CF_RESP_CREATED; rq->stream && j->api == CF_OAI_RESPONSES &&
+                                   ev <= CF_RESP_PART_ADDED && !o->gone; ev++)
+        o->gone = send_resp(j, id, (cf_oai_resp_event)ev, NULL, NULL, NULL) != 0;
     while (!o->gone && (rc = cf_session_next_part(sv->s, &part, &o->err)) == CF_NEXT_TOKEN) {
         o->stopped = sv->p->stop && *sv->p->stop;
         o->gone = http_peer_gone(j->fd);
@@ -104,13 +125,13 @@ static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, FILE *
             break;
         if (!*part.content && !*part.reasoning)
             continue;
-        if (rq->stream) {
-            cf_oai_delta d = {.reasoning = part.reasoning, .content = part.content};
+        cf_oai_delta d = {.reasoning = part.reasoning, .content = part.content};
+        if (rq->stream && j->api == CF_OAI_RESPONSES && *part.content)
+            o->gone = send_resp(j, id, CF_RESP_DELTA, part.content, NULL, NULL) != 0;
+        else if (rq->stream && j->api != CF_OAI_RESPONSES)
             o->gone = send_chunk(j->fd, id, &d, NULL) != 0;
-        } else {
-            fputs(part.content, content);
-            fputs(part.reasoning, reasoning);
-        }
+        fputs(part.content, content);
+        fputs(part.reasoning, reasoning);
     }
     cut = o->gone || o->stopped;
     cf_session_end_reply(sv->s, cut);
@@ -135,6 +156,7 @@ static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const ch
     cf_oai_delta d = {.reasoning = rtext, .content = ctext, .finish = finish_reason(st->stop),
                       .logprobs = rq->logprobs ? &lp : NULL};
     size_t len;
+    bool responses = j->api == CF_OAI_RESPONSES;
     if (o->gone) {
         /* nothing more to say to a client that left */
     } else if (rq->stream && (o->failed || o->stopped)) {
@@ -142,8 +164,16 @@ static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const ch
                                      : o->err.msg;
         char *e = cf_oai_error_encode(msg, "server_error",
                                       o->stopped ? "shutting_down" : "server_error", NULL, &len);
-        send_event(j->fd, e, len);
-        http_send(j->fd, "data: [DONE]\n\n", 14);
+        send_named(j->fd, responses ? "error" : NULL, e, len);
+        if (!responses)
+            http_send(j->fd, "data: [DONE]\n\n", 14);
+    } else if (rq->stream && responses) {
+        bool cut = !strcmp(d.finish, "length");
+        for (int ev = CF_RESP_TEXT_DONE; ev <= CF_RESP_ITEM_DONE + 1; ev++)
+            if (send_resp(j, id, ev <= CF_RESP_ITEM_DONE ? (cf_oai_resp_event)ev
+                                 : cut ? CF_RESP_INCOMPLETE : CF_RESP_COMPLETED,
+                          ctext, d.finish, &u))
+                break;
     } else if (o->failed || o->stopped) {
         serve_error(sv, j->fd, o->stopped ? 503 : 500, o->stopped ? "shutting_down" : NULL, NULL,
                     o->stopped ? "the server is shutting down: the reply was cut" : o->err.msg);
@@ -153,7 +183,8 @@ static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const ch
             (!rq->include_usage || !send_chunk(j->fd, id, NULL, &u)))
             http_send(j->fd, "data: [DONE]\n\n", 14);
     } else if (ctext && rtext) {
-        char *body = cf_oai_response_encode(id, &d, &u, &len);
+        char *body = responses ? cf_oai_responses_encode(id, ctext, d.finish, &u, &len)
+                               : cf_oai_response_encode(id, &d, &u, &len);
         if (body)
             serve_respond(sv, j->fd, 200, body, len, NULL);
         else
@@ -177,7 +208,7 @@ void serve_reply(server *sv, serve_job *j)
     if (sv->p->verbose)
         log_settings(sv, rq);
     if (apply_settings(sv, rq, &err) ||
-        (j->text ? cf_session_begin_raw(s, rq->prompt, &err)
+        (j->api == CF_OAI_TEXT ? cf_session_begin_raw(s, rq->prompt, &err)
                  : cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
                        cf_session_begin_reply(s, rq->msgs[rq->n_msgs - 1].content, &err))) {
         bool theirs =
@@ -190,9 +221,11 @@ void serve_reply(server *sv, serve_job *j)
     int n_prompt;
     cf_session_tokens(s, &n_prompt);
     char rid[48];
-    snprintf(rid, sizeof rid, "%s-confab-%llx-%llu", j->text ? "cmpl" : "chatcmpl", sv->created,
-             ++sv->n_replies);
-    cf_oai_reply_id id = {rid, sv->model_id, (long long)time(NULL), sv->fingerprint, j->text};
+    static const char *const kinds[] = {"chatcmpl", "cmpl", "resp"};
+    snprintf(rid, sizeof rid, "%s%sconfab-%llx-%llu", kinds[j->api],
+             j->api == CF_OAI_RESPONSES ? "_" : "-", sv->created, ++sv->n_replies);
+    cf_oai_reply_id id = {rid, sv->model_id, (long long)time(NULL), sv->fingerprint,
+                          j->api == CF_OAI_TEXT};
     char *ctext = NULL, *rtext = NULL;
     size_t clen = 0, rlen = 0;
     FILE *content = open_memstream(&ctext, &clen), *reasoning = open_memstream(&rtext, &rlen);

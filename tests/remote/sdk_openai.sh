@@ -17,7 +17,8 @@ if [ ! -f "$dir/node_modules/openai/package.json" ] ||
         skip "npm install openai@$VERSION failed (no registry?): $(tail -1 "$dir/install.log")"
 fi
 log=$(mktemp /tmp/confab-sdk-XXXXXX)
-CONFAB_TEST_KEY=sdk-key-1 "$CONFAB_BIN" serve -m "$CONFAB_SHARED/models/stories260K-chatml.gguf" \
+# a piece every 5 ms, so that an abort lands mid-reply
+CONFAB_TEST_KEY=sdk-key-1 CONFAB_TEST_TOKEN_DELAY_MS=5 "$CONFAB_BIN" serve -m "$CONFAB_SHARED/models/stories260K-chatml.gguf" \
     --port 0 -t 1 --api-key-env CONFAB_TEST_KEY --model-id tiny 2>"$log" &
 pid=$!
 port=
@@ -34,6 +35,10 @@ CONFAB_URL="http://127.0.0.1:$port/v1" CONFAB_KEY=sdk-key-1 NODE_PATH="$dir/node
 rc=$?
 kill "$pid"
 wait "$pid"
+if ! grep -q "cut: the client went away" "$log"; then
+    echo "FAIL the aborted reply was not cut"
+    rc=1
+fi
 [ $rc -eq 0 ] || { echo "server log:"; tail -20 "$log"; }
 rm -f "$log"
 exit $rc

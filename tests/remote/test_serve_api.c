@@ -8,6 +8,7 @@
  *     model, of type invalid_request_error; "invalid_api_key"), the paths
  *     confab does not serve named as such, GET /v1/models/{id};
  *   - /v1/completions, whole and streamed, as `confab complete` continues;
+ *     /v1/responses, whole and as its events;
  *   - CORS preflights and headers, HEAD, a leading CRLF, a long
  *     Authorization header compared whole, a body of exactly 8 MiB;
  *   - SIGTERM mid-stream ends the stream with an error event and [DONE]. */
@@ -177,6 +178,42 @@ static void test_completions(int port)
     response_free(&r);
 }
 
+/* /v1/responses: the response object whole, its events streamed in order. */
+static void test_responses(int port)
+{
+    const char *q = "{\"input\":\"Hi\",\"instructions\":\"Be brief.\",\"max_output_tokens\":4";
+    char body[512];
+    response r;
+    snprintf(body, sizeof body, "%s}", q);
+    request(port, "POST", "/v1/responses", body, true, &r);
+    CHECKF(r.status == 200 && strstr(r.body, "\"object\":\"response\"") &&
+               strstr(r.body, "\"type\":\"output_text\",\"text\":\"") &&
+               strstr(r.body, "\"status\":\"incomplete\"") &&
+               strstr(r.body, "\"output_tokens\":4"),
+           "a response: %s", r.body);
+    response_free(&r);
+    snprintf(body, sizeof body, "%s,\"stream\":true}", q);
+    request(port, "POST", "/v1/responses", body, true, &r);
+    static const char *const order[] = {
+        "response.created", "response.in_progress", "response.output_item.added",
+        "response.content_part.added", "response.output_text.delta", "response.output_text.done",
+        "response.content_part.done", "response.output_item.done", "response.incomplete",
+    };
+    const char *at = r.body;
+    for (size_t i = 0; i < sizeof order / sizeof order[0] && at; i++) {
+        char ev[64];
+        snprintf(ev, sizeof ev, "event: %s\ndata: {\"type\":\"%s\"", order[i], order[i]);
+        at = strstr(at, ev);
+        CHECKF(at, "no %s in order: %s", order[i], r.body);
+    }
+    CHECK(!strstr(r.body, "[DONE]"));
+    response_free(&r);
+    snprintf(body, sizeof body, "%s,\"previous_response_id\":\"resp_1\"}", q);
+    request(port, "POST", "/v1/responses", body, true, &r);
+    CHECKF(r.status == 400 && strstr(r.body, "\"param\":\"previous_response_id\""), "%s", r.body);
+    response_free(&r);
+}
+
 /* A body of exactly 8 MiB is taken; one byte more is not. */
 static void test_body_limit(int port)
 {
@@ -243,6 +280,7 @@ int main(void)
     test_shapes(sv.port);
     test_errors(sv.port);
     test_completions(sv.port);
+    test_responses(sv.port);
     test_body_limit(sv.port);
     int status = stop(&sv);
     CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "serve ended with status %d", status);
