@@ -111,6 +111,8 @@ typedef struct cf_oai_request {
     bool logprobs;        /* the sampled tokens' log probabilities asked for */
     int top_logprobs;     /* and this many alternatives each (0 to CF_TOP_PROBS) */
     char *prompt;         /* /v1/completions: the prompt (msgs NULL) */
+    cf_logit_bias *bias;  /* logit_bias */
+    int n_bias;
     char param[48];       /* when parsing failed: the field at fault ("" when none) */
 } cf_oai_request;
 
@@ -126,8 +128,8 @@ char *cf_oai_request_build(const char *model, const cf_message *msgs, int n,
  * the wrong type, a message without a role or content, a role other than
  * system, user, assistant (or developer, taken as system), a NUL in a
  * content, max_tokens below 1, or a field whose meaning is not honoured
- * here (n > 1, tools, a response_format other than text, logit_bias,
- * top_logprobs above CF_TOP_PROBS, audio...) is an error naming it (in
+ * here (n > 1, tools, a response_format other than text, top_logprobs
+ * above CF_TOP_PROBS, audio...) is an error naming it (in
  * out->param too).  Fields that change nothing in the reply (user,
  * metadata, store...) and unknown ones are ignored. */
 int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_err *err);

@@ -132,6 +132,18 @@ int cf_session_set_stops(cf_session *s, const char *const *stops, size_t n, cf_e
 /* The user-given stop strings, NULL-terminated. */
 const char *const *cf_session_stops(const cf_session *s);
 
+/* A bias added to a token's logit before each draw (OpenAI's logit_bias,
+ * llama.cpp's --logit-bias): -100 all but bans it, 100 all but forces it. */
+typedef struct cf_logit_bias {
+    int32_t id;
+    float bias;
+} cf_logit_bias;
+/* The list replaces the previous one (n = 0 clears it); an id outside the
+ * vocabulary or a bias outside [-100, 100] is an error naming it, and
+ * nothing changes.  A local model only.  cf_session_logits shows the
+ * logits with the bias added. */
+int cf_session_set_logit_bias(cf_session *s, const cf_logit_bias *b, size_t n, cf_err *err);
+
 /* ---- replies ---------------------------------------------------------------- */
 typedef enum cf_next {
     CF_NEXT_TOKEN = 1, /* *piece holds the next text (may be "" while UTF-8 is incomplete) */

@@ -13,6 +13,7 @@
  * names too (max_completion_tokens, OpenAI's newer; n_predict,
  * llama-server's own; max_output_tokens, the Responses API's). */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,7 @@ void cf_oai_request_free(cf_oai_request *r)
         free(r->stops[i]);
     free(r->stops);
     free(r->prompt);
+    free(r->bias);
     memset(r, 0, sizeof *r);
 }
 
@@ -443,8 +445,6 @@ static int read_unhonoured(const cf_json *root, cf_oai_request *r, cf_err *err)
     if (given(v) && !(type && type->type == CF_JSON_STRING && !strcmp(type->str, "text")))
         return refuse(r, "response_format", err, "only {\"type\": \"text\"} is supported here "
                       "(no JSON output yet)");
-    if (!empty(cf_json_get(root, "logit_bias")))
-        return refuse(r, "logit_bias", err, "not supported by confab serve yet");
     static const char *const others[] = {"audio", "prediction", "web_search_options"};
     for (int k = 0; k < 3; k++)
         if (given(cf_json_get(root, others[k])))
@@ -453,6 +453,31 @@ static int read_unhonoured(const cf_json *root, cf_oai_request *r, cf_err *err)
     if (given(v) && !(v->type == CF_JSON_ARRAY && v->n == 1 && v->items[0]->type == CF_JSON_STRING &&
                       !strcmp(v->items[0]->str, "text")))
         return refuse(r, "modalities", err, "only [\"text\"] is supported here");
+    return 0;
+}
+
+/* logit_bias: {"token id": bias, ...}, the bias from -100 to 100. */
+static int read_bias(const cf_json *v, cf_oai_request *r, cf_err *err)
+{
+    if (!given(v))
+        return 0;
+    if (v->type != CF_JSON_OBJECT)
+        return refuse(r, "logit_bias", err, "must be an object of token ids and biases");
+    if (v->n && !(r->bias = calloc(v->n, sizeof *r->bias)))
+        return cf_fail(err, "out of memory");
+    for (size_t i = 0; i < v->n; i++) {
+        const char *key = v->keys[i].ptr;
+        const cf_json *b = v->items[i];
+        char *end;
+        errno = 0;
+        long id = strtol(key, &end, 10);
+        if (!*key || *end || errno || id < 0 || id > INT32_MAX || key[0] == '-' || key[0] == '+')
+            return refuse(r, "logit_bias", err, "its keys must be token ids (0, 1, ...)");
+        double d = b->type == CF_JSON_INT ? (double)b->i : b->type == CF_JSON_FLOAT ? b->f : NAN;
+        if (!(d >= -100 && d <= 100))
+            return refuse(r, "logit_bias", err, "its biases must be numbers from -100 to 100");
+        r->bias[r->n_bias++] = (cf_logit_bias){(int32_t)id, (float)d};
+    }
     return 0;
 }
 
@@ -596,7 +621,7 @@ static int parse_body(const char *body, size_t len, cf_oai_api api, cf_oai_reque
         read_settings(root, out, err) || read_stops(cf_json_get(root, "stop"), out, err) ||
         read_flag(root, "stream", &out->stream, err) ||
         read_flag(cf_json_get(root, "stream_options"), "include_usage", &out->include_usage, err) ||
-        read_unhonoured(root, out, err) ||
+        read_unhonoured(root, out, err) || read_bias(cf_json_get(root, "logit_bias"), out, err) ||
         (api == CF_OAI_TEXT ? read_legacy(root, out, err)
          : api == CF_OAI_CHAT ? read_logprobs(root, out, err) : 0))
         goto out;

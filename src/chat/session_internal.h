@@ -98,6 +98,8 @@ struct cf_session {
     int n_predict;
     char **stops; /* user-given, NULL-terminated */
     size_t n_stops;
+    cf_logit_bias *bias; /* added to the logits before each draw */
+    size_t n_bias;
 
     sess_msg *msgs;
     int n_msgs, cap_msgs;

@@ -37,6 +37,13 @@ static int apply_settings(server *sv, const cf_oai_request *rq, cf_err *err)
     }
     static const char *const none[] = {NULL};
     const char *const *stops = rq->stops ? (const char *const *)rq->stops : none;
+    cf_err why;
+    if (cf_session_set_logit_bias(sv->s, rq->bias, (size_t)rq->n_bias, &why)) {
+        const char *msg = why.msg; /* in the field's name */
+        if (!strncmp(msg, "logit bias: ", 12))
+            msg += 12;
+        return cf_fail_as(err, why.code, "logit_bias: %s", msg);
+    }
     return cf_session_set_stops(sv->s, stops, (size_t)rq->n_stops, err);
 }
 

@@ -389,8 +389,10 @@ static void test_requests(void)
          "tool_choice: function calling"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":"
          "\"json_object\"}}", "response_format: only {\"type\": \"text\"}"},
-        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"1\":5}}",
-         "logit_bias: not supported"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"a\":5}}",
+         "logit_bias: its keys must be token ids"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"1\":500}}",
+         "logit_bias: its biases must be numbers from -100 to 100"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logprobs\":true,"
          "\"top_logprobs\":6}", "top_logprobs: must be an integer, 0 to 5"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_logprobs\":2}",
@@ -415,9 +417,10 @@ static void test_requests(void)
     const char *good = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"seed\":"
                        "18446744073709551615,\"logprobs\":true,\"top_logprobs\":3,\"n\":1,"
                        "\"tools\":[],\"tool_choice\":\"none\",\"response_format\":{\"type\":"
-                       "\"text\"},\"user\":\"u\",\"logit_bias\":{}}";
+                       "\"text\"},\"user\":\"u\",\"logit_bias\":{\"7\":-2.5,\"9\":100}}";
     CHECK(cf_oai_request_parse(good, strlen(good), &r, &err) == 0 && r.logprobs &&
           r.top_logprobs == 3 && r.n_settings == 2 && !strcmp(r.settings[0].value, "0") &&
+          r.n_bias == 2 && r.bias[0].id == 7 && r.bias[0].bias == -2.5f && r.bias[1].id == 9 &&
           !strcmp(r.settings[1].name, "probs") && !strcmp(r.settings[1].value, "on"));
     cf_oai_request_free(&r);
     good = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"seed\":9223372036854775808}";

@@ -70,6 +70,19 @@ static void test_shapes(int port)
                strstr(r.body, "\"top_logprobs\":[{\"token\":") && strstr(r.body, "\"bytes\":["),
            "logprobs: %s", r.body);
     response_free(&r);
+    /* logit_bias: token 300 forced, a token outside the vocabulary refused */
+    post(port, ",\"logprobs\":true,\"logit_bias\":{\"300\":100}", &r);
+    const char *tok = strstr(r.body, "\"token\":\"");
+    char piece[64] = "", forced[200];
+    if (tok)
+        snprintf(piece, sizeof piece, "%.*s", (int)strcspn(tok + 9, "\""), tok + 9);
+    snprintf(forced, sizeof forced, "\"content\":\"%s%s%s%s\"", piece, piece, piece, piece);
+    CHECKF(r.status == 200 && *piece && strstr(r.body, forced), "logit_bias +100: %s", r.body);
+    response_free(&r);
+    post(port, ",\"logit_bias\":{\"99999\":-100}", &r);
+    CHECKF(r.status == 400 && strstr(r.body, "logit_bias: token 99999 is not in the vocabulary"),
+           "a bias outside the vocabulary: %s", r.body);
+    response_free(&r);
     post(port, ",\"logprobs\":true,\"stream\":true", &r);
     CHECKF(r.status == 200 && strstr(r.body, "\"logprobs\":{\"content\":[{\"token\":") &&
                strstr(r.body, "\"top_logprobs\":[]"),
