@@ -94,6 +94,9 @@ int cf_oai_models_decode(const char *body, size_t len, char ***ids, cf_err *err)
 void cf_oai_models_free(char **ids);
 
 /* ---- requests ----------------------------------------------------------------- */
+/* The most choices (n) one request may ask for. */
+#define CF_OAI_MAX_CHOICES 16
+
 /* A setting in cf_session_set's spelling, e.g. {"temp", "0.7"}. */
 typedef struct cf_oai_setting {
     const char *name, *value;
@@ -108,6 +111,7 @@ typedef struct cf_oai_request {
     char **stops;         /* NULL-terminated; NULL when none given */
     int n_stops;
     bool stream, include_usage;
+    int n_choices;        /* n: 1 to CF_OAI_MAX_CHOICES (chat completions) */
     bool logprobs;        /* the sampled tokens' log probabilities asked for */
     int top_logprobs;     /* and this many alternatives each (0 to CF_TOP_PROBS) */
     char *prompt;         /* /v1/completions: the prompt (msgs NULL) */
@@ -128,7 +132,7 @@ char *cf_oai_request_build(const char *model, const cf_message *msgs, int n,
  * the wrong type, a message without a role or content, a role other than
  * system, user, assistant (or developer, taken as system), a NUL in a
  * content, max_tokens below 1, or a field whose meaning is not honoured
- * here (n > 1, tools, a response_format other than text, top_logprobs
+ * here (tools, a response_format other than text, top_logprobs
  * above CF_TOP_PROBS, audio...) is an error naming it (in
  * out->param too).  Fields that change nothing in the reply (user,
  * metadata, store...) and unknown ones are ignored. */
@@ -166,10 +170,11 @@ typedef struct cf_oai_logprobs {
     void *ud;
 } cf_oai_logprobs;
 
-/* choices[0] of a chunk or a response: the assistant's role (a stream's
- * first chunk says it), deltas ("" or NULL: none), a finish reason (NULL:
- * not finished), log probabilities (NULL: null). */
+/* A choice of a chunk or a response: its index, the assistant's role (a
+ * stream's first chunk for it says it), deltas ("" or NULL: none), a
+ * finish reason (NULL: not finished), log probabilities (NULL: null). */
 typedef struct cf_oai_delta {
+    int index;
     bool role;
     const char *reasoning, *content;
     const char *finish;
@@ -181,8 +186,8 @@ typedef struct cf_oai_delta {
  * text, malloc'ed. */
 char *cf_oai_chunk_encode(const cf_oai_reply_id *id, const cf_oai_delta *d,
                           const cf_oai_usage *usage, size_t *len);
-/* The whole response of a request that did not stream. */
-char *cf_oai_response_encode(const cf_oai_reply_id *id, const cf_oai_delta *d,
+/* The whole response of a request that did not stream: its n choices. */
+char *cf_oai_response_encode(const cf_oai_reply_id *id, const cf_oai_delta *d, int n,
                              const cf_oai_usage *usage, size_t *len);
 /* {"error": {"message", "type", "param", "code"}}: code a string such as
  * "model_not_found" (NULL: null), param the field at fault (NULL: null). */

@@ -114,7 +114,7 @@ static cf_json *logprobs_json(const cf_oai_logprobs *lp, int *bad)
     return o;
 }
 
-/* choices[0] with its part (a delta, a message, or text). */
+/* A choice with its part (a delta, a message, or text). */
 static int put_choice(cf_json *choices, const char *part, const cf_oai_delta *d)
 {
     cf_json *c = cf_json_object(), *m = strcmp(part, "text") ? cf_json_object() : NULL;
@@ -123,7 +123,7 @@ static int put_choice(cf_json *choices, const char *part, const cf_oai_delta *d)
         cf_json_free(m);
         return bad;
     }
-    bad |= put(c, "index", cf_json_int(0));
+    bad |= put(c, "index", cf_json_int(d->index));
     if (!m) {
         bad |= put_str(c, "text", d->content ? d->content : "");
     } else {
@@ -144,13 +144,13 @@ static int put_choice(cf_json *choices, const char *part, const cf_oai_delta *d)
 }
 
 static char *encode(const cf_oai_reply_id *id, const char *object, const char *part,
-                    const cf_oai_delta *d, const cf_oai_usage *usage, size_t *len)
+                    const cf_oai_delta *d, int n, const cf_oai_usage *usage, size_t *len)
 {
     cf_json *choices;
     int bad = 0;
     cf_json *root = reply_root(id, object, &choices, &bad);
-    if (root && d)
-        bad |= put_choice(choices, id->completion ? "text" : part, d);
+    for (int i = 0; root && i < n; i++)
+        bad |= put_choice(choices, id->completion ? "text" : part, &d[i]);
     if (root && usage)
         bad |= put_usage(root, usage);
     return dump(root, bad, len);
@@ -160,14 +160,14 @@ char *cf_oai_chunk_encode(const cf_oai_reply_id *id, const cf_oai_delta *d,
                           const cf_oai_usage *usage, size_t *len)
 {
     return encode(id, id->completion ? "text_completion" : "chat.completion.chunk", "delta", d,
-                  usage, len);
+                  d != NULL, usage, len);
 }
 
-char *cf_oai_response_encode(const cf_oai_reply_id *id, const cf_oai_delta *d,
+char *cf_oai_response_encode(const cf_oai_reply_id *id, const cf_oai_delta *d, int n,
                              const cf_oai_usage *usage, size_t *len)
 {
-    return encode(id, id->completion ? "text_completion" : "chat.completion", "message", d, usage,
-                  len);
+    return encode(id, id->completion ? "text_completion" : "chat.completion", "message", d, n,
+                  usage, len);
 }
 
 char *cf_oai_error_encode(const char *message, const char *type, const char *code,

@@ -426,11 +426,17 @@ static bool empty(const cf_json *v)
 /* The fields whose meaning is not carried out here: refused by name,
  * never ignored, since a client relying on one would get a reply that
  * only looks right. */
-static int read_unhonoured(const cf_json *root, cf_oai_request *r, cf_err *err)
+static int read_unhonoured(const cf_json *root, cf_oai_api api, cf_oai_request *r, cf_err *err)
 {
-    const cf_json *v;
-    if (given(v = cf_json_get(root, "n")) && !(v->type == CF_JSON_INT && v->i == 1))
-        return refuse(r, "n", err, "only one choice per request is made here (n must be 1)");
+    const cf_json *v = cf_json_get(root, "n");
+    int most = api == CF_OAI_CHAT ? CF_OAI_MAX_CHOICES : 1;
+    r->n_choices = 1;
+    if (given(v) && !(v->type == CF_JSON_INT && v->i >= 1 && v->i <= most))
+        return most > 1 ? refuse(r, "n", err, "must be 1 to 16 here")
+                        : refuse(r, "n", err, "only one choice per request is made here (n must "
+                                 "be 1)");
+    if (given(v))
+        r->n_choices = (int)v->i;
     static const char *const calls[] = {"tools", "functions"};
     for (int k = 0; k < 2; k++)
         if (!empty(cf_json_get(root, calls[k])))
@@ -621,7 +627,7 @@ static int parse_body(const char *body, size_t len, cf_oai_api api, cf_oai_reque
         read_settings(root, out, err) || read_stops(cf_json_get(root, "stop"), out, err) ||
         read_flag(root, "stream", &out->stream, err) ||
         read_flag(cf_json_get(root, "stream_options"), "include_usage", &out->include_usage, err) ||
-        read_unhonoured(root, out, err) || read_bias(cf_json_get(root, "logit_bias"), out, err) ||
+        read_unhonoured(root, api, out, err) || read_bias(cf_json_get(root, "logit_bias"), out, err) ||
         (api == CF_OAI_TEXT ? read_legacy(root, out, err)
          : api == CF_OAI_CHAT ? read_logprobs(root, out, err) : 0))
         goto out;

@@ -101,38 +101,82 @@ static void log_settings(const server *sv, const cf_oai_request *rq)
 typedef struct outcome {
     bool gone, stopped, failed;
     cf_err err;
+    cf_turn_stats first; /* the first choice's: its prefill is the request's */
+    int gen_tokens;      /* every choice's */
+    double gen_ms;
 } outcome;
+
+/* One choice as it came out: its texts, why it ended, its tokens'
+ * probabilities (a copy, when asked for). */
+typedef struct choice {
+    char *content, *reasoning;
+    const char *finish;
+    cf_token_prob *probs;
+    int n_probs;
+} choice;
 
 static cf_str token_text(void *ud, int32_t id)
 {
     return cf_session_token_text(ud, id);
 }
 
-/* Run the reply begun, streaming or gathering it; the session's reply is
- * ended (cut when the client left or the server stops). */
-static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, FILE *content,
-                     FILE *reasoning, outcome *o)
+/* The ended reply's record into c; its end streamed as choice i. */
+static void settle(server *sv, serve_job *j, const cf_oai_reply_id *id, int i, choice *c,
+                   outcome *o)
+{
+    cf_session *s = sv->s;
+    const cf_turn_stats *st = cf_session_last_stats(s);
+    if (i == 0)
+        o->first = *st;
+    o->gen_tokens += st->gen_tokens;
+    o->gen_ms += st->gen_ms;
+    c->finish = finish_reason(st->stop);
+    int n = 0;
+    const cf_token_prob *p = cf_session_probs(s, cf_session_n_messages(s) - 1, &n);
+    if (j->req.logprobs && n > 0 && (c->probs = malloc((size_t)n * sizeof *p))) {
+        memcpy(c->probs, p, (size_t)n * sizeof *p);
+        c->n_probs = n;
+    }
+    if (!j->req.stream || j->api == CF_OAI_RESPONSES || o->gone || o->stopped || o->failed)
+        return;
+    cf_oai_logprobs lp = {c->probs, c->n_probs, j->req.top_logprobs, token_text, s};
+    cf_oai_delta d = {.index = i, .finish = c->finish, .logprobs = j->req.logprobs ? &lp : NULL};
+    o->gone = send_chunk(j->fd, id, &d, NULL) != 0;
+}
+
+/* Run the reply begun as choice i, streaming and gathering it; the
+ * session's reply is ended (cut when the client left or the server
+ * stops). */
+static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, int i, choice *c,
+                     outcome *o)
 {
     const cf_oai_request *rq = &j->req;
+    size_t clen, rlen;
+    FILE *content = open_memstream(&c->content, &clen);
+    FILE *reasoning = open_memstream(&c->reasoning, &rlen);
     cf_reply_part part;
     int rc = 0;
-    bool cut;
-    /* the first chunk names the role: the SDKs' stream helpers need it; a
-     * Responses stream opens the response, its message and its text */
-    cf_oai_delta first = {.role = true};
-    if (rq->stream && j->api == CF_OAI_CHAT)
+    if (!content || !reasoning) {
+        o->failed = true;
+        snprintf(o->err.msg, sizeof o->err.msg, "out of memory");
+    }
+    /* the first chunk of a choice names the role: the SDKs' stream helpers
+     * need it; a Responses stream opens the response, its message, its text */
+    cf_oai_delta first = {.index = i, .role = true};
+    if (!o->failed && rq->stream && j->api == CF_OAI_CHAT)
         o->gone = send_chunk(j->fd, id, &first, NULL) != 0;
-    for (int ev = CF_RESP_CREATED; rq->stream && j->api == CF_OAI_RESPONSES &&
+    for (int ev = CF_RESP_CREATED; !o->failed && rq->stream && j->api == CF_OAI_RESPONSES &&
                                    ev <= CF_RESP_PART_ADDED && !o->gone; ev++)
         o->gone = send_resp(j, id, (cf_oai_resp_event)ev, NULL, NULL, NULL) != 0;
-    while (!o->gone && (rc = cf_session_next_part(sv->s, &part, &o->err)) == CF_NEXT_TOKEN) {
+    while (!o->gone && !o->failed &&
+           (rc = cf_session_next_part(sv->s, &part, &o->err)) == CF_NEXT_TOKEN) {
         o->stopped = sv->p->stop && *sv->p->stop;
         o->gone = http_peer_gone(j->fd);
         if (o->stopped || o->gone)
             break;
         if (!*part.content && !*part.reasoning)
             continue;
-        cf_oai_delta d = {.reasoning = part.reasoning, .content = part.content};
+        cf_oai_delta d = {.index = i, .reasoning = part.reasoning, .content = part.content};
         if (rq->stream && j->api == CF_OAI_RESPONSES && *part.content)
             o->gone = send_resp(j, id, CF_RESP_DELTA, part.content, NULL, NULL) != 0;
         else if (rq->stream && j->api != CF_OAI_RESPONSES)
@@ -140,30 +184,31 @@ static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, FILE *
         fputs(part.content, content);
         fputs(part.reasoning, reasoning);
     }
-    cut = o->gone || o->stopped;
+    bool cut = o->gone || o->stopped || o->failed;
     cf_session_end_reply(sv->s, cut);
-    o->failed = !cut && rc < 0;
+    o->failed |= !cut && rc < 0;
+    if (content)
+        fclose(content);
+    if (reasoning)
+        fclose(reasoning);
+    settle(sv, j, id, i, c, o);
 }
 
-/* After the reply: its end, in the stream or as the whole response. */
-static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const char *ctext,
-                   const char *rtext, const outcome *o, int n_prompt)
+/* After the choices: the end, in the stream or as the whole response. */
+static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const choice *c, int n,
+                   const outcome *o, int n_prompt)
 {
     const cf_oai_request *rq = &j->req;
-    cf_session *s = sv->s;
-    const cf_turn_stats *st = cf_session_last_stats(s);
+    const cf_turn_stats *st = &o->first;
     cf_oai_usage u = {.has_usage = true, .prompt_tokens = n_prompt,
-                      .completion_tokens = st->gen_tokens,
+                      .completion_tokens = o->gen_tokens,
                       .cached_tokens = n_prompt - st->prompt_tokens, .has_timings = true,
-                      .prompt_n = st->prompt_tokens, .predicted_n = st->gen_tokens,
-                      .prompt_ms = st->prompt_ms, .predicted_ms = st->gen_ms};
-    int n_probs = 0;
-    const cf_token_prob *probs = cf_session_probs(s, cf_session_n_messages(s) - 1, &n_probs);
-    cf_oai_logprobs lp = {probs, n_probs, rq->top_logprobs, token_text, s};
-    cf_oai_delta d = {.reasoning = rtext, .content = ctext, .finish = finish_reason(st->stop),
-                      .logprobs = rq->logprobs ? &lp : NULL};
+                      .prompt_n = st->prompt_tokens, .predicted_n = o->gen_tokens,
+                      .prompt_ms = st->prompt_ms, .predicted_ms = o->gen_ms};
     size_t len;
     bool responses = j->api == CF_OAI_RESPONSES;
+    const char *text = n > 0 && c[0].content ? c[0].content : "";
+    const char *why = n > 0 ? c[0].finish : "stop";
     if (o->gone) {
         /* nothing more to say to a client that left */
     } else if (rq->stream && (o->failed || o->stopped)) {
@@ -175,23 +220,30 @@ static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const ch
         if (!responses)
             http_send(j->fd, "data: [DONE]\n\n", 14);
     } else if (rq->stream && responses) {
-        bool cut = !strcmp(d.finish, "length");
+        bool cut = !strcmp(why, "length");
         for (int ev = CF_RESP_TEXT_DONE; ev <= CF_RESP_ITEM_DONE + 1; ev++)
             if (send_resp(j, id, ev <= CF_RESP_ITEM_DONE ? (cf_oai_resp_event)ev
                                  : cut ? CF_RESP_INCOMPLETE : CF_RESP_COMPLETED,
-                          ctext, d.finish, &u))
+                          text, why, &u))
                 break;
     } else if (o->failed || o->stopped) {
         serve_error(sv, j->fd, o->stopped ? 503 : 500, o->stopped ? "shutting_down" : NULL, NULL,
                     o->stopped ? "the server is shutting down: the reply was cut" : o->err.msg);
-    } else if (rq->stream) {
-        d.reasoning = d.content = NULL;
-        if (!send_chunk(j->fd, id, &d, NULL) &&
-            (!rq->include_usage || !send_chunk(j->fd, id, NULL, &u)))
+    } else if (rq->stream) { /* each choice's end went out with it */
+        if (!rq->include_usage || !send_chunk(j->fd, id, NULL, &u))
             http_send(j->fd, "data: [DONE]\n\n", 14);
-    } else if (ctext && rtext) {
-        char *body = responses ? cf_oai_responses_encode(id, ctext, d.finish, &u, &len)
-                               : cf_oai_response_encode(id, &d, &u, &len);
+    } else {
+        cf_oai_logprobs lp[CF_OAI_MAX_CHOICES];
+        cf_oai_delta d[CF_OAI_MAX_CHOICES];
+        for (int i = 0; i < n; i++) {
+            lp[i] = (cf_oai_logprobs){c[i].probs, c[i].n_probs, rq->top_logprobs, token_text,
+                                      sv->s};
+            d[i] = (cf_oai_delta){.index = i, .reasoning = c[i].reasoning,
+                                  .content = c[i].content, .finish = c[i].finish,
+                                  .logprobs = rq->logprobs ? &lp[i] : NULL};
+        }
+        char *body = responses ? cf_oai_responses_encode(id, text, why, &u, &len)
+                               : cf_oai_response_encode(id, d, n, &u, &len);
         if (body)
             serve_respond(sv, j->fd, 200, body, len, NULL);
         else
@@ -199,9 +251,10 @@ static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const ch
         free(body);
     }
     serve_log(sv,
-              "POST %s %d · %d messages · prompt %d tok (%d cached) · reply %d tok%s%s · %.0f ms",
+              "POST %s %d · %d messages · prompt %d tok (%d cached) · reply %d tok%s%s%s · %.0f ms",
               j->path, o->gone ? 499 : o->stopped ? 503 : o->failed && !rq->stream ? 500 : 200,
-              rq->n_msgs, n_prompt, n_prompt - st->prompt_tokens, st->gen_tokens,
+              rq->n_msgs, n_prompt, n_prompt - st->prompt_tokens, o->gen_tokens,
+              rq->n_choices > 1 ? " in choices" : "",
               o->stopped ? ", cut: the server stops" : o->gone ? ", cut: the client went away"
               : o->failed ? ", failed: " : "",
               o->failed ? o->err.msg : "", cf_now_ms() - j->t0);
@@ -214,10 +267,11 @@ void serve_reply(server *sv, serve_job *j)
     cf_err err = {.msg = ""};
     if (sv->p->verbose)
         log_settings(sv, rq);
+    const char *last = rq->msgs ? rq->msgs[rq->n_msgs - 1].content : NULL;
     if (apply_settings(sv, rq, &err) ||
         (j->api == CF_OAI_TEXT ? cf_session_begin_raw(s, rq->prompt, &err)
                  : cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
-                       cf_session_begin_reply(s, rq->msgs[rq->n_msgs - 1].content, &err))) {
+                       cf_session_begin_reply(s, last, &err))) {
         bool theirs =
             err.code == CF_E_USAGE || err.code == CF_E_CONTEXT || err.code == CF_E_TEMPLATE;
         serve_log(sv, "POST %s %d · %s", j->path, theirs ? 400 : 500, err.msg);
@@ -233,25 +287,27 @@ void serve_reply(server *sv, serve_job *j)
              j->api == CF_OAI_RESPONSES ? "_" : "-", sv->created, ++sv->n_replies);
     cf_oai_reply_id id = {rid, sv->model_id, (long long)time(NULL), sv->fingerprint,
                           j->api == CF_OAI_TEXT};
-    char *ctext = NULL, *rtext = NULL;
-    size_t clen = 0, rlen = 0;
-    FILE *content = open_memstream(&ctext, &clen), *reasoning = open_memstream(&rtext, &rlen);
+    choice c[CF_OAI_MAX_CHOICES] = {{0}};
     outcome o = {.gone = false};
-    if (!content || !reasoning) {
-        cf_session_end_reply(s, true);
-        o.failed = true;
-        snprintf(o.err.msg, sizeof o.err.msg, "out of memory");
-    } else if (rq->stream && http_respond_stream(j->fd, "text/event-stream", sv->cors)) {
+    int n = 0;
+    if (rq->stream && http_respond_stream(j->fd, "text/event-stream", sv->cors)) {
         cf_session_end_reply(s, true);
         o.gone = true;
-    } else {
-        generate(sv, j, &id, content, reasoning, &o);
     }
-    if (content)
-        fclose(content);
-    if (reasoning)
-        fclose(reasoning);
-    finish(sv, j, &id, ctext, rtext, &o, n_prompt);
-    free(ctext);
-    free(rtext);
+    /* each further choice draws again after the same prompt: the cache
+     * rewinds to the last message's turn, which alone is evaluated again */
+    while (!o.gone && !o.stopped && !o.failed && n < rq->n_choices) {
+        if (n > 0 && (cf_session_undo(s, &o.err) || cf_session_begin_reply(s, last, &o.err))) {
+            o.failed = true;
+            break;
+        }
+        generate(sv, j, &id, n, &c[n], &o);
+        n++;
+    }
+    finish(sv, j, &id, c, n, &o, n_prompt);
+    for (int i = 0; i < n; i++) {
+        free(c[i].content);
+        free(c[i].reasoning);
+        free(c[i].probs);
+    }
 }

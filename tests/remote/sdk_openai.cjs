@@ -109,6 +109,19 @@ async function rejects(fn, type, test) {
                                                    t.top_logprobs.length <= 2 && Array.isArray(t.bytes)),
                JSON.stringify(r.choices[0].logprobs));
     });
+    await check('n: 2', async () => {
+        const r = await client.chat.completions.create({
+            model: 'tiny', messages: hi, max_tokens: 6, n: 2, seed: 3 });
+        assert(r.choices.length === 2 && r.choices[1].index === 1 &&
+               r.choices.every((c) => c.message.content.length > 0) &&
+               r.usage.completion_tokens === 12, JSON.stringify(r));
+        const runner = client.chat.completions.stream({
+            model: 'tiny', messages: hi, max_tokens: 6, n: 2, seed: 3 });
+        const final = await runner.finalChatCompletion();
+        assert(final.choices.length === 2 &&
+               final.choices.every((c, i) => c.message.content === r.choices[i].message.content),
+               `streamed ${JSON.stringify(final.choices)}, whole ${JSON.stringify(r.choices)}`);
+    });
     await check('completions.create', async () => {
         const r = await client.completions.create({
             model: 'tiny', prompt: 'Once upon a time', max_tokens: 8, temperature: 0 });
@@ -145,7 +158,7 @@ async function rejects(fn, type, test) {
         const bad = new OpenAI({ baseURL: base, apiKey: 'wrong', maxRetries: 0 });
         await rejects(() => bad.models.list(), OpenAI.AuthenticationError,
                       (e) => assert(e.status === 401 && e.code === 'invalid_api_key', `code ${e.code}`));
-        await rejects(() => client.chat.completions.create({ model: 'tiny', messages: hi, n: 2 }),
+        await rejects(() => client.chat.completions.create({ model: 'tiny', messages: hi, n: 20 }),
                       OpenAI.BadRequestError, (e) => assert(e.param === 'n', `param ${e.param}`));
         await rejects(() => client.chat.completions.create({
             model: 'tiny', messages: hi,

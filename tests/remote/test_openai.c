@@ -382,7 +382,7 @@ static void test_requests(void)
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"chat_template_kwargs\":"
          "{\"enable_thinking\":\"no\"}}", "chat_template_kwargs.enable_thinking must be true or false"},
         /* what is not honoured is refused by name, never ignored */
-        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":2}", "n: only one choice"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":17}", "n: must be 1 to 16"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":"
          "\"function\"}]}", "tools: function calling is not supported"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tool_choice\":\"required\"}",
@@ -412,7 +412,10 @@ static void test_requests(void)
                bad[i].want);
     }
     const char *two = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":2}";
-    CHECK(cf_oai_request_parse(two, strlen(two), &r, &err) < 0 && !strcmp(r.param, "n"));
+    CHECK(cf_oai_request_parse(two, strlen(two), &r, &err) == 0 && r.n_choices == 2);
+    cf_oai_request_free(&r);
+    two = "{\"prompt\":\"x\",\"n\":2}";
+    CHECK(cf_oai_api_parse(CF_OAI_TEXT, two, strlen(two), &r, &err) < 0 && !strcmp(r.param, "n"));
     /* honoured: seeds to 2^64-1, logprobs, the harmless fields */
     const char *good = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"seed\":"
                        "18446744073709551615,\"logprobs\":true,\"top_logprobs\":3,\"n\":1,"
@@ -476,7 +479,7 @@ static void test_encode(void)
     cf_oai_chunk_free(&c);
     free(a);
     d = (cf_oai_delta){.content = "whole", .finish = "stop"};
-    a = cf_oai_response_encode(&id, &d, &u, &len);
+    a = cf_oai_response_encode(&id, &d, 1, &u, &len);
     CHECK(a && cf_oai_chunk_decode(a, len, &c, &err) == 0 && !strcmp(c.content, "whole") &&
           strstr(a, "\"object\":\"chat.completion\"") && strstr(a, "\"refusal\":null") &&
           strstr(a, "\"role\":\"assistant\"") && strstr(a, "\"logprobs\":null"));
@@ -487,7 +490,7 @@ static void test_encode(void)
                            {.id = 2, .p = 0, .n_top = 0}};
     cf_oai_logprobs lp = {tp, 2, 1, piece_of, NULL};
     d = (cf_oai_delta){.content = "He", .finish = "stop", .logprobs = &lp};
-    a = cf_oai_response_encode(&id, &d, NULL, &len);
+    a = cf_oai_response_encode(&id, &d, 1, NULL, &len);
     CHECK(a && strstr(a, "\"logprobs\":{\"content\":[{\"token\":\"He\",\"logprob\":-0.693147") &&
           strstr(a, "\"bytes\":[72,101],\"top_logprobs\":[{\"token\":\"He\"") &&
           !strstr(a, "\"llo\"") && strstr(a, "\"logprob\":-9999") &&
@@ -495,7 +498,7 @@ static void test_encode(void)
     free(a);
     id.completion = true;
     d = (cf_oai_delta){.content = "text", .finish = "stop"};
-    a = cf_oai_response_encode(&id, &d, NULL, &len);
+    a = cf_oai_response_encode(&id, &d, 1, NULL, &len);
     CHECK(a && strstr(a, "\"object\":\"text_completion\"") &&
           strstr(a, "{\"index\":0,\"text\":\"text\",\"logprobs\":null,\"finish_reason\":\"stop\"}"));
     free(a);

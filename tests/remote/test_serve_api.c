@@ -70,6 +70,18 @@ static void test_shapes(int port)
                strstr(r.body, "\"top_logprobs\":[{\"token\":") && strstr(r.body, "\"bytes\":["),
            "logprobs: %s", r.body);
     response_free(&r);
+    /* n: 3 choices, each from the same prompt, streamed each with its role */
+    post(port, ",\"n\":3,\"temperature\":1,\"seed\":5,\"logprobs\":true", &r);
+    CHECKF(r.status == 200 && strstr(r.body, "{\"index\":0,\"message\"") &&
+               strstr(r.body, "{\"index\":1,\"message\"") &&
+               strstr(r.body, "{\"index\":2,\"message\"") && strstr(r.body, "\"completion_tokens\":12"),
+           "n: 3: %s", r.body);
+    response_free(&r);
+    post(port, ",\"n\":2,\"stream\":true", &r);
+    CHECKF(r.status == 200 && strstr(r.body, "{\"index\":1,\"delta\":{\"role\":\"assistant\"") &&
+               strstr(r.body, "{\"index\":1,\"delta\":{},\"logprobs\":null,\"finish_reason\""),
+           "n: 2 streamed: %s", r.body);
+    response_free(&r);
     /* logit_bias: token 300 forced, a token outside the vocabulary refused */
     post(port, ",\"logprobs\":true,\"logit_bias\":{\"300\":100}", &r);
     const char *tok = strstr(r.body, "\"token\":\"");
@@ -108,8 +120,8 @@ static void test_errors(int port)
     expect(port, q, 404, "\"type\":\"invalid_request_error\",\"param\":\"model\",\"code\":"
            "\"model_not_found\"", "an unknown model");
     free(q);
-    q = chat_request("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":2}", &n);
-    expect(port, q, 400, "\"param\":\"n\"", "n: 2");
+    q = chat_request("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":17}", &n);
+    expect(port, q, 400, "\"param\":\"n\"", "n: 17");
     free(q);
     expect(port, "GET /v1/models HTTP/1.1\r\n\r\n", 401, "\"code\":\"invalid_api_key\"", "no key");
     /* a key with more after it is not the key, however long the header */
