@@ -437,17 +437,19 @@ static int read_unhonoured(const cf_json *root, cf_oai_api api, cf_oai_request *
                                  "be 1)");
     if (given(v))
         r->n_choices = (int)v->i;
+    static const char *const no_calls = "function calling is not supported by confab serve yet";
     static const char *const calls[] = {"tools", "functions"};
     for (int k = 0; k < 2; k++)
         if (!empty(cf_json_get(root, calls[k])))
-            return refuse(r, calls[k], err, "function calling is not supported by confab serve yet");
+            return refuse(r, calls[k], err, no_calls);
     v = cf_json_get(root, "tool_choice");
-    if (given(v) && !(v->type == CF_JSON_STRING && (!strcmp(v->str, "none") || !strcmp(v->str, "auto"))))
-        return refuse(r, "tool_choice", err, "function calling is not supported by confab serve yet");
+    if (given(v) &&
+        !(v->type == CF_JSON_STRING && (!strcmp(v->str, "none") || !strcmp(v->str, "auto"))))
+        return refuse(r, "tool_choice", err, no_calls);
     if (given(cf_json_get(root, "function_call")))
-        return refuse(r, "function_call", err, "function calling is not supported by confab serve yet");
-    const cf_json *type = given(v = cf_json_get(root, "response_format")) && v->type == CF_JSON_OBJECT
-                          ? cf_json_get(v, "type") : NULL;
+        return refuse(r, "function_call", err, no_calls);
+    v = cf_json_get(root, "response_format");
+    const cf_json *type = given(v) && v->type == CF_JSON_OBJECT ? cf_json_get(v, "type") : NULL;
     if (given(v) && !(type && type->type == CF_JSON_STRING && !strcmp(type->str, "text")))
         return refuse(r, "response_format", err, "only {\"type\": \"text\"} is supported here "
                       "(no JSON output yet)");
@@ -456,8 +458,8 @@ static int read_unhonoured(const cf_json *root, cf_oai_api api, cf_oai_request *
         if (given(cf_json_get(root, others[k])))
             return refuse(r, others[k], err, "not supported by confab serve");
     v = cf_json_get(root, "modalities");
-    if (given(v) && !(v->type == CF_JSON_ARRAY && v->n == 1 && v->items[0]->type == CF_JSON_STRING &&
-                      !strcmp(v->items[0]->str, "text")))
+    if (given(v) && !(v->type == CF_JSON_ARRAY && v->n == 1 &&
+                      v->items[0]->type == CF_JSON_STRING && !strcmp(v->items[0]->str, "text")))
         return refuse(r, "modalities", err, "only [\"text\"] is supported here");
     return 0;
 }
@@ -572,7 +574,8 @@ static int read_input(const cf_json *root, cf_oai_request *r, cf_err *err)
     }
     const cf_json *v = cf_json_get(root, "text");
     const cf_json *fmt = given(v) && v->type == CF_JSON_OBJECT ? cf_json_get(v, "format") : NULL;
-    const cf_json *ftype = given(fmt) && fmt->type == CF_JSON_OBJECT ? cf_json_get(fmt, "type") : NULL;
+    const cf_json *ftype =
+        given(fmt) && fmt->type == CF_JSON_OBJECT ? cf_json_get(fmt, "type") : NULL;
     if (given(fmt) && !(ftype && ftype->type == CF_JSON_STRING && !strcmp(ftype->str, "text")))
         return refuse(r, "text.format", err, "only {\"type\": \"text\"} is supported here (no "
                       "JSON output yet)");
@@ -627,7 +630,8 @@ static int parse_body(const char *body, size_t len, cf_oai_api api, cf_oai_reque
         read_settings(root, out, err) || read_stops(cf_json_get(root, "stop"), out, err) ||
         read_flag(root, "stream", &out->stream, err) ||
         read_flag(cf_json_get(root, "stream_options"), "include_usage", &out->include_usage, err) ||
-        read_unhonoured(root, api, out, err) || read_bias(cf_json_get(root, "logit_bias"), out, err) ||
+        read_unhonoured(root, api, out, err) ||
+        read_bias(cf_json_get(root, "logit_bias"), out, err) ||
         (api == CF_OAI_TEXT ? read_legacy(root, out, err)
          : api == CF_OAI_CHAT ? read_logprobs(root, out, err) : 0))
         goto out;

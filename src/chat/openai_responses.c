@@ -65,7 +65,8 @@ static cf_json *response(const cf_oai_reply_id *id, const char *text, const char
     *bad |= put_str(r, "id", id->id) | put_str(r, "object", "response") |
             put(r, "created_at", cf_json_int(id->created)) |
             put_str(r, "status", !text ? "in_progress" : cut ? "incomplete" : "completed") |
-            put_str(r, "model", id->model) | put(r, "output", out) | put(r, "error", cf_json_null()) |
+            put_str(r, "model", id->model) | put(r, "output", out) |
+            put(r, "error", cf_json_null()) |
             put(r, "incomplete_details", inc) | put(r, "tools", cf_json_array()) |
             put_str(r, "tool_choice", "none") | put(r, "parallel_tool_calls", cf_json_bool(false));
     if (u && u->has_usage) {

@@ -273,8 +273,9 @@ static void route(server *sv, conn *c, const http_req *r)
     char msg[512], extra[64];
     if (!chat && !models && !health && !other) {
         serve_log(sv, "%s %s 404", r->method, path);
-        serve_error(sv, fd, 404, "unknown_url", NULL, "no such path (try /v1/chat/completions, "
-                                                      "/v1/completions, /v1/responses, /v1/models, /health)");
+        serve_error(sv, fd, 404, "unknown_url", NULL,
+                    "no such path (try /v1/chat/completions, /v1/completions, /v1/responses, "
+                    "/v1/models, /health)");
     } else if (options) {
         preflight(sv, fd, r, allow);
     } else if (!(chat || other ? post : get)) {

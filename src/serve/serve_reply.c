@@ -250,8 +250,8 @@ static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const ch
             serve_error(sv, j->fd, 500, NULL, NULL, "out of memory");
         free(body);
     }
-    serve_log(sv,
-              "POST %s %d · %d messages · prompt %d tok (%d cached) · reply %d tok%s%s%s · %.0f ms",
+    serve_log(sv, "POST %s %d · %d messages · prompt %d tok (%d cached) · reply %d tok%s%s%s · "
+              "%.0f ms",
               j->path, o->gone ? 499 : o->stopped ? 503 : o->failed && !rq->stream ? 500 : 200,
               rq->n_msgs, n_prompt, n_prompt - st->prompt_tokens, o->gen_tokens,
               rq->n_choices > 1 ? " in choices" : "",
