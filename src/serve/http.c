@@ -1,6 +1,7 @@
 /* Request heads and responses (see http.h). */
 #include "http.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -76,10 +77,14 @@ static int header(const char *line, size_t len, http_req *r, bool *has_length, i
         r->auth = v;
         r->auth_len = vlen;
     } else if (IS("Access-Control-Request-Headers")) {
-        if (vlen >= sizeof r->cors_headers)
-            vlen = sizeof r->cors_headers - 1;
-        memcpy(r->cors_headers, v, vlen);
-        r->cors_headers[vlen] = '\0';
+        /* echoed in the preflight's answer: header names and commas only */
+        bool names = vlen < sizeof r->cors_headers;
+        for (size_t i = 0; names && i < vlen; i++)
+            names = isalnum((unsigned char)v[i]) || strchr("-_, ", v[i]);
+        if (names) {
+            memcpy(r->cors_headers, v, vlen);
+            r->cors_headers[vlen] = '\0';
+        }
     } else if (IS("Expect")) {
         r->expect_continue = vlen == 12 && strncasecmp(v, "100-continue", 12) == 0;
     }

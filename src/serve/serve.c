@@ -218,7 +218,7 @@ static const char *const unserved[] = {
     "/realtime", "/evals", "/containers", "/conversations", "/chatkit", NULL,
 };
 
-static bool otherpath(const char *path)
+static bool unserved_path(const char *path)
 {
     if (strncmp(path, "/v1/", 4))
         return false;
@@ -268,7 +268,7 @@ static void route(server *sv, conn *c, const http_req *r)
                                                    : CF_OAI_CHAT;
     bool chat = api != CF_OAI_CHAT || is_path(path, "/chat/completions");
     bool models = is_path(path, "/models") || id;
-    bool health = !strcmp(path, "/health"), other = otherpath(path);
+    bool health = !strcmp(path, "/health"), other = unserved_path(path);
     const char *allow = chat || other ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
     char msg[512], extra[64];
     if (!chat && !models && !health && !other) {
