@@ -9,7 +9,7 @@ BUILD ?= build
 PREFIX ?= $(HOME)/.local
 BUILD_PKGS = meson ninja-build pkg-config gcc libc6-dev libreadline-dev libncurses-dev \
              libcurl4-openssl-dev
-TEST_PKGS = tmux
+TEST_PKGS = tmux nodejs npm
 
 .PHONY: all build chat check install deps deps-test clean
 

@@ -23,6 +23,7 @@
 #include <stddef.h>
 
 #include "confab/common.h"
+#include "confab/sampler.h"
 #include "confab/session.h"
 
 /* ---- server-sent events -------------------------------------------------------
@@ -93,6 +94,9 @@ int cf_oai_models_decode(const char *body, size_t len, char ***ids, cf_err *err)
 void cf_oai_models_free(char **ids);
 
 /* ---- requests ----------------------------------------------------------------- */
+/* The most choices (n) one request may ask for. */
+#define CF_OAI_MAX_CHOICES 16
+
 /* A setting in cf_session_set's spelling, e.g. {"temp", "0.7"}. */
 typedef struct cf_oai_setting {
     const char *name, *value;
@@ -107,6 +111,13 @@ typedef struct cf_oai_request {
     char **stops;         /* NULL-terminated; NULL when none given */
     int n_stops;
     bool stream, include_usage;
+    int n_choices;        /* n: 1 to CF_OAI_MAX_CHOICES (chat completions) */
+    bool logprobs;        /* the sampled tokens' log probabilities asked for */
+    int top_logprobs;     /* and this many alternatives each (0 to CF_TOP_PROBS) */
+    char *prompt;         /* /v1/completions: the prompt (msgs NULL) */
+    cf_logit_bias *bias;  /* logit_bias */
+    int n_bias;
+    char param[48];       /* when parsing failed: the field at fault ("" when none) */
 } cf_oai_request;
 
 /* The body of POST /chat/completions: model, the messages, the settings
@@ -117,11 +128,25 @@ char *cf_oai_request_build(const char *model, const cf_message *msgs, int n,
                            const cf_oai_setting *settings, int n_settings,
                            const char *const *stops, bool stream, size_t *len);
 /* Read such a body (as `confab serve` does).  Message contents may be a
- * string or an array of {"type": "text", "text": ...} parts; unknown
- * fields are ignored; a field of the wrong type, a message without a role
- * or content, or a role other than system, user, assistant (or
- * developer, taken as system) is an error naming it. */
+ * string or an array of {"type": "text", "text": ...} parts; a field of
+ * the wrong type, a message without a role or content, a role other than
+ * system, user, assistant (or developer, taken as system), a NUL in a
+ * content, max_tokens below 1, or a field whose meaning is not honoured
+ * here (tools, a response_format other than text, top_logprobs
+ * above CF_TOP_PROBS, audio...) is an error naming it (in
+ * out->param too).  Fields that change nothing in the reply (user,
+ * metadata, store...) and unknown ones are ignored. */
 int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_err *err);
+/* The three APIs a request may come in. */
+typedef enum cf_oai_api {
+    CF_OAI_CHAT,      /* /v1/chat/completions: cf_oai_request_parse */
+    CF_OAI_TEXT,      /* /v1/completions: a prompt (a string, or a list of one), no messages */
+    CF_OAI_RESPONSES, /* /v1/responses: input (a string, or messages) and instructions as
+                       * the messages, max_output_tokens, reasoning.effort */
+} cf_oai_api;
+/* Read a body of one of them into the same request. */
+int cf_oai_api_parse(cf_oai_api api, const char *body, size_t len, cf_oai_request *out,
+                     cf_err *err);
 void cf_oai_request_free(cf_oai_request *r);
 /* The request field that carries a setting ("temperature" for "temp"), or
  * NULL when the protocol has none. */
@@ -131,18 +156,70 @@ const char *cf_oai_field_of(const char *setting);
 typedef struct cf_oai_reply_id {
     const char *id, *model;
     long long created;
+    const char *fingerprint; /* system_fingerprint (NULL: null) */
+    bool completion;         /* a /v1/completions reply: text_completion, choices[].text */
 } cf_oai_reply_id;
 
-/* One stream chunk with these deltas ("" or NULL: none), a finish reason
- * (NULL: not finished) and, when usage is given, the usage and timings:
- * the JSON text, malloc'ed. */
-char *cf_oai_chunk_encode(const cf_oai_reply_id *id, const char *reasoning, const char *content,
-                          const char *finish, const cf_oai_usage *usage, size_t *len);
-/* The whole response of a request that did not stream. */
-char *cf_oai_response_encode(const cf_oai_reply_id *id, const char *reasoning, const char *content,
-                             const char *finish, const cf_oai_usage *usage, size_t *len);
-/* {"error": {"message": ..., "type": ..., "code": status}} */
-char *cf_oai_error_encode(const char *message, const char *type, int status, size_t *len);
+/* A reply's tokens with their probabilities, as choices[].logprobs
+ * gives them (each token's text, log probability and bytes, and its
+ * n_top most likely alternatives); text gives a token's text. */
+typedef struct cf_oai_logprobs {
+    const cf_token_prob *probs;
+    int n, n_top;
+    cf_str (*text)(void *ud, int32_t id);
+    void *ud;
+} cf_oai_logprobs;
+
+/* A choice of a chunk or a response: its index, the assistant's role (a
+ * stream's first chunk for it says it), deltas ("" or NULL: none), a
+ * finish reason (NULL: not finished), log probabilities (NULL: null). */
+typedef struct cf_oai_delta {
+    int index;
+    bool role;
+    const char *reasoning, *content;
+    const char *finish;
+    const cf_oai_logprobs *logprobs;
+} cf_oai_delta;
+
+/* One stream chunk: choices[0] from d (NULL: "choices": [], as the usage
+ * chunk has) and, when usage is given, the usage and timings: the JSON
+ * text, malloc'ed. */
+char *cf_oai_chunk_encode(const cf_oai_reply_id *id, const cf_oai_delta *d,
+                          const cf_oai_usage *usage, size_t *len);
+/* The whole response of a request that did not stream: its n choices. */
+char *cf_oai_response_encode(const cf_oai_reply_id *id, const cf_oai_delta *d, int n,
+                             const cf_oai_usage *usage, size_t *len);
+/* {"error": {"message", "type", "param", "code"}}: code a string such as
+ * "model_not_found" (NULL: null), param the field at fault (NULL: null). */
+char *cf_oai_error_encode(const char *message, const char *type, const char *code,
+                          const char *param, size_t *len);
+/* The Responses API (/v1/responses): the whole response object (status
+ * incomplete when finish is "length"), or the events of its stream, each
+ * with its type's name (cf_oai_responses_event_name) and a sequence
+ * number: created and in_progress (no output yet), the message item and
+ * its text part added, a delta per piece (text), the text, part and item
+ * done (text: the whole), completed or incomplete (the whole response,
+ * with usage). */
+char *cf_oai_responses_encode(const cf_oai_reply_id *id, const char *text, const char *finish,
+                              const cf_oai_usage *usage, size_t *len);
+typedef enum cf_oai_resp_event {
+    CF_RESP_CREATED,
+    CF_RESP_IN_PROGRESS,
+    CF_RESP_ITEM_ADDED,
+    CF_RESP_PART_ADDED,
+    CF_RESP_DELTA,
+    CF_RESP_TEXT_DONE,
+    CF_RESP_PART_DONE,
+    CF_RESP_ITEM_DONE,
+    CF_RESP_COMPLETED,
+    CF_RESP_INCOMPLETE, /* completed, but cut at max_output_tokens */
+} cf_oai_resp_event;
+const char *cf_oai_responses_event_name(cf_oai_resp_event ev);
+char *cf_oai_responses_event(const cf_oai_reply_id *id, cf_oai_resp_event ev, int seq,
+                             const char *text, const char *finish, const cf_oai_usage *usage,
+                             size_t *len);
+/* GET /models/{id}: the model. */
+char *cf_oai_model_encode(const char *id, long long created, size_t *len);
 /* The GET /models list of one model. */
 char *cf_oai_models_encode(const char *id, long long created, size_t *len);
 

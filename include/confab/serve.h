@@ -3,8 +3,10 @@
  * --endpoint, or any client of the protocol).
  *
  *   POST /v1/chat/completions   streamed (server-sent events) or not
- *   GET  /v1/models             the one model
+ *   GET  /v1/models             the one model (and /v1/models/{id})
  *   GET  /health                {"status": "ok"}
+ * (HEAD for each GET, OPTIONS preflights; the other OpenAI paths get a
+ * "not supported by confab serve" error.)
  *
  * One model and one session: requests are answered one at a time, in the
  * order they arrived, each replacing the session's conversation with its
@@ -32,6 +34,10 @@ typedef struct cf_serve_params {
     const char *api_key;       /* NULL: none asked for */
     const char *model_id;      /* the model's name in the protocol; NULL: the file's base name */
     bool verbose;              /* log each request's settings too */
+    /* The origin browsers may call from (Access-Control-Allow-Origin, and
+     * preflights answered): NULL: "*" when listening on a loopback address
+     * only, none otherwise; "": none. */
+    const char *cors;
     /* Set (by a signal handler) to stop: the server finishes the reply
      * under way, refuses what waits, and returns. */
     const volatile sig_atomic_t *stop;

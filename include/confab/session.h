@@ -148,6 +148,18 @@ int cf_session_set_stops(cf_session *s, const char *const *stops, size_t n, cf_e
 /* The user-given stop strings, NULL-terminated. */
 const char *const *cf_session_stops(const cf_session *s);
 
+/* A bias added to a token's logit before each draw (OpenAI's logit_bias,
+ * llama.cpp's --logit-bias): -100 all but bans it, 100 all but forces it. */
+typedef struct cf_logit_bias {
+    int32_t id;
+    float bias;
+} cf_logit_bias;
+/* The list replaces the previous one (n = 0 clears it); an id outside the
+ * vocabulary or a bias outside [-100, 100] is an error naming it, and
+ * nothing changes.  A local model only.  cf_session_logits shows the
+ * logits with the bias added. */
+int cf_session_set_logit_bias(cf_session *s, const cf_logit_bias *b, size_t n, cf_err *err);
+
 /* ---- replies ---------------------------------------------------------------- */
 typedef enum cf_next {
     CF_NEXT_TOKEN = 1, /* *piece holds the next text (may be "" while UTF-8 is incomplete) */
@@ -166,6 +178,11 @@ int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err);
  * a recurrent state are as before the call.  (A prompt that needed a
  * context shift keeps the shift.)  NULL: never stop. */
 void cf_session_set_cancel(cf_session *s, bool (*cancel)(void *ud), void *ud);
+/* Start a reply that continues prompt as plain text, without the chat
+ * template (what /v1/completions asks): the conversation is cleared, the
+ * cache keeps what it shares with the prompt's tokens, and the reply is
+ * read and ended as a chat's.  A local model only. */
+int cf_session_begin_raw(cf_session *s, const char *prompt, cf_err *err);
 /* Sample, evaluate and return the next piece of the reply (valid until the
  * next call); < 0 on error (the partial reply is kept). */
 int cf_session_next(cf_session *s, const char **piece, cf_err *err);

@@ -606,10 +606,15 @@ static cf_json *parse_number(parser *p)
         tmp[len] = 0;
         errno = 0;
         long long i = is_float ? 0 : strtoll(tmp, NULL, 10);
-        if (!is_float && errno == 0)
+        if (!is_float && errno == 0) {
             v = cf_json_int(i);
-        else
+        } else {
             v = cf_json_float(strtod(tmp, NULL)); /* past int64: as Python's float() would */
+            errno = 0;
+            unsigned long long u = is_float || tmp[0] == '-' ? 0 : strtoull(tmp, NULL, 10);
+            if (v && errno == 0)
+                v->u = u;
+        }
     }
     if (!v)
         perr(p, start, "out of memory");

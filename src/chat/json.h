@@ -32,6 +32,7 @@ struct cf_json {
     bool b;
     int64_t i;
     double f;
+    uint64_t u; /* FLOAT read from an integer past int64 but within uint64: its exact value */
     char *str;  /* STRING: NUL-terminated; len bytes (may contain NULs) */
     size_t len;
     size_t n;   /* ARRAY / OBJECT: number of elements */

@@ -1,6 +1,8 @@
 /* What `confab serve` writes: stream chunks, whole responses, errors and
- * the model list, shaped as llama-server shapes them (usage and timings
- * ride on the last chunk), so clients of either read both. */
+ * the model list, shaped as OpenAI's API shapes them (every field its
+ * SDKs look for, null where there is nothing), with llama-server's
+ * timings beside the usage, so clients of either read them. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,102 +57,151 @@ static int put_usage(cf_json *root, const cf_oai_usage *u)
     return bad;
 }
 
-/* The fields every reply has, and choices[0] to fill in (NULL when
- * memory runs out). */
-static cf_json *reply_root(const cf_oai_reply_id *id, const char *object, cf_json **choice,
+/* The fields every reply has, and choices (NULL when memory runs out). */
+static cf_json *reply_root(const cf_oai_reply_id *id, const char *object, cf_json **choices,
                            int *bad)
 {
-    cf_json *root = cf_json_object(), *list = cf_json_array(), *c = cf_json_object();
-    if (!root || !list || !c) {
-        cf_json_free(root);
-        cf_json_free(list);
-        cf_json_free(c);
-        return NULL;
-    }
-    if (cf_json_push(list, c)) {
-        cf_json_free(list);
+    cf_json *root = cf_json_object(), *list = cf_json_array();
+    if (!root || !list || put(root, "choices", list)) {
         cf_json_free(root);
         return NULL;
     }
-    if (put(root, "choices", list)) {
-        cf_json_free(root);
-        return NULL;
-    }
-    *choice = c;
+    *choices = list;
     *bad = put_str(root, "id", id->id) | put_str(root, "object", object) |
            put(root, "created", cf_json_int(id->created)) | put_str(root, "model", id->model) |
-           put(c, "index", cf_json_int(0));
+           put_str(root, "system_fingerprint", id->fingerprint);
     return root;
 }
 
-static int put_parts(cf_json *obj, const char *reasoning, const char *content)
+/* A token's text as OpenAI gives it: the string and its bytes (a piece
+ * that is part of a UTF-8 character is not valid text alone). */
+static int put_token(cf_json *obj, cf_str t, double logprob)
 {
-    int bad = 0;
-    if (reasoning && *reasoning)
-        bad |= put_str(obj, "reasoning_content", reasoning);
-    if (content && *content)
-        bad |= put_str(obj, "content", content);
+    cf_json *bytes = cf_json_array();
+    int bad = put(obj, "token", cf_json_string(t.ptr, t.len)) |
+              put(obj, "logprob", cf_json_float(logprob));
+    for (size_t i = 0; bytes && i < t.len; i++)
+        bad |= cf_json_push(bytes, cf_json_int((unsigned char)t.ptr[i]));
+    return bad | put(obj, "bytes", bytes);
+}
+
+/* A probability as a log probability: OpenAI's -9999 for what cannot be drawn. */
+static double log_of(float p)
+{
+    return p > 0 ? log(p) : -9999.0;
+}
+
+/* choices[].logprobs: {"content": [...], "refusal": null}, or null. */
+static cf_json *logprobs_json(const cf_oai_logprobs *lp, int *bad)
+{
+    if (!lp)
+        return cf_json_null();
+    cf_json *o = cf_json_object(), *list = cf_json_array();
+    for (int i = 0; list && i < lp->n; i++) {
+        const cf_token_prob *t = &lp->probs[i];
+        cf_json *e = cf_json_object(), *top = cf_json_array();
+        if (e)
+            *bad |= put_token(e, lp->text(lp->ud, t->id), log_of(t->p));
+        for (int k = 0; top && k < lp->n_top && k < t->n_top; k++) {
+            cf_json *alt = cf_json_object();
+            if (alt)
+                *bad |= put_token(alt, lp->text(lp->ud, t->top_id[k]), log_of(t->top_p[k]));
+            *bad |= cf_json_push(top, alt);
+        }
+        *bad |= put(e, "top_logprobs", top) | cf_json_push(list, e);
+    }
+    *bad |= put(o, "content", list) | put(o, "refusal", cf_json_null());
+    return o;
+}
+
+/* A choice with its part (a delta, a message, or text). */
+static int put_choice(cf_json *choices, const char *part, const cf_oai_delta *d)
+{
+    cf_json *c = cf_json_object(), *m = strcmp(part, "text") ? cf_json_object() : NULL;
+    int bad = !c || cf_json_push(choices, c);
+    if (bad) {
+        cf_json_free(m);
+        return bad;
+    }
+    bad |= put(c, "index", cf_json_int(d->index));
+    if (!m) {
+        bad |= put_str(c, "text", d->content ? d->content : "");
+    } else {
+        bool whole = !strcmp(part, "message");
+        if (d->role || whole)
+            bad |= put_str(m, "role", "assistant");
+        if (whole || (d->content && *d->content))
+            bad |= put_str(m, "content", d->content ? d->content : "");
+        if (d->reasoning && *d->reasoning)
+            bad |= put_str(m, "reasoning_content", d->reasoning);
+        if (whole || d->role)
+            bad |= put(m, "refusal", cf_json_null());
+        bad |= put(c, part, m);
+    }
+    cf_json *lp = logprobs_json(d->logprobs, &bad);
+    bad |= put(c, "logprobs", lp) | put_str(c, "finish_reason", d->finish);
     return bad;
 }
 
-char *cf_oai_chunk_encode(const cf_oai_reply_id *id, const char *reasoning, const char *content,
-                          const char *finish, const cf_oai_usage *usage, size_t *len)
+static char *encode(const cf_oai_reply_id *id, const char *object, const char *part,
+                    const cf_oai_delta *d, int n, const cf_oai_usage *usage, size_t *len)
 {
-    cf_json *choice, *delta = cf_json_object();
+    cf_json *choices;
     int bad = 0;
-    cf_json *root = reply_root(id, "chat.completion.chunk", &choice, &bad);
-    if (root && delta)
-        bad |= put_parts(delta, reasoning, content);
-    if (root) {
-        bad |= put(choice, "delta", delta) | put_str(choice, "finish_reason", finish);
-        if (usage)
-            bad |= put_usage(root, usage);
-    } else {
-        cf_json_free(delta);
-    }
+    cf_json *root = reply_root(id, object, &choices, &bad);
+    for (int i = 0; root && i < n; i++)
+        bad |= put_choice(choices, id->completion ? "text" : part, &d[i]);
+    if (root && usage)
+        bad |= put_usage(root, usage);
     return dump(root, bad, len);
 }
 
-char *cf_oai_response_encode(const cf_oai_reply_id *id, const char *reasoning, const char *content,
-                             const char *finish, const cf_oai_usage *usage, size_t *len)
+char *cf_oai_chunk_encode(const cf_oai_reply_id *id, const cf_oai_delta *d,
+                          const cf_oai_usage *usage, size_t *len)
 {
-    cf_json *choice, *msg = cf_json_object();
-    int bad = 0;
-    cf_json *root = reply_root(id, "chat.completion", &choice, &bad);
-    if (root && msg) {
-        bad |= put_str(msg, "role", "assistant") | put_str(msg, "content", content ? content : "");
-        if (reasoning && *reasoning)
-            bad |= put_str(msg, "reasoning_content", reasoning);
-    }
-    if (root) {
-        bad |= put(choice, "message", msg) | put_str(choice, "finish_reason", finish);
-        if (usage)
-            bad |= put_usage(root, usage);
-    } else {
-        cf_json_free(msg);
-    }
-    return dump(root, bad, len);
+    return encode(id, id->completion ? "text_completion" : "chat.completion.chunk", "delta", d,
+                  d != NULL, usage, len);
 }
 
-char *cf_oai_error_encode(const char *message, const char *type, int status, size_t *len)
+char *cf_oai_response_encode(const cf_oai_reply_id *id, const cf_oai_delta *d, int n,
+                             const cf_oai_usage *usage, size_t *len)
+{
+    return encode(id, id->completion ? "text_completion" : "chat.completion", "message", d, n,
+                  usage, len);
+}
+
+char *cf_oai_error_encode(const char *message, const char *type, const char *code,
+                          const char *param, size_t *len)
 {
     cf_json *root = cf_json_object(), *e = cf_json_object();
     int bad = !root || !e;
     if (e)
         bad |= put_str(e, "message", message) | put_str(e, "type", type) |
-               put(e, "code", cf_json_int(status));
+               put_str(e, "param", param) | put_str(e, "code", code);
     bad |= put(root, "error", e);
     return dump(root, bad, len);
 }
 
+static cf_json *model_json(const char *id, long long created, int *bad)
+{
+    cf_json *m = cf_json_object();
+    if (m)
+        *bad |= put_str(m, "id", id) | put_str(m, "object", "model") |
+                put(m, "created", cf_json_int(created)) | put_str(m, "owned_by", "confab");
+    return m;
+}
+
+char *cf_oai_model_encode(const char *id, long long created, size_t *len)
+{
+    int bad = 0;
+    return dump(model_json(id, created, &bad), bad, len);
+}
+
 char *cf_oai_models_encode(const char *id, long long created, size_t *len)
 {
-    cf_json *root = cf_json_object(), *list = cf_json_array(), *m = cf_json_object();
-    int bad = !root || !list || !m;
-    if (m)
-        bad |= put_str(m, "id", id) | put_str(m, "object", "model") |
-               put(m, "created", cf_json_int(created)) | put_str(m, "owned_by", "confab");
-    bad |= cf_json_push(list, m);
+    cf_json *root = cf_json_object(), *list = cf_json_array();
+    int bad = !root || !list;
+    bad |= cf_json_push(list, model_json(id, created, &bad));
     if (root)
         bad |= put_str(root, "object", "list");
     bad |= put(root, "data", list);

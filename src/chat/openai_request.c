@@ -11,8 +11,10 @@
  * mostly ignore it, OpenAI's own API refuses it: so a client sends only
  * the settings the user set.  A server reads each field under its other
  * names too (max_completion_tokens, OpenAI's newer; n_predict,
- * llama-server's own). */
+ * llama-server's own; max_output_tokens, the Responses API's). */
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,7 @@ static const struct field {
     const char *setting, *field;
     kind kind;
     const char *sent_too;    /* another server's name for it, sent beside */
-    const char *read_too[2]; /* other names a request may use */
+    const char *read_too[3]; /* other names a request may use */
 } fields[] = {
     {"temp", "temperature", K_NUMBER, NULL, {NULL}},
     {"top-p", "top_p", K_NUMBER, NULL, {NULL}},
@@ -38,7 +40,8 @@ static const struct field {
     {"presence-penalty", "presence_penalty", K_NUMBER, NULL, {NULL}},
     {"frequency-penalty", "frequency_penalty", K_NUMBER, NULL, {NULL}},
     {"seed", "seed", K_INT, NULL, {NULL}},
-    {"n-predict", "max_tokens", K_INT, NULL, {"max_completion_tokens", "n_predict"}},
+    {"n-predict", "max_tokens", K_INT, NULL,
+     {"max_completion_tokens", "n_predict", "max_output_tokens"}},
     {"reasoning-effort", "reasoning_effort", K_STRING, NULL, {NULL}},
     {"thinking", "enable_thinking", K_SWITCH, NULL, {NULL}}, /* inside chat_template_kwargs */
 };
@@ -169,6 +172,8 @@ void cf_oai_request_free(cf_oai_request *r)
     for (int i = 0; r->stops && i < r->n_stops; i++)
         free(r->stops[i]);
     free(r->stops);
+    free(r->prompt);
+    free(r->bias);
     memset(r, 0, sizeof *r);
 }
 
@@ -186,17 +191,27 @@ static int content_text(const cf_json *c, int i, char **out, cf_err *err)
     if (!c || c->type == CF_JSON_NULL) {
         *out = strdup("");
     } else if (c->type == CF_JSON_STRING) {
+        if (strlen(c->str) != c->len)
+            return cf_fail(err, "messages[%d].content has a NUL character (\\u0000), which "
+                           "confab cannot pass to the model", i);
         *out = dup_json_str(c);
     } else if (c->type == CF_JSON_ARRAY) {
         cf_jbuf b = {0};
         for (size_t k = 0; k < c->n; k++) {
             const cf_json *p = c->items[k], *type, *text;
             if (p->type != CF_JSON_OBJECT || !(type = cf_json_get(p, "type")) ||
-                type->type != CF_JSON_STRING || strcmp(type->str, "text") ||
+                type->type != CF_JSON_STRING ||
+                (strcmp(type->str, "text") && strcmp(type->str, "input_text") &&
+                 strcmp(type->str, "output_text")) ||
                 !(text = cf_json_get(p, "text")) || text->type != CF_JSON_STRING) {
                 cf_jbuf_free(&b);
                 return cf_fail(err, "messages[%d].content[%zu]: only {\"type\": \"text\", "
                                "\"text\": ...} parts are supported", i, k);
+            }
+            if (strlen(text->str) != text->len) {
+                cf_jbuf_free(&b);
+                return cf_fail(err, "messages[%d].content[%zu] has a NUL character (\\u0000), "
+                               "which confab cannot pass to the model", i, k);
             }
             cf_jbuf_put(&b, text->str, text->len);
         }
@@ -274,10 +289,20 @@ static char *setting_text(const struct field *f, const cf_json *v, const char *k
             goto bad;
         break;
     case K_INT:
+        if (v->type == CF_JSON_FLOAT && v->u && !strcmp(f->setting, "seed")) {
+            /* past int64: OpenAI's seeds go to 2^64-1, the session's to 2^64-2
+             * (its last value draws one at random), so the last draws as 0 */
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)(v->u % UINT64_MAX));
+            break;
+        }
         if (!integral)
             goto bad;
         snprintf(buf, sizeof buf, "%lld",
                  v->type == CF_JSON_INT ? (long long)v->i : (long long)v->f);
+        if (!strcmp(f->setting, "n-predict") && atoll(buf) < 1) {
+            cf_fail(err, "%s must be at least 1", key);
+            return NULL;
+        }
         break;
     case K_STRING:
         if (v->type != CF_JSON_STRING)
@@ -328,7 +353,7 @@ static int read_settings(const cf_json *root, cf_oai_request *r, cf_err *err)
         } else {
             v = cf_json_get(root, f->field);
         }
-        for (int k = 0; k < 2 && !v && f->read_too[k]; k++)
+        for (int k = 0; k < 3 && !v && f->read_too[k]; k++)
             v = cf_json_get(root, key = f->read_too[k]);
         if (v && v->type != CF_JSON_NULL && add_setting(r, f, v, key, err))
             return -1;
@@ -367,7 +392,215 @@ static int read_flag(const cf_json *obj, const char *key, bool *out, cf_err *err
     return 0;
 }
 
-int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_err *err)
+static int push_setting(cf_oai_request *r, const char *name, const char *value, cf_err *err)
+{
+    cf_oai_setting *s = realloc(r->settings, (size_t)(r->n_settings + 1) * sizeof *s);
+    if (s)
+        r->settings = s;
+    char *n = strdup(name), *v = strdup(value);
+    if (!s || !n || !v) {
+        free(n);
+        free(v);
+        return cf_fail(err, "out of memory");
+    }
+    s[r->n_settings++] = (cf_oai_setting){n, v};
+    return 0;
+}
+
+static int refuse(cf_oai_request *r, const char *param, cf_err *err, const char *why)
+{
+    snprintf(r->param, sizeof r->param, "%s", param);
+    return cf_fail(err, "%s: %s", param, why);
+}
+
+static bool given(const cf_json *v)
+{
+    return v && v->type != CF_JSON_NULL;
+}
+
+static bool empty(const cf_json *v)
+{
+    return !given(v) || ((v->type == CF_JSON_ARRAY || v->type == CF_JSON_OBJECT) && v->n == 0);
+}
+
+/* The fields whose meaning is not carried out here: refused by name,
+ * never ignored, since a client relying on one would get a reply that
+ * only looks right. */
+static int read_unhonoured(const cf_json *root, cf_oai_api api, cf_oai_request *r, cf_err *err)
+{
+    const cf_json *v = cf_json_get(root, "n");
+    int most = api == CF_OAI_CHAT ? CF_OAI_MAX_CHOICES : 1;
+    r->n_choices = 1;
+    if (given(v) && !(v->type == CF_JSON_INT && v->i >= 1 && v->i <= most))
+        return most > 1 ? refuse(r, "n", err, "must be 1 to 16 here")
+                        : refuse(r, "n", err, "only one choice per request is made here (n must "
+                                 "be 1)");
+    if (given(v))
+        r->n_choices = (int)v->i;
+    static const char *const no_calls = "function calling is not supported by confab serve yet";
+    static const char *const calls[] = {"tools", "functions"};
+    for (int k = 0; k < 2; k++)
+        if (!empty(cf_json_get(root, calls[k])))
+            return refuse(r, calls[k], err, no_calls);
+    v = cf_json_get(root, "tool_choice");
+    if (given(v) &&
+        !(v->type == CF_JSON_STRING && (!strcmp(v->str, "none") || !strcmp(v->str, "auto"))))
+        return refuse(r, "tool_choice", err, no_calls);
+    if (given(cf_json_get(root, "function_call")))
+        return refuse(r, "function_call", err, no_calls);
+    v = cf_json_get(root, "response_format");
+    const cf_json *type = given(v) && v->type == CF_JSON_OBJECT ? cf_json_get(v, "type") : NULL;
+    if (given(v) && !(type && type->type == CF_JSON_STRING && !strcmp(type->str, "text")))
+        return refuse(r, "response_format", err, "only {\"type\": \"text\"} is supported here "
+                      "(no JSON output yet)");
+    static const char *const others[] = {"audio", "prediction", "web_search_options"};
+    for (int k = 0; k < 3; k++)
+        if (given(cf_json_get(root, others[k])))
+            return refuse(r, others[k], err, "not supported by confab serve");
+    v = cf_json_get(root, "modalities");
+    if (given(v) && !(v->type == CF_JSON_ARRAY && v->n == 1 &&
+                      v->items[0]->type == CF_JSON_STRING && !strcmp(v->items[0]->str, "text")))
+        return refuse(r, "modalities", err, "only [\"text\"] is supported here");
+    return 0;
+}
+
+/* logit_bias: {"token id": bias, ...}, the bias from -100 to 100. */
+static int read_bias(const cf_json *v, cf_oai_request *r, cf_err *err)
+{
+    if (!given(v))
+        return 0;
+    if (v->type != CF_JSON_OBJECT)
+        return refuse(r, "logit_bias", err, "must be an object of token ids and biases");
+    if (v->n && !(r->bias = calloc(v->n, sizeof *r->bias)))
+        return cf_fail(err, "out of memory");
+    for (size_t i = 0; i < v->n; i++) {
+        const char *key = v->keys[i].ptr;
+        const cf_json *b = v->items[i];
+        char *end;
+        errno = 0;
+        long id = strtol(key, &end, 10);
+        if (!*key || *end || errno || id < 0 || id > INT32_MAX || key[0] == '-' || key[0] == '+')
+            return refuse(r, "logit_bias", err, "its keys must be token ids (0, 1, ...)");
+        double d = b->type == CF_JSON_INT ? (double)b->i : b->type == CF_JSON_FLOAT ? b->f : NAN;
+        if (!(d >= -100 && d <= 100))
+            return refuse(r, "logit_bias", err, "its biases must be numbers from -100 to 100");
+        r->bias[r->n_bias++] = (cf_logit_bias){(int32_t)id, (float)d};
+    }
+    return 0;
+}
+
+/* logprobs and top_logprobs: the sampler's record of each token (the
+ * setting probs) reports them. */
+static int read_logprobs(const cf_json *root, cf_oai_request *r, cf_err *err)
+{
+    const cf_json *lp = cf_json_get(root, "logprobs"), *top = cf_json_get(root, "top_logprobs");
+    if (given(lp) && lp->type != CF_JSON_BOOL)
+        return refuse(r, "logprobs", err, "must be true or false");
+    r->logprobs = given(lp) && lp->b;
+    if (given(top)) {
+        if (top->type != CF_JSON_INT || top->i < 0 || top->i > CF_TOP_PROBS)
+            return refuse(r, "top_logprobs", err, top->type == CF_JSON_INT && top->i > 20
+                          ? "must be 0 to 20 (confab gives up to 5)"
+                          : "must be an integer, 0 to 5 here");
+        if (!r->logprobs)
+            return refuse(r, "top_logprobs", err, "needs logprobs: true");
+        r->top_logprobs = (int)top->i;
+    }
+    return r->logprobs ? push_setting(r, "probs", "on", err) : 0;
+}
+
+/* The legacy completion's own fields that are not carried out. */
+static int read_legacy(const cf_json *root, cf_oai_request *r, cf_err *err)
+{
+    const cf_json *v = cf_json_get(root, "logprobs");
+    if (given(v) && !(v->type == CF_JSON_INT && v->i == 0))
+        return refuse(r, "logprobs", err, "not supported by confab serve's /v1/completions yet "
+                      "(/v1/chat/completions gives them)");
+    if (given(v = cf_json_get(root, "echo")) && !(v->type == CF_JSON_BOOL && !v->b))
+        return refuse(r, "echo", err, "not supported by confab serve");
+    if (given(v = cf_json_get(root, "best_of")) && !(v->type == CF_JSON_INT && v->i == 1))
+        return refuse(r, "best_of", err, "only one completion per request is made here");
+    if (given(v = cf_json_get(root, "suffix")) && !(v->type == CF_JSON_STRING && v->len == 0))
+        return refuse(r, "suffix", err, "not supported by confab serve");
+    return 0;
+}
+
+/* A completion's prompt: a string, or a list of one. */
+static int read_prompt(const cf_json *v, cf_oai_request *r, cf_err *err)
+{
+    if (given(v) && v->type == CF_JSON_ARRAY && v->n == 1)
+        v = v->items[0];
+    else if (given(v) && v->type == CF_JSON_ARRAY)
+        return refuse(r, "prompt", err, "one prompt per request here (a list of one string)");
+    if (!given(v) || v->type != CF_JSON_STRING)
+        return refuse(r, "prompt", err, "must be a string");
+    if (strlen(v->str) != v->len)
+        return refuse(r, "prompt", err, "has a NUL character (\\u0000), which confab cannot pass "
+                      "to the model");
+    return (r->prompt = dup_json_str(v)) ? 0 : cf_fail(err, "out of memory");
+}
+
+/* The Responses API's own fields: the input and instructions as messages,
+ * its switches, and what it asks that is not carried out here. */
+static int read_input(const cf_json *root, cf_oai_request *r, cf_err *err)
+{
+    const cf_json *in = cf_json_get(root, "input"), *ins = cf_json_get(root, "instructions");
+    size_t n = given(in) && in->type == CF_JSON_ARRAY ? in->n : 1;
+    if (!given(in) || (in->type != CF_JSON_STRING && in->type != CF_JSON_ARRAY) || n == 0)
+        return refuse(r, "input", err, "must be a string or a non-empty list of messages");
+    if (given(ins) && ins->type != CF_JSON_STRING)
+        return refuse(r, "instructions", err, "must be a string");
+    if (!(r->msgs = calloc(n + 1, sizeof *r->msgs)))
+        return cf_fail(err, "out of memory");
+    for (size_t i = 0; i <= n; i++) { /* the instructions, then the input */
+        const cf_json *item = i == 0 ? ins : in->type == CF_JSON_STRING ? in : in->items[i - 1];
+        cf_message *m = &r->msgs[r->n_msgs];
+        if (!given(item))
+            continue;
+        const cf_json *type = item->type == CF_JSON_OBJECT ? cf_json_get(item, "type") : NULL;
+        if (type && !(type->type == CF_JSON_STRING && !strcmp(type->str, "message")))
+            return refuse(r, "input", err, "only messages are supported here (no function calls, "
+                          "images or files)");
+        if (item->type == CF_JSON_STRING) {
+            *m = (cf_message){.role = i == 0 ? CF_ROLE_SYSTEM : CF_ROLE_USER};
+            if (content_text(item, (int)i, (char **)&m->content, err))
+                return -1;
+        } else if (read_message(item, (int)i - 1, m, err)) {
+            free((char *)m->content);
+            m->content = NULL;
+            return -1;
+        }
+        r->n_msgs++;
+    }
+    const cf_json *v = cf_json_get(root, "text");
+    const cf_json *fmt = given(v) && v->type == CF_JSON_OBJECT ? cf_json_get(v, "format") : NULL;
+    const cf_json *ftype =
+        given(fmt) && fmt->type == CF_JSON_OBJECT ? cf_json_get(fmt, "type") : NULL;
+    if (given(fmt) && !(ftype && ftype->type == CF_JSON_STRING && !strcmp(ftype->str, "text")))
+        return refuse(r, "text.format", err, "only {\"type\": \"text\"} is supported here (no "
+                      "JSON output yet)");
+    static const char *const kept[] = {"previous_response_id", "conversation"};
+    for (int k = 0; k < 2; k++)
+        if (given(cf_json_get(root, kept[k])))
+            return refuse(r, kept[k], err, "confab serve keeps no responses: send the whole "
+                          "conversation as input");
+    if (given(v = cf_json_get(root, "background")) && !(v->type == CF_JSON_BOOL && !v->b))
+        return refuse(r, "background", err, "not supported by confab serve");
+    if (!empty(cf_json_get(root, "include")))
+        return refuse(r, "include", err, "not supported by confab serve yet");
+    if (given(cf_json_get(root, "prompt")))
+        return refuse(r, "prompt", err, "stored prompts are not supported by confab serve");
+    if (given(v = cf_json_get(root, "top_logprobs")) && !(v->type == CF_JSON_INT && v->i == 0))
+        return refuse(r, "top_logprobs", err, "not supported by confab serve's /v1/responses yet");
+    const cf_json *effort = given(v = cf_json_get(root, "reasoning")) && v->type == CF_JSON_OBJECT
+                            ? cf_json_get(v, "effort") : NULL;
+    if (given(effort) && effort->type != CF_JSON_STRING)
+        return refuse(r, "reasoning.effort", err, "must be a string");
+    return given(effort) ? push_setting(r, "reasoning-effort", effort->str, err) : 0;
+}
+
+static int parse_body(const char *body, size_t len, cf_oai_api api, cf_oai_request *out,
+                      cf_err *err)
 {
     memset(out, 0, sizeof *out);
     cf_json *root;
@@ -382,6 +615,7 @@ int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_e
     }
     if ((model = cf_json_get(root, "model")) && model->type != CF_JSON_NULL) {
         if (model->type != CF_JSON_STRING) {
+            snprintf(out->param, sizeof out->param, "model");
             cf_fail(err, "model must be a string");
             goto out;
         }
@@ -390,15 +624,36 @@ int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_e
             goto out;
         }
     }
-    if (read_messages(cf_json_get(root, "messages"), out, err) || read_settings(root, out, err) ||
-        read_stops(cf_json_get(root, "stop"), out, err) ||
+    if ((api == CF_OAI_TEXT        ? read_prompt(cf_json_get(root, "prompt"), out, err)
+         : api == CF_OAI_RESPONSES ? read_input(root, out, err)
+                                   : read_messages(cf_json_get(root, "messages"), out, err)) ||
+        read_settings(root, out, err) || read_stops(cf_json_get(root, "stop"), out, err) ||
         read_flag(root, "stream", &out->stream, err) ||
-        read_flag(cf_json_get(root, "stream_options"), "include_usage", &out->include_usage, err))
+        read_flag(cf_json_get(root, "stream_options"), "include_usage", &out->include_usage, err) ||
+        read_unhonoured(root, api, out, err) ||
+        read_bias(cf_json_get(root, "logit_bias"), out, err) ||
+        (api == CF_OAI_TEXT ? read_legacy(root, out, err)
+         : api == CF_OAI_CHAT ? read_logprobs(root, out, err) : 0))
         goto out;
     rc = 0;
 out:
     cf_json_free(root);
-    if (rc)
+    if (rc) {
+        char param[sizeof out->param];
+        memcpy(param, out->param, sizeof param);
         cf_oai_request_free(out);
+        memcpy(out->param, param, sizeof param);
+    }
     return rc;
+}
+
+int cf_oai_request_parse(const char *body, size_t len, cf_oai_request *out, cf_err *err)
+{
+    return parse_body(body, len, CF_OAI_CHAT, out, err);
+}
+
+int cf_oai_api_parse(cf_oai_api api, const char *body, size_t len, cf_oai_request *out,
+                     cf_err *err)
+{
+    return parse_body(body, len, api, out, err);
 }

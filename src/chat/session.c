@@ -259,6 +259,7 @@ void cf_session_free(cf_session *s)
     for (size_t i = 0; s->stops && i < s->n_stops; i++)
         free(s->stops[i]);
     free(s->stops);
+    free(s->bias);
     free(s->tmpl_desc);
     if (s->eng)
         s->eng->free(s);
@@ -301,6 +302,30 @@ int cf_session_set_stops(cf_session *s, const char *const *stops, size_t n, cf_e
 const char *const *cf_session_stops(const cf_session *s)
 {
     return (const char *const *)s->stops;
+}
+
+int cf_session_set_logit_bias(cf_session *s, const cf_logit_bias *b, size_t n, cf_err *err)
+{
+    if (s->remote && n)
+        return cf_fail_as(err, CF_E_USAGE, "a remote model's logits are the server's: no bias");
+    int n_vocab = s->remote ? 0 : cf_model_hparams(s->model)->n_vocab;
+    for (size_t i = 0; i < n; i++) {
+        if (b[i].id < 0 || b[i].id >= n_vocab)
+            return cf_fail_as(err, CF_E_USAGE, "logit bias: token %d is not in the vocabulary "
+                              "(0 to %d)", (int)b[i].id, n_vocab - 1);
+        if (!(b[i].bias >= -100 && b[i].bias <= 100))
+            return cf_fail_as(err, CF_E_USAGE, "logit bias: %g for token %d is not in [-100, 100]",
+                              (double)b[i].bias, (int)b[i].id);
+    }
+    cf_logit_bias *copy = n ? malloc(n * sizeof *copy) : NULL;
+    if (n && !copy)
+        return cf_fail(err, "out of memory");
+    if (n)
+        memcpy(copy, b, n * sizeof *copy);
+    free(s->bias);
+    s->bias = copy;
+    s->n_bias = n;
+    return 0;
 }
 
 const cf_turn_stats *cf_session_last_stats(const cf_session *s)

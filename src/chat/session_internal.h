@@ -117,6 +117,8 @@ struct cf_session {
     int n_predict;
     char **stops; /* user-given, NULL-terminated */
     size_t n_stops;
+    cf_logit_bias *bias; /* added to the logits before each draw */
+    size_t n_bias;
 
     sess_msg *msgs;
     int n_msgs, cap_msgs;
@@ -175,20 +177,34 @@ int sess_first_user(const cf_session *s);
  * adds BOS itself would double taken off), into *text (malloc'ed). */
 int sess_render_text(cf_session *s, int n, bool add_gen, char **text, size_t *len, cf_err *err);
 /* Such a text as tokens: user and system text as literal text, replies'
- * parts as their sampled tokens. */
-int sess_tokenize_text(cf_session *s, int n, const char *text, size_t len, cf_tokens *out,
-                       cf_err *err);
+ * parts as their sampled tokens.  The whole text, or a piece of it: its
+ * head (BOS and EOS as the vocabulary adds them), or a piece from the
+ * middle that follows text (it continues it: no SPM space prefix) or a
+ * special token (plain text opening it takes the prefix). */
+typedef enum sess_piece { PIECE_HEAD, PIECE_AFTER_TEXT, PIECE_AFTER_SPECIAL } sess_piece;
+int sess_tokenize_text(cf_session *s, int n, const char *text, size_t len, sess_piece piece,
+                       cf_tokens *out, cf_err *err);
+/* A rendering's placeholders (U+E000, a message's index, 'r' for its
+ * reasoning, U+E001): the index of one of the first n messages' at p (end:
+ * the text's end), or -1; *after receives where it ends, *reasoning
+ * whether it stands for the reasoning. */
+#define SLOT_OPEN "\xee\x80\x80"  /* U+E000 */
+#define SLOT_CLOSE "\xee\x80\x81" /* U+E001 */
+#define SLOT_MARK_LEN 3
+int sess_slot_at(const char *p, const char *end, int n, const char **after, bool *reasoning);
 /* Both at once; add_gen appends the assistant's generation prompt; the
  * text comes back in *keep when it is not NULL. */
 int sess_prompt_tokens(cf_session *s, int n, bool add_gen, cf_tokens *out, char **keep,
                        size_t *keep_len, cf_err *err);
 int sess_common_prefix(const cf_tokens *a, const cf_tokens *b);
-/* Fill in the start of every user message that lacks one; full is the
- * rendering of all messages, text its placeholder text. */
-void sess_find_starts(cf_session *s, const cf_tokens *full, const char *text, size_t len);
 /* Where a reply to the rendering text starts its split: inside the
  * thinking when the generation prompt opens it. */
 void sess_prime_split(const cf_session *s, const char *text, size_t len, splitter *sp);
+
+/* ---- session_starts.c ----------------------------------------------------
+ * Fill in the start of every user message that lacks one; full is the
+ * rendering of all messages, text its placeholder text. */
+void sess_find_starts(cf_session *s, const cf_tokens *full, const char *text, size_t len);
 
 /* ---- session_reply.c ----------------------------------------------------- */
 /* A token's bytes in a reply's raw text (the reasoning family's markup

@@ -21,19 +21,12 @@
 
 #include "session_internal.h"
 
-#define SLOT_OPEN "\xee\x80\x80"  /* U+E000 */
-#define SLOT_CLOSE "\xee\x80\x81" /* U+E001 */
-#define SLOT_MARK_LEN 3
-
 static const char *role_name(cf_role r)
 {
     return r == CF_ROLE_SYSTEM ? "system" : r == CF_ROLE_USER ? "user" : "assistant";
 }
 
-/* The message index of a placeholder at p (end: the text's end), or -1;
- * *after receives where the placeholder ends, *reasoning whether it
- * stands for the message's reasoning. */
-static int slot_at(const char *p, const char *end, int n, const char **after, bool *reasoning)
+int sess_slot_at(const char *p, const char *end, int n, const char **after, bool *reasoning)
 {
     const char *q = p + SLOT_MARK_LEN;
     long idx = 0;
@@ -66,8 +59,8 @@ static bool starts_with(const char *p, const char *end, const char *s)
     return n > 0 && (size_t)(end - p) >= n && memcmp(p, s, n) == 0;
 }
 
-int sess_tokenize_text(cf_session *s, int n, const char *text, size_t len, cf_tokens *out,
-                       cf_err *err)
+int sess_tokenize_text(cf_session *s, int n, const char *text, size_t len, sess_piece piece,
+                       cf_tokens *out, cf_err *err)
 {
     const char *p = text, *end = text + len;
     out->n = 0;
@@ -75,15 +68,18 @@ int sess_tokenize_text(cf_session *s, int n, const char *text, size_t len, cf_to
     for (const char *q = p; (q = memmem(q, (size_t)(end - q), SLOT_OPEN, SLOT_MARK_LEN));
          q += SLOT_MARK_LEN)
         n_marks++;
-    cf_tok_part *parts = malloc((2 * n_marks + 1) * sizeof *parts);
+    cf_tok_part *parts = malloc((2 * n_marks + 2) * sizeof *parts);
     if (!parts)
         return cf_fail(err, "out of memory");
     size_t np = 0;
+    /* no ids: the text after them continues the text before (no SPM space) */
+    if (piece == PIECE_AFTER_TEXT)
+        parts[np++] = (cf_tok_part){.kind = CF_PART_TOKENS};
     const char *run = p;
     for (const char *q = p; (q = memmem(q, (size_t)(end - q), SLOT_OPEN, SLOT_MARK_LEN));) {
         const char *after;
         bool reasoning;
-        int idx = slot_at(q, end, n, &after, &reasoning);
+        int idx = sess_slot_at(q, end, n, &after, &reasoning);
         if (idx < 0) { /* not one of ours: the template's own text */
             q += SLOT_MARK_LEN;
             continue;
@@ -93,7 +89,7 @@ int sess_tokenize_text(cf_session *s, int n, const char *text, size_t len, cf_to
         run = q = after;
     }
     parts[np++] = (cf_tok_part){.kind = CF_PART_TEXT, .text = run, .len = (size_t)(end - run)};
-    int rc = cf_tokenize_parts(s->tok, parts, np, true, out, err);
+    int rc = cf_tokenize_parts(s->tok, parts, np, piece == PIECE_HEAD, out, err);
     free(parts);
     return rc;
 }
@@ -219,7 +215,7 @@ int sess_prompt_tokens(cf_session *s, int n, bool add_gen, cf_tokens *out, char 
     out->n = 0;
     if (sess_render_text(s, n, add_gen, &text, &len, err))
         return -1;
-    int rc = sess_tokenize_text(s, n, text, len, out, err);
+    int rc = sess_tokenize_text(s, n, text, len, PIECE_HEAD, out, err);
     if (keep && rc == 0) {
         *keep = text;
         *keep_len = len;
@@ -235,94 +231,6 @@ int sess_common_prefix(const cf_tokens *a, const cf_tokens *b)
     while (i < n && a->ids[i] == b->ids[i])
         i++;
     return (int)i;
-}
-
-static size_t common_bytes(const char *a, size_t na, const char *b, size_t nb)
-{
-    size_t i = 0;
-    while (i < na && i < nb && a[i] == b[i])
-        i++;
-    return i;
-}
-
-/* Where in text[0, len) the last placeholder of a message before `upto`
- * ends (0: none), and the placeholder's bytes. */
-static size_t last_slot_end(const char *text, size_t len, int upto, const char **slot,
-                            size_t *slot_len)
-{
-    const char *end = text + len, *after;
-    size_t at = 0;
-    bool reasoning;
-    for (const char *q = text; (q = memmem(q, (size_t)(end - q), SLOT_OPEN, SLOT_MARK_LEN));) {
-        if (slot_at(q, end, upto, &after, &reasoning) < 0) {
-            q += SLOT_MARK_LEN;
-            continue;
-        }
-        *slot = q;
-        *slot_len = (size_t)(after - q);
-        at = (size_t)(after - text);
-        q = after;
-    }
-    return at;
-}
-
-/* Where user message i's turn starts in full (rendered from text): where
- * the rendering of the messages before it stops agreeing with the whole.
- * A template may render the last of those messages otherwise than the
- * same message in the middle of a chat (Qwen3 puts its reasoning back
- * only then): the two are then compared from the end of that message's
- * last placeholder on, so the turn still starts after its closing text
- * ("<|im_end|>\n"), where a fresh rendering of the kept messages would
- * continue. */
-static int turn_start(cf_session *s, int i, const cf_tokens *full, const char *text, size_t len,
-                      cf_tokens *scratch)
-{
-    char *pre;
-    size_t pre_len;
-    if (sess_render_text(s, i, false, &pre, &pre_len, NULL))
-        return -1;
-    const char *slot = NULL;
-    size_t slot_len = 0, agree = common_bytes(pre, pre_len, text, len);
-    size_t slot_end = last_slot_end(text, len, i, &slot, &slot_len);
-    const char *in_pre = slot ? memmem(pre, pre_len, slot, slot_len) : NULL;
-    int at = -1;
-    if (agree < slot_end && in_pre) {
-        size_t pre_end = (size_t)(in_pre - pre) + slot_len;
-        agree = slot_end + common_bytes(pre + pre_end, pre_len - pre_end, text + slot_end,
-                                        len - slot_end);
-        if (sess_tokenize_text(s, s->n_msgs, text, agree, scratch, NULL) == 0)
-            at = sess_common_prefix(scratch, full);
-    } else if (sess_tokenize_text(s, i, pre, pre_len, scratch, NULL) == 0) {
-        at = sess_common_prefix(scratch, full);
-    }
-    free(pre);
-    return at;
-}
-
-/* A turn starts where the rendering of the messages before it stops
- * agreeing with the whole rendering: after the previous reply's closing
- * text ("<|im_end|>\n"), before this turn's opening ("<|im_start|>user").
- * Cutting there leaves what a fresh rendering of the kept messages gives,
- * for templates that render each message on its own. */
-void sess_find_starts(cf_session *s, const cf_tokens *full, const char *text, size_t len)
-{
-    cf_tokens scratch = {0};
-    int prev = -1;
-    for (int i = 0; i < s->n_msgs; i++) {
-        sess_msg *m = &s->msgs[i];
-        if (m->pub.role != CF_ROLE_USER)
-            continue;
-        if (m->start < 0) {
-            int at = turn_start(s, i, full, text, len, &scratch);
-            /* a template that cannot render a prefix: no finer boundary */
-            if (at < 0)
-                at = prev >= 0 ? prev
-                               : full->n > 0 && full->ids[0] == cf_tok_special_ids(s->tok)->bos;
-            m->start = at > prev ? at : prev;
-        }
-        prev = m->start;
-    }
-    cf_tokens_free(&scratch);
 }
 
 void sess_prime_split(const cf_session *s, const char *text, size_t len, splitter *sp)
@@ -344,7 +252,7 @@ static const char *slot_text(const cf_session *s, int n, const char *q, const ch
                              const char **after)
 {
     bool reasoning;
-    int idx = slot_at(q, end, n, after, &reasoning);
+    int idx = sess_slot_at(q, end, n, after, &reasoning);
     if (idx < 0)
         return NULL;
     const cf_message *m = &s->msgs[idx].pub;

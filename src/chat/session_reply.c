@@ -360,12 +360,14 @@ static int make_room(cf_session *s, cf_err *err)
 }
 
 /* The next token: the script's while it lasts (its end is the end of
- * generation), else the sampler's; with probs on, its description into
- * *rec. */
+ * generation), else the sampler's, on the logits with the bias added; with
+ * probs on, its description into *rec. */
 static cf_token next_token(cf_session *s, cf_token_prob *rec)
 {
     sess_reply *r = &s->reply;
     cf_token t;
+    for (size_t i = 0; i < s->n_bias; i++)
+        s->logits[s->bias[i].id] += s->bias[i].bias;
     if (!r->script)
         return s->probs ? cf_sampler_sample_probs(s->smp, s->logits, rec)
                         : cf_sampler_sample(s->smp, s->logits);

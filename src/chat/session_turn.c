@@ -93,6 +93,33 @@ static void sync_to(cf_session *s, const cf_tokens *full, const char *text, size
     sess_find_starts(s, full, text, len);
 }
 
+/* Evaluate what the cache lacks of full and open a reply after it. */
+static int open_on(cf_session *s, const cf_tokens *full, const splitter *sp0, double t0,
+                   cf_err *err)
+{
+    /* at least the last token is evaluated: its logits start the reply */
+    if (s->cache.n == full->n)
+        sess_truncate(s, (int)full->n - 1);
+    size_t from = s->cache.n;
+    double tp = cf_now_ms();
+    cf_ctx_set_cancel(s->ctx, s->cancel, s->cancel_ud);
+    int decoded = cf_ctx_decode(s->ctx, full->ids + from, (int)(full->n - from), s->logits, false, err);
+    cf_ctx_set_cancel(s->ctx, NULL, NULL);
+    if (decoded || push_tokens(&s->cache, full->ids + from, full->n - from, err))
+        return -1;
+    s->have_logits = true;
+    s->stats.prompt_tokens = (int)(full->n - from);
+    s->stats.prompt_ms = cf_now_ms() - tp;
+    /* the penalties see the context, as llama.cpp's sampler does */
+    cf_sampler_reset(s->smp);
+    for (size_t i = 0; i < s->cache.n; i++)
+        cf_sampler_accept(s->smp, s->cache.ids[i]);
+    if (sess_push_msg(s, CF_ROLE_ASSISTANT, "", 0, err))
+        return -1;
+    sess_reply_open(s, t0, sp0);
+    return 0;
+}
+
 /* Render the conversation with the generation prompt, make room, evaluate
  * what the cache lacks, and open a reply. */
 static int prepare_reply(cf_session *s, double t0, cf_err *err)
@@ -132,33 +159,39 @@ static int prepare_reply(cf_session *s, double t0, cf_err *err)
         cf_fail(err, "the chat template rendered nothing");
         goto out;
     }
-    /* at least the last token is evaluated: its logits start the reply */
-    if (s->cache.n == full.n)
-        sess_truncate(s, (int)full.n - 1);
-    size_t from = s->cache.n;
-    double tp = cf_now_ms();
     splitter sp0;
     sess_prime_split(s, text, len, &sp0);
-    cf_ctx_set_cancel(s->ctx, s->cancel, s->cancel_ud);
-    int decoded =
-        cf_ctx_decode(s->ctx, full.ids + from, (int)(full.n - from), s->logits, false, err);
-    cf_ctx_set_cancel(s->ctx, NULL, NULL);
-    if (decoded || push_tokens(&s->cache, full.ids + from, full.n - from, err))
-        goto out;
-    s->have_logits = true;
-    s->stats.prompt_tokens = (int)(full.n - from);
-    s->stats.prompt_ms = cf_now_ms() - tp;
-    /* the penalties see the context, as llama.cpp's sampler does */
-    cf_sampler_reset(s->smp);
-    for (size_t i = 0; i < s->cache.n; i++)
-        cf_sampler_accept(s->smp, s->cache.ids[i]);
-    if (sess_push_msg(s, CF_ROLE_ASSISTANT, "", 0, err))
-        goto out;
-    sess_reply_open(s, t0, &sp0);
-    rc = 0;
+    rc = open_on(s, &full, &sp0, t0, err);
 out:
     cf_tokens_free(&full);
     free(text);
+    return rc;
+}
+
+int cf_session_begin_raw(cf_session *s, const char *prompt, cf_err *err)
+{
+    double t0 = cf_now_ms();
+    sess_close_reply(s);
+    if (s->remote)
+        return cf_fail_as(err, CF_E_USAGE, "a remote model continues only chats, not raw text");
+    cf_tokens full = {0};
+    /* special tokens written in it are parsed, as llama-server's completions parse them */
+    int rc = cf_tokenize(s->tok, prompt, strlen(prompt), true, true, &full, err);
+    if (rc == 0 && (int)full.n + 1 > cf_ctx_n_ctx(s->ctx))
+        rc = cf_fail_as(err, CF_E_CONTEXT, "the prompt does not fit in the context: it needs %d "
+                        "tokens, the context holds %d", (int)full.n + 1, cf_ctx_n_ctx(s->ctx));
+    else if (rc == 0 && full.n == 0)
+        rc = cf_fail_as(err, CF_E_USAGE, "the prompt is empty");
+    if (rc == 0) {
+        while (s->n_msgs > 0)
+            sess_pop_msg(s);
+        memset(&s->stats, 0, sizeof s->stats);
+        sess_truncate(s, sess_common_prefix(&s->cache, &full));
+        splitter sp0; /* the text goes on as it is: no reasoning to split out */
+        split_init(&sp0, RF_NONE);
+        rc = open_on(s, &full, &sp0, t0, err);
+    }
+    cf_tokens_free(&full);
     return rc;
 }
 

@@ -1,6 +1,7 @@
 /* Request heads and responses (see http.h). */
 #include "http.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@ const char *http_reason(int status)
     switch (status) {
     case 100: return "Continue";
     case 200: return "OK";
+    case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 404: return "Not Found";
@@ -71,10 +73,18 @@ static int header(const char *line, size_t len, http_req *r, bool *has_length, i
         return bad(status, why, 501, "request bodies must come with Content-Length, not "
                                      "Transfer-Encoding");
     } else if (IS("Authorization")) {
-        if (vlen >= sizeof r->auth)
-            vlen = sizeof r->auth - 1;
-        memcpy(r->auth, v, vlen);
-        r->auth[vlen] = '\0';
+        /* kept whole: a long key cut to fit would compare as its prefix */
+        r->auth = v;
+        r->auth_len = vlen;
+    } else if (IS("Access-Control-Request-Headers")) {
+        /* echoed in the preflight's answer: header names and commas only */
+        bool names = vlen < sizeof r->cors_headers;
+        for (size_t i = 0; names && i < vlen; i++)
+            names = isalnum((unsigned char)v[i]) || strchr("-_, ", v[i]);
+        if (names) {
+            memcpy(r->cors_headers, v, vlen);
+            r->cors_headers[vlen] = '\0';
+        }
     } else if (IS("Expect")) {
         r->expect_continue = vlen == 12 && strncasecmp(v, "100-continue", 12) == 0;
     }
@@ -109,9 +119,13 @@ static int request_line(const char *line, size_t len, http_req *r, int *status, 
 
 int http_parse_head(const char *buf, size_t len, http_req *r, int *status, const char **why)
 {
+    /* empty lines before the request line are ignored (RFC 9112 2.2) */
+    size_t skip = 0;
+    while (skip < len && skip < 64 && (buf[skip] == '\r' || buf[skip] == '\n'))
+        skip++;
     /* the head ends at a blank line (CRLF CRLF; bare LFs are taken too) */
     size_t end = 0;
-    for (size_t i = 0; i < len && !end; i++)
+    for (size_t i = skip; i < len && !end; i++)
         if (buf[i] == '\n' && ((i >= 1 && buf[i - 1] == '\n') ||
                                (i >= 2 && buf[i - 1] == '\r' && buf[i - 2] == '\n')))
             end = i + 1;
@@ -122,7 +136,7 @@ int http_parse_head(const char *buf, size_t len, http_req *r, int *status, const
         return bad(status, why, 431, "the request head is larger than 16 KiB");
     memset(r, 0, sizeof *r);
     bool first = true, has_length = false;
-    for (size_t at = 0; at < end;) {
+    for (size_t at = skip; at < end;) {
         const char *nl = memchr(buf + at, '\n', end - at);
         size_t llen = (size_t)(nl - (buf + at));
         if (llen && buf[at + llen - 1] == '\r')
@@ -163,31 +177,57 @@ int http_send(int fd, const char *p, size_t n)
 int http_respond(int fd, int status, const char *type, const char *body, size_t len,
                  const char *extra_headers)
 {
-    char head[512];
+    char head[1024];
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
                      "Connection: close\r\n%s\r\n",
                      status, http_reason(status), type, len, extra_headers ? extra_headers : "");
-    return http_send(fd, head, (size_t)n) || http_send(fd, body, len) ? -1 : 0;
+    if (n < 0 || (size_t)n >= sizeof head)
+        return -1;
+    return http_send(fd, head, (size_t)n) || (body && http_send(fd, body, len)) ? -1 : 0;
 }
 
-int http_respond_stream(int fd, const char *type)
+int http_respond_stream(int fd, const char *type, const char *extra_headers)
 {
-    char head[256];
+    char head[1024];
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nCache-Control: no-cache\r\n"
-                     "Connection: close\r\n\r\n", type);
+                     "Connection: close\r\n%s\r\n", type, extra_headers ? extra_headers : "");
+    if (n < 0 || (size_t)n >= sizeof head)
+        return -1;
     return http_send(fd, head, (size_t)n);
 }
 
 bool http_peer_gone(int fd)
 {
-    struct pollfd pf = {.fd = fd, .events = POLLIN | POLLRDHUP};
+    /* A half-close (FIN: the client is done sending, as nc -N, socat and
+     * some proxies do after the request) still reads the reply; only a
+     * reset, or both ends shut, means nobody is there. */
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
     if (poll(&pf, 1, 0) <= 0)
         return false;
-    if (pf.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))
+    if (pf.revents & (POLLHUP | POLLERR | POLLNVAL))
         return true;
-    /* readable: more bytes after the request (a pipelined one), or the end */
     char c;
-    return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+    return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && errno == ECONNRESET;
+}
+
+bool http_peer_done_sending(int fd)
+{
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    char c;
+    return poll(&pf, 1, 0) > 0 && recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+void http_send_processing(int fd)
+{
+    static const char line[] = "HTTP/1.1 102 Processing\r\n\r\n";
+    (void)!send(fd, line, sizeof line - 1, MSG_NOSIGNAL);
+}
+
+void http_drain(int fd)
+{
+    char buf[4096];
+    while (recv(fd, buf, sizeof buf, MSG_DONTWAIT) > 0)
+        ;
 }

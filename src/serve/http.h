@@ -13,7 +13,9 @@ enum { HTTP_HEAD_MAX = 16 << 10, HTTP_BODY_MAX = 8 << 20 };
 typedef struct http_req {
     char method[16];
     char path[256];         /* without the query */
-    char auth[512];         /* the Authorization header ("" when none) */
+    const char *auth;       /* the Authorization header in the buffer parsed (NULL: none) */
+    size_t auth_len;
+    char cors_headers[256]; /* Access-Control-Request-Headers (a preflight's) */
     size_t head_len;        /* bytes up to and with the blank line */
     size_t body_len;        /* Content-Length */
     bool expect_continue;   /* Expect: 100-continue */
@@ -25,14 +27,24 @@ int http_parse_head(const char *buf, size_t len, http_req *r, int *status, const
 
 /* Write all of p (no SIGPIPE); -1 when the peer is gone or too slow. */
 int http_send(int fd, const char *p, size_t n);
-/* A whole response, closing the connection after it. */
+/* A whole response, closing the connection after it; body NULL: the head
+ * alone (as HEAD asks), with len as its Content-Length. */
 int http_respond(int fd, int status, const char *type, const char *body, size_t len,
                  const char *extra_headers);
 /* The head of a response whose body runs until the connection closes. */
-int http_respond_stream(int fd, const char *type);
+int http_respond_stream(int fd, const char *type, const char *extra_headers);
 /* "Bad Request" for 400, ... */
 const char *http_reason(int status);
-/* Whether the peer closed its end (or the connection broke). */
+/* Whether the peer is gone: the connection reset or shut both ways (a
+ * client that only closed its sending half still reads the reply). */
 bool http_peer_gone(int fd);
+/* Whether the peer has sent all it will (a FIN: a half-close, or a close
+ * http_peer_gone does not see yet). */
+bool http_peer_done_sending(int fd);
+/* An interim "102 Processing" response (a probe: a closed peer resets). */
+void http_send_processing(int fd);
+/* Read and drop what the peer sent that is there now, so that closing
+ * after an early answer sends it, not a reset. */
+void http_drain(int fd);
 
 #endif

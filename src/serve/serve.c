@@ -8,8 +8,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +24,10 @@
 
 enum {
     MAX_CONNS = 256,      /* reading their request at once */
+    MAX_PER_PEER = 32,    /* of them from one address */
     MAX_QUEUED = 64,      /* completions waiting for the worker */
     REQUEST_MS = 30000,   /* to send a whole request */
+    SILENT_MS = 5000,     /* to send its first byte */
     TICK_MS = 100,        /* how often the loop looks at the stop flag */
 };
 
@@ -39,15 +43,43 @@ void serve_log(const server *sv, const char *fmt, ...)
     sv->p->log(sv->p->ud, line);
 }
 
-void serve_error(int fd, int status, const char *type, const char *message)
+void serve_respond(const server *sv, int fd, int status, const char *body, size_t len,
+                   const char *extra_headers)
+{
+    char headers[768];
+    snprintf(headers, sizeof headers, "%s%s", sv->cors, extra_headers ? extra_headers : "");
+    http_respond(fd, status, "application/json", body, len, headers);
+}
+
+/* OpenAI's codes where it has one, the status's name otherwise. */
+static const char *status_code(int status)
+{
+    switch (status) {
+    case 401: return "invalid_api_key";
+    case 404: return "not_found";
+    case 405: return "method_not_allowed";
+    case 408: return "request_timeout";
+    case 411: return "length_required";
+    case 413: return "request_too_large";
+    case 431: return "headers_too_large";
+    case 501: return "not_implemented";
+    case 503: return "server_busy";
+    case 505: return "http_version_not_supported";
+    default: return status >= 500 ? "server_error" : "invalid_request";
+    }
+}
+
+void serve_error(const server *sv, int fd, int status, const char *code, const char *param,
+                 const char *message)
 {
     size_t len;
-    char *body = cf_oai_error_encode(message, type, status, &len);
+    const char *type = status >= 500 ? "server_error" : "invalid_request_error";
+    char *body = cf_oai_error_encode(message, type, code ? code : status_code(status), param, &len);
     const char *extra = status == 401   ? "WWW-Authenticate: Bearer\r\n"
                         : status == 503 ? "Retry-After: 1\r\n"
                                         : NULL;
     if (body)
-        http_respond(fd, status, "application/json", body, len, extra);
+        serve_respond(sv, fd, status, body, len, extra);
     free(body);
 }
 
@@ -96,7 +128,7 @@ static void *worker(void *arg)
         if (!j)
             break;
         if (stopping)
-            serve_error(j->fd, 503, "server_error", "the server is shutting down");
+            serve_error(sv, j->fd, 503, "shutting_down", NULL, "the server is shutting down");
         else
             serve_reply(sv, j);
         job_free(j);
@@ -110,60 +142,117 @@ typedef struct conn {
     int fd;
     char *buf;
     size_t len, cap;
-    double deadline;
+    double opened, deadline;
     bool continued; /* "100 Continue" sent */
+    struct sockaddr_storage peer;
 } conn;
 
-static bool key_ok(const server *sv, const char *auth)
+static bool key_ok(const server *sv, const http_req *r)
 {
     const char *key = sv->p->api_key;
     if (!key || !*key)
         return true;
-    if (strncasecmp(auth, "Bearer ", 7))
+    if (!r->auth || r->auth_len < 7 || strncasecmp(r->auth, "Bearer ", 7))
         return false;
     /* every byte compared, so the time taken says nothing of the key */
-    const char *given = auth + 7;
-    size_t a = strlen(given), b = strlen(key);
+    const char *given = r->auth + 7;
+    size_t a = r->auth_len - 7, b = strlen(key);
     unsigned diff = (unsigned)(a != b);
     for (size_t i = 0; i < a; i++)
         diff |= (unsigned char)given[i] ^ (unsigned char)key[i % b];
     return diff == 0;
 }
 
-static void completion(server *sv, int fd, const http_req *r, const char *body, double t0)
+static void completion(server *sv, int fd, const http_req *r, const char *body, cf_oai_api api,
+                       double t0)
 {
     serve_job *j = calloc(1, sizeof *j);
     cf_err err = {.msg = ""};
     if (!j) {
-        serve_error(fd, 500, "server_error", "out of memory");
+        serve_error(sv, fd, 500, NULL, NULL, "out of memory");
         close(fd);
         return;
     }
     j->fd = fd;
     j->t0 = t0;
+    static const char *const paths[] = {"/v1/chat/completions", "/v1/completions",
+                                        "/v1/responses"};
+    j->path = paths[api];
+    j->api = api;
     char msg[CF_ERR_MSG_MAX + 64];
     int status = 400;
-    const char *type = "invalid_request_error";
-    if (cf_oai_request_parse(body, r->body_len, &j->req, &err)) {
+    const char *code = NULL, *param = NULL;
+    if (cf_oai_api_parse(api, body, r->body_len, &j->req, &err)) {
         snprintf(msg, sizeof msg, "%s", err.msg);
+        param = j->req.param[0] ? j->req.param : NULL;
     } else if (j->req.model && *j->req.model && strcmp(j->req.model, sv->model_id)) {
         snprintf(msg, sizeof msg,
                  "the model '%.200s' does not exist here (this server has '%.200s')",
                  j->req.model, sv->model_id);
         status = 404;
-        type = "not_found_error";
-    } else if (j->req.msgs[j->req.n_msgs - 1].role != CF_ROLE_USER) {
+        code = "model_not_found";
+        param = "model";
+    } else if (api != CF_OAI_TEXT && j->req.msgs[j->req.n_msgs - 1].role != CF_ROLE_USER) {
         snprintf(msg, sizeof msg, "the last message must be the user's");
+        param = "messages";
     } else if (!enqueue(sv, j)) {
         snprintf(msg, sizeof msg, "the server is busy: %d requests wait already", MAX_QUEUED);
         status = 503;
-        type = "server_error";
     } else {
         return;
     }
     serve_log(sv, "POST %s %d · %s", r->path, status, msg);
-    serve_error(fd, status, type, msg);
+    serve_error(sv, fd, status, code, param, msg);
     job_free(j);
+}
+
+/* The paths, what they take, and the OpenAI ones confab does not serve. */
+static bool is_path(const char *path, const char *name)
+{
+    return !strcmp(path, name) || (!strncmp(path, "/v1", 3) && !strcmp(path + 3, name));
+}
+
+static const char *const unserved[] = {
+    "/embeddings", "/moderations", "/images", "/audio", "/files",
+    "/uploads", "/batches", "/fine_tuning", "/assistants", "/threads", "/vector_stores",
+    "/realtime", "/evals", "/containers", "/conversations", "/chatkit", NULL,
+};
+
+static bool unserved_path(const char *path)
+{
+    if (strncmp(path, "/v1/", 4))
+        return false;
+    for (int i = 0; unserved[i]; i++) {
+        size_t n = strlen(unserved[i]);
+        if (!strncmp(path + 3, unserved[i], n) && (!path[3 + n] || path[3 + n] == '/'))
+            return true;
+    }
+    return false;
+}
+
+/* The model's id in GET /v1/models/{id}, or NULL. */
+static const char *model_in(const char *path)
+{
+    const char *id = !strncmp(path, "/v1/models/", 11) ? path + 11
+                     : !strncmp(path, "/models/", 8)   ? path + 8
+                                                       : NULL;
+    return id && *id ? id : NULL;
+}
+
+/* A preflight's answer: what a browser may send here. */
+static void preflight(server *sv, int fd, const http_req *r, const char *allow)
+{
+    char extra[768];
+    snprintf(extra, sizeof extra,
+             "Allow: %s\r\n%s%s%s%s", allow,
+             sv->cors[0] ? "Access-Control-Allow-Methods: " : "", sv->cors[0] ? allow : "",
+             sv->cors[0] ? "\r\nAccess-Control-Max-Age: 86400\r\n" : "",
+             sv->cors[0] && r->cors_headers[0] ? "Access-Control-Allow-Headers: " : "");
+    size_t k = strlen(extra);
+    if (sv->cors[0] && r->cors_headers[0])
+        snprintf(extra + k, sizeof extra - k, "%s\r\n", r->cors_headers);
+    serve_log(sv, "OPTIONS %s 204", r->path);
+    serve_respond(sv, fd, 204, NULL, 0, extra);
 }
 
 /* A whole request: answer it or hand it to the worker; the connection
@@ -171,31 +260,59 @@ static void completion(server *sv, int fd, const http_req *r, const char *body, 
 static void route(server *sv, conn *c, const http_req *r)
 {
     int fd = c->fd;
-    const char *path = r->path;
-    bool get = !strcmp(r->method, "GET"), post = !strcmp(r->method, "POST");
-    bool chat = !strcmp(path, "/v1/chat/completions") || !strcmp(path, "/chat/completions");
-    bool models = !strcmp(path, "/v1/models") || !strcmp(path, "/models");
-    bool health = !strcmp(path, "/health");
-    if (!chat && !models && !health) {
+    const char *path = r->path, *id = model_in(path);
+    bool head = !strcmp(r->method, "HEAD"), get = head || !strcmp(r->method, "GET");
+    bool post = !strcmp(r->method, "POST"), options = !strcmp(r->method, "OPTIONS");
+    cf_oai_api api = is_path(path, "/completions") ? CF_OAI_TEXT
+                     : is_path(path, "/responses") ? CF_OAI_RESPONSES
+                                                   : CF_OAI_CHAT;
+    bool chat = api != CF_OAI_CHAT || is_path(path, "/chat/completions");
+    bool models = is_path(path, "/models") || id;
+    bool health = !strcmp(path, "/health"), other = unserved_path(path);
+    const char *allow = chat || other ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
+    char msg[512], extra[64];
+    if (!chat && !models && !health && !other) {
         serve_log(sv, "%s %s 404", r->method, path);
-        serve_error(fd, 404, "not_found_error", "no such path (try /v1/chat/completions, "
-                                                "/v1/models, /health)");
-    } else if ((chat && !post) || (!chat && !get)) {
+        serve_error(sv, fd, 404, "unknown_url", NULL,
+                    "no such path (try /v1/chat/completions, /v1/completions, /v1/responses, "
+                    "/v1/models, /health)");
+    } else if (options) {
+        preflight(sv, fd, r, allow);
+    } else if (!(chat || other ? post : get)) {
         serve_log(sv, "%s %s 405", r->method, path);
-        serve_error(fd, 405, "invalid_request_error", chat ? "use POST" : "use GET");
-    } else if (!health && !key_ok(sv, r->auth)) {
+        snprintf(extra, sizeof extra, "Allow: %s\r\n", allow);
+        snprintf(msg, sizeof msg, "%s %s: use %s", r->method, path, chat || other ? "POST"
+                                                                                      : "GET");
+        size_t len;
+        char *body = cf_oai_error_encode(msg, "invalid_request_error", "method_not_allowed", NULL,
+                                         &len);
+        if (body)
+            serve_respond(sv, fd, 405, body, len, extra);
+        free(body);
+    } else if (!health && !key_ok(sv, r)) {
         serve_log(sv, "%s %s 401", r->method, path);
-        serve_error(fd, 401, "authentication_error",
+        serve_error(sv, fd, 401, NULL, NULL,
                     "a valid API key is needed (Authorization: Bearer KEY)");
+    } else if (other) {
+        serve_log(sv, "%s %s 404 · not supported", r->method, path);
+        snprintf(msg, sizeof msg, "%.200s is not supported by confab serve (it serves "
+                 "/v1/chat/completions, /v1/completions, /v1/responses and /v1/models)", path);
+        serve_error(sv, fd, 404, "not_supported", NULL, msg);
     } else if (chat) {
-        completion(sv, fd, r, c->buf + r->head_len, cf_now_ms());
+        completion(sv, fd, r, c->buf + r->head_len, api, cf_now_ms());
         return; /* the worker closes it */
+    } else if (id && strcmp(id, sv->model_id)) {
+        serve_log(sv, "%s %s 404", r->method, path);
+        snprintf(msg, sizeof msg, "the model '%.200s' does not exist here (this server has "
+                 "'%.200s')", id, sv->model_id);
+        serve_error(sv, fd, 404, "model_not_found", "model", msg);
     } else {
         size_t len;
         char *body = health ? strdup("{\"status\":\"ok\"}")
+                     : id   ? cf_oai_model_encode(sv->model_id, sv->created, &len)
                             : cf_oai_models_encode(sv->model_id, sv->created, &len);
         if (body)
-            http_respond(fd, 200, "application/json", body, strlen(body), NULL);
+            serve_respond(sv, fd, 200, head ? NULL : body, strlen(body), NULL);
         free(body);
     }
     close(fd);
@@ -212,16 +329,18 @@ static bool readable(server *sv, conn *conns, int *n, int i)
 {
     conn *c = &conns[i];
     if (c->cap - c->len < 4096) {
-        size_t cap = c->cap ? 2 * c->cap : 8192;
-        char *b = cap <= HTTP_HEAD_MAX + HTTP_BODY_MAX + 8192 ? realloc(c->buf, cap + 1) : NULL;
+        /* room for the largest request: a whole head and 8 MiB of body */
+        size_t most = HTTP_HEAD_MAX + HTTP_BODY_MAX, cap = c->cap ? 2 * c->cap : 8192;
+        char *b = c->len < most ? realloc(c->buf, (cap < most ? cap : most) + 1) : NULL;
         if (!b) {
-            serve_error(c->fd, 413, "invalid_request_error", "the request is too large");
+            http_drain(c->fd);
+            serve_error(sv, c->fd, 413, NULL, NULL, "the request is too large");
             close(c->fd);
             drop(conns, n, i);
             return true;
         }
         c->buf = b;
-        c->cap = cap;
+        c->cap = cap < most ? cap : most;
     }
     ssize_t got = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
     if (got < 0 && (errno == EINTR || errno == EAGAIN))
@@ -231,6 +350,8 @@ static bool readable(server *sv, conn *conns, int *n, int i)
         drop(conns, n, i);
         return true;
     }
+    if (c->len == 0) /* it speaks: the whole request's time from its start */
+        c->deadline = c->opened + REQUEST_MS;
     c->len += (size_t)got;
     http_req r;
     int status;
@@ -240,7 +361,8 @@ static bool readable(server *sv, conn *conns, int *n, int i)
         return false;
     if (head < 0) {
         serve_log(sv, "bad request: %d, %s", status, why);
-        serve_error(c->fd, status, "invalid_request_error", why);
+        http_drain(c->fd);
+        serve_error(sv, c->fd, status, NULL, NULL, why);
     } else if (c->len < r.head_len + r.body_len) {
         if (r.expect_continue && !c->continued) {
             static const char go_on[] = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -259,22 +381,71 @@ static bool readable(server *sv, conn *conns, int *n, int i)
     return true;
 }
 
-static void accept_all(int lfd, conn *conns, int *n)
+/* The same address (the port aside). */
+static bool same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family)
+        return false;
+    if (a->ss_family == AF_INET)
+        return !memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+                       &((const struct sockaddr_in *)b)->sin_addr, sizeof(struct in_addr));
+    if (a->ss_family == AF_INET6)
+        return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+    return true;
+}
+
+static void time_out(server *sv, conn *conns, int *n, int i, const char *why)
+{
+    serve_log(sv, "408 · %s", why);
+    serve_error(sv, conns[i].fd, 408, NULL, NULL, why);
+    close(conns[i].fd);
+    drop(conns, n, i);
+}
+
+/* Room for a connection from peer: when the table is full, or the peer
+ * holds its share, the oldest connection that has sent nothing yet (of
+ * that peer, when it is over its share) goes, so that idle sockets
+ * cannot lock the others out.  False when there is none to let go. */
+static bool make_room(server *sv, conn *conns, int *n, const struct sockaddr_storage *peer)
+{
+    int mine = 0;
+    for (int i = 0; i < *n; i++)
+        mine += same_peer(&conns[i].peer, peer);
+    if (*n < MAX_CONNS && mine < MAX_PER_PEER)
+        return true;
+    int oldest = -1;
+    for (int i = 0; i < *n; i++)
+        if (conns[i].len == 0 && (mine < MAX_PER_PEER || same_peer(&conns[i].peer, peer)) &&
+            (oldest < 0 || conns[i].opened < conns[oldest].opened))
+            oldest = i;
+    if (oldest < 0)
+        return false;
+    time_out(sv, conns, n, oldest, "the connection sent nothing, and others wait");
+    return true;
+}
+
+static void accept_all(server *sv, int lfd, conn *conns, int *n)
 {
     for (;;) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        struct sockaddr_storage peer;
+        socklen_t pl = sizeof peer;
+        int fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
         if (fd < 0)
             return;
         /* a reply streams with blocking writes; a client that stops reading
          * for this long is dropped */
         struct timeval tv = {30, 0};
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-        if (*n == MAX_CONNS) {
-            serve_error(fd, 503, "server_error", "too many connections");
+        if (!make_room(sv, conns, n, &peer)) {
+            serve_log(sv, "503 · too many connections");
+            http_drain(fd); /* what it sent unread would turn the close into a reset */
+            serve_error(sv, fd, 503, NULL, NULL, "too many connections");
             close(fd);
             continue;
         }
-        conns[(*n)++] = (conn){.fd = fd, .deadline = cf_now_ms() + REQUEST_MS};
+        double now = cf_now_ms();
+        conns[(*n)++] = (conn){.fd = fd, .opened = now, .deadline = now + SILENT_MS, .peer = peer};
     }
 }
 
@@ -296,14 +467,11 @@ static void loop(server *sv, int lfd)
                 readable(sv, conns, &n, i);
         double now = cf_now_ms();
         for (int i = n - 1; i >= 0; i--)
-            if (now > conns[i].deadline) {
-                serve_error(conns[i].fd, 408, "invalid_request_error",
-                            "the request did not arrive in 30 s");
-                close(conns[i].fd);
-                drop(conns, &n, i);
-            }
+            if (now > conns[i].deadline)
+                time_out(sv, conns, &n, i, conns[i].len ? "the request did not arrive in 30 s"
+                                                        : "the connection sent nothing in 5 s");
         if (r > 0 && (pf[0].revents & POLLIN))
-            accept_all(lfd, conns, &n);
+            accept_all(sv, lfd, conns, &n);
     }
     for (int i = 0; conns && i < n; i++) {
         close(conns[i].fd);
@@ -375,6 +543,18 @@ static char **take_defaults(const cf_session *s)
     return d;
 }
 
+/* The CORS default: a server on loopback only is called by pages on this
+ * machine (a browser UI), one on other addresses only by those named. */
+static void set_cors(server *sv, const char *host)
+{
+    bool loopback = !strcmp(host, "127.0.0.1") || !strcmp(host, "::1") ||
+                    !strcmp(host, "localhost") || !strncmp(host, "127.", 4);
+    const char *origin = sv->p->cors ? sv->p->cors : loopback ? "*" : "";
+    if (*origin)
+        snprintf(sv->cors, sizeof sv->cors, "Access-Control-Allow-Origin: %.200s\r\n%s", origin,
+                 strcmp(origin, "*") ? "Vary: Origin\r\n" : "");
+}
+
 static const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
@@ -391,6 +571,12 @@ int cf_serve_run(const cf_serve_params *p, cf_err *err)
     char id[256];
     snprintf(id, sizeof id, "%s", p->model_id ? p->model_id : base_name(p->session.model_path));
     sv.model_id = id;
+    set_cors(&sv, host);
+    /* what OpenAI's system_fingerprint says: the same setup gives the same one */
+    uint32_t h = 2166136261u;
+    for (const char *c = p->session.model_path; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    snprintf(sv.fingerprint, sizeof sv.fingerprint, "fp_confab_%08x_%d", h, p->session.n_ctx);
     if (cf_session_new(&p->session, &sv.s, err)) {
         close(lfd);
         return -1;

@@ -15,6 +15,9 @@ typedef struct serve_job {
     struct serve_job *next;
     int fd;
     cf_oai_request req;
+    const char *path; /* the route, for the log */
+    cf_oai_api api;   /* the API it came in */
+    int seq;          /* a Responses stream's next event number */
     double t0; /* when the request was complete (ms) */
 } serve_job;
 
@@ -23,6 +26,8 @@ typedef struct server {
     cf_session *s;
     const char *model_id;
     long long created;
+    char fingerprint[32]; /* system_fingerprint: this build and model */
+    char cors[320];       /* the CORS header lines every response carries ("" when off) */
     char **defaults; /* each setting's value at start, in cf_session_setting_names' order */
     unsigned long long n_replies;
 
@@ -38,8 +43,14 @@ typedef struct server {
 __attribute__((format(printf, 2, 3)))
 #endif
 void serve_log(const server *sv, const char *fmt, ...);
-/* A JSON error response: {"error": {"message", "type", "code"}}. */
-void serve_error(int fd, int status, const char *type, const char *message);
+/* A whole response with the server's own headers (CORS) and extra ones. */
+void serve_respond(const server *sv, int fd, int status, const char *body, size_t len,
+                   const char *extra_headers);
+/* A JSON error response: {"error": {"message", "type", "param", "code"}},
+ * its type from the status (invalid_request_error, server_error), code
+ * NULL: the status's own ("invalid_api_key" for 401, ...). */
+void serve_error(const server *sv, int fd, int status, const char *code, const char *param,
+                 const char *message);
 
 /* The worker's part: answer one completion and close its connection. */
 void serve_reply(server *sv, serve_job *j);

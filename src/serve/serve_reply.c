@@ -4,10 +4,13 @@
  * model was opened with, a fresh seed) and its own fields on top, so no
  * client's settings leak into another's reply.  Its messages replace the
  * conversation (cf_session_set_messages keeps the cache's prefix), its
- * last message, the user's, opens the reply.  A streamed reply is one
- * chunk per piece, the last with usage and timings (as llama-server sends
- * them), then [DONE].  A client that goes away cuts the reply at once,
- * or stops the evaluation of its prompt within a layer. */
+ * last message, the user's, opens the reply.  A streamed reply opens
+ * with a chunk naming the role (the SDKs' stream helpers need it), then
+ * one chunk per piece, one with the finish reason (and the log
+ * probabilities, when asked), the usage and timings in a chunk of their
+ * own without choices when stream_options.include_usage asks, then
+ * [DONE].  A client that goes (a failed write, a reset) cuts the reply at
+ * once, or stops the evaluation of its prompt within a layer; the server stopping ends it with an error event and [DONE]. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +37,13 @@ static int apply_settings(server *sv, const cf_oai_request *rq, cf_err *err)
     }
     static const char *const none[] = {NULL};
     const char *const *stops = rq->stops ? (const char *const *)rq->stops : none;
+    cf_err why;
+    if (cf_session_set_logit_bias(sv->s, rq->bias, (size_t)rq->n_bias, &why)) {
+        const char *msg = why.msg; /* in the field's name */
+        if (!strncmp(msg, "logit bias: ", 12))
+            msg += 12;
+        return cf_fail_as(err, why.code, "logit_bias: %s", msg);
+    }
     return cf_session_set_stops(sv->s, stops, (size_t)rq->n_stops, err);
 }
 
@@ -42,14 +52,39 @@ static const char *finish_reason(cf_stop_reason r)
     return r == CF_STOP_N_PREDICT || r == CF_STOP_CONTEXT_FULL ? "length" : "stop";
 }
 
-/* "data: JSON\n\n"; -1 when the client is gone. */
-static int send_event(int fd, char *json, size_t len)
+/* "data: JSON\n\n" (after "event: NAME\n" when named); -1 when the client
+ * is gone. */
+static int send_named(int fd, const char *name, char *json, size_t len)
 {
     if (!json)
         return 0; /* out of memory: this piece is lost, the stream goes on */
-    int rc = http_send(fd, "data: ", 6) || http_send(fd, json, len) || http_send(fd, "\n\n", 2);
+    int rc = (name && (http_send(fd, "event: ", 7) || http_send(fd, name, strlen(name)) ||
+                       http_send(fd, "\n", 1))) ||
+             http_send(fd, "data: ", 6) || http_send(fd, json, len) || http_send(fd, "\n\n", 2);
     free(json);
     return rc ? -1 : 0;
+}
+
+static int send_event(int fd, char *json, size_t len)
+{
+    return send_named(fd, NULL, json, len);
+}
+
+/* One event of a Responses stream, numbered in turn. */
+static int send_resp(serve_job *j, const cf_oai_reply_id *id, cf_oai_resp_event ev,
+                     const char *text, const char *finish, const cf_oai_usage *u)
+{
+    size_t len = 0;
+    char *json = cf_oai_responses_event(id, ev, j->seq++, text, finish, u, &len);
+    return send_named(j->fd, cf_oai_responses_event_name(ev), json, len);
+}
+
+static int send_chunk(int fd, const cf_oai_reply_id *id, const cf_oai_delta *d,
+                      const cf_oai_usage *u)
+{
+    size_t len = 0;
+    char *json = cf_oai_chunk_encode(id, d, u, &len);
+    return send_event(fd, json, len);
 }
 
 static void log_settings(const server *sv, const cf_oai_request *rq)
@@ -66,51 +101,185 @@ static void log_settings(const server *sv, const cf_oai_request *rq)
 typedef struct outcome {
     bool gone, stopped, failed;
     cf_err err;
+    cf_turn_stats first; /* the first choice's: its prefill is the request's */
+    int gen_tokens;      /* every choice's */
+    double gen_ms;
 } outcome;
 
-/* Run the reply begun, streaming or gathering it; the session's reply is
- * ended (cut when the client left or the server stops). */
-static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, FILE *content,
-                     FILE *reasoning, outcome *o)
+/* One choice as it came out: its texts, why it ended, its tokens'
+ * probabilities (a copy, when asked for). */
+typedef struct choice {
+    char *content, *reasoning;
+    const char *finish;
+    cf_token_prob *probs;
+    int n_probs;
+} choice;
+
+static cf_str token_text(void *ud, int32_t id)
+{
+    return cf_session_token_text(ud, id);
+}
+
+/* The ended reply's record into c; its end streamed as choice i. */
+static void settle(server *sv, serve_job *j, const cf_oai_reply_id *id, int i, choice *c,
+                   outcome *o)
+{
+    cf_session *s = sv->s;
+    const cf_turn_stats *st = cf_session_last_stats(s);
+    if (i == 0)
+        o->first = *st;
+    o->gen_tokens += st->gen_tokens;
+    o->gen_ms += st->gen_ms;
+    c->finish = finish_reason(st->stop);
+    int n = 0;
+    const cf_token_prob *p = cf_session_probs(s, cf_session_n_messages(s) - 1, &n);
+    if (j->req.logprobs && n > 0 && (c->probs = malloc((size_t)n * sizeof *p))) {
+        memcpy(c->probs, p, (size_t)n * sizeof *p);
+        c->n_probs = n;
+    }
+    if (!j->req.stream || j->api == CF_OAI_RESPONSES || o->gone || o->stopped || o->failed)
+        return;
+    cf_oai_logprobs lp = {c->probs, c->n_probs, j->req.top_logprobs, token_text, s};
+    cf_oai_delta d = {.index = i, .finish = c->finish, .logprobs = j->req.logprobs ? &lp : NULL};
+    o->gone = send_chunk(j->fd, id, &d, NULL) != 0;
+}
+
+/* Run the reply begun as choice i, streaming and gathering it; the
+ * session's reply is ended (cut when the client left or the server
+ * stops). */
+static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, int i, choice *c,
+                     outcome *o)
 {
     const cf_oai_request *rq = &j->req;
+    size_t clen, rlen;
+    FILE *content = open_memstream(&c->content, &clen);
+    FILE *reasoning = open_memstream(&c->reasoning, &rlen);
     cf_reply_part part;
-    int rc;
-    bool cut = false;
-    while ((rc = cf_session_next_part(sv->s, &part, &o->err)) == CF_NEXT_TOKEN) {
+    int rc = 0;
+    if (!content || !reasoning) {
+        o->failed = true;
+        snprintf(o->err.msg, sizeof o->err.msg, "out of memory");
+    }
+    /* the first chunk of a choice names the role: the SDKs' stream helpers
+     * need it; a Responses stream opens the response, its message, its text */
+    cf_oai_delta first = {.index = i, .role = true};
+    if (!o->failed && rq->stream && j->api == CF_OAI_CHAT)
+        o->gone = send_chunk(j->fd, id, &first, NULL) != 0;
+    for (int ev = CF_RESP_CREATED; !o->failed && rq->stream && j->api == CF_OAI_RESPONSES &&
+                                   ev <= CF_RESP_PART_ADDED && !o->gone; ev++)
+        o->gone = send_resp(j, id, (cf_oai_resp_event)ev, NULL, NULL, NULL) != 0;
+    while (!o->gone && !o->failed &&
+           (rc = cf_session_next_part(sv->s, &part, &o->err)) == CF_NEXT_TOKEN) {
         o->stopped = sv->p->stop && *sv->p->stop;
-        if (o->stopped || http_peer_gone(j->fd)) {
-            cut = o->gone = true;
+        o->gone = http_peer_gone(j->fd);
+        if (o->stopped || o->gone)
             break;
-        }
         if (!*part.content && !*part.reasoning)
             continue;
-        if (rq->stream) {
-            size_t len;
-            char *chunk = cf_oai_chunk_encode(id, part.reasoning, part.content, NULL, NULL, &len);
-            if (send_event(j->fd, chunk, len)) {
-                cut = o->gone = true;
-                break;
-            }
-        } else {
-            fputs(part.content, content);
-            fputs(part.reasoning, reasoning);
-        }
+        cf_oai_delta d = {.index = i, .reasoning = part.reasoning, .content = part.content};
+        if (rq->stream && j->api == CF_OAI_RESPONSES && *part.content)
+            o->gone = send_resp(j, id, CF_RESP_DELTA, part.content, NULL, NULL) != 0;
+        else if (rq->stream && j->api != CF_OAI_RESPONSES)
+            o->gone = send_chunk(j->fd, id, &d, NULL) != 0;
+        fputs(part.content, content);
+        fputs(part.reasoning, reasoning);
     }
+    bool cut = o->gone || o->stopped || o->failed;
     cf_session_end_reply(sv->s, cut);
-    o->failed = rc < 0 && !cut;
+    o->failed |= !cut && rc < 0;
+    if (content)
+        fclose(content);
+    if (reasoning)
+        fclose(reasoning);
+    settle(sv, j, id, i, c, o);
+}
+
+/* After the choices: the end, in the stream or as the whole response. */
+static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const choice *c, int n,
+                   const outcome *o, int n_prompt)
+{
+    const cf_oai_request *rq = &j->req;
+    const cf_turn_stats *st = &o->first;
+    cf_oai_usage u = {.has_usage = true, .prompt_tokens = n_prompt,
+                      .completion_tokens = o->gen_tokens,
+                      .cached_tokens = n_prompt - st->prompt_tokens, .has_timings = true,
+                      .prompt_n = st->prompt_tokens, .predicted_n = o->gen_tokens,
+                      .prompt_ms = st->prompt_ms, .predicted_ms = o->gen_ms};
+    size_t len;
+    bool responses = j->api == CF_OAI_RESPONSES;
+    const char *text = n > 0 && c[0].content ? c[0].content : "";
+    const char *why = n > 0 ? c[0].finish : "stop";
+    if (o->gone) {
+        /* nothing more to say to a client that left */
+    } else if (rq->stream && (o->failed || o->stopped)) {
+        const char *msg = o->stopped ? "the server is shutting down: the reply was cut"
+                                     : o->err.msg;
+        char *e = cf_oai_error_encode(msg, "server_error",
+                                      o->stopped ? "shutting_down" : "server_error", NULL, &len);
+        send_named(j->fd, responses ? "error" : NULL, e, len);
+        if (!responses)
+            http_send(j->fd, "data: [DONE]\n\n", 14);
+    } else if (rq->stream && responses) {
+        bool cut = !strcmp(why, "length");
+        for (int ev = CF_RESP_TEXT_DONE; ev <= CF_RESP_ITEM_DONE + 1; ev++)
+            if (send_resp(j, id, ev <= CF_RESP_ITEM_DONE ? (cf_oai_resp_event)ev
+                                 : cut ? CF_RESP_INCOMPLETE : CF_RESP_COMPLETED,
+                          text, why, &u))
+                break;
+    } else if (o->failed || o->stopped) {
+        serve_error(sv, j->fd, o->stopped ? 503 : 500, o->stopped ? "shutting_down" : NULL, NULL,
+                    o->stopped ? "the server is shutting down: the reply was cut" : o->err.msg);
+    } else if (rq->stream) { /* each choice's end went out with it */
+        if (!rq->include_usage || !send_chunk(j->fd, id, NULL, &u))
+            http_send(j->fd, "data: [DONE]\n\n", 14);
+    } else {
+        cf_oai_logprobs lp[CF_OAI_MAX_CHOICES];
+        cf_oai_delta d[CF_OAI_MAX_CHOICES];
+        for (int i = 0; i < n; i++) {
+            lp[i] = (cf_oai_logprobs){c[i].probs, c[i].n_probs, rq->top_logprobs, token_text,
+                                      sv->s};
+            d[i] = (cf_oai_delta){.index = i, .reasoning = c[i].reasoning,
+                                  .content = c[i].content, .finish = c[i].finish,
+                                  .logprobs = rq->logprobs ? &lp[i] : NULL};
+        }
+        char *body = responses ? cf_oai_responses_encode(id, text, why, &u, &len)
+                               : cf_oai_response_encode(id, d, n, &u, &len);
+        if (body)
+            serve_respond(sv, j->fd, 200, body, len, NULL);
+        else
+            serve_error(sv, j->fd, 500, NULL, NULL, "out of memory");
+        free(body);
+    }
+    serve_log(sv, "POST %s %d · %d message%s · prompt %d tok (%d cached) · reply %d tok%s%s%s · "
+              "%.0f ms",
+              j->path, o->gone ? 499 : o->stopped ? 503 : o->failed && !rq->stream ? 500 : 200,
+              rq->n_msgs, rq->n_msgs == 1 ? "" : "s", n_prompt, n_prompt - st->prompt_tokens, o->gen_tokens,
+              rq->n_choices > 1 ? " in choices" : "",
+              o->stopped ? ", cut: the server stops" : o->gone ? ", cut: the client went away"
+              : o->failed ? ", failed: " : "",
+              o->failed ? o->err.msg : "", cf_now_ms() - j->t0);
 }
 
 typedef struct job_watch {
     const server *sv;
     int fd;
+    bool probed;
 } job_watch;
 
-/* The session's cancel check while the prompt is evaluated. */
+/* The session's cancel check while the prompt is evaluated.  A client that
+ * half-closed may still read the reply (nc -N) or may have closed its
+ * socket altogether: an interim 102 tells, since a closed socket answers
+ * it with a reset, which the next check sees. */
 static bool job_gone(void *ud)
 {
-    const job_watch *w = ud;
-    return (w->sv->p->stop && *w->sv->p->stop) || http_peer_gone(w->fd);
+    job_watch *w = ud;
+    if ((w->sv->p->stop && *w->sv->p->stop) || http_peer_gone(w->fd))
+        return true;
+    if (!w->probed && http_peer_done_sending(w->fd)) {
+        w->probed = true;
+        http_send_processing(w->fd);
+    }
+    return false;
 }
 
 void serve_reply(server *sv, serve_job *j)
@@ -118,85 +287,58 @@ void serve_reply(server *sv, serve_job *j)
     const cf_oai_request *rq = &j->req;
     cf_session *s = sv->s;
     cf_err err = {.msg = ""};
-    const char *path = "/v1/chat/completions";
     if (sv->p->verbose)
         log_settings(sv, rq);
-    const cf_message *last = &rq->msgs[rq->n_msgs - 1];
-    job_watch watch = {sv, j->fd};
+    const char *last = rq->msgs ? rq->msgs[rq->n_msgs - 1].content : NULL;
+    job_watch watch = {sv, j->fd, false};
     cf_session_set_cancel(s, job_gone, &watch);
     int rc = apply_settings(sv, rq, &err) ||
-             cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
-             cf_session_begin_reply(s, last->content, &err);
+             (j->api == CF_OAI_TEXT ? cf_session_begin_raw(s, rq->prompt, &err)
+                                    : cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
+                                          cf_session_begin_reply(s, last, &err));
     cf_session_set_cancel(s, NULL, NULL);
     if (rc && err.code == CF_E_CANCELLED) {
         serve_log(sv, "POST %s 499 · the client went away (or the server stops) while the "
-                      "prompt was evaluated · %.0f ms", path, cf_now_ms() - j->t0);
+                      "prompt was evaluated · %.0f ms", j->path, cf_now_ms() - j->t0);
         return;
     }
     if (rc) {
         bool theirs =
             err.code == CF_E_USAGE || err.code == CF_E_CONTEXT || err.code == CF_E_TEMPLATE;
-        serve_log(sv, "POST %s %d · %s", path, theirs ? 400 : 500, err.msg);
-        serve_error(j->fd, theirs ? 400 : 500, theirs ? "invalid_request_error" : "server_error",
-                    err.msg);
+        serve_log(sv, "POST %s %d · %s", j->path, theirs ? 400 : 500, err.msg);
+        serve_error(sv, j->fd, theirs ? 400 : 500,
+                    err.code == CF_E_CONTEXT ? "context_length_exceeded" : NULL, NULL, err.msg);
         return;
     }
     int n_prompt;
     cf_session_tokens(s, &n_prompt);
     char rid[48];
-    snprintf(rid, sizeof rid, "chatcmpl-confab-%llx-%llu", sv->created, ++sv->n_replies);
-    cf_oai_reply_id id = {rid, sv->model_id, (long long)time(NULL)};
-    char *ctext = NULL, *rtext = NULL;
-    size_t clen = 0, rlen = 0;
-    FILE *content = open_memstream(&ctext, &clen), *reasoning = open_memstream(&rtext, &rlen);
+    static const char *const kinds[] = {"chatcmpl", "cmpl", "resp"};
+    snprintf(rid, sizeof rid, "%s%sconfab-%llx-%llu", kinds[j->api],
+             j->api == CF_OAI_RESPONSES ? "_" : "-", sv->created, ++sv->n_replies);
+    cf_oai_reply_id id = {rid, sv->model_id, (long long)time(NULL), sv->fingerprint,
+                          j->api == CF_OAI_TEXT};
+    choice c[CF_OAI_MAX_CHOICES] = {{0}};
     outcome o = {.gone = false};
-    if (!content || !reasoning) {
-        cf_session_end_reply(s, true);
-        serve_error(j->fd, 500, "server_error", "out of memory");
-    } else if (rq->stream && http_respond_stream(j->fd, "text/event-stream")) {
+    int n = 0;
+    if (rq->stream && http_respond_stream(j->fd, "text/event-stream", sv->cors)) {
         cf_session_end_reply(s, true);
         o.gone = true;
-    } else {
-        generate(sv, j, &id, content, reasoning, &o);
     }
-    if (content)
-        fclose(content);
-    if (reasoning)
-        fclose(reasoning);
-    const cf_turn_stats *st = cf_session_last_stats(s);
-    cf_oai_usage u = {.has_usage = true, .prompt_tokens = n_prompt,
-                      .completion_tokens = st->gen_tokens,
-                      .cached_tokens = n_prompt - st->prompt_tokens, .has_timings = true,
-                      .prompt_n = st->prompt_tokens, .predicted_n = st->gen_tokens,
-                      .prompt_ms = st->prompt_ms, .predicted_ms = st->gen_ms};
-    const char *finish = finish_reason(st->stop);
-    int status = o.gone ? 499 : o.failed && !rq->stream ? 500 : 200;
-    size_t len;
-    if (o.gone) {
-        /* nothing more to say to a client that left */
-    } else if (o.failed && rq->stream) {
-        char *e = cf_oai_error_encode(o.err.msg, "server_error", 500, &len);
-        send_event(j->fd, e, len);
-    } else if (o.failed) {
-        serve_error(j->fd, 500, "server_error", o.err.msg);
-    } else if (rq->stream) {
-        char *end = cf_oai_chunk_encode(&id, NULL, NULL, finish, &u, &len);
-        if (!send_event(j->fd, end, len))
-            http_send(j->fd, "data: [DONE]\n\n", 14);
-    } else if (ctext && rtext) {
-        char *body = cf_oai_response_encode(&id, rtext, ctext, finish, &u, &len);
-        if (body)
-            http_respond(j->fd, 200, "application/json", body, len, NULL);
-        else
-            serve_error(j->fd, 500, "server_error", "out of memory");
-        free(body);
+    /* each further choice draws again after the same prompt: the cache
+     * rewinds to the last message's turn, which alone is evaluated again */
+    while (!o.gone && !o.stopped && !o.failed && n < rq->n_choices) {
+        if (n > 0 && (cf_session_undo(s, &o.err) || cf_session_begin_reply(s, last, &o.err))) {
+            o.failed = true;
+            break;
+        }
+        generate(sv, j, &id, n, &c[n], &o);
+        n++;
     }
-    free(ctext);
-    free(rtext);
-    serve_log(sv,
-              "POST %s %d · %d message%s · prompt %d tok (%d cached) · reply %d tok%s%s · %.0f ms",
-              path, status, rq->n_msgs, rq->n_msgs == 1 ? "" : "s", n_prompt, n_prompt - st->prompt_tokens, st->gen_tokens,
-              o.stopped ? ", cut: the server stops" : o.gone ? ", cut: the client went away"
-              : o.failed ? ", failed: " : "",
-              o.failed ? o.err.msg : "", cf_now_ms() - j->t0);
+    finish(sv, j, &id, c, n, &o, n_prompt);
+    for (int i = 0; i < n; i++) {
+        free(c[i].content);
+        free(c[i].reasoning);
+        free(c[i].probs);
+    }
 }

@@ -26,10 +26,11 @@ static void usage(FILE *f)
             "usage: confab serve -m FILE [--host ADDR] [--port N] [--api-key-env VAR] [options]\n"
             "\n"
             "Serve the model over the OpenAI chat completions protocol, for confab --endpoint\n"
-            "and any other client of it: POST /v1/chat/completions (streamed or not),\n"
-            "GET /v1/models, GET /health.  Requests are answered one at a time in the order\n"
-            "they come; each one's messages replace the conversation, and the cache keeps\n"
-            "what the last one shares with it.  Stop with Ctrl-C or SIGTERM.\n"
+            "and any other client of it: POST /v1/chat/completions, /v1/completions and\n"
+            "/v1/responses (streamed or not), GET /v1/models[/ID], GET /health.  Requests are\n"
+            "answered one at a time in the order they come; each one's messages replace the\n"
+            "conversation, and the cache keeps what the last one shares with it.  Stop with\n"
+            "Ctrl-C or SIGTERM.\n"
             "\n"
             "  -m, --model FILE|NAME   the model, a file or a name 'confab models' lists\n"
             "                          (default: the one 'confab chat' would use)\n"
@@ -38,6 +39,9 @@ static void usage(FILE *f)
             "      --port N            the port (default 8080; 0: any free one)\n"
             "      --api-key-env VAR   ask for the key in $VAR (Authorization: Bearer KEY);\n"
             "                          without it, anyone who reaches the port may use it\n"
+            "      --cors ORIGIN       the origin browsers may call from (Access-Control-Allow-\n"
+            "                          Origin; '*' any; 'off' none); default '*' when --host\n"
+            "                          is a loopback address, none otherwise\n"
             "      --model-id NAME     the model's name in the protocol (default: -m's name, or\n"
             "                          the file's); requests naming another model get 404\n"
             "  -c, --ctx-size N        context size in tokens (default: the model's, at most\n"
@@ -75,6 +79,7 @@ int cmd_serve(int argc, char **argv)
         {"threads", required_argument, 0, 't'},     {"kv-type", required_argument, 0, 'k'},
         {"chat-template", required_argument, 0, 'T'},
         {"chat-template-file", required_argument, 0, 'F'},
+        {"cors", required_argument, 0, 'C'},
         {"verbose", no_argument, 0, 'v'},           {"help", no_argument, 0, 'h'},
         {"model-draft", required_argument, 0, 'd'}, {"draft-max", required_argument, 0, 'd'},
         {"draft-min", required_argument, 0, 'd'},   {"draft-p-min", required_argument, 0, 'd'},
@@ -102,6 +107,7 @@ int cmd_serve(int argc, char **argv)
             break;
         case 'K': key_env = optarg; break;
         case 'I': p.model_id = optarg; break;
+        case 'C': p.cors = strcmp(optarg, "off") ? optarg : ""; break;
         case 'c':
             if (!cli_parse_int("--ctx-size", optarg, 0, 1 << 20, &v))
                 return CF_EXIT_USAGE;

@@ -29,7 +29,8 @@ static void check_head(const char *p, size_t n, http_req *r, int *head)
         return;
     fuzz_require(r->head_len == (size_t)*head && r->body_len <= HTTP_BODY_MAX, "a head's lengths are off");
     fuzz_require(memchr(r->method, '\0', sizeof r->method) && r->path[0] == '/' &&
-                     memchr(r->path, '\0', sizeof r->path) && memchr(r->auth, '\0', sizeof r->auth),
+                     memchr(r->path, '\0', sizeof r->path) &&
+                     (!r->auth || (r->auth >= p && r->auth + r->auth_len <= p + n)),
                  "a head's fields are not strings");
     http_req again;
     int s2;
@@ -56,8 +57,13 @@ static void rebuild(const cf_oai_request *q)
     /* what a client leaves to the server: "auto" is its default */
     cf_oai_setting kept[32];
     int n = 0;
+    /* what a client sends: the protocol's fields (probs is how logprobs
+     * reaches the session, not a field of its own), and seeds within
+     * int64, all a client's JSON integers hold */
     for (int i = 0; i < q->n_settings && n < 32; i++)
-        if (strcmp(q->settings[i].value, "auto"))
+        if (strcmp(q->settings[i].value, "auto") && cf_oai_field_of(q->settings[i].name) &&
+            (strcmp(q->settings[i].name, "seed") || strtoull(q->settings[i].value, NULL, 10) <=
+                                                        (unsigned long long)INT64_MAX))
             kept[n++] = q->settings[i];
     size_t len;
     char *body = cf_oai_request_build(q->model, q->msgs, q->n_msgs, kept, n, (const char *const *)q->stops,

@@ -62,9 +62,10 @@ static void decode_event(const char *data, size_t len)
         return;
     }
     if (!c.done && !c.error) {
-        const cf_oai_reply_id id = {"chatcmpl-1", "m", 1};
+        const cf_oai_reply_id id = {"chatcmpl-1", "m", 1, NULL, false};
+        const cf_oai_delta d = {.reasoning = c.reasoning, .content = c.content, .finish = c.finish};
         size_t n;
-        char *json = cf_oai_chunk_encode(&id, c.reasoning, c.content, c.finish, NULL, &n);
+        char *json = cf_oai_chunk_encode(&id, &d, NULL, &n);
         fuzz_require(json != NULL, "encoding a chunk failed");
         fuzz_require(cf_oai_chunk_decode(json, n, &again, &err) == 0,
                      "its own chunk does not decode: %s (%.200s)", err.msg, json);

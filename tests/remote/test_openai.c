@@ -381,6 +381,28 @@ static void test_requests(void)
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"model\":3}", "model must be a string"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"chat_template_kwargs\":"
          "{\"enable_thinking\":\"no\"}}", "chat_template_kwargs.enable_thinking must be true or false"},
+        /* what is not honoured is refused by name, never ignored */
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":17}", "n: must be 1 to 16"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":"
+         "\"function\"}]}", "tools: function calling is not supported"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tool_choice\":\"required\"}",
+         "tool_choice: function calling"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":"
+         "\"json_object\"}}", "response_format: only {\"type\": \"text\"}"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"a\":5}}",
+         "logit_bias: its keys must be token ids"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"1\":500}}",
+         "logit_bias: its biases must be numbers from -100 to 100"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logprobs\":true,"
+         "\"top_logprobs\":6}", "top_logprobs: must be an integer, 0 to 5"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_logprobs\":2}",
+         "top_logprobs: needs logprobs: true"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":0}",
+         "max_tokens must be at least 1"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"a\\u0000b\"}]}",
+         "messages[0].content has a NUL character"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"audio\":{}}",
+         "audio: not supported by confab serve"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err.msg[0] = 0;
@@ -389,47 +411,114 @@ static void test_requests(void)
         CHECKF(strstr(err.msg, bad[i].want) != NULL, "%s: '%s' lacks '%s'", bad[i].body, err.msg,
                bad[i].want);
     }
+    const char *two = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":2}";
+    CHECK(cf_oai_request_parse(two, strlen(two), &r, &err) == 0 && r.n_choices == 2);
+    cf_oai_request_free(&r);
+    two = "{\"prompt\":\"x\",\"n\":2}";
+    CHECK(cf_oai_api_parse(CF_OAI_TEXT, two, strlen(two), &r, &err) < 0 && !strcmp(r.param, "n"));
+    /* honoured: seeds to 2^64-1, logprobs, the harmless fields */
+    const char *good = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"seed\":"
+                       "18446744073709551615,\"logprobs\":true,\"top_logprobs\":3,\"n\":1,"
+                       "\"tools\":[],\"tool_choice\":\"none\",\"response_format\":{\"type\":"
+                       "\"text\"},\"user\":\"u\",\"logit_bias\":{\"7\":-2.5,\"9\":100}}";
+    CHECK(cf_oai_request_parse(good, strlen(good), &r, &err) == 0 && r.logprobs &&
+          r.top_logprobs == 3 && r.n_settings == 2 && !strcmp(r.settings[0].value, "0") &&
+          r.n_bias == 2 && r.bias[0].id == 7 && r.bias[0].bias == -2.5f && r.bias[1].id == 9 &&
+          !strcmp(r.settings[1].name, "probs") && !strcmp(r.settings[1].value, "on"));
+    cf_oai_request_free(&r);
+    good = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"seed\":9223372036854775808}";
+    CHECK(cf_oai_request_parse(good, strlen(good), &r, &err) == 0 && r.n_settings == 1 &&
+          !strcmp(r.settings[0].value, "9223372036854775808"));
+    cf_oai_request_free(&r);
     CHECK(!strcmp(cf_oai_field_of("temp"), "temperature") && !cf_oai_field_of("bogus") &&
           !strcmp(cf_oai_field_of("thinking"), "chat_template_kwargs.enable_thinking"));
 }
 
 /* ---- what confab serve writes, read by the client ------------------------------------ */
+static cf_str piece_of(void *ud, int32_t id)
+{
+    static const char *const pieces[] = {"He", "llo", "\xe2\x82"};
+    (void)ud;
+    return (cf_str){pieces[id], strlen(pieces[id])};
+}
+
 static void test_encode(void)
 {
-    cf_oai_reply_id id = {"chatcmpl-1", "tiny", 1700000000};
+    cf_oai_reply_id id = {"chatcmpl-1", "tiny", 1700000000, "fp_1", false};
     cf_oai_usage u = {.has_usage = true, .prompt_tokens = 5, .completion_tokens = 2,
                       .cached_tokens = 3, .has_timings = true, .prompt_n = 2, .predicted_n = 2,
                       .prompt_ms = 1.5, .predicted_ms = 4};
     size_t len;
     cf_oai_chunk c;
     cf_err err;
-    char *a = cf_oai_chunk_encode(&id, "think", "say \"x\"", NULL, NULL, &len);
+    /* the first chunk names the role; every choice has logprobs, null when not asked */
+    cf_oai_delta d = {.role = true};
+    char *a = cf_oai_chunk_encode(&id, &d, NULL, &len);
+    CHECK(a && strstr(a, "\"delta\":{\"role\":\"assistant\",\"refusal\":null}") &&
+          strstr(a, "\"logprobs\":null") && strstr(a, "\"system_fingerprint\":\"fp_1\"") &&
+          strstr(a, "\"object\":\"chat.completion.chunk\""));
+    free(a);
+    d = (cf_oai_delta){.reasoning = "think", .content = "say \"x\""};
+    a = cf_oai_chunk_encode(&id, &d, NULL, &len);
     CHECK(a && cf_oai_chunk_decode(a, len, &c, &err) == 0 && !strcmp(c.content, "say \"x\"") &&
-          !strcmp(c.reasoning, "think") && !c.finish && !strcmp(c.model, "tiny"));
+          !strcmp(c.reasoning, "think") && !c.finish && !strcmp(c.model, "tiny") &&
+          !strstr(a, "role"));
     cf_oai_chunk_free(&c);
     free(a);
-    a = cf_oai_chunk_encode(&id, NULL, "", "length", &u, &len);
-    CHECK(a && cf_oai_chunk_decode(a, len, &c, &err) == 0 && !c.content && !strcmp(c.finish, "length") &&
-          c.usage.prompt_tokens == 5 && c.usage.completion_tokens == 2 && c.usage.cached_tokens == 3 &&
-          c.usage.has_timings && c.usage.predicted_ms == 4);
+    d = (cf_oai_delta){.finish = "length"};
+    a = cf_oai_chunk_encode(&id, &d, NULL, &len);
+    CHECK(a && cf_oai_chunk_decode(a, len, &c, &err) == 0 && !c.content &&
+          !strcmp(c.finish, "length") && !c.usage.has_usage && !strstr(a, "usage"));
     cf_oai_chunk_free(&c);
     free(a);
-    a = cf_oai_response_encode(&id, NULL, "whole", "stop", &u, &len);
+    /* usage in a chunk of its own, with no choices */
+    a = cf_oai_chunk_encode(&id, NULL, &u, &len);
+    CHECK(a && strstr(a, "\"choices\":[]") && cf_oai_chunk_decode(a, len, &c, &err) == 0 &&
+          c.usage.prompt_tokens == 5 && c.usage.completion_tokens == 2 &&
+          c.usage.cached_tokens == 3 && c.usage.has_timings && c.usage.predicted_ms == 4);
+    cf_oai_chunk_free(&c);
+    free(a);
+    d = (cf_oai_delta){.content = "whole", .finish = "stop"};
+    a = cf_oai_response_encode(&id, &d, 1, &u, &len);
     CHECK(a && cf_oai_chunk_decode(a, len, &c, &err) == 0 && !strcmp(c.content, "whole") &&
-          strstr(a, "\"object\":\"chat.completion\""));
+          strstr(a, "\"object\":\"chat.completion\"") && strstr(a, "\"refusal\":null") &&
+          strstr(a, "\"role\":\"assistant\"") && strstr(a, "\"logprobs\":null"));
     cf_oai_chunk_free(&c);
     free(a);
-    a = cf_oai_error_encode("messages must be a non-empty list", "invalid_request_error", 400, &len);
-    CHECK(a && !strcmp(a, "{\"error\":{\"message\":\"messages must be a non-empty list\",\"type\":"
-                          "\"invalid_request_error\",\"code\":400}}"));
+    /* log probabilities: each token's, with its bytes and alternatives */
+    cf_token_prob tp[2] = {{.id = 0, .p = 0.5f, .n_top = 2, .top_id = {0, 1}, .top_p = {0.5f, 0.25f}},
+                           {.id = 2, .p = 0, .n_top = 0}};
+    cf_oai_logprobs lp = {tp, 2, 1, piece_of, NULL};
+    d = (cf_oai_delta){.content = "He", .finish = "stop", .logprobs = &lp};
+    a = cf_oai_response_encode(&id, &d, 1, NULL, &len);
+    CHECK(a && strstr(a, "\"logprobs\":{\"content\":[{\"token\":\"He\",\"logprob\":-0.693147") &&
+          strstr(a, "\"bytes\":[72,101],\"top_logprobs\":[{\"token\":\"He\"") &&
+          !strstr(a, "\"llo\"") && strstr(a, "\"logprob\":-9999") &&
+          strstr(a, "\"bytes\":[226,130]") && strstr(a, "\"refusal\":null}"));
+    free(a);
+    id.completion = true;
+    d = (cf_oai_delta){.content = "text", .finish = "stop"};
+    a = cf_oai_response_encode(&id, &d, 1, NULL, &len);
+    CHECK(a && strstr(a, "\"object\":\"text_completion\"") &&
+          strstr(a, "{\"index\":0,\"text\":\"text\",\"logprobs\":null,\"finish_reason\":\"stop\"}"));
+    free(a);
+    a = cf_oai_error_encode("the model 'x' does not exist here", "invalid_request_error",
+                            "model_not_found", "model", &len);
+    CHECK(a && !strcmp(a, "{\"error\":{\"message\":\"the model 'x' does not exist here\",\"type\":"
+                          "\"invalid_request_error\",\"param\":\"model\",\"code\":"
+                          "\"model_not_found\"}}"));
     char buf[64];
     cf_oai_error_text(a, len, buf, sizeof buf);
-    CHECK(!strcmp(buf, "messages must be a non-empty list"));
+    CHECK(!strcmp(buf, "the model 'x' does not exist here"));
     free(a);
     char **ids = NULL;
     a = cf_oai_models_encode("tiny", 1, &len);
     CHECK(a && cf_oai_models_decode(a, len, &ids, &err) == 0 && !strcmp(ids[0], "tiny") && !ids[1]);
     cf_oai_models_free(ids);
+    free(a);
+    a = cf_oai_model_encode("tiny", 1, &len);
+    CHECK(a && !strcmp(a, "{\"id\":\"tiny\",\"object\":\"model\",\"created\":1,\"owned_by\":"
+                          "\"confab\"}"));
     free(a);
 }
 

@@ -4,214 +4,11 @@
  * request getting its 4xx JSON error, 401 without the key, a client that
  * leaves mid-reply, and load: 8 clients sending 20 requests each at once,
  * all answered, the server's memory flat. */
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "confab/openai.h"
-#include "harness.h"
-
-extern char **environ;
+#include "serve_util.h"
 
 enum { CLIENTS = 8, REQUESTS = 20 };
-static const char *KEY = "test-key-123";
-
-typedef struct server {
-    pid_t pid;
-    int port;
-    char log[300];
-} server;
-
-/* confab serve on a free port, its stderr into sv->log. */
-static int start(server *sv, const char *dir, const char *name, char *const extra_env[])
-{
-    snprintf(sv->log, sizeof sv->log, "%s/%s.log", dir, name);
-    char *const argv[] = {getenv("CONFAB_BIN"), "serve", "-m",
-                          (char *)shared_path("models/stories260K-chatml.gguf"), "--port", "0",
-                          "-t", "1", "--api-key-env", "CONFAB_TEST_KEY", "--model-id", "tiny",
-                          "-v", NULL};
-    char *env[64];
-    int n = 0;
-    for (char **e = environ; *e && n < 50; e++)
-        env[n++] = *e;
-    for (; extra_env && *extra_env; extra_env++)
-        env[n++] = *extra_env;
-    char key[64];
-    snprintf(key, sizeof key, "CONFAB_TEST_KEY=%s", KEY);
-    env[n++] = key;
-    env[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, sv->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int rc = posix_spawn(&sv->pid, argv[0], &fa, NULL, argv, env);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc)
-        return -1;
-    for (int i = 0; i < 1000; i++) {
-        FILE *f = fopen(sv->log, "r");
-        char line[512];
-        while (f && fgets(line, sizeof line, f)) {
-            const char *at = strstr(line, "listening on http://127.0.0.1:");
-            if (at && (sv->port = atoi(at + 30)) > 0) {
-                fclose(f);
-                return 0;
-            }
-        }
-        if (f)
-            fclose(f);
-        usleep(10000);
-    }
-    return -1;
-}
-
-static int stop(server *sv)
-{
-    int status = -1;
-    kill(sv->pid, SIGTERM);
-    waitpid(sv->pid, &status, 0);
-    return status;
-}
-
-static long rss_kb(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    long kb = -1;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb;
-}
-
-/* ---- a raw HTTP client ------------------------------------------------------------ */
-typedef struct response {
-    int status;
-    char *text; /* the whole response, head and body */
-    size_t len;
-    const char *body;
-} response;
-
-static void response_free(response *r)
-{
-    free(r->text);
-    memset(r, 0, sizeof *r);
-}
-
-static int connect_to(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    struct timeval tv = {60, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* Send raw bytes, read until the server closes. */
-static int exchange_raw(int port, const char *req, size_t req_len, response *r)
-{
-    memset(r, 0, sizeof *r);
-    int fd = connect_to(port);
-    if (fd < 0)
-        return -1;
-    for (size_t off = 0; off < req_len;) {
-        ssize_t w = send(fd, req + off, req_len - off, MSG_NOSIGNAL);
-        if (w <= 0)
-            break;
-        off += (size_t)w;
-    }
-    size_t cap = 1 << 14;
-    r->text = malloc(cap + 1);
-    ssize_t got;
-    while ((got = recv(fd, r->text + r->len, cap - r->len, 0)) > 0) {
-        r->len += (size_t)got;
-        if (cap - r->len < 4096)
-            r->text = realloc(r->text, (cap *= 2) + 1);
-    }
-    close(fd);
-    r->text[r->len] = 0;
-    sscanf(r->text, "HTTP/1.1 %d", &r->status);
-    const char *b = strstr(r->text, "\r\n\r\n");
-    r->body = b ? b + 4 : "";
-    return r->status ? 0 : -1;
-}
-
-static int request(int port, const char *method, const char *path, const char *body, bool key,
-                   response *r)
-{
-    char head[1024];
-    int n = snprintf(head, sizeof head,
-                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%s%sContent-Type: application/json\r\n"
-                     "Content-Length: %zu\r\n\r\n",
-                     method, path, key ? "Authorization: Bearer " : "", key ? KEY : "",
-                     key ? "\r\n" : "", body ? strlen(body) : 0);
-    size_t blen = body ? strlen(body) : 0;
-    char *req = malloc((size_t)n + blen + 1);
-    memcpy(req, head, (size_t)n);
-    if (body)
-        memcpy(req + n, body, blen);
-    int rc = exchange_raw(port, req, (size_t)n + blen, r);
-    free(req);
-    return rc;
-}
-
-/* ---- reading replies with the client's parser ---------------------------------------- */
-typedef struct streamed {
-    char content[4096];
-    int chunks, done;
-    cf_oai_usage usage;
-    bool bad;
-} streamed;
-
-static int on_event(void *ud, const char *event, const char *data, size_t len)
-{
-    streamed *st = ud;
-    cf_oai_chunk c;
-    (void)event;
-    if (cf_oai_chunk_decode(data, len, &c, NULL)) {
-        st->bad = true;
-        return 0;
-    }
-    st->done += c.done;
-    st->chunks++;
-    if (c.content)
-        snprintf(st->content + strlen(st->content), sizeof st->content - strlen(st->content), "%s",
-                 c.content);
-    if (c.usage.has_usage || c.usage.has_timings)
-        st->usage = c.usage;
-    cf_oai_chunk_free(&c);
-    return 0;
-}
-
-static bool read_stream(const response *r, streamed *st)
-{
-    memset(st, 0, sizeof *st);
-    cf_sse p;
-    cf_sse_init(&p, 0);
-    cf_sse_feed(&p, r->body, strlen(r->body), on_event, st, NULL);
-    cf_sse_end(&p, on_event, st, NULL);
-    cf_sse_free(&p);
-    return r->status == 200 && strstr(r->text, "text/event-stream") && st->done == 1 && !st->bad;
-}
-
-static bool read_whole(const response *r, cf_oai_chunk *c)
-{
-    return r->status == 200 && cf_oai_chunk_decode(r->body, strlen(r->body), c, NULL) == 0 &&
-           c->content && c->finish;
-}
 
 /* ---- the protocol ----------------------------------------------------------------------- */
 static void expect_error(int port, const char *what, const char *raw, int status, const char *msg)
@@ -356,19 +153,6 @@ static bool log_has(const server *sv, const char *what)
     return has;
 }
 
-/* A completion request sent on a new connection, its fd returned (not read). */
-static int send_completion(const server *sv, const char *q)
-{
-    char raw[1024];
-    int n = snprintf(raw, sizeof raw,
-                     "POST /v1/chat/completions HTTP/1.1\r\nAuthorization: Bearer %s\r\n"
-                     "Content-Length: %zu\r\n\r\n%s",
-                     KEY, strlen(q), q);
-    int fd = connect_to(sv->port);
-    send(fd, raw, (size_t)n, MSG_NOSIGNAL);
-    return fd;
-}
-
 static void test_leaving(const char *dir)
 {
     char *env[] = {"CONFAB_TEST_TOKEN_DELAY_MS=20", NULL};
@@ -377,11 +161,14 @@ static void test_leaving(const char *dir)
         CHECK(0);
         return;
     }
-    int fd = send_completion(&sv, "{\"messages\":[{\"role\":\"user\",\"content\":"
-                                  "\"Tell me a long story.\"}],\"max_tokens\":2000,"
-                                  "\"stream\":true}");
+    size_t n;
+    char *raw = chat_request("{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a long "
+                             "story.\"}],\"max_tokens\":2000,\"stream\":true}", &n);
+    int fd = connect_to(sv.port);
     char buf[4096];
     size_t got = 0;
+    send(fd, raw, n, MSG_NOSIGNAL);
+    free(raw);
     while (got < 600) { /* a few chunks in */
         ssize_t k = recv(fd, buf, sizeof buf, 0);
         if (k <= 0)
@@ -413,8 +200,12 @@ static void test_leaving_prefill(const char *dir)
         CHECK(0);
         return;
     }
-    int fd = send_completion(&sv, "{\"messages\":[{\"role\":\"user\",\"content\":"
-                                  "\"Tell me a long story.\"}],\"max_tokens\":20}");
+    size_t n;
+    char *raw = chat_request("{\"messages\":[{\"role\":\"user\",\"content\":\"Tell me a long story.\"}],"
+                             "\"max_tokens\":20}", &n);
+    int fd = connect_to(sv.port);
+    send(fd, raw, n, MSG_NOSIGNAL);
+    free(raw);
     /* its settings are logged just before the prompt is evaluated */
     for (int i = 0; i < 500 && !log_has(&sv, "request settings"); i++)
         usleep(10000);
@@ -506,8 +297,7 @@ int main(void)
         return TEST_SKIP;
     signal(SIGPIPE, SIG_IGN);
     char dir[256];
-    snprintf(dir, sizeof dir, "%s/confab-serve-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(dir))
+    if (test_dir(dir, sizeof dir, "serve"))
         return 1;
     server sv;
     if (start(&sv, dir, "serve", NULL)) {
@@ -520,9 +310,5 @@ int main(void)
     CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "serve ended with status %d", status);
     test_leaving(dir);
     test_leaving_prefill(dir);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (!harness_failures && system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", dir);
-    return test_summary("remote-serve");
+    return test_end(dir, "remote-serve");
 }
