@@ -28,7 +28,7 @@ const char *cf_arch_name(cf_arch a)
 
 const char *cf_arch_supported(void)
 {
-    static char list[512];
+    static char list[1024]; /* 18 families take 410 */
     if (!list[0]) {
         size_t n = 0;
         for (int a = 0; a < CF_ARCH_COUNT && n < sizeof list; a++)
