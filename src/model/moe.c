@@ -1,8 +1,8 @@
 /* Mixture-of-experts routing, as llama.cpp's build_moe_ffn: which experts a
  * token goes to and with what weight (softmax or sigmoid scores, chosen
- * with a bias that the weights then leave out).  Near-ties in the router decide
- * between experts, so the arithmetic follows ggml's (softmax with a double
- * sum, the top k by a stable descending sort). */
+ * with a bias that the weights then leave out).  Near-ties in the router
+ * decide between experts, so the arithmetic follows ggml's (softmax with a
+ * double sum, the top k by a stable descending sort). */
 #include <math.h>
 
 #include "model_internal.h"
