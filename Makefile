@@ -1,14 +1,18 @@
 # Thin wrapper around Meson.  The README's two commands:
 #   make chat [MODEL=FILE.gguf] [ARGS="..."]   set up, build and start a chat
 #   make check                                  set up, build and run every test
+#   make check-aarch64                          the aarch64 build's tests under qemu
+#                                               (make check runs them too)
 # Missing Debian packages are installed with apt-get when run as root;
 # otherwise the exact apt-get line is printed and make stops.
 BUILD ?= build
 BUILD_PKGS = meson ninja-build pkg-config gcc libc6-dev libreadline-dev libncurses-dev \
              libcurl4-openssl-dev
-TEST_PKGS = tmux
+# the aarch64 cross build and its emulator (tests/run-aarch64.sh)
+CROSS_PKGS = gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+TEST_PKGS = tmux $(CROSS_PKGS)
 
-.PHONY: all build chat check deps deps-test clean
+.PHONY: all build chat check check-aarch64 deps deps-test clean
 
 all: build
 
@@ -30,5 +34,9 @@ chat: build
 check: deps-test $(BUILD)/build.ninja
 	@sh tests/run-all.sh $(BUILD)
 
+check-aarch64:
+	@sh tests/need-packages.sh $(BUILD_PKGS) $(CROSS_PKGS)
+	@sh tests/run-aarch64.sh $(BUILD)-aarch64
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-aarch64
