@@ -1,5 +1,6 @@
 /* Request heads and responses (see http.h). */
 #include "http.h"
+#include "confab/platform.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -149,7 +150,7 @@ int http_parse_head(const char *buf, size_t len, http_req *r, int *status, const
 int http_send(int fd, const char *p, size_t n)
 {
     while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        ssize_t w = cf_send(fd, p, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "confab/platform.h"
 #include "http.h"
 #include "serve_internal.h"
 
@@ -262,7 +263,7 @@ static bool readable(server *sv, conn *conns, int *n, int i)
 static void accept_all(int lfd, conn *conns, int *n)
 {
     for (;;) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        int fd = cf_accept_cloexec(lfd);
         if (fd < 0)
             return;
         /* a reply streams with blocking writes; a client that stops reading
@@ -326,7 +327,7 @@ static int listen_on(const char *host, int port, int *fd_out, int *port_out, cf_
         return cf_fail_as(err, CF_E_USAGE, "cannot listen on %s: %s", host, gai_strerror(rc));
     int fd = -1, e = 0;
     for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        fd = cf_socket_cloexec_nonblock(a->ai_family, a->ai_socktype, a->ai_protocol);
         int one = 1;
         if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
                         bind(fd, a->ai_addr, a->ai_addrlen) || listen(fd, 128))) {

@@ -62,7 +62,5 @@ char *cli_resolve_model(const char *m_opt);
  * an ambiguous one those it could mean). */
 char *cli_model_path(const char *arg);
 
-/* Threads to use by default: the number of physical cores. */
-int cli_default_threads(void);
 
 #endif

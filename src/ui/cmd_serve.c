@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "confab/serve.h"
+#include "confab/platform.h"
 
 static volatile sig_atomic_t stop;
 
@@ -138,7 +139,7 @@ int cmd_serve(int argc, char **argv)
         return CF_EXIT_MODEL;
     p.session.model_path = model;
     if (!p.session.n_threads)
-        p.session.n_threads = cli_default_threads();
+        p.session.n_threads = cf_cpu_cores();
     /* a store's name (qwen3:0.6b) names it better than its blob's file */
     const char *slash = strrchr(model, '/');
     if (!p.model_id)
