@@ -155,10 +155,19 @@ int cf_reserve_file(int fd, off_t n)
 #if CF_LINUX
     return posix_fallocate(fd, 0, n);
 #else
-    /* macOS has no posix_fallocate: a byte written at the end at least
-     * sizes the file (the blocks come as the mapping is written) */
-    if (n > 0 && pwrite(fd, "", 1, n - 1) != 1)
-        return errno ? errno : EIO;
+    /* macOS has no posix_fallocate: zeros written are blocks had (a file
+     * only sized by ftruncate would get them as the mapping is written,
+     * and a full disk would be a SIGBUS then) */
+    static const char zeros[65536];
+    for (off_t o = 0; o < n;) {
+        const size_t k = n - o < (off_t)sizeof zeros ? (size_t)(n - o) : sizeof zeros;
+        const ssize_t w = pwrite(fd, zeros, k, o);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? errno : EIO;
+        o += w;
+    }
     return 0;
 #endif
 }
