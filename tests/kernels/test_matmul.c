@@ -53,7 +53,7 @@ static void test_shape(cf_type t, int64_t m, int64_t k, int64_t n)
     p.a.x = x;
     size_t ny = (size_t)n * p.a.y_stride;
     float *y1 = malloc(ny * sizeof(float)), *y2 = malloc(ny * sizeof(float));
-    for (int isa = CF_ISA_SCALAR; isa <= CF_ISA_AVX512; isa++) {
+    for (int isa = CF_ISA_SCALAR; isa < CF_ISA_COUNT; isa++) {
         if ((int)cf_isa_set((cf_isa)isa) != isa)
             continue;
         memset(y1, 0, ny * sizeof(float));
@@ -121,7 +121,7 @@ static void test_layout(cf_type t, cf_layout layout, int64_t m, int64_t k, int64
                            .x = x, .x_stride = xrow, .y_stride = ys, .w_layout = layout, .w_row = row0,
                            .w_rows = m};
     float *y = malloc(n * ys * sizeof *y);
-    for (int isa = CF_ISA_SCALAR; isa <= CF_ISA_AVX512; isa++) {
+    for (int isa = CF_ISA_SCALAR; isa < CF_ISA_COUNT; isa++) {
         if ((int)cf_isa_set((cf_isa)isa) != isa)
             continue;
         for (int nth = 1; nth <= 4; nth++) {

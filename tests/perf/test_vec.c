@@ -212,7 +212,7 @@ static void test_elementwise(cf_isa isa)
 
 int main(void)
 {
-    for (int i = CF_ISA_SCALAR; i <= CF_ISA_AVX512; i++) {
+    for (int i = CF_ISA_SCALAR; i < CF_ISA_COUNT; i++) {
         if (cf_isa_set((cf_isa)i) != (cf_isa)i)
             continue; /* the CPU lacks it */
         test_attention((cf_isa)i);
