@@ -14,7 +14,7 @@ ok=0 fail=0
 for cpu in cortex-a72 max; do
     start=$(date +%s)
     log=$(mktemp)
-    QEMU_CPU=$cpu meson test -C "$build" --print-errorlogs --num-processes 2 >"$log" 2>&1
+    QEMU_CPU=$cpu meson test -C "$build" --print-errorlogs --num-processes 2 --timeout-multiplier 4 >"$log" 2>&1
     count() { awk -v k="$1" 'index($0, k) == 1 { n = $NF } END { print n + 0 }' "$log"; }
     o=$(count "Ok:")
     f=$(( $(count "Fail:") + $(count "Timeout:") + $(count "Unexpected Pass:") ))
