@@ -254,6 +254,29 @@ static void test_gemvs(void)
         }
 }
 
+/* Emulated (test_emulated): every type at every level and thread count,
+ * decode and prefill, a short last group of 16 units, and the R16 layouts
+ * whole and cut, in the fewest shapes that have them (the NEON levels
+ * multiply row by row with their dots; what the tiles and layouts of x86
+ * do the native run checks at full size). */
+static int test_emulated_shapes(void)
+{
+    for (int i = 0; i < KT_N_WEIGHT_TYPES; i++) {
+        const cf_type t = kt_weight_types[i];
+        const int64_t b = cf_type_get(t)->blck_size, k = b == 256 ? 512 : 160;
+        test_shape(t, 37, k, 1);
+        test_shape(t, 37, k, 7);
+        test_shape(t, 11, 17 * b, 2);
+    }
+    test_serial(CF_TYPE_Q8_0);
+    for (size_t i = 0; i < sizeof r16_types / sizeof r16_types[0]; i++) {
+        const int64_t b = cf_type_get(r16_types[i])->blck_size;
+        test_layout(r16_types[i], CF_LAYOUT_R16, 37, 17 * b, 1, 0, 37);
+        test_layout(r16_types[i], CF_LAYOUT_R16, 53, 33 * b, 3, 5, 40);
+    }
+    return test_summary("kernels_matmul (emulated)");
+}
+
 int main(int argc, char **argv)
 {
     kt_seed(7);
@@ -261,6 +284,8 @@ int main(int argc, char **argv)
         test_gemvs();
         return test_summary("kernels_matmul gemv");
     }
+    if (test_emulated())
+        return test_emulated_shapes();
     static const int64_t ns[] = {1, 2, 7, 64};
     for (int i = 0; i < KT_N_WEIGHT_TYPES; i++) {
         cf_type t = kt_weight_types[i];
@@ -268,9 +293,9 @@ int main(int argc, char **argv)
         for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++)
             test_shape(t, 37, k, ns[j]);
         test_shape(t, 16, 1024, 9);
-        if (cf_type_get(t)->blck_size > 1 && !test_emulated())
+        if (cf_type_get(t)->blck_size > 1)
             test_shape(t, 20, 8448, 130); /* several unpack chunks */
-        if (cf_type_get(t)->blck_size == 32 && !test_emulated())
+        if (cf_type_get(t)->blck_size == 32)
             test_shape(t, 3, 16384, 260); /* several column chunks */
         if (cf_type_get(t)->blck_size == 256)
             test_shape(t, 17, 16640, 4); /* longer than a panel: the dot products */
