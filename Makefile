@@ -3,15 +3,19 @@
 #   make check                                  set up, build and run every test
 #   make install [PREFIX=DIR]                   confab into DIR/bin (default ~/.local),
 #                                               its man page and presets into DIR/share
+#   make check-aarch64                          the aarch64 build's tests under qemu
+#                                               (make check runs them too)
 # Missing Debian packages are installed with apt-get when run as root;
 # otherwise the exact apt-get line is printed and make stops.
 BUILD ?= build
 PREFIX ?= $(HOME)/.local
 BUILD_PKGS = meson ninja-build pkg-config gcc libc6-dev libreadline-dev libncurses-dev \
              libcurl4-openssl-dev
-TEST_PKGS = tmux nodejs npm
+# the aarch64 cross build and its emulator (tests/run-aarch64.sh)
+CROSS_PKGS = gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+TEST_PKGS = tmux nodejs npm $(CROSS_PKGS)
 
-.PHONY: all build chat check install deps deps-test clean
+.PHONY: all build chat check check-aarch64 install deps deps-test clean
 
 all: build
 
@@ -39,5 +43,9 @@ install: build
 	@case ":$$PATH:" in *":$(abspath $(PREFIX))/bin:"*) ;; \
 	  *) echo "note: $(abspath $(PREFIX))/bin is not on your PATH; add it (e.g. in ~/.profile)";; esac
 
+check-aarch64:
+	@sh tests/need-packages.sh $(BUILD_PKGS) $(CROSS_PKGS)
+	@sh tests/run-aarch64.sh $(BUILD)-aarch64
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-aarch64

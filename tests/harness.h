@@ -61,6 +61,15 @@ static inline const char *shared_path(const char *rel)
     return b;
 }
 
+/* Whether the tests run emulated (the aarch64 build under qemu-user, where
+ * $CONFAB_TEST_EMULATED is set): the longest shapes, a hundred times slower
+ * there, are left to the native runs. */
+static inline int test_emulated(void)
+{
+    const char *e = getenv("CONFAB_TEST_EMULATED");
+    return e && *e && strcmp(e, "0");
+}
+
 static inline int test_summary(const char *name)
 {
     fprintf(stderr, "%s: %d checks, %d failed\n", name, harness_checks, harness_failures);

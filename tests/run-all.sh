@@ -1,5 +1,7 @@
 #!/bin/sh
-# run-all.sh BUILD_DIR: build, run every test, end with "N passed, M failed"
+# run-all.sh BUILD_DIR: build, run every test (with the aarch64 build's
+# under qemu where the cross tools are: run-aarch64.sh, in BUILD_DIR-aarch64),
+# end with "N passed, M failed"
 # (also written to BUILD_DIR/test-summary, for .ci/run to repeat after
 # make's own error line when something failed).
 build=${1:-build}
@@ -16,6 +18,12 @@ fail=$(( $(count "Fail:") + $(count "Timeout:") + $(count "Unexpected Pass:") ))
 skipped=$(count "Skipped:")
 rm -f "$log" "$log.rc"
 [ "$status" -ne 0 ] && [ "$fail" -eq 0 ] && fail=1
+# the aarch64 build under qemu, where the cross tools are installed
+if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 && command -v qemu-aarch64 >/dev/null 2>&1; then
+    line=$(sh "$(dirname "$0")/run-aarch64.sh" "$build-aarch64" | tee /dev/stderr | tail -n 1)
+    ok=$((ok + $(echo "$line" | awk '{ print $1 + 0 }')))
+    fail=$((fail + $(echo "$line" | awk '{ print $3 + 0 }')))
+fi
 [ "$skipped" -gt 0 ] && echo "($skipped skipped)"
 summary "$ok passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -77,17 +77,28 @@ void cf_bf16_to_f32_row(const uint16_t *src, float *dst, int64_t n);
 void cf_f32_to_bf16_row(const float *src, uint16_t *dst, int64_t n);
 
 /* ---- CPU features and dispatch ------------------------------------------ */
+/* Two families of levels, each level including the one before: x86's
+ * (scalar, AVX2, AVX-512) and ARM's (scalar, NEON, dotprod, i8mm). */
 typedef enum cf_isa {
     CF_ISA_SCALAR = 0,
-    CF_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
-    CF_ISA_AVX512 = 2, /* F, BW, VL, DQ (+ VNNI used when present) */
+    CF_ISA_AVX2 = 1,    /* AVX2 + FMA + F16C */
+    CF_ISA_AVX512 = 2,  /* F, BW, VL, DQ (+ VNNI used when present) */
+    CF_ISA_NEON = 3,    /* ARMv8.0 Advanced SIMD */
+    CF_ISA_DOTPROD = 4, /* + SDOT/UDOT (ARMv8.2) */
+    CF_ISA_I8MM = 5,    /* + SMMLA (ARMv8.6) */
+    CF_ISA_COUNT
 } cf_isa;
 
 /* The ISA in use: the best the CPU has, lowered by $CONFAB_ISA
- * ("scalar", "avx2", "avx512") so that every path stays testable. */
+ * ("scalar", "avx2", "avx512", "neon", "dotprod", "i8mm") so that every
+ * path stays testable. */
 cf_isa cf_isa_active(void);
+/* The best level the CPU has, whatever $CONFAB_ISA says. */
+cf_isa cf_isa_best(void);
 const char *cf_isa_name(cf_isa isa);
-/* Force an ISA (tests); clamps to what the CPU supports. Returns the one set. */
+/* Force an ISA (tests): a level the CPU lacks gives the best level below
+ * it in its family that it has, one of the other family scalar.  Returns
+ * the one set. */
 cf_isa cf_isa_set(cf_isa isa);
 
 /* ---- (de)quantization ----------------------------------------------------- */

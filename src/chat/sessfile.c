@@ -82,6 +82,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "confab/platform.h"
 #include "remote.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -335,7 +336,7 @@ static int write_atomic(const char *path, const file_parts *f, cf_err *err)
     }
     /* the blocks are had now, so that a full disk is an error here and not
      * a SIGBUS while the mapping is written */
-    int e = posix_fallocate(fd, 0, (off_t)n);
+    int e = cf_reserve_file(fd, (off_t)n);
     if (e) {
         cf_fail(err, "cannot save %s: %s", path, strerror(e));
         goto fail;
@@ -798,8 +799,7 @@ static const uint8_t *map_file(const char *path, size_t *n, cf_err *err)
         cf_fail(err, "cannot read %s: not a regular file", path);
     else if (st.st_size == 0)
         p = (void *)"";
-    else if ((p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0)) ==
-             MAP_FAILED) {
+    else if ((p = cf_map_file_now(fd, (size_t)st.st_size)) == MAP_FAILED) {
         cf_fail(err, "cannot read %s: %s", path, strerror(errno));
         p = NULL;
     }

@@ -1,13 +1,46 @@
 /* CPU feature detection and the choice of kernels.  The best level the CPU
  * and OS support is used unless $CONFAB_ISA lowers it (or a test calls
  * cf_isa_set), so every path stays reachable on one machine. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+#if defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
 
 #include "internal.h"
+
+#if defined(__aarch64__)
+#if defined(__APPLE__)
+static int sysctl_flag(const char *name)
+{
+    int v = 0;
+    size_t len = sizeof v;
+    return sysctlbyname(name, &v, &len, NULL, 0) == 0 && v;
+}
+#endif
+
+/* Advanced SIMD is part of every aarch64 CPU; dotprod and i8mm are asked
+ * of the OS, which says what it saves and lets programs use. */
+static cf_isa arm_best(void)
+{
+#if defined(__linux__)
+    const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+    const int dotprod = !!(hw & (1ul << 20)), i8mm = !!(hw2 & (1ul << 13)); /* HWCAP_ASIMDDP, HWCAP2_I8MM */
+#elif defined(__APPLE__)
+    const int dotprod = sysctl_flag("hw.optional.arm.FEAT_DotProd"), i8mm = sysctl_flag("hw.optional.arm.FEAT_I8MM");
+#else
+    const int dotprod = 0, i8mm = 0;
+#endif
+    return i8mm && dotprod ? CF_ISA_I8MM : dotprod ? CF_ISA_DOTPROD : CF_ISA_NEON;
+}
+#endif
 
 static cf_isa cpu_best(void)
 {
@@ -20,9 +53,21 @@ static cf_isa cpu_best(void)
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
         return CF_ISA_AVX512;
     return CF_ISA_AVX2;
+#elif defined(__aarch64__)
+    return arm_best();
 #else
     return CF_ISA_SCALAR;
 #endif
+}
+
+static bool is_arm(cf_isa isa) { return isa >= CF_ISA_NEON && isa <= CF_ISA_I8MM; }
+
+/* The best level at most isa of its family the CPU has (best its best). */
+static cf_isa within(cf_isa isa, cf_isa best)
+{
+    if (isa <= CF_ISA_SCALAR || isa >= CF_ISA_COUNT || is_arm(isa) != is_arm(best))
+        return CF_ISA_SCALAR;
+    return isa < best ? isa : best;
 }
 
 /* CPUID, not __builtin_cpu_supports: clang before 15 does not know "f16c". */
@@ -70,13 +115,13 @@ static int isa_from_env(cf_isa best)
     const char *e = getenv("CONFAB_ISA");
     if (!e || !*e)
         return best;
-    for (int i = 0; i <= CF_ISA_AVX512; i++)
+    for (int i = 0; i < CF_ISA_COUNT; i++)
         if (!strcmp(e, cf_isa_name((cf_isa)i)))
-            return i < (int)best ? i : (int)best;
-    return best; /* unknown names change nothing */
+            return i == CF_ISA_SCALAR || is_arm((cf_isa)i) == is_arm(best) ? within((cf_isa)i, best) : best;
+    return best; /* unknown names, and the other family's, change nothing */
 }
 
-static cf_kernel_table tables[CF_ISA_AVX512 + 1];
+static cf_kernel_table tables[CF_ISA_COUNT];
 static int tables_ready;
 static int active = -1;
 
@@ -93,6 +138,12 @@ static void build_tables(void)
     tables[CF_ISA_AVX2] = t;
     cf_fill_avx512(&t, cf_cpu_has_vnni(), cf_cpu_fetch_ahead());
     tables[CF_ISA_AVX512] = t;
+    t = tables[CF_ISA_SCALAR];
+    cf_fill_neon(&t);
+    tables[CF_ISA_NEON] = t;
+    cf_fill_dotprod(&t);
+    tables[CF_ISA_DOTPROD] = t;
+    tables[CF_ISA_I8MM] = t; /* no kernels of its own yet: dot_dotprod.c */
     __atomic_store_n(&tables_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -110,11 +161,12 @@ cf_isa cf_isa_active(void)
 cf_isa cf_isa_set(cf_isa isa)
 {
     build_tables();
-    cf_isa best = cpu_best();
-    int a = (int)isa < 0 ? 0 : isa > best ? (int)best : (int)isa;
-    __atomic_store_n(&active, a, __ATOMIC_RELEASE);
-    return (cf_isa)a;
+    const cf_isa a = within(isa, cpu_best());
+    __atomic_store_n(&active, (int)a, __ATOMIC_RELEASE);
+    return a;
 }
+
+cf_isa cf_isa_best(void) { return cpu_best(); }
 
 const char *cf_isa_name(cf_isa isa)
 {
@@ -122,6 +174,10 @@ const char *cf_isa_name(cf_isa isa)
     case CF_ISA_SCALAR: return "scalar";
     case CF_ISA_AVX2: return "avx2";
     case CF_ISA_AVX512: return "avx512";
+    case CF_ISA_NEON: return "neon";
+    case CF_ISA_DOTPROD: return "dotprod";
+    case CF_ISA_I8MM: return "i8mm";
+    case CF_ISA_COUNT: break;
     }
     return "?";
 }

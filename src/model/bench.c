@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "confab/bench.h"
+#include "confab/platform.h"
 #include "model_internal.h"
 
 static double now(void) { return 1e-9 * (double)cf_now_ns(); }
@@ -130,7 +131,7 @@ cf_bw_probe *cf_bw_probe_new(size_t bytes, int n_threads)
         free(p);
         return NULL;
     }
-    madvise(buf, p->bytes, MADV_HUGEPAGE);
+    cf_advise_huge(buf, p->bytes);
     p->buf = buf;
     if (run_team(p, 0) < 0) {
         cf_bw_probe_free(p);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "confab/platform.h"
 #include "gguf_internal.h"
 
 #define GGUF_DEFAULT_ALIGNMENT 32
@@ -517,24 +518,7 @@ int cf_gguf_open_buffer(const void *buf, size_t len, cf_gguf **out, cf_err *err)
  * request) and the file under half of MemAvailable. */
 static bool copy_pays(uint64_t size)
 {
-    char buf[128] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (f) {
-        if (!fgets(buf, sizeof buf, f))
-            buf[0] = 0;
-        fclose(f);
-    }
-    if (!strstr(buf, "[always]") && !strstr(buf, "[madvise]"))
-        return false;
-    unsigned long long avail_kb = 0;
-    f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return false;
-    while (fgets(buf, sizeof buf, f))
-        if (sscanf(buf, "MemAvailable: %llu kB", &avail_kb) == 1)
-            break;
-    fclose(f);
-    return size / 1024 < avail_kb / 2;
+    return cf_huge_pages_on() && size < cf_mem_available() / 2;
 }
 
 /* fd's size bytes into anonymous memory (huge pages asked for), read-only
@@ -546,7 +530,7 @@ static void *copy_file(int fd, uint64_t size, const char *path, cf_err *err)
         cf_fail(err, "no memory for '%s' (%llu bytes): %s", path, (unsigned long long)size, strerror(errno));
         return NULL;
     }
-    madvise(p, (size_t)size, MADV_HUGEPAGE);
+    cf_advise_huge(p, (size_t)size);
     for (uint64_t got = 0; got < size;) {
         ssize_t r = pread(fd, (char *)p + got, (size_t)(size - got), (off_t)got);
         if (r <= 0) {

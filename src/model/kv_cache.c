@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "confab/platform.h"
 #include "model_internal.h"
 #include "vec.h"
 
@@ -59,7 +60,7 @@ int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err 
     void *p = mmap(NULL, kv->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         goto oom;
-    madvise(p, kv->map_bytes, MADV_HUGEPAGE);
+    cf_advise_huge(p, kv->map_bytes);
     kv->map = p;
     return 0;
 oom:

@@ -4,10 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "confab/platform.h"
 #include "sampler_internal.h"
 
 void cf_sampler_params_default(cf_sampler_params *p)
@@ -80,7 +80,7 @@ uint64_t cf_rng_next(cf_rng *r)
 static uint64_t system_seed(void)
 {
     uint64_t v;
-    if (getrandom(&v, sizeof v, 0) == (ssize_t)sizeof v && v != CF_SAMPLER_SEED_RANDOM)
+    if (cf_random_u64(&v) && v != CF_SAMPLER_SEED_RANDOM)
         return v;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);

@@ -9,7 +9,7 @@ size_t cf_attn_part_bytes(int head_dim)
     return (sizeof(cf_attn_part) + (size_t)head_dim * sizeof(float) + 63) & ~(size_t)63;
 }
 
-static cf_vec_ops tables[CF_ISA_AVX512 + 1];
+static cf_vec_ops tables[CF_ISA_COUNT];
 static int ready;
 
 const cf_vec_ops *cf_vec(void)
@@ -24,6 +24,9 @@ const cf_vec_ops *cf_vec(void)
         tables[CF_ISA_AVX2] = t;
         cf_vec_fill_avx512(&t);
         tables[CF_ISA_AVX512] = t;
+        t = tables[CF_ISA_SCALAR];
+        cf_vec_fill_neon(&t);
+        tables[CF_ISA_NEON] = tables[CF_ISA_DOTPROD] = tables[CF_ISA_I8MM] = t;
         __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
     }
     return &tables[cf_isa_active()];

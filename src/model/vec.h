@@ -1,7 +1,7 @@
 /* The forward pass's float vector loops (attention, activations), written
- * once in vec_simd.inc and compiled for AVX-512, AVX2 and plain C; the
- * kernels' active ISA picks one.  Within one ISA every result depends only
- * on its inputs, never on how the work was split. */
+ * once in vec_simd.inc and compiled for AVX-512, AVX2, NEON and plain C;
+ * the kernels' active ISA picks one.  Every result depends only on its
+ * inputs, never on how the work was split nor on the ISA. */
 #ifndef CONFAB_MODEL_VEC_H
 #define CONFAB_MODEL_VEC_H
 
@@ -64,5 +64,6 @@ const cf_vec_ops *cf_vec(void);
 void cf_vec_fill_scalar(cf_vec_ops *t);
 void cf_vec_fill_avx2(cf_vec_ops *t);
 void cf_vec_fill_avx512(cf_vec_ops *t);
+void cf_vec_fill_neon(cf_vec_ops *t);
 
 #endif

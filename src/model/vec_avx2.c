@@ -45,12 +45,6 @@ static inline V v_mul(V a, V b) { return _mm256_mul_ps(a, b); }
 static inline V v_div(V a, V b) { return _mm256_div_ps(a, b); }
 static inline V v_max(V a, V b) { return _mm256_max_ps(a, b); }
 static inline V v_fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-static inline float v_hsum(V v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
 static inline float v_hmax(V v)
 {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -74,11 +68,10 @@ static inline void v_dsq(VD a[2], V x)
     a[0] = _mm256_add_pd(a[0], _mm256_cvtps_pd(_mm256_castps256_ps128(p)));
     a[1] = _mm256_add_pd(a[1], _mm256_cvtps_pd(_mm256_extractf128_ps(p, 1)));
 }
-static inline double v_dsum(const VD a[2])
+static inline void v_dstore(double *p, const VD a[2])
 {
-    const __m256d s = _mm256_add_pd(a[0], a[1]);
-    const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+    _mm256_storeu_pd(p, a[0]);
+    _mm256_storeu_pd(p + 4, a[1]);
 }
 
 #define DG 2

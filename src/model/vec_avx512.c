@@ -39,7 +39,6 @@ static inline V v_fma1(const float *a, V b, V c)
     __asm__ volatile("" : "+r"(a)); /* each use loads anew, so the load folds into the FMA */
     return _mm512_fmadd_ps(_mm512_set1_ps(*a), b, c);
 }
-static inline float v_hsum(V v) { return _mm512_reduce_add_ps(v); }
 static inline float v_hmax(V v) { return _mm512_reduce_max_ps(v); }
 
 static inline V v_min(V a, V b) { return _mm512_min_ps(a, b); }
@@ -53,7 +52,11 @@ static inline void v_dsq(VD a[2], V x)
     a[0] = _mm512_add_pd(a[0], _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
     a[1] = _mm512_add_pd(a[1], _mm512_cvtps_pd(_mm512_extractf32x8_ps(p, 1)));
 }
-static inline double v_dsum(const VD a[2]) { return _mm512_reduce_add_pd(_mm512_add_pd(a[0], a[1])); }
+static inline void v_dstore(double *p, const VD a[2])
+{
+    _mm512_storeu_pd(p, a[0]);
+    _mm512_storeu_pd(p + 8, a[1]);
+}
 
 #include "vec_simd.inc"
 

@@ -26,14 +26,13 @@ static inline V v_mul(V a, V b) { return a * b; }
 static inline V v_div(V a, V b) { return a / b; }
 static inline V v_max(V a, V b) { return a > b ? a : b; }
 static inline V v_fma(V a, V b, V c) { return fmaf(a, b, c); }
-static inline float v_hsum(V v) { return v; }
 static inline float v_hmax(V v) { return v; }
+static inline V v_min(V a, V b) { return a < b ? a : b; }
+static inline V v_round(V x) { return rintf(x); } /* ties to even, as the SIMD rounds */
+static inline V v_ldexp(V x, V n) { return ldexpf(x, (int)n); }
 typedef double VD;
 static inline void v_dsq(VD a[2], V x) { a[0] += (double)(x * x); }
-static inline double v_dsum(const VD a[2]) { return a[0] + a[1]; }
-
-#define V_LIBM_EXP
-static inline V v_exp(V x) { return expf(x); }
+static inline void v_dstore(double *p, const VD a[2]) { *p = a[0]; }
 
 #include "vec_simd.inc"
 

@@ -1,5 +1,6 @@
 /* Request heads and responses (see http.h). */
 #include "http.h"
+#include "confab/platform.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -163,7 +164,7 @@ int http_parse_head(const char *buf, size_t len, http_req *r, int *status, const
 int http_send(int fd, const char *p, size_t n)
 {
     while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        ssize_t w = cf_send(fd, p, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -222,7 +223,7 @@ bool http_peer_done_sending(int fd)
 void http_send_processing(int fd)
 {
     static const char line[] = "HTTP/1.1 102 Processing\r\n\r\n";
-    (void)!send(fd, line, sizeof line - 1, MSG_NOSIGNAL);
+    (void)!cf_send(fd, line, sizeof line - 1);
 }
 
 void http_drain(int fd)

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "confab/platform.h"
 #include "http.h"
 #include "serve_internal.h"
 
@@ -430,7 +431,7 @@ static void accept_all(server *sv, int lfd, conn *conns, int *n)
     for (;;) {
         struct sockaddr_storage peer;
         socklen_t pl = sizeof peer;
-        int fd = accept4(lfd, (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
+        int fd = cf_accept_cloexec(lfd, (struct sockaddr *)&peer, &pl);
         if (fd < 0)
             return;
         /* a reply streams with blocking writes; a client that stops reading
@@ -494,7 +495,7 @@ static int listen_on(const char *host, int port, int *fd_out, int *port_out, cf_
         return cf_fail_as(err, CF_E_USAGE, "cannot listen on %s: %s", host, gai_strerror(rc));
     int fd = -1, e = 0;
     for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
-        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        fd = cf_socket_cloexec_nonblock(a->ai_family, a->ai_socktype, a->ai_protocol);
         int one = 1;
         if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
                         bind(fd, a->ai_addr, a->ai_addrlen) || listen(fd, 128))) {

@@ -116,38 +116,6 @@ char *cli_read_file(const char *path, size_t *len)
     return buf;
 }
 
-int cli_default_threads(void)
-{
-    /* Physical cores: count distinct (physical id, core id) pairs. */
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    int cores = 0;
-    if (f) {
-        char line[256];
-        long phys = 0, seen[1024][2];
-        int nseen = 0;
-        while (fgets(line, sizeof line, f)) {
-            long v;
-            if (sscanf(line, "physical id : %ld", &v) == 1)
-                phys = v;
-            else if (sscanf(line, "core id : %ld", &v) == 1) {
-                int dup = 0;
-                for (int i = 0; i < nseen; i++)
-                    dup |= seen[i][0] == phys && seen[i][1] == v;
-                if (!dup && nseen < 1024) {
-                    seen[nseen][0] = phys;
-                    seen[nseen][1] = v;
-                    nseen++;
-                }
-            }
-        }
-        fclose(f);
-        cores = nseen;
-    }
-    if (cores <= 0)
-        cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    return cores > 0 ? cores : 1;
-}
-
 bool cli_parse_threads(const char *opt, const char *s, long long *out)
 {
     if (!cli_parse_int(opt, s, 1, CLI_THREADS_MAX, out))

@@ -70,7 +70,4 @@ char *cli_model_path(const char *arg);
 /* The file a name of the model stores means, or NULL (nothing said). */
 char *cli_store_path(const char *name);
 
-/* Threads to use by default: the number of physical cores. */
-int cli_default_threads(void);
-
 #endif

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "confab/bench.h"
 #include "confab/kernels.h"
+#include "confab/platform.h"
 
 #define BW_REPS 5
 #define N_DEPTHS 3
@@ -123,7 +124,7 @@ static void prober_serve(int sock, size_t bytes, int threads)
     char req;
     while (recv(sock, &req, 1, 0) == 1) {
         const double gbs = p ? cf_bw_probe_run(p, BW_REPS) : -1;
-        if (send(sock, &gbs, sizeof gbs, MSG_NOSIGNAL) != (ssize_t)sizeof gbs)
+        if (cf_send(sock, &gbs, sizeof gbs) != (ssize_t)sizeof gbs)
             break;
     }
     cf_bw_probe_free(p);
@@ -155,7 +156,7 @@ static double prober_measure(const prober *pr)
 {
     if (pr->pid > 0) {
         double gbs;
-        if (send(pr->sock, "p", 1, MSG_NOSIGNAL) == 1 &&
+        if (cf_send(pr->sock, "p", 1) == 1 &&
             recv(pr->sock, &gbs, sizeof gbs, MSG_WAITALL) == (ssize_t)sizeof gbs)
             return gbs;
         return -1;
@@ -426,7 +427,7 @@ static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore,
 
 int cmd_bench(int argc, char **argv)
 {
-    opts o = {.n_prompt = 512, .n_gen = 128, .threads = cli_default_threads(), .reps = 5,
+    opts o = {.n_prompt = 512, .n_gen = 128, .threads = cf_cpu_cores(), .reps = 5,
               .bw_mib = 1024, .kv = CF_KV_F16};
     int chat_turns = 0;
     bool restore = false, spec = false;

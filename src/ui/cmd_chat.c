@@ -9,6 +9,7 @@
 
 #include "chat.h"
 #include "confab/template.h"
+#include "confab/platform.h"
 #include "cli.h"
 #include "load.h"
 #include "prompts.h"
@@ -159,7 +160,7 @@ static int run(chat_opts *o, bool interactive)
     cf_session_params p = {
         .tokenizer_path = o->tokenizer,
         .n_ctx = o->n_ctx,
-        .n_threads = o->n_threads ? o->n_threads : cli_default_threads(),
+        .n_threads = o->n_threads ? o->n_threads : cf_cpu_cores(),
         .kv_type = o->kv_type,
         .load_mode = o->load_mode,
         .chat_template = o->chat_template,

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "draft.h"
 #include "confab/model.h"
+#include "confab/platform.h"
 #include "confab/sampler.h"
 #include "confab/tokenizer.h"
 #include "term.h"
@@ -287,7 +288,7 @@ int cmd_complete(int argc, char **argv)
     complete_opts o = {.n_predict = 128, .seed = -1};
     cf_sampler_params_default(&o.sp);
     ui_draft_init(&o.draft);
-    o.threads = cli_default_threads();
+    o.threads = cf_cpu_cores();
     int rc = parse_args(argc, argv, &o);
     if (rc != 0)
         return rc > 0 ? CF_EXIT_OK : CF_EXIT_USAGE;

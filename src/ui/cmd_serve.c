@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "confab/serve.h"
 #include "draft.h"
+#include "confab/platform.h"
 
 static volatile sig_atomic_t stop;
 
@@ -162,7 +163,7 @@ int cmd_serve(int argc, char **argv)
     p.session.lookup = draft.lookup;
     p.session.spec = &draft.p;
     if (!p.session.n_threads)
-        p.session.n_threads = cli_default_threads();
+        p.session.n_threads = cf_cpu_cores();
     /* a store's name (qwen3:0.6b) names it better than its blob's file */
     const char *slash = strrchr(model, '/');
     if (!p.model_id)

@@ -53,7 +53,7 @@ static void test_shape(cf_type t, int64_t m, int64_t k, int64_t n)
     p.a.x = x;
     size_t ny = (size_t)n * p.a.y_stride;
     float *y1 = malloc(ny * sizeof(float)), *y2 = malloc(ny * sizeof(float));
-    for (int isa = CF_ISA_SCALAR; isa <= CF_ISA_AVX512; isa++) {
+    for (int isa = CF_ISA_SCALAR; isa < CF_ISA_COUNT; isa++) {
         if ((int)cf_isa_set((cf_isa)isa) != isa)
             continue;
         memset(y1, 0, ny * sizeof(float));
@@ -121,7 +121,7 @@ static void test_layout(cf_type t, cf_layout layout, int64_t m, int64_t k, int64
                            .x = x, .x_stride = xrow, .y_stride = ys, .w_layout = layout, .w_row = row0,
                            .w_rows = m};
     float *y = malloc(n * ys * sizeof *y);
-    for (int isa = CF_ISA_SCALAR; isa <= CF_ISA_AVX512; isa++) {
+    for (int isa = CF_ISA_SCALAR; isa < CF_ISA_COUNT; isa++) {
         if ((int)cf_isa_set((cf_isa)isa) != isa)
             continue;
         for (int nth = 1; nth <= 4; nth++) {
@@ -254,6 +254,29 @@ static void test_gemvs(void)
         }
 }
 
+/* Emulated (test_emulated): every type at every level and thread count,
+ * decode and prefill, a short last group of 16 units, and the R16 layouts
+ * whole and cut, in the fewest shapes that have them (the NEON levels
+ * multiply row by row with their dots; what the tiles and layouts of x86
+ * do the native run checks at full size). */
+static int test_emulated_shapes(void)
+{
+    for (int i = 0; i < KT_N_WEIGHT_TYPES; i++) {
+        const cf_type t = kt_weight_types[i];
+        const int64_t b = cf_type_get(t)->blck_size, k = b == 256 ? 512 : 160;
+        test_shape(t, 37, k, 1);
+        test_shape(t, 37, k, 7);
+        test_shape(t, 11, 17 * b, 2);
+    }
+    test_serial(CF_TYPE_Q8_0);
+    for (size_t i = 0; i < sizeof r16_types / sizeof r16_types[0]; i++) {
+        const int64_t b = cf_type_get(r16_types[i])->blck_size;
+        test_layout(r16_types[i], CF_LAYOUT_R16, 37, 17 * b, 1, 0, 37);
+        test_layout(r16_types[i], CF_LAYOUT_R16, 53, 33 * b, 3, 5, 40);
+    }
+    return test_summary("kernels_matmul (emulated)");
+}
+
 int main(int argc, char **argv)
 {
     kt_seed(7);
@@ -261,6 +284,8 @@ int main(int argc, char **argv)
         test_gemvs();
         return test_summary("kernels_matmul gemv");
     }
+    if (test_emulated())
+        return test_emulated_shapes();
     static const int64_t ns[] = {1, 2, 7, 64};
     for (int i = 0; i < KT_N_WEIGHT_TYPES; i++) {
         cf_type t = kt_weight_types[i];
