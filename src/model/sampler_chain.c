@@ -317,7 +317,26 @@ static size_t stage_min_p(const cf_sampler_params *par, cf_cand *c, size_t n)
     return m;
 }
 
-size_t cf_sampler_run_chain(cf_sampler *s, const float *logits)
+/* The logits with the tokens the mask leaves out at -inf. */
+static const float *apply_mask(cf_sampler *s, const float *logits)
+{
+    for (int32_t i = 0; i < s->n_vocab; i++)
+        s->masked[i] = s->mask[i / 64] >> (i % 64) & 1 ? logits[i] : -INFINITY;
+    return s->masked;
+}
+
+/* The candidates the mask left out (at -inf, drawn by no stage but
+ * present where a filter keeps a count) dropped, at least one kept. */
+static size_t drop_masked(cf_sampler *s, size_t n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s->mask[s->cand[i].id / 64] >> (s->cand[i].id % 64) & 1)
+            s->cand[m++] = s->cand[i];
+    return m ? m : 1;
+}
+
+static size_t run_stages(cf_sampler *s, const float *logits)
 {
     const cf_sampler_params *par = &s->par;
     cf_cand *c = s->cand;
@@ -342,4 +361,11 @@ size_t cf_sampler_run_chain(cf_sampler *s, const float *logits)
     for (size_t i = 0; i < n; i++)
         c[i].logit /= par->temp;
     return n;
+}
+
+size_t cf_sampler_run_chain(cf_sampler *s, const float *logits)
+{
+    if (!s->mask)
+        return run_stages(s, logits);
+    return drop_masked(s, run_stages(s, apply_mask(s, logits)));
 }
