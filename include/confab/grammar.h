@@ -33,8 +33,23 @@ int cf_grammar_parse(const char *text, cf_grammar **out, cf_err *err);
 /* Any JSON object (what response_format json_object asks for), with at most
  * 20 whitespace characters between its parts. */
 int cf_grammar_json(cf_grammar **out, cf_err *err);
-/* The GBNF text of cf_grammar_json's grammar. */
+/* The GBNF text of cf_grammar_json's grammar; its rules without root
+ * (value, object, array, string, char, number, ws), for grammars built on
+ * them. */
 const char *cf_grammar_json_text(void);
+const char *cf_grammar_json_rules(void);
+/* The grammar of the JSON documents a JSON schema (NUL-terminated text)
+ * describes, for response_format json_schema: type (object with
+ * properties and required, array with items, minItems and maxItems,
+ * string with minLength and maxLength, number, integer, boolean, null, or
+ * a list of them), enum, const, anyOf, oneOf, $ref to #/$defs/NAME or
+ * #/definitions/NAME; titles, descriptions, defaults and examples are
+ * ignored, and so is additionalProperties (no other property is written).
+ * Any other keyword is refused with a message naming it.  (In the chat
+ * layer, which reads JSON.) */
+int cf_grammar_from_json_schema(const char *json, cf_grammar **out, cf_err *err);
+/* The GBNF text it parses (malloc'ed), for showing and testing. */
+char *cf_grammar_schema_gbnf(const char *json, cf_err *err);
 void cf_grammar_free(cf_grammar *g);
 
 /* Whether the grammar derives exactly these bytes (whole: the full

@@ -4,6 +4,8 @@
  * characters, the escapes it defines. */
 #include "grammar_internal.h"
 
+#include <string.h>
+
 static const char json_gbnf[] =
     "root    ::= object\n"
     "value   ::= object | array | string | number | \"true\" | \"false\" | \"null\"\n"
@@ -17,6 +19,11 @@ static const char json_gbnf[] =
 const char *cf_grammar_json_text(void)
 {
     return json_gbnf;
+}
+
+const char *cf_grammar_json_rules(void)
+{
+    return strchr(json_gbnf, '\n') + 1;
 }
 
 int cf_grammar_json(cf_grammar **out, cf_err *err)

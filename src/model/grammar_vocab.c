@@ -220,30 +220,72 @@ static int restart(cf_constraint *c)
 
 /* ---- the vocabulary's trie ------------------------------------------------ */
 
-static int trie_add(cf_constraint *c, cf_str piece, int32_t tok, size_t *cap)
+typedef struct piece {
+    cf_str s;
+    int32_t id;
+} piece;
+
+static int cmp_piece(const void *a, const void *b)
 {
-    uint32_t at = 0;
-    for (size_t i = 0; i < piece.len; i++) {
-        uint8_t b = (uint8_t)piece.ptr[i];
-        uint32_t k = c->node[at].child;
-        while (k && c->node[k].byte != b)
-            k = c->node[k].sibling;
-        if (!k) {
-            if (c->n_node == *cap) {
-                trie_node *n = realloc(c->node, 2 * *cap * sizeof *n);
-                if (!n)
-                    return -1;
-                c->node = n;
-                *cap *= 2;
-            }
-            k = (uint32_t)c->n_node++;
-            c->node[k] = (trie_node){0, c->node[at].child, -1, b};
-            c->node[at].child = k;
+    const piece *x = a, *y = b;
+    size_t n = x->s.len < y->s.len ? x->s.len : y->s.len;
+    int d = memcmp(x->s.ptr, y->s.ptr, n);
+    if (d)
+        return d;
+    return x->s.len != y->s.len ? (x->s.len < y->s.len ? -1 : 1) : (x->id > y->id) - (x->id < y->id);
+}
+
+/* The pieces sorted, each one shares the nodes of the longest prefix it has
+ * in common with the one before and appends the rest: siblings come in
+ * byte order and no list is searched. */
+static int build_trie(cf_constraint *c)
+{
+    piece *pc = malloc((size_t)c->n_vocab * sizeof *pc);
+    size_t n = 0, total = 1;
+    for (int32_t i = 0; pc && i < c->n_vocab; i++) {
+        cf_str p = cf_tok_piece(c->t, i, false);
+        if (p.len && !cf_tok_is_eog(c->t, i)) {
+            pc[n++] = (piece){p, i};
+            total += p.len;
         }
-        at = k;
     }
-    c->tok_next[tok] = c->node[at].tok;
-    c->node[at].tok = tok;
+    size_t max_len = 0;
+    for (size_t i = 0; pc && i < n; i++)
+        max_len = pc[i].s.len > max_len ? pc[i].s.len : max_len;
+    c->node = malloc(total * sizeof *c->node);
+    uint32_t *last = malloc(total * sizeof *last);     /* each node's last child */
+    uint32_t *path = malloc((max_len + 1) * sizeof *path); /* the previous piece's nodes */
+    if (!pc || !c->node || !last || !path) {
+        free(pc), free(last), free(path);
+        return -1;
+    }
+    qsort(pc, n, sizeof *pc, cmp_piece);
+    c->node[0] = (trie_node){0, 0, -1, 0};
+    c->n_node = 1;
+    path[0] = 0;
+    size_t prev_len = 0;
+    for (size_t i = 0; i < n; i++) {
+        cf_str s = pc[i].s;
+        size_t lcp = 0;
+        if (i)
+            while (lcp < s.len && lcp < prev_len && s.ptr[lcp] == pc[i - 1].s.ptr[lcp])
+                lcp++;
+        for (size_t d = lcp; d < s.len; d++) {
+            uint32_t parent = path[d], k = (uint32_t)c->n_node++;
+            c->node[k] = (trie_node){0, 0, -1, (uint8_t)s.ptr[d]};
+            if (c->node[parent].child)
+                c->node[last[parent]].sibling = k;
+            else
+                c->node[parent].child = k;
+            last[parent] = k;
+            path[d + 1] = k;
+        }
+        uint32_t at = path[s.len];
+        c->tok_next[pc[i].id] = c->node[at].tok;
+        c->node[at].tok = pc[i].id;
+        prev_len = s.len;
+    }
+    free(pc), free(last), free(path);
     return 0;
 }
 
@@ -258,21 +300,11 @@ int cf_constraint_create(const cf_grammar *g, const cf_tokenizer *t, cf_constrai
     c->t = t;
     c->n_vocab = cf_tok_n_vocab(t);
     c->mask_words = ((size_t)c->n_vocab + 63) / 64;
-    size_t cap = 1024;
-    c->node = malloc(cap * sizeof *c->node);
     c->tok_next = malloc((size_t)c->n_vocab * sizeof *c->tok_next);
     c->eog = malloc(64 * sizeof *c->eog);
-    int rc = c->node && c->tok_next && c->eog && !rehash(c, 1024) ? 0 : -1;
-    if (!rc) {
-        c->node[0] = (trie_node){0, 0, -1, 0};
-        c->n_node = 1;
+    int rc = c->tok_next && c->eog && !rehash(c, 1024) && !build_trie(c) ? 0 : -1;
+    if (!rc)
         c->n_eog = cf_tok_eog_ids(t, c->eog, 64);
-    }
-    for (int32_t i = 0; i < c->n_vocab && !rc; i++) {
-        cf_str p = cf_tok_piece(t, i, false);
-        if (p.len && !cf_tok_is_eog(t, i))
-            rc = trie_add(c, p, i, &cap);
-    }
     cf_gwords s0 = {0};
     if (!rc && !(rc = cf_gstate_start(g, &s0))) {
         c->start = c->cur = intern(c, 0, 0, s0.w, s0.n);

@@ -1,7 +1,7 @@
 /* The GBNF reader and the matcher, with no vocabulary: grammars that read,
  * bad ones (one message naming the problem and its line and column),
  * sentences accepted and rejected, whole and as prefixes, and the fixed
- * JSON grammar. */
+ * JSON grammar, and grammars from JSON schemas (and the keywords refused). */
 #include <string.h>
 
 #include "confab/grammar.h"
@@ -127,10 +127,75 @@ static void check_json(void)
     cf_grammar_free(g);
 }
 
+static cf_grammar *schema(const char *json)
+{
+    cf_grammar *g = NULL;
+    cf_err err;
+    CHECKF(cf_grammar_from_json_schema(json, &g, &err) == 0, "%s: %s", json, err.msg);
+    return g;
+}
+
+static void check_schema(void)
+{
+    cf_grammar *g = schema("{\"type\": \"object\", \"properties\": {\"name\": {\"type\": "
+                           "\"string\", \"maxLength\": 4}, \"age\": {\"type\": \"integer\"}, "
+                           "\"tags\": {\"type\": \"array\", \"items\": {\"enum\": [\"a\", 2, "
+                           "null]}, \"maxItems\": 2}}, \"required\": [\"age\", \"name\"]}");
+    yes(g, "{\"name\": \"Bob\", \"age\": 42}");
+    yes(g, "{\"name\":\"\",\"age\":-7,\"tags\":[\"a\", null]}");
+    no(g, "{\"age\": 42, \"name\": \"Bob\"}"); /* the schema's order */
+    no(g, "{\"name\": \"Bobby\", \"age\": 42}");
+    no(g, "{\"name\": \"Bob\", \"age\": 4.5}");
+    no(g, "{\"name\": \"Bob\"}");
+    no(g, "{\"name\": \"B\", \"age\": 1, \"tags\": [2, 2, 2]}");
+    no(g, "{\"name\": \"B\", \"age\": 1, \"tags\": [\"b\"]}");
+    cf_grammar_free(g);
+
+    /* nothing required, anyOf, const, type lists, $ref (recursive) */
+    g = schema("{\"$defs\": {\"node\": {\"type\": \"object\", \"properties\": {\"v\": "
+               "{\"anyOf\": [{\"type\": \"boolean\"}, {\"const\": \"x\"}]}, \"kids\": "
+               "{\"type\": \"array\", \"items\": {\"$ref\": \"#/$defs/node\"}}}}}, "
+               "\"$ref\": \"#/$defs/node\"}");
+    yes(g, "{}");
+    yes(g, "{\"kids\": []}");
+    yes(g, "{\"v\": true, \"kids\": [{\"v\": \"x\"}, {\"kids\": [{}]}]}");
+    no(g, "{\"v\": \"y\"}");
+    no(g, "{\"kids\": [], \"v\": true}");
+    cf_grammar_free(g);
+
+    g = schema("{\"type\": [\"number\", \"null\"]}");
+    yes(g, "null");
+    yes(g, "-1.5e3");
+    no(g, "\"1\"");
+    cf_grammar_free(g);
+
+    static const struct {
+        const char *json, *want;
+    } bad[] = {
+        {"{\"type\": \"string\", \"pattern\": \"^a$\"}", "keyword 'pattern' is not supported"},
+        {"{\"type\": \"date\"}", "type 'date' is not supported"},
+        {"{\"allOf\": []}", "keyword 'allOf' is not supported"},
+        {"{\"$ref\": \"#/$defs/nope\"}", "$ref '#/$defs/nope' is not a $defs entry"},
+        {"{\"type\": \"object\", \"properties\": {}, \"required\": [\"a\"]}",
+         "required property 'a' is not in properties"},
+        {"{\"type\": ", "json schema: "},
+        {"[1]", "a schema must be an object"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cf_grammar *b = NULL;
+        cf_err err = {0};
+        CHECKF(cf_grammar_from_json_schema(bad[i].json, &b, &err) == -1 && !b, "accepted %s",
+               bad[i].json);
+        CHECKF(strstr(err.msg, bad[i].want) && !strchr(err.msg, '\n'), "'%s' gave '%s'",
+               bad[i].json, err.msg);
+    }
+}
+
 int main(void)
 {
     check_basics();
     check_errors();
     check_json();
+    check_schema();
     return test_summary("grammar");
 }
