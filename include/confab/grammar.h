@@ -30,8 +30,8 @@ typedef struct cf_grammar cf_grammar;
 /* Parse GBNF text (NUL-terminated).  A bad grammar gives one message with
  * the line and column of the problem. */
 int cf_grammar_parse(const char *text, cf_grammar **out, cf_err *err);
-/* Any JSON object (what response_format json_object asks for), with at most
- * 20 whitespace characters between its parts. */
+/* Any JSON object (what response_format json_object asks for), its parts
+ * apart by nothing, a space, or a newline and up to 20 tabs or spaces. */
 int cf_grammar_json(cf_grammar **out, cf_err *err);
 /* The GBNF text of cf_grammar_json's grammar; its rules without root
  * (value, object, array, string, char, number, ws), for grammars built on

@@ -1,6 +1,7 @@
 /* The fixed grammar of a JSON object, for response_format json_object and
- * /set format json.  Whitespace is bounded (a model that keeps writing
- * spaces still has to write the object); strings are JSON's: no control
+ * /set format json.  Whitespace is bounded, one space or a newline and an
+ * indentation (a model that keeps writing spaces still has to write the
+ * object), and so are numbers' digits; strings are JSON's: no control
  * characters, the escapes it defines. */
 #include "grammar_internal.h"
 
@@ -14,7 +15,7 @@ static const char json_gbnf[] =
     "string  ::= \"\\\"\" char* \"\\\"\"\n"
     "char    ::= [^\"\\\\\\x00-\\x1f] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4} )\n"
     "number  ::= \"-\"? ( \"0\" | [1-9] [0-9]{0,15} ) ( \".\" [0-9]{1,16} )? ( [eE] [-+]? [0-9]{1,3} )?\n"
-    "ws      ::= [ \\t\\n]{0,20}\n";
+    "ws      ::= ( \" \" | \"\\n\" [ \\t]{0,20} )?\n";
 
 const char *cf_grammar_json_text(void)
 {

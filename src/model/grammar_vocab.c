@@ -21,7 +21,8 @@
 #define MAX_MASK_BYTES ((size_t)256 << 20)
 
 typedef struct dstate {
-    size_t key;      /* offset in keys: code point so far, bytes it still needs, stacks */
+    size_t key;      /* offset in keys: the code point so far, the bytes it still
+                      * needs | its size << 8, the stacks */
     uint32_t len;    /* words of the key */
     int32_t *next;   /* 256 states or UNKNOWN / DEAD; NULL until a byte is tried */
     uint64_t *mask;  /* NULL until asked */
@@ -131,7 +132,9 @@ static int32_t step(cf_constraint *c, int32_t s, uint8_t b)
         for (int i = 0; i < 256; i++)
             d->next[i] = UNKNOWN;
     }
-    uint32_t cp = c->keys.w[d->key], need = c->keys.w[d->key + 1];
+    /* need: the bytes the character still needs; size: all it has */
+    uint32_t cp = c->keys.w[d->key], need = c->keys.w[d->key + 1] & 0xff,
+             size = c->keys.w[d->key + 1] >> 8;
     if (need) {
         if ((b & 0xc0) != 0x80)
             return d->next[b] = DEAD;
@@ -140,27 +143,30 @@ static int32_t step(cf_constraint *c, int32_t s, uint8_t b)
     } else if (b < 0x80) {
         cp = b;
     } else if ((b & 0xe0) == 0xc0) {
-        cp = b & 0x1f, need = 1;
+        cp = b & 0x1f, need = 1, size = 2;
     } else if ((b & 0xf0) == 0xe0) {
-        cp = b & 0x0f, need = 2;
+        cp = b & 0x0f, need = 2, size = 3;
     } else if ((b & 0xf8) == 0xf0) {
-        cp = b & 0x07, need = 3;
+        cp = b & 0x07, need = 3, size = 4;
     } else {
         return d->next[b] = DEAD;
     }
     int32_t to;
     size_t n = d->len - 2;
-    if (need) { /* a character begun: some stack must take one it can become */
+    if (need) { /* a character begun: some stack must take one it can become
+                 * (not in fewer bytes: overlong forms are no characters) */
+        static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
         uint32_t lo = cp << (6 * need), hi = lo | ((1u << (6 * need)) - 1);
+        lo = lo > least[size] ? lo : least[size];
         const uint32_t *stk = c->keys.w + d->key + 2;
-        to = cf_gstate_takes(c->g, stk, n, lo, hi) ? -4 : DEAD;
+        to = hi >= lo && cf_gstate_takes(c->g, stk, n, lo, hi) ? -4 : DEAD;
         if (to == -4) {
             cf_gwords copy = {0};
             for (size_t i = 0; i < n && to == -4; i++)
                 if (cf_gwords_push(&copy, stk[i]))
                     to = -3;
             if (to == -4)
-                to = intern(c, cp, need, copy.w, n);
+                to = intern(c, cp, need | size << 8, copy.w, n);
             cf_gwords_free(&copy);
         }
     } else {
