@@ -26,6 +26,15 @@ typedef struct dstate {
     uint32_t len;    /* words of the key */
     int32_t *next;   /* 256 states or UNKNOWN / DEAD; NULL until a byte is tried */
     uint64_t *mask;  /* NULL until asked */
+    int32_t base;    /* the state of these stacks with no character begun */
+    /* a base state's steps by which of its stacks (bit i: the i-th) take a
+     * code point: the step depends on nothing else, so the thousands of
+     * code points a vocabulary's pieces hold cost a few expansions */
+    struct {
+        uint64_t takers;
+        int32_t to;
+    } *by_takers;
+    uint32_t n_by_takers, cap_by_takers;
 } dstate;
 
 typedef struct trie_node {
@@ -83,24 +92,25 @@ static int rehash(cf_constraint *c, size_t cap)
     return 0;
 }
 
-/* The state of key (cp, need, stacks), made if new; DEAD for no stacks,
- * or -3 on memory. */
-static int32_t intern(cf_constraint *c, uint32_t cp, uint32_t need, const uint32_t *stk, size_t n)
+/* The state of key (cp, need, stacks), made if new (its base state base,
+ * -1: itself); DEAD for no stacks, or -3 on memory. */
+static int32_t intern(cf_constraint *c, uint32_t cp, uint32_t need, const uint32_t *stk, size_t n,
+                      int32_t base)
 {
     if (!n)
         return DEAD;
-    size_t base = c->keys.n;
+    size_t at = c->keys.n;
     if (cf_gwords_push(&c->keys, cp) || cf_gwords_push(&c->keys, need))
         return -3;
     for (size_t i = 0; i < n; i++)
         if (cf_gwords_push(&c->keys, stk[i]))
             return -3;
-    const uint32_t *key = c->keys.w + base;
+    const uint32_t *key = c->keys.w + at;
     size_t len = n + 2, j = hash_words(key, len) & (c->hash_cap - 1);
     for (; c->hash[j] >= 0; j = (j + 1) & (c->hash_cap - 1)) {
         const dstate *s = &c->st[c->hash[j]];
         if (s->len == len && !memcmp(c->keys.w + s->key, key, len * sizeof *key)) {
-            c->keys.n = base;
+            c->keys.n = at;
             return c->hash[j];
         }
     }
@@ -113,11 +123,58 @@ static int32_t intern(cf_constraint *c, uint32_t cp, uint32_t need, const uint32
         c->cap_st = cap;
     }
     int32_t id = (int32_t)c->n_st++;
-    c->st[id] = (dstate){base, (uint32_t)len, NULL, NULL};
+    c->st[id] = (dstate){.key = at, .len = (uint32_t)len, .base = base < 0 ? id : base};
     c->hash[j] = id;
     if (2 * c->n_st > c->hash_cap && rehash(c, 2 * c->hash_cap))
         return -3;
     return id;
+}
+
+/* The state after whole code point cp from state s. */
+static int32_t advance_cp(cf_constraint *c, int32_t s, uint32_t cp)
+{
+    const uint32_t *stk = c->keys.w + c->st[s].key + 2;
+    size_t n = c->st[s].len - 2, k = 0;
+    uint64_t takers = 0;
+    bool fits = true; /* in 64 bits */
+    for (size_t i = 0; i < n; i += stk[i] + 1, k++) {
+        if (k == 64) {
+            fits = false;
+            break;
+        }
+        if (stk[i] && cf_gchar_takes(c->g, &c->g->elem[stk[i + stk[i]]], cp, cp))
+            takers |= 1ull << k;
+    }
+    if (fits && !takers)
+        return DEAD;
+    int32_t base = c->st[s].base;
+    for (uint32_t i = 0; fits && i < c->st[base].n_by_takers; i++)
+        if (c->st[base].by_takers[i].takers == takers)
+            return c->st[base].by_takers[i].to;
+    /* keys may move while interning: advance from a copy's words */
+    cf_gwords in = {0}, out = {0};
+    int32_t to = 0;
+    for (size_t i = 0; i < n && !to; i++)
+        if (cf_gwords_push(&in, stk[i]))
+            to = -3;
+    if (!to)
+        to = cf_gstate_advance(c->g, in.w, n, cp, &out) ? -3 : intern(c, 0, 0, out.w, out.n, -1);
+    cf_gwords_free(&in);
+    cf_gwords_free(&out);
+    dstate *d = &c->st[base];
+    if (to == -3 || !fits)
+        return to;
+    if (d->n_by_takers == d->cap_by_takers) {
+        uint32_t cap = d->cap_by_takers ? 2 * d->cap_by_takers : 4;
+        void *p = realloc(d->by_takers, cap * sizeof *d->by_takers);
+        if (!p)
+            return -3;
+        d->by_takers = p;
+        d->cap_by_takers = cap;
+    }
+    d->by_takers[d->n_by_takers].takers = takers;
+    d->by_takers[d->n_by_takers++].to = to;
+    return to;
 }
 
 /* The state after byte b from state s. */
@@ -166,21 +223,11 @@ static int32_t step(cf_constraint *c, int32_t s, uint8_t b)
                 if (cf_gwords_push(&copy, stk[i]))
                     to = -3;
             if (to == -4)
-                to = intern(c, cp, need | size << 8, copy.w, n);
+                to = intern(c, cp, need | size << 8, copy.w, n, c->st[s].base);
             cf_gwords_free(&copy);
         }
     } else {
-        cf_gwords out = {0};
-        /* keys may move while interning: advance from a copy's words */
-        cf_gwords in = {0};
-        to = 0;
-        for (size_t i = 0; i < n && !to; i++)
-            if (cf_gwords_push(&in, c->keys.w[c->st[s].key + 2 + i]))
-                to = -3;
-        if (!to)
-            to = cf_gstate_advance(c->g, in.w, n, cp, &out) ? -3 : intern(c, 0, 0, out.w, out.n);
-        cf_gwords_free(&in);
-        cf_gwords_free(&out);
+        to = advance_cp(c, s, cp);
     }
     if (to == -3)
         return -3;
@@ -199,6 +246,7 @@ static void drop_states(cf_constraint *c)
     for (size_t i = 0; i < c->n_st; i++) {
         free(c->st[i].next);
         free(c->st[i].mask);
+        free(c->st[i].by_takers);
     }
     c->n_st = c->n_masks = 0;
 }
@@ -217,8 +265,9 @@ static int restart(cf_constraint *c)
     drop_states(c);
     c->keys.n = 0;
     memset(c->hash, 0xff, c->hash_cap * sizeof *c->hash);
-    c->start = intern(c, start.w[0], start.w[1], start.w + 2, start.n - 2);
-    c->cur = intern(c, cur.w[0], cur.w[1], cur.w + 2, cur.n - 2);
+    c->start = intern(c, 0, 0, start.w + 2, start.n - 2, -1);
+    int32_t base = intern(c, 0, 0, cur.w + 2, cur.n - 2, -1);
+    c->cur = cur.w[1] && base >= 0 ? intern(c, cur.w[0], cur.w[1], cur.w + 2, cur.n - 2, base) : base;
     cf_gwords_free(&cur);
     cf_gwords_free(&start);
     return c->start < 0 || c->cur < 0 ? -1 : 0;
@@ -313,7 +362,7 @@ int cf_constraint_create(const cf_grammar *g, const cf_tokenizer *t, cf_constrai
         c->n_eog = cf_tok_eog_ids(t, c->eog, 64);
     cf_gwords s0 = {0};
     if (!rc && !(rc = cf_gstate_start(g, &s0))) {
-        c->start = c->cur = intern(c, 0, 0, s0.w, s0.n);
+        c->start = c->cur = intern(c, 0, 0, s0.w, s0.n, -1);
         if (c->start == DEAD) {
             cf_gwords_free(&s0);
             cf_constraint_free(c);

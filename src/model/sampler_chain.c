@@ -317,12 +317,23 @@ static size_t stage_min_p(const cf_sampler_params *par, cf_cand *c, size_t n)
     return m;
 }
 
-/* The logits with the tokens the mask leaves out at -inf. */
+/* The logits with the tokens the mask leaves out at -inf, a word of the
+ * mask at a time (most are all in or all out). */
 static const float *apply_mask(cf_sampler *s, const float *logits)
 {
-    for (int32_t i = 0; i < s->n_vocab; i++)
-        s->masked[i] = s->mask[i / 64] >> (i % 64) & 1 ? logits[i] : -INFINITY;
-    return s->masked;
+    size_t V = (size_t)s->n_vocab;
+    float *out = s->masked;
+    for (size_t w = 0; w * 64 < V; w++) {
+        size_t at = w * 64, n = V - at < 64 ? V - at : 64;
+        uint64_t m = s->mask[w];
+        if (m == UINT64_MAX) {
+            memcpy(out + at, logits + at, n * sizeof *out);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                out[at + i] = m >> i & 1 ? logits[at + i] : -INFINITY;
+        }
+    }
+    return out;
 }
 
 /* The candidates the mask left out (at -inf, drawn by no stage but
