@@ -10,31 +10,6 @@
 #include "reasoning.h"
 #include "session_internal.h"
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0, got;
-    do {
-        if (n + 4096 + 1 > cap) {
-            char *b = realloc(buf, cap = 2 * (n + 4096) + 1);
-            if (!b) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = b;
-        }
-        got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-    } while (got);
-    fclose(f);
-    buf[n] = 0;
-    return buf;
-}
-
 int sess_set_format(cf_session *s, const char *value, cf_err *err)
 {
     bool off = !*value || !strcmp(value, "off");
@@ -46,7 +21,8 @@ int sess_set_format(cf_session *s, const char *value, cf_err *err)
         if (cf_grammar_json(&g, err))
             return -1;
     } else if (!off) {
-        char *text = read_text(value);
+        size_t len;
+        char *text = sess_read_file(value, &len, NULL);
         if (!text)
             return cf_fail_as(err, CF_E_USAGE, "format: '%s' is not json, off, or a JSON "
                                                "schema's file", value);
