@@ -1,7 +1,7 @@
 /* The sampler chain: the worked example, a plain full-sort implementation
  * of llama.cpp's chain to compare candidates with, draws against the
  * probabilities (chi-square), seeds and saved states, settings changed
- * between tokens, penalties, greedy ties, bad settings. */
+ * between tokens, penalties, greedy ties, bad settings, masks. */
 #include <math.h>
 #include <string.h>
 
