@@ -540,7 +540,8 @@ static int finish(parser *ps, cf_grammar *g)
         for (size_t a = 0; a < ps->rules[r].n_alts; a++) {
             gseq *s = &ps->rules[r].alts[a];
             g->alt[k++] = (uint32_t)e;
-            memcpy(g->elem + e, s->e, s->n * sizeof *s->e);
+            if (s->n) /* an empty alternative has no array */
+                memcpy(g->elem + e, s->e, s->n * sizeof *s->e);
             e += s->n;
             g->elem[e++] = (cf_gelem){G_END, 0, 0, 0};
         }
