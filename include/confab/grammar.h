@@ -48,8 +48,6 @@ const char *cf_grammar_json_rules(void);
  * Any other keyword is refused with a message naming it.  (In the chat
  * layer, which reads JSON.) */
 int cf_grammar_from_json_schema(const char *json, cf_grammar **out, cf_err *err);
-/* The GBNF text it parses (malloc'ed), for showing and testing. */
-char *cf_grammar_schema_gbnf(const char *json, cf_err *err);
 void cf_grammar_free(cf_grammar *g);
 
 /* Whether the grammar derives exactly these bytes (whole: the full

@@ -344,7 +344,8 @@ static int node(conv *c, const cf_json *s, char name[16])
     return rc;
 }
 
-char *cf_grammar_schema_gbnf(const char *json, cf_err *err)
+/* The GBNF text of the schema's grammar (malloc'ed). */
+static char *schema_gbnf(const char *json, cf_err *err)
 {
     cf_json *schema;
     if (cf_json_parse(json, strlen(json), NULL, &schema, err)) {
@@ -375,7 +376,7 @@ char *cf_grammar_schema_gbnf(const char *json, cf_err *err)
 int cf_grammar_from_json_schema(const char *json, cf_grammar **out, cf_err *err)
 {
     *out = NULL;
-    char *text = cf_grammar_schema_gbnf(json, err);
+    char *text = schema_gbnf(json, err);
     if (!text)
         return -1;
     int rc = cf_grammar_parse(text, out, err);
