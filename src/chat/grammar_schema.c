@@ -305,7 +305,8 @@ static int node(conv *c, const cf_json *s, char name[16])
             }
         } else if (any) {
             if (any->type != CF_JSON_ARRAY || !any->n)
-                rc = cf_fail_as(c->err, CF_E_USAGE, "json schema: anyOf/oneOf must be a non-empty list");
+                rc = cf_fail_as(c->err, CF_E_USAGE,
+                                "json schema: anyOf/oneOf must be a non-empty list");
             for (size_t i = 0; !rc && i < any->n; i++) {
                 char alt[16];
                 if (!(rc = node(c, any->items[i], alt))) {

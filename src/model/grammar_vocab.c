@@ -267,7 +267,8 @@ static int restart(cf_constraint *c)
     memset(c->hash, 0xff, c->hash_cap * sizeof *c->hash);
     c->start = intern(c, 0, 0, start.w + 2, start.n - 2, -1);
     int32_t base = intern(c, 0, 0, cur.w + 2, cur.n - 2, -1);
-    c->cur = cur.w[1] && base >= 0 ? intern(c, cur.w[0], cur.w[1], cur.w + 2, cur.n - 2, base) : base;
+    c->cur = cur.w[1] && base >= 0 ? intern(c, cur.w[0], cur.w[1], cur.w + 2, cur.n - 2, base)
+                                   : base;
     cf_gwords_free(&cur);
     cf_gwords_free(&start);
     return c->start < 0 || c->cur < 0 ? -1 : 0;
@@ -287,7 +288,9 @@ static int cmp_piece(const void *a, const void *b)
     int d = memcmp(x->s.ptr, y->s.ptr, n);
     if (d)
         return d;
-    return x->s.len != y->s.len ? (x->s.len < y->s.len ? -1 : 1) : (x->id > y->id) - (x->id < y->id);
+    if (x->s.len != y->s.len)
+        return x->s.len < y->s.len ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
 }
 
 /* The pieces sorted, each one shares the nodes of the longest prefix it has
