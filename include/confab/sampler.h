@@ -69,6 +69,12 @@ int32_t cf_sampler_sample(cf_sampler *s, const float *logits);
 void cf_sampler_accept(cf_sampler *s, int32_t token);
 void cf_sampler_reset(cf_sampler *s); /* forget the history */
 
+/* Only tokens whose bit is set in mask (bit id % 64 of word id / 64, as
+ * cf_constraint_mask gives it) can be chosen, until the next call; NULL:
+ * every token.  The others count as -inf logits in every stage and are
+ * never candidates.  The mask is read at each sample, not copied. */
+void cf_sampler_set_mask(cf_sampler *s, const uint64_t *mask);
+
 /* The candidates left after every stage, with the probabilities the draw
  * uses, most likely first (ties: lower id first).  Writes at most cap and
  * returns how many there are.  Uses no randomness. */

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "confab/grammar.h"
 #include "confab/sampler.h"
 #include "confab/session.h"
 #include "confab/template.h"
@@ -61,6 +62,7 @@ typedef struct sess_reply {
     splitter sp;       /* the split of what was shown */
     int undecided;     /* tokens of a gpt-oss header, their kind not known yet */
     bool reasoning_tok; /* the last token counted as reasoning */
+    bool constrained;   /* the last token was drawn under the format's grammar */
     cf_utf8_stream utf8[2]; /* per split_kind */
     char *out[2];      /* the parts handed out, per split_kind */
     size_t out_cap[2];
@@ -103,6 +105,11 @@ struct cf_session {
     int n_scripted, next_script;
 
     cf_sampler *smp;
+    /* the replies' format (session_format.c): its name, grammar and state;
+     * NULL: free text */
+    char *format;
+    cf_grammar *format_g;
+    cf_constraint *format_c;
     /* speculative decoding (session_spec.c): the drafter's model and
      * context (lookup: none), and the ctx the spec was made for (a loaded
      * session may bring another) */
@@ -137,6 +144,12 @@ struct cf_session {
 /* ---- the local engine (engine_local.c lists them) ------------------------- */
 int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err); /* session.c */
 void sess_local_free(cf_session *s);
+/* session_format.c: set the format by its /set value; before a token is
+ * drawn, the sampler's mask for it; after, the grammar's step over it */
+int sess_set_format(cf_session *s, const char *value, cf_err *err);
+void sess_format_free(cf_session *s);
+int sess_format_mask(cf_session *s, cf_err *err);
+int sess_format_accept(cf_session *s, cf_token t, cf_err *err);
 void sess_local_context_info(const cf_session *s, cf_context_info *out);
 int sess_local_open_reply(cf_session *s, double t0, bool forked, cf_err *err); /* session_turn.c */
 void sess_local_drop_from(cf_session *s, int i);

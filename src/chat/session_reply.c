@@ -337,7 +337,10 @@ void sess_reply_open(cf_session *s, double t0, const splitter *sp0)
     r->sp0 = r->sp = *sp0;
     r->undecided = 0;
     r->reasoning_tok = false;
+    r->constrained = false;
     r->n_described = 0;
+    if (s->format_c)
+        cf_constraint_reset(s->format_c);
     memset(r->utf8, 0, sizeof r->utf8);
     r->script = sess_script_next(s);
     r->script_pos = 0;
@@ -412,7 +415,7 @@ static int next_part(cf_session *s, cf_reply_part *part, cf_err *err)
                 more = finish(s, CF_STOP_CONTEXT_FULL, part);
                 goto last;
             }
-            if (s->spec && !s->probs && !r->script) {
+            if (s->spec && !s->probs && !r->script && !s->format_c) {
                 if (sess_spec_step(s, s->n_predict >= 0 ? s->n_predict - r->n_gen : SESS_SPEC_MAX, err))
                     return -1;
             } else if (cf_ctx_decode(s->ctx, &r->pending, 1, s->logits, false, err)) {
@@ -432,13 +435,18 @@ static int next_part(cf_session *s, cf_reply_part *part, cf_err *err)
     cf_token_prob rec = {.p = -1};
     /* a step's tokens were drawn and accepted by it */
     const bool stepped = r->qat < r->nq;
+    if (!stepped && sess_format_mask(s, err))
+        return -1;
     cf_token t = stepped ? r->q[r->qat++] : next_token(s, &rec);
+    cf_sampler_set_mask(s->smp, NULL); /* the mask lives no longer than this token */
     if (t < 0 || sess_ends_reply(s, t)) {
         more = finish(s, CF_STOP_EOG, part);
         goto last;
     }
     if (!stepped)
         cf_sampler_accept(s->smp, t);
+    if (!stepped && sess_format_accept(s, t, err))
+        return -1;
     cf_str p = sess_raw_piece(s, t);
     if (reserve_text(r, p.len) || cf_tokens_push(&r->ids, t) ||
         (s->probs && record_prob(r, r->ids.n - 1, &rec)))

@@ -1,6 +1,6 @@
 /* Settings by name, as /set and the command line spell them: the
  * sampler's (its own table), the seed, n-predict, the thinking
- * switches the chat template reads, and probs.  A bad name or value changes
+ * switches the chat template reads, probs and the replies' format.  A bad name or value changes
  * nothing.  A remote session keeps the sampler's values and the seed
  * itself (they go into each request), and remembers which were given. */
 #include <errno.h>
@@ -22,7 +22,8 @@ const char *const *cf_session_setting_names(void)
         names[n++] = "n-predict";
         names[n++] = "thinking";
         names[n++] = "reasoning-effort";
-        names[n] = "probs";
+        names[n++] = "probs";
+        names[n] = "format";
     }
     return names;
 }
@@ -149,6 +150,8 @@ int cf_session_setting_check(const char *name, const char *value, cf_err *err)
     if (index_of(name) < 0)
         return cf_fail_as(err, CF_E_USAGE, "unknown setting '%s'", name);
     uint64_t v;
+    if (!strcmp(name, "format")) /* its file is read when it is set */
+        return 0;
     if (!is_sampler_setting(name))
         return parse_own(name, value, &v, err);
     cf_sampler_params p;
@@ -190,7 +193,9 @@ int cf_session_set(cf_session *s, const char *name, const char *value, cf_err *e
         return cf_fail_as(err, CF_E_USAGE, "unknown setting '%s' (settings: %s)", name, list);
     }
     uint64_t v = 0;
-    if (is_sampler_setting(name)) {
+    if (!strcmp(name, "format")) {
+        return sess_set_format(s, value, err); /* not saved: no mask bit */
+    } else if (is_sampler_setting(name)) {
         if (set_sampler(s, name, value, err))
             return -1;
     } else if (parse_own(name, value, &v, err)) {
@@ -232,6 +237,8 @@ const char *cf_session_get(const cf_session *s, const char *name, char *buf, siz
         snprintf(buf, n, "%s", effort_values[s->effort]);
     else if (strcmp(name, "probs") == 0)
         snprintf(buf, n, "%s", onoff_values[s->probs]);
+    else if (strcmp(name, "format") == 0)
+        snprintf(buf, n, "%s", s->format ? s->format : "off");
     else
         return cf_sampler_setting_get(r ? &r->par : cf_sampler_get_params(s->smp), name, buf, n);
     return buf;

@@ -161,7 +161,8 @@ int cf_sampler_create(int32_t n_vocab, const cf_sampler_params *p, uint64_t seed
     s->cand = malloc((size_t)n_vocab * sizeof *s->cand);
     s->spare = malloc((size_t)n_vocab * sizeof *s->spare);
     s->count = calloc((size_t)n_vocab, sizeof *s->count);
-    if (!s->cand || !s->spare || !s->count || grow_history(s, p->repeat_last_n > 64 ? p->repeat_last_n : 64)) {
+    s->masked = malloc((size_t)n_vocab * sizeof *s->masked);
+    if (!s->cand || !s->spare || !s->count || !s->masked || grow_history(s, p->repeat_last_n > 64 ? p->repeat_last_n : 64)) {
         cf_sampler_free(s);
         return cf_fail(err, "out of memory for a sampler over %d tokens", n_vocab);
     }
@@ -179,6 +180,7 @@ void cf_sampler_free(cf_sampler *s)
         return;
     free(s->cand);
     free(s->spare);
+    free(s->masked);
     free(s->count);
     free(s->hist);
     free(s->pen_ids);
@@ -196,6 +198,11 @@ int cf_sampler_set_params(cf_sampler *s, const cf_sampler_params *p, cf_err *err
     if (window_changed)
         recount(s);
     return 0;
+}
+
+void cf_sampler_set_mask(cf_sampler *s, const uint64_t *mask)
+{
+    s->mask = mask;
 }
 
 const cf_sampler_params *cf_sampler_get_params(const cf_sampler *s)

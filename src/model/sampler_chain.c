@@ -317,7 +317,37 @@ static size_t stage_min_p(const cf_sampler_params *par, cf_cand *c, size_t n)
     return m;
 }
 
-size_t cf_sampler_run_chain(cf_sampler *s, const float *logits)
+/* The logits with the tokens the mask leaves out at -inf, a word of the
+ * mask at a time (most are all in or all out). */
+static const float *apply_mask(cf_sampler *s, const float *logits)
+{
+    size_t V = (size_t)s->n_vocab;
+    float *out = s->masked;
+    for (size_t w = 0; w * 64 < V; w++) {
+        size_t at = w * 64, n = V - at < 64 ? V - at : 64;
+        uint64_t m = s->mask[w];
+        if (m == UINT64_MAX) {
+            memcpy(out + at, logits + at, n * sizeof *out);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                out[at + i] = m >> i & 1 ? logits[at + i] : -INFINITY;
+        }
+    }
+    return out;
+}
+
+/* The candidates the mask left out (at -inf, drawn by no stage but
+ * present where a filter keeps a count) dropped, at least one kept. */
+static size_t drop_masked(cf_sampler *s, size_t n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s->mask[s->cand[i].id / 64] >> (s->cand[i].id % 64) & 1)
+            s->cand[m++] = s->cand[i];
+    return m ? m : 1;
+}
+
+static size_t run_stages(cf_sampler *s, const float *logits)
 {
     const cf_sampler_params *par = &s->par;
     cf_cand *c = s->cand;
@@ -342,4 +372,11 @@ size_t cf_sampler_run_chain(cf_sampler *s, const float *logits)
     for (size_t i = 0; i < n; i++)
         c[i].logit /= par->temp;
     return n;
+}
+
+size_t cf_sampler_run_chain(cf_sampler *s, const float *logits)
+{
+    if (!s->mask)
+        return run_stages(s, logits);
+    return drop_masked(s, run_stages(s, apply_mask(s, logits)));
 }

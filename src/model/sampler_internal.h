@@ -17,6 +17,8 @@ struct cf_sampler {
     cf_rng rng;
 
     cf_cand *cand, *spare; /* n_vocab work slots each */
+    const uint64_t *mask;  /* the tokens allowed, NULL: all */
+    float *masked;         /* n_vocab: the logits with the others -inf */
 
     /* penalty history: a ring of the last hist_cap accepted tokens, and how
      * often each token occurs among the last par.repeat_last_n of them */

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "draft.h"
+#include "grammar_opt.h"
 #include "confab/model.h"
 #include "confab/platform.h"
 #include "confab/sampler.h"
@@ -23,6 +24,8 @@ typedef struct complete_opts {
     cf_load_mode load_mode;
     cf_sampler_params sp;
     ui_draft draft;
+    ui_grammar grammar;
+    cf_constraint *constraint; /* the grammar bound to the vocabulary */
     bool ids, no_special, special, ignore_eos, verbose;
     bool last_n_whole; /* --repeat-last-n -1 */
 } complete_opts;
@@ -55,6 +58,11 @@ static void usage(FILE *f)
             "      --no-special         do not parse special tokens in the prompt text\n"
             "      --special            print control tokens' text in the output\n"
             "      --ignore-eos         keep generating after end-of-generation tokens\n"
+            "      --grammar FILE       only output the GBNF grammar in FILE (or this text)\n"
+            "                           derives (also --grammar-file)\n"
+            "  -j, --json-schema FILE   only output JSON the schema in FILE (or this text)\n"
+            "                           describes (also --json-schema-file)\n"
+            "      --json               only output a JSON object\n"
             "      --ids                print the generated token ids on one line instead\n"
             "      --dump-logits FILE   write the logits of the last prompt position\n"
             "                           (n_vocab little-endian f32)\n"
@@ -64,7 +72,7 @@ static void usage(FILE *f)
 
 enum {
     OPT_SAMPLER = 256, OPT_SEED, OPT_MMAP, OPT_NO_MMAP, OPT_KV, OPT_NO_SPECIAL, OPT_SPECIAL, OPT_IGNORE_EOS,
-    OPT_IDS, OPT_DUMP, OPT_TOKENIZER, OPT_DRAFT,
+    OPT_IDS, OPT_DUMP, OPT_TOKENIZER, OPT_DRAFT, OPT_GRAMMAR, OPT_SCHEMA, OPT_JSON,
 };
 
 static int parse_args(int argc, char **argv, complete_opts *o)
@@ -103,13 +111,18 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         {"draft-min", required_argument, 0, OPT_DRAFT},
         {"draft-p-min", required_argument, 0, OPT_DRAFT},
         {"lookup", no_argument, 0, OPT_DRAFT},
+        {"grammar", required_argument, 0, OPT_GRAMMAR},
+        {"grammar-file", required_argument, 0, OPT_GRAMMAR},
+        {"json-schema", required_argument, 0, 'j'},
+        {"json-schema-file", required_argument, 0, 'j'},
+        {"json", no_argument, 0, OPT_JSON},
         {0, 0, 0, 0},
     };
     int c;
     optind = 1;
     int li = 0;
     ui_draft_argv(argc, argv);
-    while ((c = getopt_long(argc, argv, "m:p:f:n:c:t:s:vh", opts, &li)) != -1) {
+    while ((c = getopt_long(argc, argv, "m:p:f:n:c:t:s:j:vh", opts, &li)) != -1) {
         bool ok = true;
         switch (c) {
         case 'm': o->model = optarg; break;
@@ -151,6 +164,9 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         case OPT_DUMP: o->dump_logits = optarg; break;
         case OPT_TOKENIZER: o->tokenizer = optarg; break;
         case OPT_DRAFT: ok = ui_draft_option(&o->draft, opts[li].name, optarg) > 0; break;
+        case OPT_GRAMMAR: o->grammar.gbnf = optarg; break;
+        case 'j': o->grammar.schema = optarg; break;
+        case OPT_JSON: o->grammar.json = true; break;
         default: usage(stderr); return -1;
         }
         if (!ok)
@@ -215,9 +231,22 @@ static int generate(const complete_opts *o, cf_ctx *ctx, const cf_tokenizer *tok
     int32_t step[64];
     int n_step = 0, at = 0;
     for (long long i = 0; o->n_predict < 0 || i < o->n_predict; i++) {
+        if (o->constraint) {
+            const uint64_t *allowed = cf_constraint_mask(o->constraint);
+            if (!allowed) {
+                cli_error("out of memory for the grammar");
+                return CF_EXIT_ERROR;
+            }
+            cf_sampler_set_mask(smp, allowed);
+        }
         int32_t id = at < n_step ? step[at++] : cf_sampler_sample(smp, logits);
         if (!o->ignore_eos && cf_tok_is_eog(tok, id))
             break;
+        if (o->constraint && !cf_tok_is_eog(tok, id) &&
+            cf_constraint_accept(o->constraint, id, &err)) {
+            cli_error("%s", err.msg);
+            return CF_EXIT_ERROR;
+        }
         if (!spec || i == 0)
             cf_sampler_accept(smp, id); /* a step accepts its own */
         generated++;
@@ -310,6 +339,7 @@ int cmd_complete(int argc, char **argv)
     cf_tokenizer *tok = NULL;
     cf_ctx *ctx = NULL;
     cf_sampler *smp = NULL;
+    cf_grammar *grammar = NULL;
     cf_tokens ids = {0};
     float *logits = NULL;
     rc = CF_EXIT_MODEL;
@@ -374,6 +404,17 @@ int cmd_complete(int argc, char **argv)
         cf_sampler_accept(smp, ids.ids[i]);
     if ((rc = ui_draft_open(&o.draft, ctx, tok)) != 0)
         goto out;
+    rc = CF_EXIT_USAGE;
+    if (o.draft.spec && ui_grammar_asked(&o.grammar)) {
+        cli_error("a grammar and speculative decoding (-md, --lookup) cannot be used together");
+        goto out;
+    }
+    if (ui_grammar_make(&o.grammar, &grammar))
+        goto out;
+    if (grammar && cf_constraint_create(grammar, tok, &o.constraint, &err)) {
+        cli_error("%s", err.msg);
+        goto out;
+    }
     rc = CF_EXIT_ERROR;
     if (o.draft.spec && cf_spec_begin(o.draft.spec, ids.ids, (int)ids.n, &err) != 0) {
         cli_error("%s", err.msg);
@@ -383,6 +424,8 @@ int cmd_complete(int argc, char **argv)
         goto out;
     rc = generate(&o, ctx, tok, smp, logits);
 out:
+    cf_constraint_free(o.constraint);
+    cf_grammar_free(grammar);
     ui_draft_close(&o.draft);
     if (ctx)
         sig_restore();

@@ -81,6 +81,9 @@ static const opt_def defs[] = {
     {"reasoning-effort", 0, "LEVEL", O_SETTING, G_THINKING,
      "how long to think, low|medium|high|auto: the template's reasoning_effort\n"
      "(gpt-oss; auto: its default)"},
+    {"format", 0, "json|FILE", O_SETTING, G_CONVERSATION,
+     "replies only as a JSON object (json) or as JSON the schema in FILE\n"
+     "describes, as ollama's format (default off; also /set format)"},
     {"show-thinking", 0, NULL, O_SHOW_THINKING, G_THINKING,
      "show the thinking as it streams (default in the chat; with stdin not a\n"
      "terminal it goes to stderr, and only with this option)"},
@@ -114,7 +117,7 @@ static const opt_def defs[] = {
 const char *const opts_setting_names[OPTS_N_SETTINGS] = {
     "temp", "top-k", "top-p", "min-p", "typical", "repeat-penalty", "repeat-last-n",
     "presence-penalty", "frequency-penalty", "seed", "n-predict", "thinking", "reasoning-effort",
-    "probs",
+    "probs", "format",
 };
 
 void opts_init(chat_opts *o)

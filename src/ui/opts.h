@@ -10,7 +10,7 @@
 #include "confab/spec.h"
 
 /* The session's settings that are also options, in its spelling. */
-#define OPTS_N_SETTINGS 14
+#define OPTS_N_SETTINGS 15
 extern const char *const opts_setting_names[OPTS_N_SETTINGS];
 
 typedef enum chat_system_from {

@@ -1,7 +1,7 @@
 /* The sampler chain: the worked example, a plain full-sort implementation
  * of llama.cpp's chain to compare candidates with, draws against the
  * probabilities (chi-square), seeds and saved states, settings changed
- * between tokens, penalties, greedy ties, bad settings. */
+ * between tokens, penalties, greedy ties, bad settings, masks. */
 #include <math.h>
 #include <string.h>
 
@@ -550,6 +550,58 @@ static void check_probs(void)
     cf_sampler_free(b);
 }
 
+/* A mask (cf_sampler_set_mask): every token allowed draws exactly what no
+ * mask draws; a few allowed are the only candidates and draws, greedy the
+ * best of them, top-k off or on. */
+static void check_mask(void)
+{
+    enum { V = 1000 };
+    static float logits[V];
+    static uint64_t all[(V + 63) / 64], some[(V + 63) / 64];
+    uint64_t x = 3;
+    for (int i = 0; i < V; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        logits[i] = (float)(x >> 40) / (float)(1 << 22);
+    }
+    memset(all, 0xff, sizeof all);
+    static const int32_t allowed[] = {3, 77, 500, 998};
+    for (size_t i = 0; i < 4; i++)
+        some[allowed[i] / 64] |= 1ull << (allowed[i] % 64);
+    const float temps[] = {0.8f, 0.0f};
+    for (int k = 0; k < 2; k++)
+        for (int t = 0; t < 2; t++) {
+            cf_sampler_params p;
+            cf_sampler_params_default(&p);
+            p.temp = temps[t];
+            p.top_k = k ? 40 : 0;
+            cf_sampler *a = make(V, &p, 9), *b = make(V, &p, 9), *c = make(V, &p, 9);
+            cf_sampler_set_mask(b, all);
+            cf_sampler_set_mask(c, some);
+            for (int i = 0; i < 300; i++) {
+                CHECK(cf_sampler_sample(a, logits) == cf_sampler_sample(b, logits));
+                int32_t id = cf_sampler_sample(c, logits);
+                CHECKF(id == 3 || id == 77 || id == 500 || id == 998, "drew %d", id);
+            }
+            int32_t ids[V];
+            float probs[V];
+            size_t n = cf_sampler_candidates(c, logits, ids, probs, V);
+            CHECKF(n >= 1 && n <= 4, "%zu candidates", n);
+            for (size_t i = 0; i < n; i++)
+                CHECK(some[ids[i] / 64] >> (ids[i] % 64) & 1);
+            if (t == 1) {
+                int32_t best = allowed[0];
+                for (size_t i = 1; i < 4; i++)
+                    best = logits[allowed[i]] > logits[best] ? allowed[i] : best;
+                CHECK(n == 1 && ids[0] == best);
+            }
+            cf_sampler_set_mask(c, NULL);
+            CHECK(cf_sampler_sample(a, logits) == cf_sampler_sample(c, logits) || t == 0);
+            cf_sampler_free(a);
+            cf_sampler_free(b);
+            cf_sampler_free(c);
+        }
+}
+
 int main(void)
 {
     check_defaults();
@@ -562,5 +614,6 @@ int main(void)
     check_bad_settings();
     check_settings_by_name();
     check_probs();
+    check_mask();
     return test_summary("sampler");
 }

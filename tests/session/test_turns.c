@@ -202,7 +202,7 @@ static void test_settings(void)
     int n = 0;
     for (const char *const *p = cf_session_setting_names(); *p; p++)
         n += cf_session_get(s, *p, buf, 64) != NULL;
-    CHECK(n == 14);
+    CHECK(n == 15);
     cf_session_free(s);
 }
 
