@@ -18,7 +18,7 @@ int sess_spec_open(cf_session *s, const cf_session_params *p, cf_err *err)
         cf_spec_params_default(&s->spec_params);
     if (p->draft_model) {
         cf_ctx_params cp = {.n_ctx = cf_ctx_n_ctx(s->ctx), .n_threads = cf_ctx_n_threads(s->ctx),
-                            .kv_type = CF_KV_F16};
+                            .type_k = CF_KV_F16, .type_v = CF_KV_F16};
         if (cf_model_load_as(p->draft_model, NULL, p->load_mode, &s->draft_model, err) ||
             cf_tokenizer_create(cf_model_gguf(s->draft_model), &s->draft_tok, err))
             return cf_err_class(err, CF_E_MODEL);

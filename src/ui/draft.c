@@ -82,7 +82,7 @@ int ui_draft_open(ui_draft *d, cf_ctx *target, const cf_tokenizer *target_tok, i
         char *path = cli_model_path(d->model);
         if (!path)
             return CF_EXIT_MODEL;
-        cf_ctx_params cp = {.n_ctx = cf_ctx_n_ctx(target), .n_threads = threads, .kv_type = CF_KV_F16};
+        cf_ctx_params cp = {.n_ctx = cf_ctx_n_ctx(target), .n_threads = threads, .type_k = CF_KV_F16, .type_v = CF_KV_F16};
         int rc = cf_model_load(path, NULL, &d->m, &err);
         free(path);
         if (rc != 0 || cf_tokenizer_create(cf_model_gguf(d->m), &d->tok, &err) != 0) {
