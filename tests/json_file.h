@@ -34,10 +34,10 @@ static inline cf_json *json_load_file(const char *path)
 /* The reference outputs of a model (refs/STEM.json under the shared folder)
  * and the path of the model file they were made from (a shared_path
  * buffer); NULL when they cannot be read. */
-static inline cf_json *refs_load(const char *stem, const char **model_path)
+static inline cf_json *refs_load_dir(const char *dir, const char *stem, const char **model_path)
 {
     char rel[256];
-    snprintf(rel, sizeof rel, "refs/%s.json", stem);
+    snprintf(rel, sizeof rel, "%s/%s.json", dir, stem);
     cf_json *j = json_load_file(shared_path(rel));
     if (j) {
         const cf_json *model = cf_json_get(j, "model");
@@ -45,6 +45,11 @@ static inline cf_json *refs_load(const char *stem, const char **model_path)
         *model_path = shared_path(rel);
     }
     return j;
+}
+
+static inline cf_json *refs_load(const char *stem, const char **model_path)
+{
+    return refs_load_dir("refs", stem, model_path);
 }
 
 /* Element i of an array, or NULL. */

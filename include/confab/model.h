@@ -180,16 +180,28 @@ uint64_t cf_model_n_params(const cf_model *m);
 bool cf_model_recurrent(const cf_model *m);
 
 /* ---- contexts ----------------------------------------------------------- */
+/* The element types of a KV cache (the values are the session file's). */
 typedef enum cf_kv_type {
     CF_KV_F32,
     CF_KV_F16,
+    CF_KV_BF16,
+    CF_KV_Q8_0,
+    CF_KV_Q4_0,
 } cf_kv_type;
+
+/* "f16" etc. (llama.cpp's -ctk names); -1 when name is none of them. */
+int cf_kv_type_parse(const char *name);
+const char *cf_kv_type_name(cf_kv_type t);
 
 typedef struct cf_ctx_params {
     int n_ctx;     /* cache positions; 0 = the model's, capped at 4096 */
     int n_batch;   /* tokens per forward pass of a long prompt; 0 = 512 */
     int n_threads; /* 0 = 1 */
-    cf_kv_type kv_type;
+    cf_kv_type type_k, type_v;
+    /* A quantized cache is kept rotated by a Walsh-Hadamard matrix per
+     * head where the head size allows (docs/kv-cache.md): true leaves it
+     * unrotated (llama.cpp's LLAMA_ATTN_ROT_DISABLE). */
+    bool kv_no_rotate;
 } cf_ctx_params;
 
 typedef struct cf_ctx cf_ctx;
@@ -203,7 +215,10 @@ int cf_ctx_n_threads(const cf_ctx *c);
  * cf_ctx_n_threads while other programs keep the cores busy. */
 int cf_ctx_decode_threads(const cf_ctx *c);
 void cf_ctx_set_threads(cf_ctx *c, int n_threads);
-cf_kv_type cf_ctx_kv_type(const cf_ctx *c);
+cf_kv_type cf_ctx_kv_type_k(const cf_ctx *c);
+cf_kv_type cf_ctx_kv_type_v(const cf_ctx *c);
+/* Whether the cache's keys or values are stored rotated (kv_no_rotate). */
+bool cf_ctx_kv_rotated(const cf_ctx *c);
 /* Positions held in the cache; the next token goes at this position. */
 int cf_ctx_n_past(const cf_ctx *c);
 

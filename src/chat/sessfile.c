@@ -1,10 +1,10 @@
 /* Session files: a conversation saved with its KV cache, to resume exactly.
  *
- * Format, version 5.  Little-endian; a str is a u32 byte count and the
+ * Format, version 6.  Little-endian; a str is a u32 byte count and the
  * bytes (UTF-8, no NUL); ids are i32 token ids.
  *
  *   magic      8 bytes  "CFSESS\r\n"
- *   version    u32      5
+ *   version    u32      6
  *   engine     u8       0 = the local model, 1 = a remote server
  *   local:
  *   model      u64 fingerprint (cf_gguf_fingerprint: metadata, tensor table,
@@ -12,7 +12,8 @@
  *              path, str the name 'confab models' picked it by ("" if none)
  *   n_vocab    u32
  *   n_ctx      u32      context positions of the session that saved it
- *   kv_type    u32      0 = f32, 1 = f16
+ *   kv types   u32 keys', u32 values' (cf_kv_type: 0 f32, 1 f16, 2 bf16,
+ *              3 q8_0, 4 q4_0), u32 flags (1 = kept rotated, cf_ctx_kv_rotated)
  *   remote:
  *   server     str endpoint, str model (the API key is never saved)
  *   both:
@@ -47,7 +48,8 @@
  *              words in four interleaved lanes, then the tail bytes and the
  *              lanes folded in one by one, then the length
  *
- * Version 4 had no flag 8 (its replies stopped at n-predict load unmarked)
+ * Version 5 had one kv_type (f32 or f16) for keys and values, never
+ * rotated.  Version 4 had no flag 8 (its replies stopped at n-predict load unmarked)
  * and no model path and pick name (a chat started from it without -m cannot
  * find its model).  Version 3 (before remote sessions) had no engine byte and no given
  * settings: it loads as a local session's file with none given.  Version
@@ -90,7 +92,7 @@
 #endif
 
 static const char MAGIC[8] = {'C', 'F', 'S', 'E', 'S', 'S', '\r', '\n'};
-enum { VERSION = 5, MAX_STOPS = 1024, MAX_BRANCHES = 1 << 16 };
+enum { VERSION = 6, MAX_STOPS = 1024, MAX_BRANCHES = 1 << 16 };
 enum { F_CUT = 1, F_THINKING_CUT = 2, F_REASONING = 4, F_LENGTH_CUT = 8 };
 
 /* ---- checksum ----------------------------------------------------------------- */
@@ -390,7 +392,9 @@ static void put_local(wbuf *b, cf_session *s)
     put_str(b, s->model_pick, strlen(s->model_pick));
     PUT(b, uint32_t, cf_model_hparams(s->model)->n_vocab);
     PUT(b, uint32_t, cf_ctx_n_ctx(s->ctx));
-    PUT(b, uint32_t, cf_ctx_kv_type(s->ctx));
+    PUT(b, uint32_t, cf_ctx_kv_type_k(s->ctx));
+    PUT(b, uint32_t, cf_ctx_kv_type_v(s->ctx));
+    PUT(b, uint32_t, cf_ctx_kv_rotated(s->ctx) ? 1u : 0u);
 }
 
 static int save_file(cf_session *s, const char *path, cf_err *err)
@@ -490,7 +494,8 @@ typedef struct loaded {
     char *endpoint, *model; /* its server */
     uint32_t set_mask;
     int32_t n_ctx;
-    cf_kv_type kv_type;
+    cf_kv_type type_k, type_v;
+    bool rotated;
     int64_t now;
     cf_sampler_params par;
     uint64_t seed;
@@ -736,7 +741,7 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
     if (r.bad || engine > 1)
         return damaged(path, "bad engine record", err);
     /* a remote file holds no tokens (n_vocab 0 refuses any) */
-    uint32_t n_vocab = 0, n_ctx = 1, kv_type = 0;
+    uint32_t n_vocab = 0, n_ctx = 1, type_k = 0, type_v = 0, kv_flags = 0;
     if ((l->remote = engine == 1)) {
         l->endpoint = get_str(&r, 4096);
         l->model = get_str(&r, 4096);
@@ -746,15 +751,23 @@ static int parse(const uint8_t *p, size_t n, const cf_session *s, const char *pa
         if (parse_model(&r, version, s, path, &n_vocab, &l->other, err))
             return -1;
         GET(&r, uint32_t, n_ctx);
-        GET(&r, uint32_t, kv_type);
+        GET(&r, uint32_t, type_k);
+        type_v = type_k;
+        if (version >= 6) {
+            GET(&r, uint32_t, type_v);
+            GET(&r, uint32_t, kv_flags);
+        }
     }
     GET(&r, int64_t, l->now);
     char *tmpl = get_str(&r, 4096);
     free(tmpl);
-    if (r.bad || !tmpl || n_ctx < 1 || n_ctx > (1u << 24) || kv_type > CF_KV_F16)
+    if (r.bad || !tmpl || n_ctx < 1 || n_ctx > (1u << 24) || type_k > CF_KV_Q4_0 ||
+        type_v > CF_KV_Q4_0 || kv_flags > 1)
         return damaged(path, "bad context record", err);
     l->n_ctx = (int32_t)n_ctx;
-    l->kv_type = (cf_kv_type)kv_type;
+    l->type_k = (cf_kv_type)type_k;
+    l->type_v = (cf_kv_type)type_v;
+    l->rotated = kv_flags & 1;
     cf_err why = {0};
     if (!parse_settings(&r, version, l, &why))
         return damaged(path, why.msg[0] ? why.msg : "bad settings", err);
@@ -836,11 +849,16 @@ static int load_file(cf_session *s, const char *path, cf_err *err)
     cf_err why;
     if (whole) {
         /* the live context serves when the cells fit and the types agree */
-        if (cf_ctx_kv_type(s->ctx) != l.kv_type || cf_ctx_n_ctx(s->ctx) < (int)l.cache.n) {
+        if (cf_ctx_kv_type_k(s->ctx) != l.type_k || cf_ctx_kv_type_v(s->ctx) != l.type_v ||
+            cf_ctx_kv_rotated(s->ctx) != l.rotated || cf_ctx_n_ctx(s->ctx) < (int)l.cache.n) {
             cf_ctx_params cp = {.n_ctx = l.n_ctx, .n_threads = cf_ctx_n_threads(s->ctx),
-                                .kv_type = l.kv_type};
+                                .type_k = l.type_k, .type_v = l.type_v, .kv_no_rotate = !l.rotated};
             if (cf_ctx_new(s->model, &cp, &ctx, err))
                 goto out;
+            if (cf_ctx_kv_rotated(ctx) != l.rotated) {
+                damaged(path, "the cache's rotation does not fit this model", err);
+                goto out;
+            }
         }
         if (l.kv_len != cf_ctx_kv_bytes(ctx ? ctx : s->ctx, (int)l.cache.n)) {
             damaged(path, "the cache size does not match the token history", err);

@@ -172,7 +172,7 @@ static int open_template(cf_session *s, const cf_session_params *p, cf_err *err)
  * and sampler. */
 int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err)
 {
-    cf_ctx_params cp = {p->n_ctx, p->n_batch, p->n_threads, p->kv_type};
+    cf_ctx_params cp = {p->n_ctx, p->n_batch, p->n_threads, p->type_k, p->type_v, p->kv_no_rotate};
     cf_sampler_params sp;
     cf_sampler_params_default(&sp);
     s->eng = &sess_local_engine;

@@ -103,6 +103,8 @@ static void free_tbufs(cf_tbuf *tb, int n)
         free(tb[i].tile);
         free(tb[i].scores);
         free(tb[i].part);
+        free(tb[i].kw);
+        free(tb[i].vw);
     }
     free(tb);
 }
@@ -114,6 +116,9 @@ static cf_tbuf *alloc_tbufs(const cf_ctx *c, int n)
     /* the query rows of one KV head in a run of a batch's tokens: every head
      * of one token, or up to CF_ATTN_ROWS of several (forward.c) */
     const size_t R = (size_t)hp->n_head > CF_ATTN_ROWS ? (size_t)hp->n_head : CF_ATTN_ROWS;
+    size_t hd = 0;
+    for (int l = 0; l < c->kv.n_layer; l++)
+        hd = (size_t)c->kv.head_dim[l] > hd ? (size_t)c->kv.head_dim[l] : hd;
     cf_tbuf *tb = calloc((size_t)n, sizeof *tb);
     bool ok = tb != NULL;
     for (int i = 0; ok && i < n; i++) {
@@ -123,6 +128,11 @@ static cf_tbuf *alloc_tbufs(const cf_ctx *c, int n)
         tb[i].scores = alloc_floats((size_t)CF_ATTN_ROWS * CF_ATTN_CHUNK);
         tb[i].part = alloc_bytes(R * (size_t)c->max_chunks * c->part_bytes);
         ok = tb[i].x && tb[i].row && tb[i].tile && tb[i].scores && tb[i].part;
+        /* a chunk of keys and values widened from a quantized cache, the
+         * keys from the start of their first block */
+        if (ok && cf_kv_widened(&c->kv))
+            ok = (tb[i].kw = alloc_floats((size_t)(CF_ATTN_CHUNK + CF_KV_BLOCK) * hd)) != NULL &&
+                 (tb[i].vw = alloc_floats((size_t)CF_ATTN_CHUNK * hd)) != NULL;
         for (int j = 0; ok && j < c->n_xq; j++)
             ok = (tb[i].xq[j] = alloc_bytes(c->xq_stride)) != NULL;
     }
@@ -217,7 +227,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
     c->n_threads = p && p->n_threads > 0 ? p->n_threads : 1;
     const char *delay = getenv("CONFAB_TEST_PREFILL_DELAY_MS");
     c->test_delay_ms = delay && atol(delay) > 0 && atol(delay) < 10000 ? atol(delay) : 0;
-    if (cf_kv_init(&c->kv, m, n_ctx, p ? p->kv_type : CF_KV_F32, err) != 0) {
+    if (cf_kv_init(&c->kv, m, n_ctx, p, err) != 0) {
         free(c);
         return -1;
     }
@@ -330,7 +340,15 @@ int cf_ctx_n_ctx(const cf_ctx *c) { return c->kv.n_ctx; }
 int cf_ctx_n_past(const cf_ctx *c) { return c->kv.n_past; }
 int cf_ctx_n_threads(const cf_ctx *c) { return c->n_threads; }
 int cf_ctx_decode_threads(const cf_ctx *c) { return cf_busy_settled(&c->busy, c->n_threads); }
-cf_kv_type cf_ctx_kv_type(const cf_ctx *c) { return c->kv.type; }
+cf_kv_type cf_ctx_kv_type_k(const cf_ctx *c) { return c->kv.type_k; }
+cf_kv_type cf_ctx_kv_type_v(const cf_ctx *c) { return c->kv.type_v; }
+bool cf_ctx_kv_rotated(const cf_ctx *c)
+{
+    for (int l = 0; l < c->kv.n_layer; l++)
+        if (cf_kv_rot(&c->kv, c->kv.head_dim[l], true) || cf_kv_rot(&c->kv, c->kv.head_dim[l], false))
+            return true;
+    return false;
+}
 
 void cf_ctx_set_cancel(cf_ctx *c, bool (*cancel)(void *ud), void *ud)
 {

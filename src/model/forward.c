@@ -435,10 +435,19 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
         for (int i = 0; i < hd; i++)
             v[i] *= temp;
     }
-    if (which == 1)
-        cf_kv_put_k(&c->kv, l, h, pos, v);
-    else if (which == 2)
-        cf_kv_put_v(&c->kv, l, h, pos, v);
+    /* into the Hadamard basis of a quantized cache: q with the keys, as
+     * their product is what it keeps (D8), and q then rounded as the
+     * scores read it */
+    const cf_kv *kv = &c->kv;
+    const int rot = cf_kv_rot(kv, hd, which != 2);
+    if (rot)
+        cf_kv_rotate(v, hd, rot);
+    if (which == 0)
+        cf_kv_round_query(kv->type_k, v, hd);
+    else if (which == 1)
+        cf_kv_put_k(kv, l, h, pos, v);
+    else
+        cf_kv_put_v(kv, l, h, pos, v);
 }
 
 /* Q, K and V rows in units of whole heads (whole 16-row panels too), each
@@ -680,11 +689,27 @@ static void attn_rows(const thr *T, int l, int g, int lo, int hi, int n_q, const
                       cf_attn_part *const *part, const void *next)
 {
     const pass *P = T->P;
-    const cf_ctx *ctx = P->c;
+    const cf_kv *kv = &P->c->kv;
     const int src = P->m->layers[l].kv_src;
-    P->vec->attn_chunk(n_q, P->m->layers[l].head_dim, q, cf_kv_kblock(&ctx->kv, src, g, lo / CF_KV_BLOCK),
-                       lo % CF_KV_BLOCK, cf_kv_v(&ctx->kv, src, g, lo), ctx->kv.type == CF_KV_F16, hi - lo,
-                       P->hp->kq_scale, T->b->scores, part, next);
+    /* a quantized chunk is widened to F32 once for all the rows */
+    const void *keys = cf_kv_kblock(kv, src, g, lo / CF_KV_BLOCK), *values = cf_kv_v(kv, src, g, lo);
+    if (T->b->kw) {
+        cf_kv_widen_keys(kv, src, g, lo, hi, T->b->kw);
+        cf_kv_widen_values(kv, src, g, lo, hi, T->b->vw);
+        keys = T->b->kw;
+        values = T->b->vw;
+    }
+    P->vec->attn_chunk(n_q, P->m->layers[l].head_dim, q, keys, lo % CF_KV_BLOCK, values,
+                       !T->b->kw && kv->type_k == CF_KV_F16, hi - lo, P->hp->kq_scale, T->b->scores, part,
+                       next);
+}
+
+/* A head's attention output out of the values' Hadamard basis. */
+static void unrotate(const thr *T, int hd, float *out)
+{
+    const int rot = cf_kv_rot(&T->P->c->kv, hd, false);
+    if (rot)
+        cf_kv_rotate(out, hd, rot);
 }
 
 /* The attention output of token t (row: every head's) times each head's
@@ -758,9 +783,11 @@ static void attention_one(thr *T, int l)
     }
     const cf_fetch wo = share_start(T, L->wo, 0, L->wo->ne[1]);
     sync_fetching(T, &wo, 1);
-    for (int h = 0; h < hp->n_head; h++)
+    for (int h = 0; h < hp->n_head; h++) {
         P->vec->attn_merge(hd, (char *)c->part + (size_t)h * head_stride, pb, nc, sink(T, l, h),
                            T->b->row + (size_t)h * hd);
+        unrotate(T, hd, T->b->row + (size_t)h * hd);
+    }
 }
 
 /* A batch: units are runs of tokens (latest first: they have the most to
@@ -821,9 +848,12 @@ static void attention_batch(thr *T, int l)
                 }
             }
             for (int k = 0; k < nt; k++)
-                for (int j = 0; j < G; j++)
+                for (int j = 0; j < G; j++) {
+                    float *out = T->b->row + (size_t)k * c->row_cap + (size_t)(g * G + j) * hd;
                     P->vec->attn_merge(hd, PART(k, j, c0[k]), pb, c1[k] - c0[k] + 1, sink(T, l, g * G + j),
-                                       T->b->row + (size_t)k * c->row_cap + (size_t)(g * G + j) * hd);
+                                       out);
+                    unrotate(T, hd, out);
+                }
         }
 #undef PART
         for (int k = 0; k < nt; k++)

@@ -17,28 +17,44 @@ static bool own_cache(const cf_layer *L, int l)
     return (L->wk || L->wqkv) && L->kv_src == l;
 }
 
-/* Bytes of one KV head's keys, or values, in a slab. */
+/* Bytes of one position of a layer's keys, or values, of one KV head. */
+static size_t k_row(const cf_kv *kv, int l)
+{
+    return cf_kv_row_bytes(kv->type_k, kv->head_dim[l]);
+}
+
+static size_t v_row(const cf_kv *kv, int l)
+{
+    return kv->k_only ? 0 : cf_kv_row_bytes(kv->type_v, kv->head_dim[l]);
+}
+
+/* Bytes of one KV head's keys and values in a slab (latent attention
+ * reads its values out of the keys: llama.cpp's K-only cache). */
 static size_t head_span(const cf_kv *kv, int l)
 {
-    return (size_t)CF_ATTN_CHUNK * (size_t)kv->head_dim[l] * kv->elem;
+    return (size_t)CF_ATTN_CHUNK * (k_row(kv, l) + v_row(kv, l));
 }
 
-/* Keys and values, or keys alone (latent attention reads its values out
- * of the keys: llama.cpp's K-only cache). */
-static size_t parts(const cf_kv *kv)
+/* Why the layers' heads cannot be kept in these types, or NULL. */
+static const char *unfit(const cf_kv *kv, const cf_layer *L)
 {
-    return kv->k_only ? 1 : 2;
+    if (kv->k_only && cf_kv_widened(kv))
+        return "latent attention keeps one f16 or f32 cache for both";
+    if (L->head_dim % 32 && (kv->type_k >= CF_KV_Q8_0 || kv->type_v >= CF_KV_Q8_0))
+        return "a q8_0 or q4_0 cache needs head sizes that are multiples of 32";
+    return NULL;
 }
 
-int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err *err)
+int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, const cf_ctx_params *p, cf_err *err)
 {
     const cf_hparams *hp = &m->hp;
     memset(kv, 0, sizeof *kv);
-    kv->type = type;
+    kv->type_k = p ? p->type_k : CF_KV_F32;
+    kv->type_v = p ? p->type_v : CF_KV_F32;
     kv->n_ctx = n_ctx;
     kv->n_layer = hp->n_layer;
-    kv->elem = type == CF_KV_F16 ? 2 : 4;
     kv->k_only = hp->kv_lora > 0;
+    kv->rotate = !(p && p->kv_no_rotate);
     kv->n_head_kv = calloc((size_t)hp->n_layer, sizeof *kv->n_head_kv);
     kv->head_dim = calloc((size_t)hp->n_layer, sizeof *kv->head_dim);
     kv->layer_off = calloc((size_t)hp->n_layer, sizeof *kv->layer_off);
@@ -48,20 +64,26 @@ int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err 
         const cf_layer *L = &m->layers[l];
         if (!own_cache(L, l))
             continue;
+        const char *why = unfit(kv, L);
+        if (why) {
+            cf_kv_free(kv);
+            return cf_fail(err, "cannot keep a %s/%s KV cache: %s", cf_kv_type_name(p->type_k),
+                           cf_kv_type_name(p->type_v), why);
+        }
         kv->n_head_kv[l] = L->n_head_kv;
         kv->head_dim[l] = L->head_dim;
         kv->layer_off[l] = kv->slab_bytes;
-        kv->slab_bytes += parts(kv) * (size_t)L->n_head_kv * head_span(kv, l);
+        kv->slab_bytes += (size_t)L->n_head_kv * head_span(kv, l);
     }
     const size_t n_slabs = ((size_t)n_ctx + CF_ATTN_CHUNK - 1) / CF_ATTN_CHUNK;
     kv->map_bytes = n_slabs * kv->slab_bytes;
     if (kv->map_bytes == 0)
         return 0;
-    void *p = mmap(NULL, kv->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+    void *map = mmap(NULL, kv->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
         goto oom;
-    cf_advise_huge(p, kv->map_bytes);
-    kv->map = p;
+    cf_advise_huge(map, kv->map_bytes);
+    kv->map = map;
     return 0;
 oom:
     cf_kv_free(kv);
@@ -82,14 +104,13 @@ void cf_kv_free(cf_kv *kv)
 
 /* ---- layout ---------------------------------------------------------------- */
 
-/* Position pos of head h of layer l among its slab's keys: the keys' blocks
- * and the values' rows both take head_dim elements a position, and the
- * head's values follow its keys. */
+/* Position pos of head h of layer l among its slab's keys: the keys'
+ * blocks and rows both take k_row bytes a position, and the head's values
+ * follow its keys. */
 static uint8_t *kv_at(const cf_kv *kv, int l, int h, int pos)
 {
     return kv->map + (size_t)(pos / CF_ATTN_CHUNK) * kv->slab_bytes + kv->layer_off[l] +
-           parts(kv) * (size_t)h * head_span(kv, l) +
-           (size_t)(pos % CF_ATTN_CHUNK) * (size_t)kv->head_dim[l] * kv->elem;
+           (size_t)h * head_span(kv, l) + (size_t)(pos % CF_ATTN_CHUNK) * k_row(kv, l);
 }
 
 void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block)
@@ -99,16 +120,23 @@ void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block)
 
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos)
 {
-    return kv->k_only ? NULL : kv_at(kv, l, h, pos) + head_span(kv, l);
+    if (kv->k_only)
+        return NULL;
+    return kv_at(kv, l, h, pos / CF_ATTN_CHUNK * CF_ATTN_CHUNK) + CF_ATTN_CHUNK * k_row(kv, l) +
+           (size_t)(pos % CF_ATTN_CHUNK) * v_row(kv, l);
 }
 
 void cf_kv_put_k(const cf_kv *kv, int l, int h, int pos, const float *row)
 {
+    if (!cf_kv_blocked(kv->type_k)) {
+        cf_kv_store(kv->type_k, row, kv_at(kv, l, h, pos), kv->head_dim[l]);
+        return;
+    }
     uint8_t *b = cf_kv_kblock(kv, l, h, pos / CF_KV_BLOCK);
     const int j = pos % CF_KV_BLOCK;
     for (int d = 0; d < kv->head_dim[l]; d++) {
         const size_t at = (size_t)d * CF_KV_BLOCK + (size_t)j;
-        if (kv->type == CF_KV_F16)
+        if (kv->type_k == CF_KV_F16)
             ((uint16_t *)b)[at] = cf_f32_to_f16(row[d]);
         else
             ((float *)b)[at] = row[d];
@@ -117,21 +145,78 @@ void cf_kv_put_k(const cf_kv *kv, int l, int h, int pos, const float *row)
 
 void cf_kv_get_k(const cf_kv *kv, int l, int h, int pos, float *row)
 {
+    if (!cf_kv_blocked(kv->type_k)) {
+        cf_kv_widen(kv->type_k, kv_at(kv, l, h, pos), row, kv->head_dim[l]);
+        return;
+    }
     const uint8_t *b = cf_kv_kblock(kv, l, h, pos / CF_KV_BLOCK);
     const int j = pos % CF_KV_BLOCK;
     for (int d = 0; d < kv->head_dim[l]; d++) {
         const size_t at = (size_t)d * CF_KV_BLOCK + (size_t)j;
-        row[d] = kv->type == CF_KV_F16 ? cf_f16_to_f32(((const uint16_t *)b)[at]) : ((const float *)b)[at];
+        row[d] = kv->type_k == CF_KV_F16 ? cf_f16_to_f32(((const uint16_t *)b)[at]) : ((const float *)b)[at];
     }
 }
 
 void cf_kv_put_v(const cf_kv *kv, int l, int h, int pos, const float *row)
 {
     void *dst = cf_kv_v(kv, l, h, pos);
-    if (kv->type == CF_KV_F16)
+    if (kv->type_v == CF_KV_F16)
         cf_f32_to_f16_row(row, dst, kv->head_dim[l]);
-    else
+    else if (kv->type_v == CF_KV_F32)
         memcpy(dst, row, (size_t)kv->head_dim[l] * sizeof *row);
+    else
+        cf_kv_store(kv->type_v, row, dst, kv->head_dim[l]);
+}
+
+bool cf_kv_widened(const cf_kv *kv)
+{
+    return kv->type_k != kv->type_v || !cf_kv_blocked(kv->type_k);
+}
+
+/* One position's Q8_0 or Q4_0 key row into its lane of F32 key blocks
+ * ([head_dim][CF_KV_BLOCK]), with no row in between: widening is most of
+ * what attention over a quantized cache adds.  d * q, as dequantizing. */
+static void widen_key_lane(cf_kv_type t, const uint8_t *src, int hd, float *lane)
+{
+    const size_t block = cf_kv_row_bytes(t, 32);
+    for (int b = 0; b < hd / 32; b++, src += block) {
+        uint16_t h;
+        memcpy(&h, src, sizeof h);
+        const float d = cf_f16_to_f32(h);
+        const uint8_t *q = src + sizeof h;
+        float *o = lane + (size_t)b * 32 * CF_KV_BLOCK;
+        if (t == CF_KV_Q8_0)
+            for (int i = 0; i < 32; i++)
+                o[i * CF_KV_BLOCK] = d * (float)(int8_t)q[i];
+        else
+            for (int i = 0; i < 16; i++) {
+                o[i * CF_KV_BLOCK] = d * (float)((q[i] & 15) - 8);
+                o[(i + 16) * CF_KV_BLOCK] = d * (float)((q[i] >> 4) - 8);
+            }
+    }
+}
+
+void cf_kv_widen_keys(const cf_kv *kv, int l, int h, int lo, int hi, float *blocks)
+{
+    const int hd = kv->head_dim[l], b0 = lo / CF_KV_BLOCK * CF_KV_BLOCK;
+    const bool fast = kv->type_k == CF_KV_Q8_0 || kv->type_k == CF_KV_Q4_0;
+    float row[1024];
+    for (int p = lo; p < hi; p++) {
+        float *blk = blocks + (size_t)((p - b0) / CF_KV_BLOCK) * CF_KV_BLOCK * hd + (p - b0) % CF_KV_BLOCK;
+        if (fast) {
+            widen_key_lane(kv->type_k, kv_at(kv, l, h, p), hd, blk);
+            continue;
+        }
+        cf_kv_get_k(kv, l, h, p, row);
+        for (int d = 0; d < hd; d++)
+            blk[(size_t)d * CF_KV_BLOCK] = row[d];
+    }
+}
+
+void cf_kv_widen_values(const cf_kv *kv, int l, int h, int lo, int hi, float *rows)
+{
+    /* a chunk's rows lie one after the other */
+    cf_kv_widen(kv->type_v, cf_kv_v(kv, l, h, lo), rows, (hi - lo) * kv->head_dim[l]);
 }
 
 /* ---- the public cache operations ------------------------------------------ */
@@ -180,15 +265,20 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
         cf_rope_angles(hp, t, (float)-delta, false, cos_t[t], sin_t[t]);
     for (int l = 0; l < kv->n_layer; l++) {
         const cf_layer *L = &c->m->layers[l];
-        const int t = cf_rope_table(hp, L);
-        const size_t row_bytes = (size_t)kv->head_dim[l] * kv->elem;
+        const int t = cf_rope_table(hp, L), rot = cf_kv_rot(kv, kv->head_dim[l], true);
         for (int h = 0; h < kv->n_head_kv[l]; h++) {
             for (int p = p0; p < p0 + moved; p++) {
                 if (!kv->k_only)
-                    memcpy(cf_kv_v(kv, l, h, p), cf_kv_v(kv, l, h, p + delta), row_bytes);
+                    memcpy(cf_kv_v(kv, l, h, p), cf_kv_v(kv, l, h, p + delta), v_row(kv, l));
+                /* a quantized key is widened, taken out of its Hadamard
+                 * basis, moved, and rotated and quantized again */
                 cf_kv_get_k(kv, l, h, p + delta, row);
+                if (rot)
+                    cf_kv_rotate(row, kv->head_dim[l], rot);
                 if (L->rope) /* a latent's row has its rotated part after the latent */
                     cf_rope_apply(hp->rope_style, L->n_rot, row + hp->kv_lora, cos_t[t], sin_t[t]);
+                if (rot)
+                    cf_kv_rotate(row, kv->head_dim[l], rot);
                 cf_kv_put_k(kv, l, h, p, row);
             }
         }
@@ -198,7 +288,7 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
 }
 
 /* Saved layout: for each layer, K then V (none in a K-only cache), each
- * [n_head_kv][n][head_dim] in the cache's element type. */
+ * [n_head_kv][n] rows of head_dim in the cache's element types. */
 uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n)
 {
     const cf_kv *kv = &c->kv;
@@ -206,7 +296,7 @@ uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n)
     const uint64_t rs = cf_rs_active(c) ? (uint64_t)n * sizeof(int32_t) + c->rs_floats * sizeof(float) : 0;
     uint64_t bytes = rs;
     for (int l = 0; l < kv->n_layer; l++)
-        bytes += parts(kv) * (uint64_t)kv->n_head_kv[l] * (uint64_t)n * (uint64_t)kv->head_dim[l] * kv->elem;
+        bytes += (uint64_t)kv->n_head_kv[l] * (uint64_t)n * (k_row(kv, l) + v_row(kv, l));
     return bytes;
 }
 
@@ -225,14 +315,20 @@ uint64_t cf_ctx_kv_bytes(const cf_ctx *c, int n)
                 memcpy(cell, saved, sizeof(T));                                     \
         }
 
+static void rows_io(const cf_kv *kv, int l, int h, int n, uint8_t *rows, bool save, bool keys);
+
 static void keys_io(const cf_kv *kv, int l, int h, int n, uint8_t *rows, bool save)
 {
+    if (!cf_kv_blocked(kv->type_k)) {
+        rows_io(kv, l, h, n, rows, save, true);
+        return;
+    }
     const size_t hd = (size_t)kv->head_dim[l];
     for (int p0 = 0; p0 < n; p0 += CF_KV_BLOCK) {
         uint8_t *blk = cf_kv_kblock(kv, l, h, p0 / CF_KV_BLOCK);
-        uint8_t *row = rows + (size_t)p0 * hd * kv->elem;
+        uint8_t *row = rows + (size_t)p0 * k_row(kv, l);
         const size_t m = n - p0 < CF_KV_BLOCK ? (size_t)(n - p0) : CF_KV_BLOCK;
-        if (kv->elem == 2)
+        if (kv->type_k == CF_KV_F16)
             KEYS_IO(uint16_t)
         else
             KEYS_IO(uint32_t)
@@ -241,14 +337,15 @@ static void keys_io(const cf_kv *kv, int l, int h, int n, uint8_t *rows, bool sa
 
 #undef KEYS_IO
 
-/* The values of positions [0, n) of one head to or from saved rows:
- * already rows, one copy per slab. */
-static void values_io(const cf_kv *kv, int l, int h, int n, uint8_t *rows, bool save)
+/* The values (or row-stored keys) of positions [0, n) of one head to or
+ * from saved rows: already rows, one copy per slab. */
+static void rows_io(const cf_kv *kv, int l, int h, int n, uint8_t *rows, bool save, bool keys)
 {
-    const size_t row = (size_t)kv->head_dim[l] * kv->elem;
+    const size_t row = keys ? k_row(kv, l) : v_row(kv, l);
     for (int p0 = 0; p0 < n; p0 += CF_ATTN_CHUNK) {
         const size_t bytes = (size_t)(n - p0 < CF_ATTN_CHUNK ? n - p0 : CF_ATTN_CHUNK) * row;
-        uint8_t *cell = cf_kv_v(kv, l, h, p0), *saved = rows + (size_t)p0 * row;
+        uint8_t *cell = keys ? kv_at(kv, l, h, p0) : (uint8_t *)cf_kv_v(kv, l, h, p0);
+        uint8_t *saved = rows + (size_t)p0 * row;
         if (save)
             memcpy(saved, cell, bytes);
         else
@@ -263,11 +360,10 @@ int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err
         return cf_fail(err, "cannot save %d cache positions (%d held)", n, kv->n_past);
     uint8_t *out = dst;
     for (int l = 0; l < kv->n_layer; l++) {
-        const size_t row = (size_t)kv->head_dim[l] * kv->elem;
-        for (int h = 0; h < kv->n_head_kv[l]; h++, out += (size_t)n * row)
+        for (int h = 0; h < kv->n_head_kv[l]; h++, out += (size_t)n * k_row(kv, l))
             keys_io(kv, l, h, n, out, true);
-        for (int h = 0; !kv->k_only && h < kv->n_head_kv[l]; h++, out += (size_t)n * row)
-            values_io(kv, l, h, n, out, true);
+        for (int h = 0; !kv->k_only && h < kv->n_head_kv[l]; h++, out += (size_t)n * v_row(kv, l))
+            rows_io(kv, l, h, n, out, true, false);
     }
     if (cf_rs_active(c)) {
         memcpy(out, c->tokens, (size_t)n * sizeof *c->tokens);
@@ -286,11 +382,10 @@ int cf_ctx_kv_load(cf_ctx *c, int n, const void *src, uint64_t size, cf_err *err
                        (unsigned long long)size, n, (unsigned long long)cf_ctx_kv_bytes(c, n));
     const uint8_t *in = src;
     for (int l = 0; l < kv->n_layer; l++) {
-        const size_t row = (size_t)kv->head_dim[l] * kv->elem;
-        for (int h = 0; h < kv->n_head_kv[l]; h++, in += (size_t)n * row)
+        for (int h = 0; h < kv->n_head_kv[l]; h++, in += (size_t)n * k_row(kv, l))
             keys_io(kv, l, h, n, (uint8_t *)in, false);
-        for (int h = 0; !kv->k_only && h < kv->n_head_kv[l]; h++, in += (size_t)n * row)
-            values_io(kv, l, h, n, (uint8_t *)in, false);
+        for (int h = 0; !kv->k_only && h < kv->n_head_kv[l]; h++, in += (size_t)n * v_row(kv, l))
+            rows_io(kv, l, h, n, (uint8_t *)in, false, false);
     }
     if (cf_rs_active(c)) {
         memcpy(c->tokens, in, (size_t)n * sizeof *c->tokens);

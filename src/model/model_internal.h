@@ -87,25 +87,28 @@ struct cf_model {
 
 /* The KV cache, in slabs of CF_ATTN_CHUNK positions (vec.h), every layer's
  * and KV head's keys then values for those positions in each.  Values:
- * [position][head_dim].  Keys: blocks of CF_KV_BLOCK positions, each
- * [head_dim][CF_KV_BLOCK], so that attention scores a block of positions
- * with one vector per dimension.  One mapping in huge pages: an attention
- * chunk reads one contiguous run without TLB misses, and memory is touched
- * slab by slab as the context fills. */
+ * [position][head_dim].  F16 or F32 keys: blocks of CF_KV_BLOCK positions,
+ * each [head_dim][CF_KV_BLOCK], so that attention scores a block of
+ * positions with one vector per dimension; keys of the other types are
+ * rows like the values (Q8_0 / Q4_0 blocks of 32 along the head), widened
+ * into such blocks when attention reads them.  One mapping in huge pages:
+ * an attention chunk reads one contiguous run without TLB misses, and
+ * memory is touched slab by slab as the context fills. */
 #define CF_KV_BLOCK 16
 
 typedef struct cf_kv {
-    cf_kv_type type;
+    cf_kv_type type_k, type_v;
+    bool rotate;               /* rotated where a head's size allows (cf_kv_rot) */
     int n_ctx, n_past;
     int n_layer;
     int *n_head_kv, *head_dim; /* per layer; 0 heads: the layer keeps no cache */
-    size_t elem;               /* bytes per element */
     bool k_only;               /* latent attention: no value rows, the values are the keys */
     size_t *layer_off;         /* per layer: its place in a slab */
     size_t slab_bytes;         /* one slab: every layer's keys and values */
     uint8_t *map;
     size_t map_bytes;
 } cf_kv;
+
 
 /* The threads decoding uses while other programs take the cores (busy.c):
  * nth (all when 0), the mean time of its passes, and a trial of another
@@ -158,6 +161,7 @@ typedef struct cf_tbuf {
     float *scores;  /* attention scores: CF_ATTN_ROWS x CF_ATTN_CHUNK */
     void *part;     /* attention partials of a run of tokens and one KV head, or
                      * of a single token's unit (forward.c) */
+    float *kw, *vw; /* a quantized cache's chunk of keys, of values, widened */
 } cf_tbuf;
 
 struct cf_ctx {
@@ -298,8 +302,31 @@ void cf_rope_angles(const cf_hparams *hp, int table, float pos, bool magnitude, 
 /* Rotate the first n_rot dims of one head vector. */
 void cf_rope_apply(cf_rope_style style, int n_rot, float *v, const float *cos_t, const float *sin_t);
 
+/* ---- kv cache element types (kv_type.c) ----------------------------------- */
+/* Whether keys of type t are stored in blocks of positions (else rows). */
+bool cf_kv_blocked(cf_kv_type t);
+/* Bytes of one position's row of n values of type t. */
+size_t cf_kv_row_bytes(cf_kv_type t, int n);
+/* A row of n values stored as type t, and widened back to floats. */
+void cf_kv_store(cf_kv_type t, const float *row, void *dst, int n);
+void cf_kv_widen(cf_kv_type t, const void *src, float *dst, int n);
+/* The Hadamard block of a head of hd values in a cache of type t (the
+ * largest power of two >= 64 dividing hd, for keys; 64 for values), 0
+ * when it is not rotated: a float cache, or a head size it does not fit. */
+int cf_kv_rot_block(cf_kv_type t, int hd, bool keys);
+/* The Hadamard block of the keys or values of a head of hd values in
+ * this cache, 0: they are not rotated. */
+int cf_kv_rot(const cf_kv *kv, int hd, bool keys);
+/* x times the orthonormal Walsh-Hadamard matrix of order block, block by
+ * block: its own inverse. */
+void cf_kv_rotate(float *x, int n, int block);
+/* A query rounded, in place, as attention against keys of type t reads it
+ * (llama.cpp's vec_dot type: Q8_0 for Q8_0 and Q4_0 keys); unchanged for
+ * F16 and F32 keys. */
+void cf_kv_round_query(cf_kv_type t, float *q, int n);
+
 /* ---- kv cache (kv_cache.c) ------------------------------------------------- */
-int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, cf_kv_type type, cf_err *err);
+int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, const cf_ctx_params *p, cf_err *err);
 void cf_kv_free(cf_kv *kv);
 /* The key block holding positions [block * CF_KV_BLOCK, ...) of a head. */
 void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block);
@@ -309,5 +336,12 @@ void *cf_kv_v(const cf_kv *kv, int l, int h, int pos);
 void cf_kv_put_k(const cf_kv *kv, int l, int h, int pos, const float *row);
 void cf_kv_get_k(const cf_kv *kv, int l, int h, int pos, float *row);
 void cf_kv_put_v(const cf_kv *kv, int l, int h, int pos, const float *row);
+/* Whether attention reads the cache widened to F32 (the kernels read keys
+ * and values of one type, F16 or F32, as they lie): positions [lo, hi) of
+ * a head's keys as F32 key blocks (the first at lane lo % CF_KV_BLOCK),
+ * and its values as F32 rows. */
+bool cf_kv_widened(const cf_kv *kv);
+void cf_kv_widen_keys(const cf_kv *kv, int l, int h, int lo, int hi, float *blocks);
+void cf_kv_widen_values(const cf_kv *kv, int l, int h, int lo, int hi, float *rows);
 
 #endif

@@ -65,7 +65,8 @@ int cf_draft_open(cf_draft *d, const char *path, cf_load_mode mode, const cf_ctx
                   const cf_tokenizer *target_tok, cf_err *err)
 {
     *d = (cf_draft){0};
-    cf_ctx_params cp = {.n_ctx = cf_ctx_n_ctx(target), .n_threads = cf_ctx_n_threads(target), .kv_type = CF_KV_F16};
+    cf_ctx_params cp = {.n_ctx = cf_ctx_n_ctx(target), .n_threads = cf_ctx_n_threads(target),
+                        .type_k = CF_KV_F16, .type_v = CF_KV_F16};
     int rc = 0;
     if (cf_model_load_as(path, NULL, mode, &d->m, err) || cf_tokenizer_create(cf_model_gguf(d->m), &d->tok, err))
         rc = cf_err_class(err, CF_E_MODEL);

@@ -52,7 +52,7 @@ static const char *const script[] = {
 static int open_session(const char *model, int threads, cf_session **s)
 {
     cf_session_params p = {.model_path = model, .n_ctx = 4096, .n_threads = threads,
-                           .kv_type = CF_KV_F16,
+                           .type_k = CF_KV_F16, .type_v = CF_KV_F16,
                            .system_prompt = "You are a helpful assistant. Answer briefly."};
     cf_err err;
     char seed[24], n_predict[24];
@@ -138,7 +138,7 @@ static double reprefill_ms(const cf_session *s, int threads, cf_err *err)
     const cf_model *m = cf_session_model(s);
     int n;
     const int32_t *ids = cf_session_tokens(s, &n);
-    cf_ctx_params p = {.n_ctx = 4096, .n_threads = threads, .kv_type = CF_KV_F16};
+    cf_ctx_params p = {.n_ctx = 4096, .n_threads = threads, .type_k = CF_KV_F16, .type_v = CF_KV_F16};
     cf_ctx *ctx;
     cf_sampler *smp;
     cf_sampler_params sp;

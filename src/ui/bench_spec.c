@@ -142,7 +142,7 @@ int bench_spec(const char *model, int threads, int n_gen, int reps, ui_draft *d)
     rc = CF_EXIT_ERROR;
     const int n_vocab = cf_model_hparams(m)->n_vocab;
     cf_ctx_params cp = {.n_ctx = VERIFY_DEPTH + MAX_K + 1 + 512 + n_gen, .n_threads = threads,
-                        .kv_type = CF_KV_F16};
+                        .type_k = CF_KV_F16, .type_v = CF_KV_F16};
     if (cf_ctx_new(m, &cp, &c, &err) != 0) {
         cli_error("%s", err.msg);
         goto out;

@@ -12,6 +12,7 @@
 
 #include "bench_session.h"
 #include "bench_spec.h"
+#include "cache_opts.h"
 #include "cli.h"
 #include "confab/bench.h"
 #include "confab/kernels.h"
@@ -26,7 +27,7 @@ typedef struct opts {
     const char *model;
     int n_prompt, n_gen, threads, reps, bw_mib;
     bool json, sweep;
-    cf_kv_type kv;
+    ui_cache kv;
     cf_load_mode load;
 } opts;
 
@@ -37,7 +38,7 @@ typedef struct stats {
 typedef struct results {
     stats pp, tg, tg_at[N_DEPTHS];
     double bandwidth_gbs;
-    uint64_t bytes_per_token, kv_bytes, file_bytes, peak_rss;
+    uint64_t bytes_per_token, kv_bytes, kv_per_token, file_bytes, peak_rss;
     /* a generated token's reads at each sweep depth: the weights and the
      * K/V of the context at the run's middle token */
     uint64_t bytes_at[N_DEPTHS];
@@ -51,7 +52,7 @@ typedef struct results {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: confab bench -m FILE [-p N] [-n N] [-t N] [-r N] [--kv-type f16|f32]\n"
+            "usage: confab bench -m FILE [-p N] [-n N] [-t N] [-r N] [-ctk T] [-ctv T]\n"
             "                    [--json] [--ctx-sweep] [--bw-mib N] [--mmap | --no-mmap]\n"
             "       confab bench -m FILE --chat-turns N | --session-restore [-t N]\n"
             "       confab bench -m FILE --draft [-md FILE | --lookup] [-n N] [-r N] [-t N]\n"
@@ -67,7 +68,9 @@ static void usage(FILE *f)
             "  -n N            generated tokens (default 128; 0 skips)\n"
             "  -t N            threads (default: physical cores)\n"
             "  -r N            repetitions (default 5), after one warm-up run\n"
-            "  --kv-type T     KV cache type, f16 (default, as llama-bench) or f32\n"
+            "  -ctk T, -ctv T  the KV cache's key and value types: f16 (default, as\n"
+            "                  llama-bench), q8_0, q4_0, bf16, f32; --kv-type T both,\n"
+            "                  --kv-rotate on|off a quantized cache's rotation\n"
             "  --json          print one JSON object instead of the table\n"
             "  --ctx-sweep     also generation after 0, 1024 and 4096 tokens of context\n"
             "  --bw-mib N      buffer of the bandwidth probe in MiB (default 1024; keep it\n"
@@ -251,9 +254,9 @@ static void print_json(const opts *o, const cf_model *m, const results *r)
     printf(", \"model_name\": ");
     json_str(cf_model_name(m));
     printf(", \"isa\": \"%s\", \"threads\": %d, \"n_prompt\": %d, \"n_gen\": %d, \"reps\": %d, "
-           "\"kv_type\": \"%s\", \"weights\": \"%s\", ",
-           cf_isa_name(cf_isa_active()), o->threads, o->n_prompt, o->n_gen, o->reps,
-           o->kv == CF_KV_F16 ? "f16" : "f32", weights_copied(m) ? "copied" : "mapped");
+           "\"type_k\": \"%s\", \"type_v\": \"%s\", \"kv_rotate\": %s, \"weights\": \"%s\", ",
+           cf_isa_name(cf_isa_active()), o->threads, o->n_prompt, o->n_gen, o->reps, cf_kv_type_name(o->kv.k),
+           cf_kv_type_name(o->kv.v), o->kv.no_rotate ? "false" : "true", weights_copied(m) ? "copied" : "mapped");
     printf("\"pp_tps\": %.3f, \"pp_tps_sd\": %.3f, \"tg_tps\": %.3f, \"tg_tps_sd\": %.3f, ",
            r->pp.mean, r->pp.sd, r->tg.mean, r->tg.sd);
     printf("\"bandwidth_gbs\": %.3f, \"bytes_per_token\": %llu, \"roofline_fraction\": %.4f, ",
@@ -261,8 +264,9 @@ static void print_json(const opts *o, const cf_model *m, const results *r)
     printf("\"run_roofline_fraction\": %.4f, \"run_roofline_fraction_sd\": %.4f, \"run_bandwidth_gbs_min\": %.3f, "
            "\"run_bandwidth_gbs_max\": %.3f, ",
            r->run_frac[0].mean, r->run_frac[0].sd, r->run_bw_lo, r->run_bw_hi);
-    printf("\"file_bytes\": %llu, \"kv_bytes\": %llu, \"peak_rss_bytes\": %llu",
+    printf("\"file_bytes\": %llu, \"kv_bytes\": %llu, \"kv_bytes_per_token\": %llu, \"peak_rss_bytes\": %llu",
            (unsigned long long)r->file_bytes, (unsigned long long)r->kv_bytes,
+           (unsigned long long)r->kv_per_token,
            (unsigned long long)r->peak_rss);
     if (o->sweep) {
         printf(", \"ctx_sweep\": [");
@@ -342,6 +346,9 @@ static void print_table(const opts *o, const cf_model *m, const results *r)
         printf("\nmemory read bandwidth: not measured (no %d MiB buffer to read), so no roofline", o->bw_mib);
     printf("\nweights: %s\n", weights_copied(m) ? "copied into memory (huge pages where the kernel has them)"
                                              : "mapped from the file");
+    printf("KV cache: keys %s, values %s%s, %llu bytes a token\n", cf_kv_type_name(o->kv.k),
+           cf_kv_type_name(o->kv.v), o->kv.no_rotate ? " (not rotated)" : "",
+           (unsigned long long)r->kv_per_token);
     printf("peak RSS: %.1f MiB (file %.1f MiB + KV cache %.1f MiB + %.1f MiB other)\n",
            (double)r->peak_rss / mib, (double)r->file_bytes / mib, (double)r->kv_bytes / mib,
            ((double)r->peak_rss - (double)r->file_bytes - (double)r->kv_bytes) / mib);
@@ -352,6 +359,8 @@ static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore,
     static const struct option lopts[] = {
         {"json", no_argument, 0, 'J'},          {"ctx-sweep", no_argument, 0, 'S'},
         {"kv-type", required_argument, 0, 'K'}, {"chat-turns", required_argument, 0, 'C'},
+        {"cache-type-k", required_argument, 0, 'K'}, {"cache-type-v", required_argument, 0, 'K'},
+        {"kv-rotate", required_argument, 0, 'K'},
         {"session-restore", no_argument, 0, 'R'}, {"bw-mib", required_argument, 0, 'B'},
         {"mmap", no_argument, 0, 'M'},          {"no-mmap", no_argument, 0, 'N'},
         {"help", no_argument, 0, 'h'},          {"draft", no_argument, 0, 'D'},
@@ -364,6 +373,7 @@ static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore,
     int c, li = 0;
     optind = 1;
     ui_draft_argv(argc, argv);
+    ui_cache_argv(argc, argv);
     while ((c = getopt_long(argc, argv, "m:p:n:t:r:h", lopts, &li)) != -1) {
         switch (c) {
         case 'm': o->model = optarg; break;
@@ -400,12 +410,9 @@ static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore,
             o->bw_mib = (int)v;
             break;
         case 'K':
-            if (!strcmp(optarg, "f16") || !strcmp(optarg, "f32")) {
-                o->kv = !strcmp(optarg, "f16") ? CF_KV_F16 : CF_KV_F32;
-                break;
-            }
-            cli_error("--kv-type: '%s' is not f16 or f32", optarg);
-            return CF_EXIT_USAGE;
+            if (ui_cache_option(&o->kv, lopts[li].name, optarg) < 0)
+                return CF_EXIT_USAGE;
+            break;
         case 'J': o->json = true; break;
         case 'S': o->sweep = true; break;
         case 'R': *restore = true; break;
@@ -428,7 +435,8 @@ static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore,
 int cmd_bench(int argc, char **argv)
 {
     opts o = {.n_prompt = 512, .n_gen = 128, .threads = cf_cpu_cores(), .reps = 5,
-              .bw_mib = 1024, .kv = CF_KV_F16};
+              .bw_mib = 1024};
+    ui_cache_init(&o.kv, CF_KV_F16);
     int chat_turns = 0;
     bool restore = false, spec = false;
     ui_draft draft;
@@ -472,7 +480,9 @@ int cmd_bench(int argc, char **argv)
     cf_ctx_params cp = {.n_ctx = (o.n_prompt > depth ? o.n_prompt : depth) + o.n_gen,
                         .n_batch = o.n_prompt > 512 ? o.n_prompt : 512,
                         .n_threads = o.threads,
-                        .kv_type = o.kv};
+                        .type_k = o.kv.k,
+                        .type_v = o.kv.v,
+                        .kv_no_rotate = o.kv.no_rotate};
     cf_ctx *c = NULL;
     if (cf_ctx_new(m, &cp, &c, &err) == 0) {
         r.bytes_per_token = cf_model_bytes_per_token(m);
@@ -492,6 +502,7 @@ int cmd_bench(int argc, char **argv)
         const double after = prober_measure(&pr);
         r.bandwidth_gbs = after > r.bandwidth_gbs ? after : r.bandwidth_gbs;
         r.kv_bytes = cf_ctx_kv_bytes(c, cf_ctx_n_ctx(c));
+        r.kv_per_token = cf_ctx_kv_bytes(c, 1);
         r.file_bytes = cf_gguf_file_size(cf_model_gguf(m));
         if (o.json)
             print_json(&o, m, &r);

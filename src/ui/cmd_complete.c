@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cache_opts.h"
 #include "draft.h"
 #include "grammar_opt.h"
 #include "confab/model.h"
@@ -20,7 +21,7 @@
 typedef struct complete_opts {
     const char *model, *tokenizer, *prompt, *prompt_file, *dump_logits;
     long long n_predict, n_ctx, threads, seed;
-    cf_kv_type kv_type;
+    ui_cache cache;
     cf_load_mode load_mode;
     cf_sampler_params sp;
     ui_draft draft;
@@ -52,7 +53,6 @@ static void usage(FILE *f)
             "      --repeat-penalty P   (1.0 = off)   --repeat-last-n N (64)\n"
             "      --presence-penalty P (0)   --frequency-penalty P (0)\n"
             "  -s, --seed S             random seed (default: random)\n"
-            "      --kv-type f32|f16    KV cache type (default f32)\n"
             "      --mmap, --no-mmap    map the model file / copy it into memory (default:\n"
             "                           copy into huge pages when it fits)\n"
             "      --no-special         do not parse special tokens in the prompt text\n"
@@ -67,6 +67,7 @@ static void usage(FILE *f)
             "      --dump-logits FILE   write the logits of the last prompt position\n"
             "                           (n_vocab little-endian f32)\n"
             "  -v, --verbose            timing on stderr\n");
+    ui_cache_usage(f, "f32");
     ui_draft_usage(f);
 }
 
@@ -98,6 +99,9 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         {"frequency-penalty", required_argument, 0, OPT_SAMPLER},
         {"seed", required_argument, 0, OPT_SEED},
         {"kv-type", required_argument, 0, OPT_KV},
+        {"cache-type-k", required_argument, 0, OPT_KV},
+        {"cache-type-v", required_argument, 0, OPT_KV},
+        {"kv-rotate", required_argument, 0, OPT_KV},
         {"mmap", no_argument, 0, OPT_MMAP},
         {"no-mmap", no_argument, 0, OPT_NO_MMAP},
         {"no-special", no_argument, 0, OPT_NO_SPECIAL},
@@ -122,6 +126,7 @@ static int parse_args(int argc, char **argv, complete_opts *o)
     optind = 1;
     int li = 0;
     ui_draft_argv(argc, argv);
+    ui_cache_argv(argc, argv);
     while ((c = getopt_long(argc, argv, "m:p:f:n:c:t:s:j:vh", opts, &li)) != -1) {
         bool ok = true;
         switch (c) {
@@ -147,14 +152,7 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         }
         case 's':
         case OPT_SEED: ok = cli_parse_int("--seed", optarg, 0, INT64_MAX, &o->seed); break;
-        case OPT_KV:
-            if (!strcmp(optarg, "f32") || !strcmp(optarg, "f16"))
-                o->kv_type = optarg[1] == '1' ? CF_KV_F16 : CF_KV_F32;
-            else {
-                cli_error("--kv-type: '%s' is not f32 or f16", optarg);
-                ok = false;
-            }
-            break;
+        case OPT_KV: ok = ui_cache_option(&o->cache, opts[li].name, optarg) > 0; break;
         case OPT_MMAP: o->load_mode = CF_LOAD_MMAP; break;
         case OPT_NO_MMAP: o->load_mode = CF_LOAD_COPY; break;
         case OPT_NO_SPECIAL: o->no_special = true; break;
@@ -317,6 +315,7 @@ int cmd_complete(int argc, char **argv)
     complete_opts o = {.n_predict = 128, .seed = -1};
     cf_sampler_params_default(&o.sp);
     ui_draft_init(&o.draft);
+    ui_cache_init(&o.cache, CF_KV_F32);
     o.threads = cf_cpu_cores();
     int rc = parse_args(argc, argv, &o);
     if (rc != 0)
@@ -363,7 +362,8 @@ int cmd_complete(int argc, char **argv)
         rc = CF_EXIT_USAGE;
         goto out;
     }
-    cf_ctx_params cp = {.n_ctx = (int)o.n_ctx, .n_threads = (int)o.threads, .kv_type = o.kv_type};
+    cf_ctx_params cp = {.n_ctx = (int)o.n_ctx, .n_threads = (int)o.threads, .type_k = o.cache.k,
+                        .type_v = o.cache.v, .kv_no_rotate = o.cache.no_rotate};
     if (cf_ctx_new(model, &cp, &ctx, &err) != 0) {
         cli_error("%s", err.msg);
         goto out;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache_opts.h"
 #include "cli.h"
 #include "confab/serve.h"
 #include "draft.h"
@@ -48,7 +49,9 @@ static void usage(FILE *f)
             "  -c, --ctx-size N        context size in tokens (default: the model's, at most\n"
             "                          4096)\n"
             "  -t, --threads N         threads (default: the physical cores)\n"
-            "      --kv-type f32|f16   KV cache element type (default f16)\n"
+            "  -ctk T, -ctv T          the KV cache's key and value types: f32 (default),\n"
+            "                          f16, q8_0, q4_0, bf16; --kv-type T both, --kv-rotate\n"
+            "                          on|off a quantized cache's rotation (as for chat)\n"
             "      --chat-template NAME, --chat-template-file FILE   as for confab chat\n"
             "  -v, --verbose           log each request's settings too\n"
             "  -md FILE, --lookup, --draft-max N, --draft-min N, --draft-p-min P\n"
@@ -78,6 +81,8 @@ int cmd_serve(int argc, char **argv)
         {"port", required_argument, 0, 'P'},        {"api-key-env", required_argument, 0, 'K'},
         {"model-id", required_argument, 0, 'I'},    {"ctx-size", required_argument, 0, 'c'},
         {"threads", required_argument, 0, 't'},     {"kv-type", required_argument, 0, 'k'},
+        {"cache-type-k", required_argument, 0, 'k'}, {"cache-type-v", required_argument, 0, 'k'},
+        {"kv-rotate", required_argument, 0, 'k'},
         {"chat-template", required_argument, 0, 'T'},
         {"chat-template-file", required_argument, 0, 'F'},
         {"cors", required_argument, 0, 'C'},
@@ -89,6 +94,8 @@ int cmd_serve(int argc, char **argv)
     };
     ui_draft draft;
     ui_draft_init(&draft);
+    ui_cache cache;
+    ui_cache_init(&cache, CF_KV_F32);
     cf_serve_params p = {.port = 8080, .stop = &stop, .log = log_line, .ready = ready};
     p.ud = &p;
     const char *model_opt = NULL, *key_env = NULL;
@@ -97,6 +104,7 @@ int cmd_serve(int argc, char **argv)
     optind = 1;
     opterr = 0;
     ui_draft_argv(argc, argv);
+    ui_cache_argv(argc, argv);
     while ((c = getopt_long(argc, argv, ":m:c:t:vh", opts, &li)) != -1) {
         switch (c) {
         case 'm': model_opt = optarg; break;
@@ -120,11 +128,8 @@ int cmd_serve(int argc, char **argv)
             p.session.n_threads = (int)v;
             break;
         case 'k':
-            if (strcmp(optarg, "f32") && strcmp(optarg, "f16")) {
-                cli_error("--kv-type: '%s' is not f32 or f16", optarg);
+            if (ui_cache_option(&cache, opts[li].name, optarg) < 0)
                 return CF_EXIT_USAGE;
-            }
-            p.session.kv_type = !strcmp(optarg, "f32") ? CF_KV_F32 : CF_KV_F16;
             break;
         case 'T': p.session.chat_template = optarg; break;
         case 'F': p.session.chat_template_file = optarg; break;
@@ -159,6 +164,9 @@ int cmd_serve(int argc, char **argv)
         return CF_EXIT_MODEL;
     }
     p.session.model_path = model;
+    p.session.type_k = cache.k;
+    p.session.type_v = cache.v;
+    p.session.kv_no_rotate = cache.no_rotate;
     p.session.draft_model = draft_path;
     p.session.lookup = draft.lookup;
     p.session.spec = &draft.p;

@@ -9,7 +9,7 @@
 #include "opts.h"
 
 enum opt_id {
-    O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV_TYPE, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
+    O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
     O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_ANY_MODEL, O_AUTOSAVE, O_WHOLE,
     O_TUI, O_VERBOSE, O_NO_COLOR, O_MARKDOWN, O_HELP, O_SHOW_THINKING, O_ENDPOINT, O_API_KEY_ENV,
     O_TIMEOUT, O_DRAFT_MODEL, O_LOOKUP, O_DRAFT_MAX, O_DRAFT_MIN, O_DRAFT_P_MIN,
@@ -41,7 +41,12 @@ static const opt_def defs[] = {
     {"tokenizer", 0, "FILE", O_TOKENIZER, G_MODEL, "tokenizer.bin of a llama2.c checkpoint"},
     {"ctx-size", 'c', "N", O_CTX, G_MODEL, "context size in tokens (default: the model's, at most 4096)"},
     {"threads", 't', "N", O_THREADS, G_MODEL, "threads (default: the physical cores)"},
-    {"kv-type", 0, "f32|f16", O_KV_TYPE, G_MODEL, "KV cache element type (default f16)"},
+    {"cache-type-k", 0, "TYPE", O_KV, G_MODEL,
+     "the KV cache's keys (also -ctk): f16 (default), q8_0, q4_0, bf16, f32"},
+    {"cache-type-v", 0, "TYPE", O_KV, G_MODEL, "its values (also -ctv), the same types"},
+    {"kv-type", 0, "TYPE", O_KV, G_MODEL, "the keys' and values' type at once"},
+    {"kv-rotate", 0, "on|off", O_KV, G_MODEL,
+     "keep a q8_0 / q4_0 cache in a Walsh-Hadamard basis per head (default on)"},
     {"mmap", 0, NULL, O_MMAP, G_MODEL, "map the model file (default: copy it into huge pages when it fits)"},
     {"no-mmap", 0, NULL, O_NO_MMAP, G_MODEL, "copy the model into memory (huge pages where the kernel has them)"},
     {"chat-template", 0, "NAME", O_TEMPLATE, G_MODEL,
@@ -123,7 +128,7 @@ const char *const opts_setting_names[OPTS_N_SETTINGS] = {
 void opts_init(chat_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->kv_type = CF_KV_F16;
+    ui_cache_init(&o->cache, CF_KV_F16);
     o->show_thinking = -1;
     o->markdown = true;
     cf_spec_params_default(&o->spec);
@@ -213,16 +218,8 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
             return -1;
         o->n_threads = (int)n;
         return 0;
-    case O_KV_TYPE:
-        if (!strcmp(value, "f32"))
-            o->kv_type = CF_KV_F32;
-        else if (!strcmp(value, "f16"))
-            o->kv_type = CF_KV_F16;
-        else {
-            cli_error("%s: '%s' is not f32 or f16", label, value);
-            return -1;
-        }
-        return 0;
+    case O_KV:
+        return ui_cache_option(&o->cache, d->name, value) < 0 ? -1 : 0;
     case O_MMAP:
     case O_NO_MMAP:
         o->load_mode = flag == (d->id == O_MMAP) ? CF_LOAD_MMAP : CF_LOAD_COPY;
@@ -342,7 +339,7 @@ static bool is_option(const char *a)
         return false;
     if (a[1] == '-' && a[2])
         return find_long(a + 2, strcspn(a + 2, "=")) != NULL;
-    return !strcmp(a, "-sys") || (a[1] && !a[2] && find_short(a[1]));
+    return !strcmp(a, "-sys") || !strcmp(a, "-ctk") || !strcmp(a, "-ctv") || (a[1] && !a[2] && find_short(a[1]));
 }
 
 int opts_parse_args(chat_opts *o, int argc, char **argv)
@@ -367,6 +364,9 @@ int opts_parse_args(chat_opts *o, int argc, char **argv)
             snprintf(label, sizeof label, "%s", a);
         } else if (!strcmp(a, "-md")) {
             d = find_long("model-draft", 11);
+            snprintf(label, sizeof label, "%s", a);
+        } else if (!strcmp(a, "-ctk") || !strcmp(a, "-ctv")) {
+            d = find_long(a[3] == 'k' ? "cache-type-k" : "cache-type-v", 12);
             snprintf(label, sizeof label, "%s", a);
         } else if (a[0] == '-' && a[1] && !a[2]) {
             d = find_short(a[1]);

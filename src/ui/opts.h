@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cache_opts.h"
 #include "confab/model.h"
 #include "confab/spec.h"
 
@@ -30,7 +31,7 @@ typedef struct chat_opts {
     bool lookup;                  /* --lookup: its guesses from the context */
     cf_spec_params spec;
     int n_ctx, n_threads;
-    cf_kv_type kv_type;
+    ui_cache cache; /* -ctk, -ctv, --kv-rotate */
     cf_load_mode load_mode;
     bool autosave, tui, whole, verbose, no_color, help;
     bool any_model;    /* --session-any-model */

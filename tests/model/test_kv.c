@@ -40,31 +40,38 @@ static void fresh(cf_ctx *c, const int32_t *ids, int n, float *lg)
     CHECKF(cf_ctx_decode(c, ids, n, lg, false, &err) == 0, "%s", err.msg);
 }
 
+/* The first keys and values of a cache's saved positions [0, n) (its
+ * first layer's: rows of the cache's types), widened. */
+static float *widened(const cf_ctx *c, int n, size_t keys, size_t values)
+{
+    static const cf_type types[] = {
+        [CF_KV_F32] = CF_TYPE_F32, [CF_KV_F16] = CF_TYPE_F16, [CF_KV_BF16] = CF_TYPE_BF16,
+        [CF_KV_Q8_0] = CF_TYPE_Q8_0, [CF_KV_Q4_0] = CF_TYPE_Q4_0,
+    };
+    const uint64_t bytes = cf_ctx_kv_bytes(c, n);
+    uint8_t *raw = malloc(bytes);
+    float *out = malloc((keys + values) * sizeof *out);
+    cf_err err;
+    CHECK(cf_ctx_kv_save(c, n, raw, bytes, &err) == 0);
+    const cf_type tk = types[cf_ctx_kv_type_k(c)], tv = types[cf_ctx_kv_type_v(c)];
+    cf_dequantize_row(tk, raw, out, (int64_t)keys);
+    if (values)
+        cf_dequantize_row(tv, raw + cf_row_bytes(tk, (int64_t)keys), out + keys, (int64_t)values);
+    free(raw);
+    return out;
+}
+
 /* max |diff| of layer 0's K and V between two caches over n positions */
 /* hd: layer 0's head size when it differs from the model's largest */
 static void layer0_diff(const cf_ctx *a, const cf_ctx *b, int n, int hd, double *dk, double *dv)
 {
     const cf_hparams *hp = cf_model_hparams(cf_ctx_model(a));
-    uint64_t bytes = cf_ctx_kv_bytes(a, n);
-    uint8_t *x = malloc(bytes), *y = malloc(bytes);
-    cf_err err;
-    CHECK(cf_ctx_kv_save(a, n, x, bytes, &err) == 0 && cf_ctx_kv_save(b, n, y, bytes, &err) == 0);
     const size_t half = (size_t)hp->n_head_kv * (size_t)n * (size_t)(hd ? hd : hp->head_dim); /* of K */
     const size_t values = hp->kv_lora ? 0 : half; /* latent attention caches keys only */
+    float *x = widened(a, n, half, values), *y = widened(b, n, half, values);
     *dk = *dv = 0;
     for (size_t i = 0; i < half + values; i++) {
-        float u, v;
-        if (cf_ctx_kv_type(a) == CF_KV_F32) {
-            memcpy(&u, x + 4 * i, 4);
-            memcpy(&v, y + 4 * i, 4);
-        } else {
-            uint16_t hu, hv;
-            memcpy(&hu, x + 2 * i, 2);
-            memcpy(&hv, y + 2 * i, 2);
-            u = cf_f16_to_f32(hu);
-            v = cf_f16_to_f32(hv);
-        }
-        double d = fabs((double)u - (double)v);
+        double d = fabs((double)x[i] - (double)y[i]);
         double *slot = i < half ? dk : dv;
         *slot = d > *slot ? d : *slot;
     }
@@ -81,7 +88,7 @@ static void test_cache_ops(const char *model_rel, cf_kv_type kv_type, double shi
         return;
     }
     const int V = cf_model_hparams(m)->n_vocab;
-    cf_ctx_params p = {.n_ctx = 512, .n_batch = 64, .n_threads = 2, .kv_type = kv_type};
+    cf_ctx_params p = {.n_ctx = 512, .n_batch = 64, .n_threads = 2, .type_k = kv_type, .type_v = kv_type};
     cf_ctx *c, *d;
     CHECK(cf_ctx_new(m, &p, &c, &err) == 0 && cf_ctx_new(m, &p, &d, &err) == 0);
     enum { A = 40, B = 150, C = 90, D = 20 };
@@ -110,7 +117,7 @@ static void test_cache_ops(const char *model_rel, cf_kv_type kv_type, double shi
     CHECKF(dk <= shift_tol && dv == 0, "%s: layer-0 cache after a shift differs from a fresh "
            "prefill: K %.3g V %.3g", model_rel, dk, dv);
     fprintf(stderr, "%s kv %s: shifted layer-0 keys vs fresh prefill: max |diff| %.3g\n", model_rel,
-            kv_type == CF_KV_F16 ? "f16" : "f32", dk);
+            cf_kv_type_name(kv_type), dk);
 
     /* save the used positions, load them into another context, continue
      * (A + B + C positions: more than one slab of the cache) */
@@ -300,6 +307,23 @@ static void test_nonfinite(cf_type nan_type, const char *blame)
     unlink(path);
 }
 
+/* deepseek2's latent cache stays f16 or f32: a quantized one is refused
+ * with the reason, before anything is allocated. */
+static void test_latent_refuses_quantized(void)
+{
+    cf_model *m;
+    cf_err err;
+    if (cf_model_load(shared_path("models/deepseek2-lite.F32.gguf"), NULL, &m, &err) != 0) {
+        CHECKF(0, "%s", err.msg);
+        return;
+    }
+    cf_ctx_params p = {.n_ctx = 64, .type_k = CF_KV_Q8_0, .type_v = CF_KV_Q8_0};
+    cf_ctx *c = NULL;
+    CHECKF(cf_ctx_new(m, &p, &c, &err) != 0 && strstr(err.msg, "latent attention"), "%s",
+           c ? "a q8_0 latent cache was made" : err.msg);
+    cf_model_free(m);
+}
+
 int main(void)
 {
     test_load_errors();
@@ -313,6 +337,14 @@ int main(void)
     test_shift_one_layer();
     test_cache_ops("models/quant-F32.gguf", CF_KV_F32, 1e-4, 0);
     test_cache_ops("models/quant-F32.gguf", CF_KV_F16, 0.01, 0);
+    /* quantized caches: a shift widens the keys, takes them out of the
+     * Hadamard basis (qwen3: H_128), moves and quantizes them again, within
+     * about a quantization step of a fresh prefill; save/load is exact */
+    test_cache_ops("models/quant-F32.gguf", CF_KV_Q8_0, 0.1, 0);
+    test_cache_ops("models/qwen3.Q8_0.gguf", CF_KV_Q8_0, 0.1, 0);
+    test_cache_ops("models/qwen3.Q8_0.gguf", CF_KV_Q4_0, 1.0, 0);
+    test_cache_ops("models/gemma4.F32.gguf", CF_KV_Q8_0, 0.1, 32);
+    test_latent_refuses_quantized();
     test_cache_ops("models/qwen2-shape.Q8_0.gguf", CF_KV_F32, 1e-4, 0);
     test_cache_ops("models/phi3.Q8_0.gguf", CF_KV_F32, 1e-4, 0);
     /* gemma3 slides (window 8) on layers 0-4 with a RoPE base of their own:

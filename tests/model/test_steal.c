@@ -33,7 +33,7 @@ static void *spin(void *arg)
 static float *logits(const cf_model *m, int threads, const int32_t *tok, bool one)
 {
     const int V = cf_model_hparams(m)->n_vocab;
-    cf_ctx_params cp = {.n_ctx = N_TOK, .n_batch = N_TOK, .n_threads = threads, .kv_type = CF_KV_F16};
+    cf_ctx_params cp = {.n_ctx = N_TOK, .n_batch = N_TOK, .n_threads = threads, .type_k = CF_KV_F16, .type_v = CF_KV_F16};
     cf_ctx *c;
     cf_err err;
     if (cf_ctx_new(m, &cp, &c, &err) != 0) {

@@ -31,7 +31,7 @@ static float *run(const cf_model *m, int threads, int n_batch, bool token_by_tok
 {
     const int V = cf_model_hparams(m)->n_vocab, total = N_PROMPT + N_GEN;
     cf_ctx_params cp = {.n_ctx = 512, .n_batch = n_batch, .n_threads = threads < 0 ? -threads : threads,
-                        .kv_type = kv};
+                        .type_k = kv, .type_v = kv};
     cf_ctx *c;
     cf_err err;
     if (cf_ctx_new(m, &cp, &c, &err) != 0) {
@@ -75,7 +75,7 @@ static void check_model(const char *path, cf_kv_type kv)
         float *lg = run(m, variants[i].threads, variants[i].n_batch, variants[i].tbt, kv);
         CHECKF(lg && memcmp(base, lg, n * sizeof *lg) == 0,
                "%s kv %s: %d threads, batch %d%s differ from 1 thread batched", path,
-               kv == CF_KV_F16 ? "f16" : "f32", variants[i].threads, variants[i].n_batch,
+               cf_kv_type_name(kv), variants[i].threads, variants[i].n_batch,
                variants[i].tbt ? ", token by token" : "");
         free(lg);
     }
@@ -129,7 +129,8 @@ int main(void)
      * chunk together only where their spans of it agree; then deepseek2's
      * latent attention, 16 heads on one K-only cache row of 64 + 32, the
      * values read out of the key blocks; then granitehybrid, Mamba2 of two
-     * groups beside attention and experts */
+     * groups beside attention and experts; q8_0 caches on the first two and
+     * gemma3, q4_0 on the first */
     static const char *dims[] = {"embd=256,layers=2,heads=4,kv_heads=2,ff=512",
                                  "arch=qwen2,embd=192,layers=2,heads=6,kv_heads=2,ff=384,tied=1",
                                  "embd=320,layers=2,heads=8,kv_heads=1,ff=640",
@@ -165,6 +166,11 @@ int main(void)
             check_model(path, CF_KV_F32);
             check_model(path, CF_KV_F16);
         }
+        /* quantized caches, rotated (head size 64) and not (32) */
+        if (i < 2 || i == 6)
+            check_model(path, CF_KV_Q8_0);
+        if (i == 0)
+            check_model(path, CF_KV_Q4_0);
         if (i < 8) /* granitehybrid's layer 0 has no attn_q */
             check_layouts(path, q_types[i]);
         unlink(path);

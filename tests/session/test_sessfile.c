@@ -62,7 +62,7 @@ static size_t record_reply(cf_session *s, uint8_t **out)
 static cf_session *small_session(void)
 {
     cf_session_params p = {.model_path = shared_path(SMALL_MODEL), .n_ctx = 64, .n_threads = 1,
-                           .kv_type = CF_KV_F16};
+                           .type_k = CF_KV_F16, .type_v = CF_KV_F16};
     cf_session *s;
     cf_err err;
     if (cf_session_new(&p, &s, &err) != 0) {
@@ -221,12 +221,12 @@ static void test_damage(void)
     /* a newer format says so; four bytes flipped in the header are damage */
     uint64_t sum;
     memcpy(&sum, img + size - 8, 8);
-    img[8] = 6;
+    img[8] = 7;
     uint64_t resum = sess_checksum(img, size - 8);
     memcpy(img + size - 8, &resum, 8);
     spill(bad, img, size);
-    CHECKF(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "version 6"), "%s", err.msg);
-    img[8] = 5;
+    CHECKF(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "version 7"), "%s", err.msg);
+    img[8] = 6;
     memcpy(img + size - 8, &sum, 8);
     for (int i = 8; i < 12; i++)
         img[i] ^= 0xff;
@@ -412,6 +412,37 @@ static void test_save_unmapped(void)
     cf_session_free(s);
 }
 
+/* A q8_0 / q4_0 cache (rotated where the heads allow) is saved with its
+ * types, and a session of another cache type loads it as it is: the reply
+ * after loading is exactly the one the saving session gives. */
+static void test_quantized_cache(void)
+{
+    cf_session_params p = {.model_path = shared_path(BIG_MODEL), .n_ctx = 256, .n_threads = 1,
+                           .type_k = CF_KV_Q8_0, .type_v = CF_KV_Q4_0};
+    cf_session *s, *t;
+    cf_err err;
+    if (cf_session_new(&p, &s, &err) != 0) {
+        CHECKF(0, "%s", err.msg);
+        return;
+    }
+    p.type_k = p.type_v = CF_KV_F16;
+    CHECKF(cf_session_new(&p, &t, &err) == 0, "%s", err.msg);
+    CHECK(cf_session_set(s, "seed", "7", &err) == 0 && cf_session_set(s, "n-predict", "6", &err) == 0);
+    exchange(s, msgs[0], NULL, 0);
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/confab-kvq-%d.session", (int)getpid());
+    CHECKF(cf_session_save(s, path, &err) == 0, "%s", err.msg);
+    CHECKF(cf_session_load(t, path, &err) == 0, "%s", err.msg);
+    uint8_t *a, *b;
+    size_t na = record_reply(s, &a), nb = record_reply(t, &b);
+    CHECKF(na == nb && na > 0 && memcmp(a, b, na) == 0, "q8_0/q4_0 cache: the reply after loading differs");
+    free(a);
+    free(b);
+    unlink(path);
+    cf_session_free(s);
+    cf_session_free(t);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "continue") == 0)
@@ -427,5 +458,6 @@ int main(int argc, char **argv)
     test_old_version("v3.session", 2);
     test_save_after_failed_turn();
     test_save_unmapped();
+    test_quantized_cache();
     return test_summary("session-file");
 }

@@ -43,7 +43,8 @@ expect() { # expect STATUS PATTERN CMD...
 }
 expect 2 "^confab: --temp: 'hot' is not a number from 0 to 100$" $T_CHAT -m "$model" --temp hot -p x
 expect 2 "^confab: unknown option '--frobnicate'" $T_CHAT --frobnicate
-expect 2 "^confab: --kv-type: 'q9' is not f32 or f16$" $T_CHAT --kv-type q9 -p x
+expect 2 "^confab: --kv-type: 'q9' is not f16, q8_0, q4_0, bf16 or f32$" $T_CHAT --kv-type q9 -p x
+expect 2 "^confab: --cache-type-k: 'q9' is not f16, q8_0, q4_0, bf16 or f32$" $T_CHAT -ctk q9 -p x
 expect 2 "^confab: --temp: " $T_CHAT -m "$model" --temp -3 -p x
 expect 2 "^confab: --tui needs a terminal" $T_CHAT -m "$model" --tui
 expect 2 "presets: .*storyteller" $T_CHAT -m "$model" --system-file no-such-preset -p x

@@ -29,6 +29,20 @@ static const char *setting(const chat_opts *o, const char *name)
     return NULL;
 }
 
+/* llama.cpp's cache types, keys and values apart, and the rotation */
+static void test_cache_args(void)
+{
+    chat_opts o;
+    CHECK(parse(&o, ARGS("-ctk", "q8_0", "-ctv", "q4_0", "--kv-rotate", "off")) == 0);
+    CHECK(o.cache.k == CF_KV_Q8_0 && o.cache.v == CF_KV_Q4_0 && o.cache.no_rotate);
+    opts_free(&o);
+    CHECK(parse(&o, ARGS("--cache-type-k=bf16")) == 0);
+    CHECK(o.cache.k == CF_KV_BF16 && o.cache.v == CF_KV_F16 && !o.cache.no_rotate);
+    opts_free(&o);
+    CHECK(parse(&o, ARGS("-ctk", "q9")) != 0);
+    opts_free(&o);
+}
+
 static void test_args(void)
 {
     chat_opts o;
@@ -36,8 +50,9 @@ static void test_args(void)
                          "--top-k=7", "--kv-type", "f32", "--tui", "--system", "Be brief.",
                          "--session", "s.bin", "--autosave", "--seed", "random")) == 0);
     CHECK(o.model && !strcmp(o.model, "x.gguf"));
-    CHECK(o.n_ctx == 1024 && o.n_threads == 1 && o.kv_type == CF_KV_F32);
+    CHECK(o.n_ctx == 1024 && o.n_threads == 1 && o.cache.k == CF_KV_F32 && o.cache.v == CF_KV_F32);
     CHECK(o.tui && o.autosave && !o.whole);
+
     CHECK(setting(&o, "n-predict") && !strcmp(setting(&o, "n-predict"), "50"));
     CHECK(setting(&o, "temp") && !strcmp(setting(&o, "temp"), "0.3"));
     CHECK(setting(&o, "top-k") && !strcmp(setting(&o, "top-k"), "7"));
@@ -242,7 +257,8 @@ static void test_help(const char *dir)
         "Model:", "Sampling", "Conversation:", "Interface:", "-m, --model FILE", "-c, --ctx-size N",
         "-t, --threads N", "-n, --n-predict N", "-p, --prompt TEXT", "--temp X", "--top-k N",
         "--top-p X", "--min-p X", "--typical X", "--repeat-penalty X", "--repeat-last-n N",
-        "--presence-penalty X", "--frequency-penalty X", "--seed N|random", "--kv-type f32|f16",
+        "--presence-penalty X", "--frequency-penalty X", "--seed N|random", "--kv-type TYPE",
+        "--cache-type-k TYPE", "--cache-type-v TYPE", "--kv-rotate on|off",
         "--chat-template NAME", "--chat-template-file FILE", "--system TEXT",
         "--system-file FILE|NAME", "--session FILE", "--autosave", "--tui", "--whole",
         "--verbose", "--no-color", "--markdown on|off", "--tokenizer FILE", "-h, --help",
@@ -258,6 +274,7 @@ int main(void)
         return 1;
     setenv("XDG_CONFIG_HOME", "/nonexistent", 1);
     test_args();
+    test_cache_args();
     char err[600];
     snprintf(err, sizeof err, "%s/stderr", dir);
     setenv("OPTS_ERR", err, 1);
