@@ -4,9 +4,11 @@
 # command to run and fail.  On systems without dpkg, assume the user knows.
 command -v dpkg-query >/dev/null 2>&1 || exit 0
 missing=""
+# A tool that is on the PATH from elsewhere counts (Node.js's own nodejs
+# package ships npm and conflicts with Debian's npm package).
 for p in "$@"; do
     dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed ||
-        missing="$missing $p"
+        command -v "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ]; then
