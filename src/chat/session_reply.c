@@ -518,7 +518,10 @@ void cf_session_end_reply(cf_session *s, bool cut)
         return;
     s->eng->end_reply(s, cut);
     s->reply.active = false;
-    s->msgs[s->n_msgs - 1].pub.length_cut = s->stats.stop == CF_STOP_N_PREDICT;
+    /* a remote reply that failed before any of it came is taken back, its
+     * message with it */
+    if (s->n_msgs > 0 && s->msgs[s->n_msgs - 1].pub.role == CF_ROLE_ASSISTANT)
+        s->msgs[s->n_msgs - 1].pub.length_cut = s->stats.stop == CF_STOP_N_PREDICT;
 }
 
 void sess_local_end_reply(cf_session *s, bool cut)
