@@ -13,7 +13,10 @@ layout(push_constant) uniform P {
     uint g_off, u_off, ld_in, o_off, ld_out, n, width, act;
 } p;
 
-// GELU's tanh form through F16 in and out, as the CPU's table has it.
+// GELU's tanh form through F16 in and out, as the CPU's table has it;
+// 0.5 (1 + tanh z) written as 1 / (1 + exp(-2z)), which keeps its
+// precision where tanh z is near -1 (the CPU's tanhf is exact there, a
+// GPU's tanh need not be).
 float gelu(float v)
 {
     if (v <= -10.0)
@@ -21,7 +24,8 @@ float gelu(float v)
     if (v >= 10.0)
         return v;
     const float h = unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x;
-    const float g = 0.5 * h * (1.0 + tanh(0.79788456080286535587989211986876 * h * (1.0 + 0.044715 * h * h)));
+    const float z = 0.79788456080286535587989211986876 * h * (1.0 + 0.044715 * h * h);
+    const float g = h / (1.0 + exp(-2.0 * z));
     return unpackHalf2x16(packHalf2x16(vec2(g, 0.0))).x;
 }
 
