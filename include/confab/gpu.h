@@ -85,6 +85,20 @@ void cf_gpu_matmul(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t rows, int64_t k
  * xrow: int32 [n] on the device; x F32 [.][k], y F32 [n][rows]. */
 void cf_gpu_matmul_id(cf_gpu *g, cf_type wt, cf_gpu_view w, size_t expert_bytes, int64_t rows, int64_t k,
                       cf_gpu_view ids, cf_gpu_view xrow, cf_gpu_view x, int n, cf_gpu_view y);
+/* Mixture-of-experts routing of n tokens as cf_moe_route does it (the
+ * gating, choice bias, groups, weight normalising and scale of hp): from
+ * the router's logits F32 [n][n_expert] and bias (F32 [n_expert],
+ * optional), sel int32 [n][k] (best first), w F32 [n][k], and xrow int32
+ * [n][k] = t, the input row of each (token, expert) pair, for
+ * cf_gpu_matmul_id.  k = hp->n_expert_used <= 64, n_expert <= 512.  The
+ * softmax sums in F32, not the CPU's double: a near-tie may go the other
+ * way than on the CPU (never differently between two runs). */
+void cf_gpu_moe_route(cf_gpu *g, const cf_hparams *hp, cf_gpu_view logits, cf_gpu_view bias, int n,
+                      cf_gpu_view sel, cf_gpu_view w, cf_gpu_view xrow);
+/* out[t][i] = sum over j < k of w[t][j] y[t * k + j][i] for i < width:
+ * the experts' outputs (pair rows of width floats) summed by their
+ * weights; out rows ld apart. */
+void cf_gpu_moe_sum(cf_gpu *g, cf_gpu_view y, cf_gpu_view w, int n, int k, int width, cf_gpu_view out, int64_t ld);
 /* y[t] = row ids[t] of w (rows of k values of type wt) as F32: the token
  * embeddings.  ids: int32 [n] on the device. */
 void cf_gpu_get_rows(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t k, cf_gpu_view ids, int n, cf_gpu_view y);

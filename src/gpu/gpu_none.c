@@ -111,6 +111,17 @@ void cf_gpu_matmul_id(cf_gpu *g, cf_type wt, cf_gpu_view w, size_t expert_bytes,
     (void)n, (void)y;
 }
 
+void cf_gpu_moe_route(cf_gpu *g, const cf_hparams *hp, cf_gpu_view logits, cf_gpu_view bias, int n,
+                      cf_gpu_view sel, cf_gpu_view w, cf_gpu_view xrow)
+{
+    (void)g, (void)hp, (void)logits, (void)bias, (void)n, (void)sel, (void)w, (void)xrow;
+}
+
+void cf_gpu_moe_sum(cf_gpu *g, cf_gpu_view y, cf_gpu_view w, int n, int k, int width, cf_gpu_view out, int64_t ld)
+{
+    (void)g, (void)y, (void)w, (void)n, (void)k, (void)width, (void)out, (void)ld;
+}
+
 void cf_gpu_get_rows(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t k, cf_gpu_view ids, int n, cf_gpu_view y)
 {
     (void)g, (void)wt, (void)w, (void)k, (void)ids, (void)n, (void)y;
