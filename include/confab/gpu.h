@@ -169,6 +169,41 @@ void cf_gpu_add(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_ro
 void cf_gpu_mul(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, int n, int width, int64_t ld);
 /* y[i] = x[i] * s for i < count; y may be x. */
 void cf_gpu_scale(cf_gpu *g, cf_gpu_view y, cf_gpu_view x, float s, int64_t count);
+/* ---- recurrent mixers -------------------------------------------------------- */
+/* A causal convolution over time of n tokens' rows (ld apart), channels
+ * wide: u[t][ch] becomes c[t][ch] = sum over j < K of w[ch][j]
+ * u[t - K + 1 + j][ch] (w F32 [channels][K], K <= 16), where the window
+ * (F32 [K - 1][channels], the layer's state) holds the K - 1 inputs before
+ * this batch, oldest first, and is left holding the batch's last K - 1.
+ *   CF_GPU_CONV_SILU (qwen35): u is the row, out[t] = silu(c[t]).
+ *   CF_GPU_CONV_GATED (lfm2): the row is [B | C | X], u = B * X, out[t] =
+ *   C * c[t].
+ * out (rows ld_out apart) may be the row itself. */
+typedef enum cf_gpu_conv_kind { CF_GPU_CONV_SILU, CF_GPU_CONV_GATED } cf_gpu_conv_kind;
+void cf_gpu_conv(cf_gpu *g, cf_gpu_conv_kind kind, cf_gpu_view seq, int64_t ld, int n, int channels, cf_gpu_view w,
+                 int K, cf_gpu_view window, cf_gpu_view out, int64_t ld_out);
+
+/* qwen35's gated delta net over a batch, as the CPU's delta_head: per
+ * value head h and token in order, with q and k of its key head
+ * L2-normalised and q scaled by 1/sqrt(D): S <- exp(softplus(alpha +
+ * dt_bias) a) S; d = sigmoid(beta) (v - S^T k); S <- S + k d^T;
+ * o = S^T q, RMS-normed by norm, times silu(z). */
+typedef struct cf_gpu_delta {
+    cf_gpu_view qkv;       /* token rows qkv_ld apart: Hk query heads, Hk key heads, Hv value heads, D each */
+    int64_t qkv_ld;
+    cf_gpu_view z;         /* [n][Hv * D] */
+    cf_gpu_view beta;      /* raw betas [n][Hv]; grouped: ssm_ba's rows [n][2 Hv], r betas then r alphas a key head */
+    cf_gpu_view alpha;     /* raw alphas [n][Hv] (grouped: unused) */
+    cf_gpu_view dt_bias, a; /* [Hv] each */
+    cf_gpu_view norm;      /* [D] */
+    cf_gpu_view state;     /* [Hv][D][D]: S[i][j], key dim i, value dim j */
+    cf_gpu_view out;       /* [n][Hv * D] */
+    int n, D, Hk, Hv;      /* D <= 256 */
+    bool grouped;          /* value head h reads key head h / (Hv / Hk), else h % Hk */
+    float eps;
+} cf_gpu_delta;
+void cf_gpu_delta_net(cf_gpu *g, const cf_gpu_delta *d);
+
 /* Copy bytes (a multiple of 4) within or between buffers. */
 void cf_gpu_copy(cf_gpu *g, cf_gpu_view dst, cf_gpu_view src, size_t bytes);
 

@@ -45,8 +45,9 @@ struct cf_gpu_buf {
     size_t bytes;
 };
 
-/* Storage buffers every dispatch binds (unused ones: the dummy). */
-#define CF_VK_BINDINGS 5
+/* Storage buffers every dispatch binds (unused ones: the dummy): within
+ * maxPerStageDescriptorStorageBuffers of every desktop GPU. */
+#define CF_VK_BINDINGS 10
 #define CF_VK_PUSH_BYTES 128
 #define CF_VK_POOL_SETS 512
 
