@@ -73,6 +73,13 @@ int cf_gpu_read(cf_gpu *g, cf_gpu_view src, void *dst, size_t n, cf_err *err);
 void cf_gpu_begin(cf_gpu *g);
 /* Submit what was recorded since cf_gpu_begin and wait for it. */
 int cf_gpu_submit(cf_gpu *g, cf_err *err);
+/* Copies recorded into the pass, so that a token is one submission and
+ * one wait: n bytes of src (read now, at record time) land in dst before
+ * the ops recorded after; n bytes of src as the ops recorded before left
+ * them land in dst (host memory, valid until then) when cf_gpu_submit
+ * returns 0. */
+void cf_gpu_upload(cf_gpu *g, cf_gpu_view dst, const void *src, size_t n);
+void cf_gpu_download(cf_gpu *g, cf_gpu_view src, void *dst, size_t n);
 
 /* y[t][r] = dot(weight row r, x[t]) for t < n, r < rows: w is `rows` rows
  * of k values of type wt (GGUF block bytes, cf_row_bytes(wt, k) a row),

@@ -193,6 +193,7 @@ void cf_gpu_close(cf_gpu *g)
                     vk->vkDestroyPipeline(g->dev, g->pipes[i], NULL);
         for (int i = 0; i < g->n_pools; i++)
             vk->vkDestroyDescriptorPool(g->dev, g->pools[i], NULL);
+        cf_vk_pass_copies_free(g);
         cf_vk_buffer_free(g, g->staging);
         cf_vk_buffer_free(g, g->dummy);
         if (g->layout)

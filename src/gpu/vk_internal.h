@@ -51,6 +51,20 @@ struct cf_gpu_buf {
 #define CF_VK_PUSH_BYTES 128
 #define CF_VK_POOL_SETS 512
 
+/* Host-visible memory a pass's recorded copies go through. */
+typedef struct cf_vk_chunk {
+    cf_gpu_buf *buf;
+    uint8_t *map;
+    size_t used;
+} cf_vk_chunk;
+
+/* A recorded download: where its bytes wait, where they go at submit. */
+typedef struct cf_vk_down {
+    const uint8_t *from;
+    void *to;
+    size_t n;
+} cf_vk_down;
+
 struct cf_gpu {
     const cf_vk_fns *vk;
     cf_gpu_info info;
@@ -70,6 +84,10 @@ struct cf_gpu {
     cf_gpu_buf *dummy;
     cf_gpu_buf *staging;
     void *staging_map;
+    cf_vk_chunk *chunks; /* the pass's copies' staging, kept between passes */
+    int n_chunks, chunk;
+    cf_vk_down *downs;
+    int n_downs, cap_downs;
     bool recording, recorded; /* a pass is open; it holds a command */
     bool failed;              /* the pass is skipped from here: err says why */
     cf_err err;
@@ -89,6 +107,12 @@ void cf_vk_dispatch(cf_gpu *g, const char *name, cf_gpu_buf *const b[CF_VK_BINDI
                     size_t push_bytes, uint64_t groups);
 /* A barrier after the last command, when there is one. */
 void cf_vk_barrier(cf_gpu *g);
+
+/* The pass's recorded copies (vk_pass_copy.c): forgotten at begin; the
+ * downloads' bytes delivered after the wait, freed at close. */
+void cf_vk_pass_copies_reset(cf_gpu *g);
+void cf_vk_pass_copies_finish(cf_gpu *g);
+void cf_vk_pass_copies_free(cf_gpu *g);
 
 /* buffers (vk_buffer.c) */
 cf_gpu_buf *cf_vk_buffer(cf_gpu *g, size_t bytes, uint32_t mem_type, cf_err *err);

@@ -53,6 +53,7 @@ void cf_gpu_begin(cf_gpu *g)
         vk->vkResetDescriptorPool(g->dev, g->pools[i], 0);
     g->pool = 0;
     g->pool_sets = 0;
+    cf_vk_pass_copies_reset(g);
     const VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                          .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     VkResult r = vk->vkResetCommandBuffer(g->cmd, 0);
@@ -71,6 +72,14 @@ int cf_gpu_submit(cf_gpu *g, cf_err *err)
         cf_vk_fail(g, "cf_gpu_submit without cf_gpu_begin");
     if (g->recording) {
         g->recording = false;
+        if (g->n_downs) {
+            /* the downloads' bytes, made visible to the host */
+            const VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                                        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                                        .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+            vk->vkCmdPipelineBarrier(g->cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0,
+                                     NULL, 0, NULL);
+        }
         VkResult r = vk->vkEndCommandBuffer(g->cmd);
         if (r != VK_SUCCESS)
             cf_vk_fail(g, "cannot end the command buffer (%s)", cf_vk_result(r));
@@ -84,6 +93,8 @@ int cf_gpu_submit(cf_gpu *g, cf_err *err)
             }
             if (r != VK_SUCCESS)
                 cf_vk_fail(g, "the pass failed (%s)", cf_vk_result(r));
+            else
+                cf_vk_pass_copies_finish(g);
         }
     }
     if (g->failed) {

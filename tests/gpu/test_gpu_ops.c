@@ -294,9 +294,45 @@ static void test_attention(cf_gpu *g, const attn_case *c)
     free(q), free(k), free(v), free(kc), free(vc), free(out), free(again), free(want);
 }
 
+/* A pass that uploads its input, computes and downloads the result: one
+ * submission; more bytes than one staging chunk (4 MiB); twice, so that
+ * the second pass reuses the first's staging. */
+static void test_pass_copies(cf_gpu *g)
+{
+    enum { BIG = (5 << 20) / 4, SMALL = 1000 };
+    float *big = malloc(BIG * 4), *back = malloc(BIG * 4), small[SMALL], out[SMALL];
+    test_fill(big, BIG, 90u, 1.0f);
+    test_fill(small, SMALL, 91u, 1.0f);
+    cf_gpu_buf *bb = test_upload(g, NULL, BIG * 4), *sb = test_upload(g, NULL, SMALL * 4);
+    for (int pass = 0; pass < 2; pass++) {
+        cf_gpu_begin(g);
+        cf_gpu_upload(g, view(sb), small, sizeof small);
+        cf_gpu_upload(g, view(bb), big, BIG * 4);
+        cf_gpu_scale(g, view(sb), view(sb), 2.0f, SMALL);
+        cf_gpu_download(g, view(sb), out, sizeof out);
+        cf_gpu_download(g, (cf_gpu_view){bb, 4}, back, BIG * 4 - 4);
+        memset(out, 0, sizeof out);
+        CHECK(test_submit(g) == 0);
+        int bad = 0;
+        for (int i = 0; i < SMALL; i++)
+            bad += out[i] != 2.0f * small[i];
+        CHECKF(bad == 0 && !memcmp(back, big + 1, BIG * 4 - 4), "pass %d: recorded copies differ (%d)", pass, bad);
+    }
+    cf_gpu_begin(g);
+    cf_gpu_download(g, (cf_gpu_view){sb, 8}, out, sizeof out);
+    cf_err err = {0};
+    CHECK(cf_gpu_submit(g, &err) != 0);
+    CHECKF(strstr(err.msg, "runs past its buffer") != NULL, "%s", err.msg);
+    cf_gpu_free(g, bb);
+    cf_gpu_free(g, sb);
+    free(big);
+    free(back);
+}
+
 int main(void)
 {
     cf_gpu *g = test_gpu();
+    test_pass_copies(g);
     test_norms(g);
     test_rope(g);
     test_elementwise(g);
