@@ -182,13 +182,14 @@ void cf_gpu_scale(cf_gpu *g, cf_gpu_view y, cf_gpu_view x, float s, int64_t coun
  * u[t - K + 1 + j][ch] (w F32 [channels][K], K <= 16), where the window
  * (F32 [K - 1][channels], the layer's state) holds the K - 1 inputs before
  * this batch, oldest first, and is left holding the batch's last K - 1.
- *   CF_GPU_CONV_SILU (qwen35): u is the row, out[t] = silu(c[t]).
+ *   CF_GPU_CONV_SILU (qwen35; Mamba2 with its bias): u is the row,
+ *   out[t] = silu(c[t] + bias) (bias F32 [channels], optional).
  *   CF_GPU_CONV_GATED (lfm2): the row is [B | C | X], u = B * X, out[t] =
- *   C * c[t].
+ *   C * c[t] (bias unused).
  * out (rows ld_out apart) may be the row itself. */
 typedef enum cf_gpu_conv_kind { CF_GPU_CONV_SILU, CF_GPU_CONV_GATED } cf_gpu_conv_kind;
 void cf_gpu_conv(cf_gpu *g, cf_gpu_conv_kind kind, cf_gpu_view seq, int64_t ld, int n, int channels, cf_gpu_view w,
-                 int K, cf_gpu_view window, cf_gpu_view out, int64_t ld_out);
+                 cf_gpu_view bias, int K, cf_gpu_view window, cf_gpu_view out, int64_t ld_out);
 
 /* qwen35's gated delta net over a batch, as the CPU's delta_head: per
  * value head h and token in order, with q and k of its key head
@@ -210,6 +211,22 @@ typedef struct cf_gpu_delta {
     float eps;
 } cf_gpu_delta;
 void cf_gpu_delta_net(cf_gpu *g, const cf_gpu_delta *d);
+
+/* Mamba2's scan (scalar A) over a batch, as the CPU's mamba2_head: per
+ * head h (of H, in G groups sharing B and C) and token in order, with
+ * dt = softplus(dt_raw + dt_b[h]): S <- exp(dt a[h]) S + (dt x) B^T, then
+ * y = (S C + skip[h] x) silu(z).  Token rows hold z [D], x [D] (after the
+ * conv), B [G][N], C [G][N], dt_raw [H]; the group norm after is
+ * cf_gpu_rms_norm's (one call a group: its weights differ). */
+typedef struct cf_gpu_mamba2 {
+    cf_gpu_view rows;          /* token rows rows_ld apart */
+    int64_t rows_ld;
+    cf_gpu_view dt_b, a, skip; /* [H] each */
+    cf_gpu_view state;         /* [H][D / H][N]: S[p][i], head channel p, state i */
+    cf_gpu_view out;           /* y [n][D] */
+    int n, D, H, G, N;         /* D / H <= 256, N <= 256 and a multiple of 8 */
+} cf_gpu_mamba2;
+void cf_gpu_mamba2_scan(cf_gpu *g, const cf_gpu_mamba2 *m);
 
 /* Copy bytes (a multiple of 4) within or between buffers. */
 void cf_gpu_copy(cf_gpu *g, cf_gpu_view dst, cf_gpu_view src, size_t bytes);

@@ -181,10 +181,15 @@ void cf_gpu_mul(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_ro
 }
 
 void cf_gpu_conv(cf_gpu *g, cf_gpu_conv_kind kind, cf_gpu_view seq, int64_t ld, int n, int channels, cf_gpu_view w,
-                 int K, cf_gpu_view window, cf_gpu_view out, int64_t ld_out)
+                 cf_gpu_view bias, int K, cf_gpu_view window, cf_gpu_view out, int64_t ld_out)
 {
-    (void)g, (void)kind, (void)seq, (void)ld, (void)n, (void)channels, (void)w, (void)K, (void)window, (void)out;
-    (void)ld_out;
+    (void)g, (void)kind, (void)seq, (void)ld, (void)n, (void)channels, (void)w, (void)bias, (void)K, (void)window;
+    (void)out, (void)ld_out;
+}
+
+void cf_gpu_mamba2_scan(cf_gpu *g, const cf_gpu_mamba2 *m)
+{
+    (void)g, (void)m;
 }
 
 void cf_gpu_delta_net(cf_gpu *g, const cf_gpu_delta *d)

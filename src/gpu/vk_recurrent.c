@@ -2,12 +2,13 @@
  * convolution (qwen35, lfm2) and qwen35's gated delta net. */
 #include "vk_internal.h"
 
-/* conv.comp's and delta_net.comp's bounds */
+/* conv.comp's, delta_net.comp's and mamba2.comp's bounds */
 #define MAX_CONV_K 16
 #define MAX_DELTA_D 256
+#define MAX_M2 256
 
 void cf_gpu_conv(cf_gpu *g, cf_gpu_conv_kind kind, cf_gpu_view seq, int64_t ld, int n, int channels, cf_gpu_view w,
-                 int K, cf_gpu_view window, cf_gpu_view out, int64_t ld_out)
+                 cf_gpu_view bias, int K, cf_gpu_view window, cf_gpu_view out, int64_t ld_out)
 {
     if (!cf_vk_can_record(g, "conv"))
         return;
@@ -21,15 +22,16 @@ void cf_gpu_conv(cf_gpu *g, cf_gpu_conv_kind kind, cf_gpu_view seq, int64_t ld, 
     const uint64_t outb = n ? ((uint64_t)(n - 1) * (uint64_t)ld_out + (uint64_t)channels) * 4 : 0;
     if (!cf_vk_view_ok(g, seq, in, "conv's rows") || !cf_vk_view_ok(g, w, (uint64_t)channels * (uint64_t)K * 4, "conv's weights") ||
         (K > 1 && !cf_vk_view_ok(g, window, (uint64_t)(K - 1) * (uint64_t)channels * 4, "conv's window")) ||
-        !cf_vk_view_ok(g, out, outb, "conv's output"))
+        !cf_vk_view_ok(g, out, outb, "conv's output") ||
+        (bias.buf && !gated && !cf_vk_view_ok(g, bias, (uint64_t)channels * 4, "conv's bias")))
         return;
     const struct {
-        uint32_t seq_off, ld, n, channels, w_off, K, win_off, out_off, ld_out, gated;
-    } p = {(uint32_t)(seq.off / 4),  (uint32_t)ld,           (uint32_t)n,
-           (uint32_t)channels,       (uint32_t)(w.off / 4),  (uint32_t)K,
-           (uint32_t)(window.off / 4), (uint32_t)(out.off / 4), (uint32_t)ld_out,
-           gated};
-    cf_gpu_buf *b[CF_VK_BINDINGS] = {seq.buf, w.buf, window.buf, out.buf};
+        uint32_t seq_off, ld, n, channels, w_off, K, win_off, out_off, ld_out, gated, bias_off, has_bias;
+    } p = {(uint32_t)(seq.off / 4),    (uint32_t)ld,              (uint32_t)n,
+           (uint32_t)channels,         (uint32_t)(w.off / 4),     (uint32_t)K,
+           (uint32_t)(window.off / 4), (uint32_t)(out.off / 4),   (uint32_t)ld_out,
+           gated,                      (uint32_t)(bias.off / 4),  bias.buf && !gated};
+    cf_gpu_buf *b[CF_VK_BINDINGS] = {seq.buf, w.buf, window.buf, out.buf, gated ? NULL : bias.buf};
     cf_vk_dispatch(g, "conv", b, &p, sizeof p, ((uint64_t)channels + 63) / 64);
 }
 
@@ -66,4 +68,31 @@ void cf_gpu_delta_net(cf_gpu *g, const cf_gpu_delta *d)
     cf_gpu_buf *b[CF_VK_BINDINGS] = {d->qkv.buf,  d->z.buf,    d->beta.buf,  d->grouped ? NULL : d->alpha.buf,
                                      d->dt_bias.buf, d->a.buf, d->norm.buf, d->state.buf, d->out.buf};
     cf_vk_dispatch(g, "delta_net", b, &p, sizeof p, (uint64_t)Hv);
+}
+
+void cf_gpu_mamba2_scan(cf_gpu *g, const cf_gpu_mamba2 *m)
+{
+    if (!cf_vk_can_record(g, "mamba2_scan"))
+        return;
+    const int n = m->n, D = m->D, H = m->H, G = m->G, N = m->N;
+    if (n < 0 || D <= 0 || H <= 0 || G <= 0 || N <= 0 || D % H || H % G || D / H > MAX_M2 || N > MAX_M2 || N % 8 ||
+        m->rows_ld < (int64_t)2 * D + 2 * G * N + H)
+        return (void)cf_vk_fail(g, "mamba2_scan: %d channels in %d heads, %d groups, state %d (heads of up to %d, "
+                                   "states up to %d and a multiple of 8), rows %lld apart",
+                                D, H, G, N, MAX_M2, MAX_M2, (long long)m->rows_ld);
+    const uint64_t row = (uint64_t)(2 * D + 2 * G * N + H) * 4;
+    if (!cf_vk_view_ok(g, m->rows, n ? (uint64_t)(n - 1) * (uint64_t)m->rows_ld * 4 + row : 0, "mamba2's rows") ||
+        !cf_vk_view_ok(g, m->dt_b, (uint64_t)H * 4, "mamba2's dt bias") ||
+        !cf_vk_view_ok(g, m->a, (uint64_t)H * 4, "mamba2's a") || !cf_vk_view_ok(g, m->skip, (uint64_t)H * 4, "mamba2's skip") ||
+        !cf_vk_view_ok(g, m->state, (uint64_t)D * (uint64_t)N * 4, "mamba2's state") ||
+        !cf_vk_view_ok(g, m->out, (uint64_t)n * (uint64_t)D * 4, "mamba2's output"))
+        return;
+    const struct {
+        uint32_t rows_off, rows_ld, dt_off, a_off, skip_off, s_off, out_off, n, D, H, G, N;
+    } p = {(uint32_t)(m->rows.off / 4), (uint32_t)m->rows_ld,       (uint32_t)(m->dt_b.off / 4),
+           (uint32_t)(m->a.off / 4),    (uint32_t)(m->skip.off / 4), (uint32_t)(m->state.off / 4),
+           (uint32_t)(m->out.off / 4),  (uint32_t)n,                 (uint32_t)D,
+           (uint32_t)H,                 (uint32_t)G,                 (uint32_t)N};
+    cf_gpu_buf *b[CF_VK_BINDINGS] = {m->rows.buf, m->dt_b.buf, m->a.buf, m->skip.buf, m->state.buf, m->out.buf};
+    cf_vk_dispatch(g, "mamba2", b, &p, sizeof p, (uint64_t)H);
 }
