@@ -2,12 +2,11 @@
  * (forward.c's causal_conv, conv_phase, delta_head and mamba2_head,
  * restated here in their order of operations): the short convolution
  * with SiLU (qwen35; Mamba2 with its bias) and gated (lfm2), the gated
- * delta net with tiled and grouped heads, Mamba2's scan,
- * over a batch and then over the next tokens from the state the batch
- * left.  Tolerance: 1e-5 of the largest value for the convolution and the
- * scan, 1e-4
- * for the delta net (its norms sum in F32 trees, the CPU's in double);
- * the same bits on a second run. */
+ * delta net with tiled and grouped heads and Mamba2's scan, each over a
+ * batch and then over the next tokens from the state the batch left.
+ * Tolerance: 1e-5 of the largest value for the convolution and the scan,
+ * 1e-4 for the delta net (its norms sum in F32 trees, the CPU's in
+ * double); the same bits on a second run. */
 #include "gpu_test.h"
 
 static int close_all(const float *got, const float *want, size_t n, float tol, const char *what)
