@@ -294,6 +294,9 @@ typedef struct cf_context_info {
 void cf_session_context_info(const cf_session *s, cf_context_info *out);
 /* The model; NULL for a remote session. */
 const cf_model *cf_session_model(const cf_session *s);
+/* How offloading to the GPU went (cf_ctx_gpu_note): "" when no layers
+ * were asked for, and for a remote session. */
+const char *cf_session_gpu_note(const cf_session *s);
 
 /* A remote session's server; NULL for a local one. */
 typedef struct cf_remote_info {

@@ -358,6 +358,11 @@ const cf_model *cf_session_model(const cf_session *s)
     return s->model;
 }
 
+const char *cf_session_gpu_note(const cf_session *s)
+{
+    return s->ctx ? cf_ctx_gpu_note(s->ctx) : "";
+}
+
 const int32_t *cf_session_tokens(const cf_session *s, int *n)
 {
     *n = (int)s->cache.n;
