@@ -151,6 +151,12 @@ typedef struct cf_gpu_attn {
     float softcap;     /* 0, or scores become cap * tanh(scores / cap) */
     cf_gpu_view sinks; /* optional: F32 [n_head] scores that take a share of the softmax, no value */
     cf_gpu_rows out;   /* n tokens of n_head heads, head_dim each */
+    /* optional (buf NULL: none): each head's output times sigmoid(gate)
+     * (q_gate: the gates beside the queries, n tokens of n_head heads) */
+    cf_gpu_rows gate;
+    /* 0, or the queries times log(floor(pos / temp_floor) + 1) temp_scale
+     * + 1 (mistral3's attention temperature) */
+    float temp_scale, temp_floor;
 } cf_gpu_attn;
 /* Softmax attention of every query head over its KV head's positions
  * (grouped: query head h reads KV head h / (n_head / n_head_kv)). */
