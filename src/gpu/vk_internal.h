@@ -105,6 +105,8 @@ bool cf_vk_view_ok(cf_gpu *g, cf_gpu_view v, uint64_t bytes, const char *what);
  * and push constants push. */
 void cf_vk_dispatch(cf_gpu *g, const char *name, cf_gpu_buf *const b[CF_VK_BINDINGS], const void *push,
                     size_t push_bytes, uint64_t groups);
+/* Submit a recorded command buffer and wait for it. */
+VkResult cf_vk_run(cf_gpu *g, VkCommandBuffer cb);
 /* A barrier after the last command, when there is one. */
 void cf_vk_barrier(cf_gpu *g);
 

@@ -43,6 +43,18 @@ bool cf_vk_view_ok(cf_gpu *g, cf_gpu_view v, uint64_t bytes, const char *what)
     return true;
 }
 
+VkResult cf_vk_run(cf_gpu *g, VkCommandBuffer cb)
+{
+    const cf_vk_fns *vk = g->vk;
+    const VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    VkResult r = vk->vkQueueSubmit(g->queue, 1, &si, g->fence);
+    if (r == VK_SUCCESS) {
+        r = vk->vkWaitForFences(g->dev, 1, &g->fence, VK_TRUE, UINT64_MAX);
+        vk->vkResetFences(g->dev, 1, &g->fence);
+    }
+    return r;
+}
+
 void cf_gpu_begin(cf_gpu *g)
 {
     const cf_vk_fns *vk = g->vk;
@@ -84,13 +96,7 @@ int cf_gpu_submit(cf_gpu *g, cf_err *err)
         if (r != VK_SUCCESS)
             cf_vk_fail(g, "cannot end the command buffer (%s)", cf_vk_result(r));
         if (!g->failed) {
-            const VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                                     .pCommandBuffers = &g->cmd};
-            r = vk->vkQueueSubmit(g->queue, 1, &si, g->fence);
-            if (r == VK_SUCCESS) {
-                r = vk->vkWaitForFences(g->dev, 1, &g->fence, VK_TRUE, UINT64_MAX);
-                vk->vkResetFences(g->dev, 1, &g->fence);
-            }
+            r = cf_vk_run(g, g->cmd);
             if (r != VK_SUCCESS)
                 cf_vk_fail(g, "the pass failed (%s)", cf_vk_result(r));
             else

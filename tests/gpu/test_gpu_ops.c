@@ -12,20 +12,6 @@
 #include "model_internal.h"
 #include "vec.h"
 
-static int close_all(const float *got, const float *want, size_t n, float tol, const char *what)
-{
-    float big = 0;
-    for (size_t i = 0; i < n; i++)
-        big = fmaxf(big, fabsf(want[i]));
-    int bad = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!(fabsf(got[i] - want[i]) <= tol * big)) {
-            if (bad++ < 3)
-                fprintf(stderr, "  %s [%zu]: %.9g, want %.9g\n", what, i, got[i], want[i]);
-        }
-    return bad;
-}
-
 /* Norms over 3 tokens of 5 heads of 67 floats, heads 70 apart in rows of
  * 353: each head normed (the per-head q/k norms), then whole rows of 301
  * (the layer norms) */
