@@ -179,6 +179,13 @@ static void test_errors(cf_gpu *g)
     CHECK(cf_gpu_alloc(g, (size_t)cf_gpu_max_buffer(g) + 1, &err) == NULL);
     cf_gpu_begin(g);
     CHECK(cf_gpu_submit(g, &err) == 0);
+    /* an op outside a pass, a pass submitted twice */
+    cf_gpu_scale(g, view(b), view(b), 2.0f, 16);
+    CHECK(cf_gpu_submit(g, &err) != 0);
+    CHECKF(strstr(err.msg, "outside cf_gpu_begin") != NULL, "%s", err.msg);
+    const int n = cf_gpu_count(&err);
+    CHECK(cf_gpu_open(n, &err) == NULL);
+    CHECKF(strstr(err.msg, "no GPU device") != NULL, "%s", err.msg);
     cf_gpu_free(g, b);
 }
 
