@@ -17,14 +17,17 @@ const float kv_iq4nl[16] = float[16](-127, -104, -83, -65, -49, -35, -22, -10, 1
 const float kv_mxfp4[16] = float[16](0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
 
 #if defined(T_F32)
+#define ONE_A_BLOCK
 #define QK 1u
 #define BB 4u
 float dq(uint b, uint j) { return uintBitsToFloat(rd32(b)); }
 #elif defined(T_F16)
+#define ONE_A_BLOCK
 #define QK 1u
 #define BB 2u
 float dq(uint b, uint j) { return rdh(b); }
 #elif defined(T_BF16)
+#define ONE_A_BLOCK
 #define QK 1u
 #define BB 2u
 float dq(uint b, uint j) { return uintBitsToFloat(rd16(b) << 16); }
@@ -147,4 +150,21 @@ float dq(uint b, uint e)
 float weight_at(uint row_b, uint i)
 {
     return dq(row_b + (i / QK) * BB, i % QK);
+}
+
+// A run of 32 values at i0 (a multiple of 32): its block's bytes and the
+// index of its first value in the block.  Within a run the block stays
+// the same, so a loop over the run reads the block's scales once.
+uint run_block(uint row_b, uint i0)
+{
+    return row_b + (i0 / QK) * BB;
+}
+
+float run_at(uint b, uint i0, uint j)
+{
+#ifdef ONE_A_BLOCK
+    return dq(b + j * BB, 0u);
+#else
+    return dq(b, i0 % QK + j);
+#endif
 }

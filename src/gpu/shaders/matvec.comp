@@ -46,11 +46,19 @@ void main()
     for (uint t = 0u; t < NV; t++)
         acc[t] = 0.0;
     for (uint i0 = lane * 32u; i0 < p.k; i0 += LANES * 32u) {
-        const uint i1 = min(i0 + 32u, p.k);
-        for (uint i = i0; i < i1; i++) {
-            const float wv = weight_at(row_b, i);
-            for (uint t = 0u; t < nt; t++)
-                acc[t] += wv * x[x0 + t * p.k + i];
+        if (i0 + 32u <= p.k) {
+            const uint b = run_block(row_b, i0);
+            for (uint j = 0u; j < 32u; j++) {
+                const float wv = run_at(b, i0, j);
+                for (uint t = 0u; t < nt; t++)
+                    acc[t] += wv * x[x0 + t * p.k + i0 + j];
+            }
+        } else { // the row's last, partial run (F32, F16, BF16 rows of any length)
+            for (uint i = i0; i < p.k; i++) {
+                const float wv = weight_at(row_b, i);
+                for (uint t = 0u; t < nt; t++)
+                    acc[t] += wv * x[x0 + t * p.k + i];
+            }
         }
     }
     for (uint t = 0u; t < NV; t++)
