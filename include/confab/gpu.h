@@ -12,9 +12,10 @@
  *
  * Every float is F32 unless said otherwise; every count of floats between
  * rows (ld) is in floats.  A view's offset is in bytes and must be a
- * multiple of 4 (of the block size for weights: any offset of a whole
- * row).  Results depend only on the inputs, never on the batch size or on
- * what else is recorded: two runs on one device give the same bits. */
+ * multiple of 4, except for weights (any byte).  Results depend only on
+ * the inputs, never on the batch size or on what else is recorded: two
+ * runs on one device give the same bits, and a token's result is the
+ * same alone or in a batch of any size. */
 #ifndef CONFAB_GPU_H
 #define CONFAB_GPU_H
 
