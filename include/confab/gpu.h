@@ -12,9 +12,10 @@
  *
  * Every float is F32 unless said otherwise; every count of floats between
  * rows (ld) is in floats.  A view's offset is in bytes and must be a
- * multiple of 4 (of the block size for weights: any offset of a whole
- * row).  Results depend only on the inputs, never on the batch size or on
- * what else is recorded: two runs on one device give the same bits. */
+ * multiple of 4, except for weights (any byte).  Results depend only on
+ * the inputs, never on the batch size or on what else is recorded: two
+ * runs on one device give the same bits, and a token's result is the
+ * same alone or in a batch of any size. */
 #ifndef CONFAB_GPU_H
 #define CONFAB_GPU_H
 
@@ -151,6 +152,12 @@ typedef struct cf_gpu_attn {
     float softcap;     /* 0, or scores become cap * tanh(scores / cap) */
     cf_gpu_view sinks; /* optional: F32 [n_head] scores that take a share of the softmax, no value */
     cf_gpu_rows out;   /* n tokens of n_head heads, head_dim each */
+    /* optional (buf NULL: none): each head's output times sigmoid(gate)
+     * (q_gate: the gates beside the queries, n tokens of n_head heads) */
+    cf_gpu_rows gate;
+    /* 0, or the queries times log(floor(pos / temp_floor) + 1) temp_scale
+     * + 1 (mistral3's attention temperature) */
+    float temp_scale, temp_floor;
 } cf_gpu_attn;
 /* Softmax attention of every query head over its KV head's positions
  * (grouped: query head h reads KV head h / (n_head / n_head_kv)). */

@@ -51,21 +51,29 @@ void cf_gpu_attention(cf_gpu *g, const cf_gpu_attn *a)
         return (void)cf_vk_fail(g, "attention: %d query heads over %d KV heads, tokens %d.. %d of a %d-position cache",
                                 n_head, a->kv.n_head_kv, a->pos0, a->pos0 + n, a->kv.n_ctx);
     if (!heads_ok(g, a->q, n_head, hd, "attention's queries") || !heads_ok(g, a->out, n_head, hd, "attention's output") ||
-        (a->sinks.buf && !cf_vk_view_ok(g, a->sinks, (uint64_t)n_head * 4, "attention's sinks")))
+        (a->sinks.buf && !cf_vk_view_ok(g, a->sinks, (uint64_t)n_head * 4, "attention's sinks")) ||
+        (a->gate.v.buf && !heads_ok(g, a->gate, n_head, hd, "attention's gates")))
         return;
-    if (a->out.n != n)
-        return (void)cf_vk_fail(g, "attention: %d tokens of queries, %d of output", n, a->out.n);
+    if (a->out.n != n || (a->gate.v.buf && a->gate.n != n))
+        return (void)cf_vk_fail(g, "attention: %d tokens of queries, %d of output, %d of gates", n, a->out.n,
+                                a->gate.n);
+    if (a->temp_scale > 0 && !(a->temp_floor >= 1))
+        return (void)cf_vk_fail(g, "attention: a temperature floor of %g", (double)a->temp_floor);
     const struct {
         uint32_t q_off, q_ld, q_hs, o_off, o_ld, o_hs, kc_off, vc_off;
         uint32_t n_ctx, n_head, n_head_kv, hd, pos0, n, window, sinks_off, has_sinks;
         float scale, softcap;
+        uint32_t g_off, g_ld, g_hs, has_gate;
+        float temp_scale, temp_floor;
     } p = {(uint32_t)(a->q.v.off / 4),    (uint32_t)a->q.ld,         (uint32_t)a->q.hs,
            (uint32_t)(a->out.v.off / 4),  (uint32_t)a->out.ld,       (uint32_t)a->out.hs,
            (uint32_t)(a->kv.k.off / 4),   (uint32_t)(a->kv.v.off / 4), (uint32_t)a->kv.n_ctx,
            (uint32_t)n_head,              (uint32_t)a->kv.n_head_kv, (uint32_t)hd,
            (uint32_t)a->pos0,             (uint32_t)n,               (uint32_t)a->window,
            (uint32_t)(a->sinks.off / 4),  a->sinks.buf != NULL,      a->scale,
-           a->softcap};
-    cf_gpu_buf *b[CF_VK_BINDINGS] = {a->q.v.buf, a->kv.k.buf, a->kv.v.buf, a->sinks.buf, a->out.v.buf};
+           a->softcap,                    (uint32_t)(a->gate.v.off / 4), (uint32_t)a->gate.ld,
+           (uint32_t)a->gate.hs,          a->gate.v.buf != NULL,     a->temp_scale > 0 ? a->temp_scale : 0,
+           a->temp_floor};
+    cf_gpu_buf *b[CF_VK_BINDINGS] = {a->q.v.buf, a->kv.k.buf, a->kv.v.buf, a->sinks.buf, a->out.v.buf, a->gate.v.buf};
     cf_vk_dispatch(g, "attention", b, &p, sizeof p, (uint64_t)n * (uint64_t)n_head);
 }

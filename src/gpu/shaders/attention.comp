@@ -16,12 +16,15 @@ layout(std430, binding = 1) readonly buffer Kc { uint kc[]; };
 layout(std430, binding = 2) readonly buffer Vc { uint vc[]; };
 layout(std430, binding = 3) readonly buffer S { float sinks[]; };
 layout(std430, binding = 4) writeonly buffer O { float o[]; };
+layout(std430, binding = 5) readonly buffer Gt { float gates[]; };
 
 layout(push_constant) uniform P {
     uint q_off, q_ld, q_hs, o_off, o_ld, o_hs;
     uint kc_off, vc_off; // words
     uint n_ctx, n_head, n_head_kv, hd, pos0, n, window, sinks_off, has_sinks;
     float scale, softcap;
+    uint g_off, g_ld, g_hs, has_gate;
+    float temp_scale, temp_floor;
 } p;
 
 shared float qs[MAX_HD];
@@ -52,8 +55,12 @@ void main()
     const uint pos = p.pos0 + t;
     const uint first = p.window > 0u && pos + 1u > p.window ? pos + 1u - p.window : 0u;
     const uint qa = p.q_off + t * p.q_ld + h * p.q_hs;
+    // mistral3's temperature, on the queries as the CPU has it
+    float temp = 1.0;
+    if (p.temp_scale > 0.0)
+        temp = log(floor(float(pos) / p.temp_floor) + 1.0) * p.temp_scale + 1.0;
     for (uint d = lane; d < p.hd; d += LANES)
-        qs[d] = q[qa + d];
+        qs[d] = p.temp_scale > 0.0 ? q[qa + d] * temp : q[qa + d];
     barrier();
     const uint row0 = g * p.n_ctx, words = p.hd / 2u;
     float m = -1.0 / 0.0, l = 0.0, acc[DPL];
@@ -100,10 +107,14 @@ void main()
         for (uint j = 0u; j < DPL; j++)
             acc[j] *= back;
     }
-    const uint oa = p.o_off + t * p.o_ld + h * p.o_hs;
+    const uint oa = p.o_off + t * p.o_ld + h * p.o_hs, ga = p.g_off + t * p.g_ld + h * p.g_hs;
     for (uint j = 0u; j < DPL; j++) {
         const uint d = lane + j * LANES;
-        if (d < p.hd)
-            o[oa + d] = acc[j] / l;
+        if (d < p.hd) {
+            float v = acc[j] / l;
+            if (p.has_gate != 0u)
+                v *= 1.0 / (1.0 + exp(-gates[ga + d]));
+            o[oa + d] = v;
+        }
     }
 }
