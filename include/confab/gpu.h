@@ -133,14 +133,18 @@ void cf_gpu_rope(cf_gpu *g, cf_gpu_rows x, int n_rot, cf_rope_style style, cf_gp
                  cf_gpu_view sin, int pos0);
 
 /* ---- attention over a cache ---------------------------------------------- */
-/* A layer's cache on the device: keys and values F16, [n_head_kv][n_ctx]
+/* A layer's cache on the device: keys and values of type `type` (F32,
+ * F16 or BF16; the quantized caches stay on the CPU), [n_head_kv][n_ctx]
  * [head_dim] each (kv_store writes them). */
 typedef struct cf_gpu_kv {
     cf_gpu_view k, v;
     int n_ctx, n_head_kv, head_dim;
+    cf_kv_type type;
 } cf_gpu_kv;
+/* Whether the device keeps a cache of type t. */
+bool cf_gpu_kv_supports(cf_kv_type t);
 /* Store n tokens' keys and values (rows of n_head_kv heads) at positions
- * pos0.., rounded to F16. */
+ * pos0.., rounded to the cache's type as the CPU rounds them. */
 void cf_gpu_kv_store(cf_gpu *g, const cf_gpu_kv *kv, cf_gpu_rows k, cf_gpu_rows v, int pos0);
 
 typedef struct cf_gpu_attn {
