@@ -172,7 +172,14 @@ static int open_template(cf_session *s, const cf_session_params *p, cf_err *err)
  * and sampler. */
 int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err)
 {
-    cf_ctx_params cp = {p->n_ctx, p->n_batch, p->n_threads, p->type_k, p->type_v, p->kv_no_rotate};
+    cf_ctx_params cp = {.n_ctx = p->n_ctx,
+                        .n_batch = p->n_batch,
+                        .n_threads = p->n_threads,
+                        .type_k = p->type_k,
+                        .type_v = p->type_v,
+                        .kv_no_rotate = p->kv_no_rotate,
+                        .n_gpu_layers = p->n_gpu_layers,
+                        .gpu_device = p->gpu_device};
     cf_sampler_params sp;
     cf_sampler_params_default(&sp);
     s->eng = &sess_local_engine;
@@ -349,6 +356,11 @@ void sess_local_context_info(const cf_session *s, cf_context_info *out)
 const cf_model *cf_session_model(const cf_session *s)
 {
     return s->model;
+}
+
+const char *cf_session_gpu_note(const cf_session *s)
+{
+    return s->ctx ? cf_ctx_gpu_note(s->ctx) : "";
 }
 
 const int32_t *cf_session_tokens(const cf_session *s, int *n)
