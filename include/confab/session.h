@@ -74,6 +74,10 @@ typedef struct cf_session_params {
     const char *draft_model;
     bool lookup;
     const cf_spec_params *spec;
+    /* A model open already (serve's slots share one): used instead of
+     * loading model_path (still its name), and not freed with the session,
+     * which must go before it.  NULL: load model_path. */
+    const cf_model *model;
 } cf_session_params;
 
 /* Open the model (or reach the server) and create an empty session.
@@ -179,6 +183,18 @@ int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err);
  * a recurrent state are as before the call.  (A prompt that needed a
  * context shift keeps the shift.)  NULL: never stop. */
 void cf_session_set_cancel(cf_session *s, bool (*cancel)(void *ud), void *ud);
+/* Evaluating a session beside others (serve's parallel slots): each token
+ * a reply generates is evaluated by decode(ud, ctx, token, logits, err),
+ * which must do what cf_ctx_decode(ctx, &token, 1, logits, false, err)
+ * would (serve gathers the slots' tokens into one cf_ctx_decode_group),
+ * and a prompt longer than a batch calls pause(ud) between its batches
+ * (cf_ctx_set_pause: the other slots' step runs there).  Either NULL:
+ * that part is done here alone.  A speculative session evaluates its
+ * steps itself. */
+typedef int (*cf_session_decode_fn)(void *ud, cf_ctx *ctx, int32_t token, float *logits,
+                                    cf_err *err);
+void cf_session_set_group(cf_session *s, cf_session_decode_fn decode, void (*pause)(void *ud),
+                          void *ud);
 /* Start a reply that continues prompt as plain text, without the chat
  * template (what /v1/completions asks): the conversation is cleared, the
  * cache keeps what it shares with the prompt's tokens, and the reply is

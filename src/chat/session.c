@@ -182,8 +182,12 @@ int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err)
     s->model_pick = strdup(p->model_pick ? p->model_pick : "");
     if (!s->model_path || !s->model_pick)
         return cf_fail(err, "out of memory");
-    if (cf_model_load_as(p->model_path, p->tokenizer_path, p->load_mode, &s->model, err) ||
-        cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err))
+    s->model_shared = p->model != NULL;
+    if (s->model_shared)
+        s->model = (cf_model *)p->model; /* read only: the session never changes its model */
+    else if (cf_model_load_as(p->model_path, p->tokenizer_path, p->load_mode, &s->model, err))
+        return cf_err_class(err, CF_E_MODEL);
+    if (cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err))
         return cf_err_class(err, CF_E_MODEL);
     if (cf_ctx_new(s->model, &cp, &s->ctx, err) || sess_spec_open(s, p, err))
         return -1;
@@ -214,7 +218,8 @@ void sess_local_free(cf_session *s)
     sess_spec_free(s);
     cf_ctx_free(s->ctx);
     cf_tokenizer_free(s->tok);
-    cf_model_free(s->model);
+    if (!s->model_shared)
+        cf_model_free(s->model);
     free(s->model_path);
     free(s->model_pick);
 }

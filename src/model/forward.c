@@ -1776,6 +1776,8 @@ static int decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
         }
         c->kv.n_past += nb;
         done += nb;
+        if (c->pause && done < n)
+            c->pause(c->pause_ud);
         /* the last row tells: NaN anywhere upstream reaches every logit */
         if (P.logits && !cf_all_finite(P.logits + (size_t)(P.all_logits ? nb - 1 : 0) * (size_t)hp->n_vocab,
                                        hp->n_vocab)) {
@@ -1797,4 +1799,15 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
 int cf_ctx_replay(cf_ctx *c, const int32_t *tokens, int n, cf_err *err)
 {
     return decode(c, tokens, n, NULL, false, false, err);
+}
+
+int cf_forward_group(cf_ctx *const *ctxs, const int32_t *tokens, int n, float *logits,
+                     cf_err *err)
+{
+    const size_t V = (size_t)ctxs[0]->m->hp.n_vocab;
+    for (int i = 0; i < n; i++)
+        if (decode(ctxs[i], &tokens[i], 1, logits ? logits + (size_t)i * V : NULL, false, false,
+                   err))
+            return -1;
+    return 0;
 }
