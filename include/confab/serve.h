@@ -27,6 +27,8 @@
 #include "confab/common.h"
 #include "confab/session.h"
 
+#define CF_SERVE_MAX_PARALLEL 64
+
 typedef struct cf_serve_params {
     cf_session_params session; /* the model and its context */
     const char *host;          /* NULL: 127.0.0.1 */
@@ -34,6 +36,10 @@ typedef struct cf_serve_params {
     const char *api_key;       /* NULL: none asked for */
     const char *model_id;      /* the model's name in the protocol; NULL: the file's base name */
     bool verbose;              /* log each request's settings too */
+    /* Slots answering at once (llama-server's --parallel), each with
+     * session.n_ctx / n_parallel of the context; their replies' tokens
+     * are decoded together.  0: 1; at most CF_SERVE_MAX_PARALLEL. */
+    int n_parallel;
     /* The origin browsers may call from (Access-Control-Allow-Origin, and
      * preflights answered): NULL: "*" when listening on a loopback address
      * only, none otherwise; "": none. */

@@ -1,4 +1,4 @@
-/* The worker's part of `confab serve`: one completion on the session.
+/* A slot's part of `confab serve`: one completion on its session.
  *
  * Every request starts from the server's defaults (the settings the
  * model was opened with, a fresh seed) and its own fields on top, so no
@@ -19,15 +19,15 @@
 #include "http.h"
 #include "serve_internal.h"
 
-static int apply_settings(server *sv, const cf_oai_request *rq, cf_err *err)
+static int apply_settings(const server *sv, cf_session *s, const cf_oai_request *rq, cf_err *err)
 {
     const char *const *names = cf_session_setting_names();
     for (size_t i = 0; names[i]; i++)
-        cf_session_set(sv->s, names[i], sv->defaults[i], NULL);
+        cf_session_set(s, names[i], sv->defaults[i], NULL);
     for (int i = 0; i < rq->n_settings; i++) {
         cf_err why;
         const char *name = rq->settings[i].name, *msg = why.msg;
-        if (cf_session_set(sv->s, name, rq->settings[i].value, &why)) {
+        if (cf_session_set(s, name, rq->settings[i].value, &why)) {
             /* the session names the setting its own way: the field's name instead */
             size_t n = strlen(name);
             if (!strncmp(msg, name, n) && msg[n] == ':' && msg[n + 1] == ' ')
@@ -38,13 +38,13 @@ static int apply_settings(server *sv, const cf_oai_request *rq, cf_err *err)
     static const char *const none[] = {NULL};
     const char *const *stops = rq->stops ? (const char *const *)rq->stops : none;
     cf_err why;
-    if (cf_session_set_logit_bias(sv->s, rq->bias, (size_t)rq->n_bias, &why)) {
+    if (cf_session_set_logit_bias(s, rq->bias, (size_t)rq->n_bias, &why)) {
         const char *msg = why.msg; /* in the field's name */
         if (!strncmp(msg, "logit bias: ", 12))
             msg += 12;
         return cf_fail_as(err, why.code, "logit_bias: %s", msg);
     }
-    return cf_session_set_stops(sv->s, stops, (size_t)rq->n_stops, err);
+    return cf_session_set_stops(s, stops, (size_t)rq->n_stops, err);
 }
 
 static const char *finish_reason(cf_stop_reason r)
@@ -121,10 +121,10 @@ static cf_str token_text(void *ud, int32_t id)
 }
 
 /* The ended reply's record into c; its end streamed as choice i. */
-static void settle(server *sv, serve_job *j, const cf_oai_reply_id *id, int i, choice *c,
+static void settle(serve_job *j, const cf_oai_reply_id *id, int i, choice *c,
                    outcome *o)
 {
-    cf_session *s = sv->s;
+    cf_session *s = j->s;
     const cf_turn_stats *st = cf_session_last_stats(s);
     if (i == 0)
         o->first = *st;
@@ -169,7 +169,7 @@ static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, int i,
                                    ev <= CF_RESP_PART_ADDED && !o->gone; ev++)
         o->gone = send_resp(j, id, (cf_oai_resp_event)ev, NULL, NULL, NULL) != 0;
     while (!o->gone && !o->failed &&
-           (rc = cf_session_next_part(sv->s, &part, &o->err)) == CF_NEXT_TOKEN) {
+           (rc = cf_session_next_part(j->s, &part, &o->err)) == CF_NEXT_TOKEN) {
         o->stopped = sv->p->stop && *sv->p->stop;
         o->gone = http_peer_gone(j->fd);
         if (o->stopped || o->gone)
@@ -185,13 +185,13 @@ static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, int i,
         fputs(part.reasoning, reasoning);
     }
     bool cut = o->gone || o->stopped || o->failed;
-    cf_session_end_reply(sv->s, cut);
+    cf_session_end_reply(j->s, cut);
     o->failed |= !cut && rc < 0;
     if (content)
         fclose(content);
     if (reasoning)
         fclose(reasoning);
-    settle(sv, j, id, i, c, o);
+    settle(j, id, i, c, o);
 }
 
 /* After the choices: the end, in the stream or as the whole response. */
@@ -237,7 +237,7 @@ static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const ch
         cf_oai_delta d[CF_OAI_MAX_CHOICES];
         for (int i = 0; i < n; i++) {
             lp[i] = (cf_oai_logprobs){c[i].probs, c[i].n_probs, rq->top_logprobs, token_text,
-                                      sv->s};
+                                      j->s};
             d[i] = (cf_oai_delta){.index = i, .reasoning = c[i].reasoning,
                                   .content = c[i].content, .finish = c[i].finish,
                                   .logprobs = rq->logprobs ? &lp[i] : NULL};
@@ -285,14 +285,14 @@ static bool job_gone(void *ud)
 void serve_reply(server *sv, serve_job *j)
 {
     const cf_oai_request *rq = &j->req;
-    cf_session *s = sv->s;
+    cf_session *s = j->s;
     cf_err err = {.msg = ""};
     if (sv->p->verbose)
         log_settings(sv, rq);
     const char *last = rq->msgs ? rq->msgs[rq->n_msgs - 1].content : NULL;
     job_watch watch = {sv, j->fd, false};
     cf_session_set_cancel(s, job_gone, &watch);
-    int rc = apply_settings(sv, rq, &err) ||
+    int rc = apply_settings(sv, s, rq, &err) ||
              (j->api == CF_OAI_TEXT ? cf_session_begin_raw(s, rq->prompt, &err)
                                     : cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
                                           cf_session_begin_reply(s, last, &err));
@@ -315,7 +315,8 @@ void serve_reply(server *sv, serve_job *j)
     char rid[48];
     static const char *const kinds[] = {"chatcmpl", "cmpl", "resp"};
     snprintf(rid, sizeof rid, "%s%sconfab-%llx-%llu", kinds[j->api],
-             j->api == CF_OAI_RESPONSES ? "_" : "-", sv->created, ++sv->n_replies);
+             j->api == CF_OAI_RESPONSES ? "_" : "-", sv->created,
+             __atomic_add_fetch(&sv->n_replies, 1, __ATOMIC_RELAXED));
     cf_oai_reply_id id = {rid, sv->model_id, (long long)time(NULL), sv->fingerprint,
                           j->api == CF_OAI_TEXT};
     choice c[CF_OAI_MAX_CHOICES] = {{0}};
