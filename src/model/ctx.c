@@ -114,7 +114,7 @@ static cf_tbuf *alloc_tbufs(const cf_ctx *c, int n)
     const cf_hparams *hp = &c->m->hp;
     const size_t E = (size_t)hp->n_embd;
     /* the query rows of one KV head in a run of a batch's tokens: every head
-     * of one token, or up to CF_ATTN_ROWS of several (forward.c) */
+     * of one token, or up to CF_ATTN_ROWS of several (cpu_attention.c) */
     const size_t R = (size_t)hp->n_head > CF_ATTN_ROWS ? (size_t)hp->n_head : CF_ATTN_ROWS;
     size_t hd = 0;
     for (int l = 0; l < c->kv.n_layer; l++)
@@ -246,7 +246,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
         c->qkv_stride = dn_conv;
     if (m2_inner && m2_proj > c->qkv_stride) /* Mamba2's z, x|B|C and dt */
         c->qkv_stride = m2_proj;
-    if (hp->kv_lora) /* latent attention's raw queries, latent and q LoRA too (forward.c) */
+    if (hp->kv_lora) /* latent attention's raw queries, latent and q LoRA too (cpu_attention.c) */
         c->qkv_stride = Q + (size_t)hp->n_head * (size_t)(hp->mla_nope + hp->n_rot) + (size_t)hp->head_dim +
                         (size_t)hp->q_lora;
     act_needs(m, &c->xq_stride, &c->n_xq);

@@ -160,7 +160,7 @@ typedef struct cf_tbuf {
     float *tile;    /* a row chunk of ffn_up outputs: tile_cap floats */
     float *scores;  /* attention scores: CF_ATTN_ROWS x CF_ATTN_CHUNK */
     void *part;     /* attention partials of a run of tokens and one KV head, or
-                     * of a single token's unit (forward.c) */
+                     * of a single token's unit (cpu_attention.c) */
     float *kw, *vw; /* a quantized cache's chunk of keys, of values, widened */
 } cf_tbuf;
 
@@ -269,6 +269,10 @@ float cf_gelu(float x);
 /* gpt-oss's clamped SwiGLU, as ggml's swiglu_oai: with x = min(g, 7) and
  * y = clamp(u, -7, 7), g = x * sigmoid(1.702 x) * (y + 1). */
 void cf_swiglu_oai(float *g, const float *u, int n);
+/* x / rms(x), as ggml_rms_norm (the sum in double), in place */
+void cf_rms_unweighted(float *x, int n, float eps);
+/* relu(x)^2, in place */
+void cf_relu_squared(float *x, int64_t n);
 
 /* ---- mixture-of-experts routing (moe.c) ------------------------------------ */
 /* The experts a token uses and their weights, from the router's logits
