@@ -18,6 +18,14 @@ static int check_group(cf_ctx *const *ctxs, const int32_t *tokens, int n, cf_err
         for (int j = 0; j < i; j++)
             if (ctxs[j] == c)
                 return cf_fail(err, "context %d of the group is context %d again", i, j);
+        /* the first one's buffers and rotation serve every token */
+        if (c->kv.type_k != ctxs[0]->kv.type_k || c->kv.type_v != ctxs[0]->kv.type_v ||
+            cf_ctx_kv_rotated(c) != cf_ctx_kv_rotated(ctxs[0]))
+            return cf_fail(err, "context %d of the group has another cache type than the first",
+                           i);
+        if (c->kv.n_ctx > ctxs[0]->kv.n_ctx)
+            return cf_fail(err, "context %d of the group is longer (%d positions) than the first "
+                           "(%d)", i, c->kv.n_ctx, ctxs[0]->kv.n_ctx);
         if (c->kv.n_past >= c->kv.n_ctx)
             return cf_fail_as(err, CF_E_CONTEXT, "context %d of the group is full (%d positions)",
                               i, c->kv.n_ctx);
