@@ -187,8 +187,8 @@ void cf_session_set_cancel(cf_session *s, bool (*cancel)(void *ud), void *ud);
  * a reply generates is evaluated by decode(ud, ctx, token, logits, err),
  * which must do what cf_ctx_decode(ctx, &token, 1, logits, false, err)
  * would (serve gathers the slots' tokens into one cf_ctx_decode_group),
- * and a prompt longer than a batch calls pause(ud) between its batches
- * (cf_ctx_set_pause: the other slots' step runs there).  Either NULL:
+ * and a prompt calls pause(ud) before it is evaluated and between its
+ * batches (cf_ctx_set_pause: the other slots' step runs there).  Either NULL:
  * that part is done here alone.  A speculative session evaluates its
  * steps itself. */
 typedef int (*cf_session_decode_fn)(void *ud, cf_ctx *ctx, int32_t token, float *logits,

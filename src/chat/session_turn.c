@@ -103,6 +103,8 @@ static int open_on(cf_session *s, const cf_tokens *full, const splitter *sp0, do
     size_t from = s->cache.n;
     double tp = cf_now_ms();
     cf_ctx_set_cancel(s->ctx, s->cancel, s->cancel_ud);
+    if (s->group_pause)
+        s->group_pause(s->group_ud);
     cf_ctx_set_pause(s->ctx, s->group_pause, s->group_ud);
     int decoded = cf_ctx_decode(s->ctx, full->ids + from, (int)(full->n - from), s->logits, false, err);
     cf_ctx_set_pause(s->ctx, NULL, NULL);

@@ -33,6 +33,26 @@ static void causal_conv(float *seq, size_t stride, int n, int ch0, int ch1, int 
     }
 }
 
+/* Layer l's recurrent state in token t's sequence (its context's). */
+static float *seq_state(const cf_pass *P, int t, int l)
+{
+    const cf_ctx *s = cf_pass_ctx(P, t);
+    return s->rs + s->rs_off[l];
+}
+
+/* causal_conv of the batch's qkv rows from seq on, each sequence through
+ * its own window (a group's tokens are a sequence each). */
+static void conv_seqs(const cf_pass *P, float *seq, int l, int ch0, int ch1, int channels,
+                      const float *w, int K)
+{
+    const size_t stride = P->c->qkv_stride;
+    for (int t0 = 0, t1; t0 < P->n; t0 = t1) {
+        t1 = cf_pass_run_end(P, t0);
+        causal_conv(seq + (size_t)t0 * stride, stride, t1 - t0, ch0, ch1, channels, w, K,
+                    seq_state(P, t0, l));
+    }
+}
+
 /* lfm2's mixer: [B | C | X] = in_proj h; u = B * X, convolved over the
  * last conv_kernel tokens; out_proj (C * conv(u)). */
 void cpu_conv(cf_exec *e, const cf_layer *L, int l)
@@ -50,12 +70,7 @@ void cpu_conv(cf_exec *e, const cf_layer *L, int l)
         for (int ch = i0; ch < i1; ch++)
             row[2 * E + ch] *= row[ch];
     }
-    for (int t0 = 0, t1; t0 < n; t0 = t1) { /* each sequence through its own window */
-        const cf_ctx *s = cf_pass_ctx(P, t0);
-        t1 = cf_pass_run_end(P, t0);
-        causal_conv(c->qkv + (size_t)t0 * c->qkv_stride + 2 * E, c->qkv_stride, t1 - t0, i0, i1, E,
-                    L->conv_w->data, P->hp->conv_kernel, s->rs + s->rs_off[l]);
-    }
+    conv_seqs(P, c->qkv + 2 * E, l, i0, i1, E, L->conv_w->data, P->hp->conv_kernel);
     for (int t = 0; t < n; t++) {
         const float *row = c->qkv + (size_t)t * c->qkv_stride;
         for (int ch = i0; ch < i1; ch++)
@@ -187,12 +202,7 @@ void cpu_delta_net(cf_exec *e, const cf_layer *L, int l)
      * K - 1 rows of conv_dim, then each head's S */
     int i0, i1;
     split(conv_dim, T->ith, T->nth, &i0, &i1);
-    for (int t0 = 0, t1; t0 < n; t0 = t1) {
-        const cf_ctx *s = cf_pass_ctx(P, t0);
-        t1 = cf_pass_run_end(P, t0);
-        causal_conv(c->qkv + (size_t)t0 * c->qkv_stride, c->qkv_stride, t1 - t0, i0, i1, conv_dim,
-                    L->dn_conv->data, K, s->rs + s->rs_off[l]);
-    }
+    conv_seqs(P, c->qkv, l, i0, i1, conv_dim, L->dn_conv->data, K);
     for (int t = 0; t < n; t++)
         for (int ch = i0; ch < i1; ch++) {
             float *u = c->qkv + (size_t)t * c->qkv_stride + ch;
@@ -202,8 +212,7 @@ void cpu_delta_net(cf_exec *e, const cf_layer *L, int l)
 
     split(Hv, T->ith, T->nth, &i0, &i1);
     for (int t0 = 0, t1; t0 < n; t0 = t1) {
-        const cf_ctx *s = cf_pass_ctx(P, t0);
-        float *S = s->rs + s->rs_off[l] + (size_t)(K - 1) * conv_dim;
+        float *S = seq_state(P, t0, l) + (size_t)(K - 1) * conv_dim;
         t1 = cf_pass_run_end(P, t0);
         for (int h = i0; h < i1; h++)
             delta_head(T, L, S + (size_t)h * D * D, h, t0, t1);
@@ -274,12 +283,7 @@ void cpu_mamba2(cf_exec *e, const cf_layer *L, int l)
 
     int i0, i1;
     split(conv_dim, T->ith, T->nth, &i0, &i1);
-    for (int t0 = 0, t1; t0 < n; t0 = t1) { /* each sequence through its own window */
-        const cf_ctx *s = cf_pass_ctx(P, t0);
-        t1 = cf_pass_run_end(P, t0);
-        causal_conv(c->qkv + (size_t)t0 * c->qkv_stride + D, c->qkv_stride, t1 - t0, i0, i1, conv_dim,
-                    L->m2_conv->data, K, s->rs + s->rs_off[l]);
-    }
+    conv_seqs(P, c->qkv + D, l, i0, i1, conv_dim, L->m2_conv->data, K);
     const float *bias = L->m2_conv_b->data;
     for (int t = 0; t < n; t++)
         for (int ch = i0; ch < i1; ch++) {
@@ -290,8 +294,7 @@ void cpu_mamba2(cf_exec *e, const cf_layer *L, int l)
 
     split(H, T->ith, T->nth, &i0, &i1);
     for (int t0 = 0, t1; t0 < n; t0 = t1) {
-        const cf_ctx *s = cf_pass_ctx(P, t0);
-        float *S = s->rs + s->rs_off[l] + (size_t)(K - 1) * conv_dim;
+        float *S = seq_state(P, t0, l) + (size_t)(K - 1) * conv_dim;
         t1 = cf_pass_run_end(P, t0);
         for (int h = i0; h < i1; h++)
             mamba2_head(T, L, S + (size_t)h * (D / H) * N, h, t0, t1);

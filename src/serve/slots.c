@@ -160,13 +160,33 @@ static int slot_decode(void *ud, cf_ctx *ctx, int32_t token, float *logits, cf_e
     return rc;
 }
 
-/* Between the batches of a prompt: a step of the generating slots first. */
+/* The model for a slot's prompt, the lock held: after the step that
+ * waits, if any. */
+static void acquire(serve_slot *sl)
+{
+    struct serve_slots *g = sl->all;
+    g->openers++;
+    while (g->busy || (g->asking > 0 && !g->opener_due))
+        pthread_cond_wait(&g->cv, &g->mu);
+    g->openers--;
+    g->opener_due = false;
+    g->busy = true;
+    sl->state = SLOT_OPENING;
+}
+
+/* Before a prompt and between its batches: a step of the generating slots
+ * first.  A generating slot's prompt (a request's next choice) takes the
+ * model in turn, as a new request's does. */
 static void slot_pause(void *ud)
 {
     serve_slot *sl = ud;
     struct serve_slots *g = sl->all;
     pthread_mutex_lock(&g->mu);
-    if (g->asking > 0) {
+    if (sl->state == SLOT_GENERATING) {
+        g->generating--;
+        pthread_cond_broadcast(&g->cv);
+        acquire(sl);
+    } else if (g->asking > 0) {
         const uint64_t before = g->steps;
         g->busy = false;
         pthread_cond_broadcast(&g->cv);
@@ -177,19 +197,12 @@ static void slot_pause(void *ud)
     pthread_mutex_unlock(&g->mu);
 }
 
-/* The model for opening a request: after the step that waits, if any. */
+/* The model for opening a request. */
 static void take_model(serve_slot *sl)
 {
-    struct serve_slots *g = sl->all;
-    pthread_mutex_lock(&g->mu);
-    g->openers++;
-    while (g->busy || (g->asking > 0 && !g->opener_due))
-        pthread_cond_wait(&g->cv, &g->mu);
-    g->openers--;
-    g->opener_due = false;
-    g->busy = true;
-    sl->state = SLOT_OPENING;
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_lock(&sl->all->mu);
+    acquire(sl);
+    pthread_mutex_unlock(&sl->all->mu);
 }
 
 static void leave(serve_slot *sl)

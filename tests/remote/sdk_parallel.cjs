@@ -1,10 +1,10 @@
 // A reply does not depend on the load: 16 clients, each holding a
 // conversation of 5 streamed requests (with logprobs, so that the
 // probabilities' bits are compared too), run first one request at a time,
-// then all 16 clients at once against confab serve --parallel 4.  Every
-// request is answered, each with what it got alone; the server's memory
-// is the same after a second and third round as after the first.  Run by
-// sdk_parallel.sh.
+// then all 16 clients at once against confab serve --parallel 4 (and
+// beside them a request for two choices).  Every request is answered, each
+// with what it got alone; the server's memory is the same after a second
+// and third round as after the first.  Run by sdk_parallel.sh.
 const fs = require('fs');
 const OpenAI = require('openai');
 
@@ -59,7 +59,16 @@ async function watchSlots(state) {
     }
 }
 
+const two = { model: 'tiny', messages: [{ role: 'user', content: 'Two stories' }], n: 2, seed: 5,
+              max_tokens: 20 };
+
+async function choices() {
+    const r = await client.chat.completions.create(two);
+    return JSON.stringify(r.choices.map((c) => c.message.content));
+}
+
 (async () => {
+    const twoAlone = await choices();
     const alone = [], bodies = [];
     for (let c = 0; c < CLIENTS; c++) {
         alone.push([]);
@@ -78,6 +87,7 @@ async function watchSlots(state) {
     for (let round = 1; round <= 3; round++) {
         const state = { done: false, most: 0 };
         const watch = watchSlots(state);
+        const twoLoaded = choices();
         await Promise.all(bodies.map(async (turns, c) => {
             for (let k = 0; k < TURNS; k++) {
                 let got;
@@ -98,6 +108,11 @@ async function watchSlots(state) {
         }));
         state.done = true;
         await watch;
+        const got = await twoLoaded;
+        if (got !== twoAlone) {
+            failed++;
+            console.log(`FAIL round ${round}: n: 2 beside the others\n  ${got}\nalone\n  ${twoAlone}`);
+        }
         rss.push(rssKb());
         console.log(`round ${round}: ${CLIENTS} clients x ${TURNS} requests, at most ${state.most} ` +
                     `slots generating at once, RSS ${rss[round - 1]} kB`);
