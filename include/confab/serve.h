@@ -5,14 +5,18 @@
  *   POST /v1/chat/completions   streamed (server-sent events) or not
  *   GET  /v1/models             the one model (and /v1/models/{id})
  *   GET  /health                {"status": "ok"}
+ *   GET  /slots                 each slot's state
  * (HEAD for each GET, OPTIONS preflights; the other OpenAI paths get a
  * "not supported by confab serve" error.)
  *
- * One model and one session: requests are answered one at a time, in the
- * order they arrived, each replacing the session's conversation with its
- * messages, so the cache keeps the prefix the last conversation shares
- * with the new one (a client continuing its chat prefills only its new
- * message).  Plain HTTP/1.1 over POSIX sockets, one request per
+ * One model and n_parallel slots, each a session: requests are answered
+ * in the order they arrived by the first free slot, each replacing its
+ * session's conversation with its messages, so the cache keeps the prefix
+ * the slot's last conversation shares with the new one (a client
+ * continuing its chat prefills only its new message).  The slots'
+ * replies decode together, one pass over the weights for a token of each,
+ * and a reply is the same whatever the others do.  Plain HTTP/1.1 over
+ * POSIX sockets, one request per
  * connection; bad requests get a 4xx JSON error, a request without the key
  * (when one is set) 401.
  *

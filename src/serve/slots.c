@@ -81,8 +81,10 @@ static void deadline_in(struct timespec *ts, double ms)
  * (released during the pass). */
 static void step(struct serve_slots *g)
 {
+    /* no more than a context's batch (n_ctx caps it): the rest go next */
+    const int most = g->n_ctx < PREFILL_BATCH ? g->n_ctx : PREFILL_BATCH;
     int n = 0;
-    for (int i = 0; i < g->n; i++) {
+    for (int i = 0; i < g->n && n < most; i++) {
         serve_slot *sl = &g->slot[i];
         if (sl->asked && !sl->answered) {
             g->who[n] = sl;
@@ -92,7 +94,7 @@ static void step(struct serve_slots *g)
         }
     }
     g->busy = true;
-    g->asking = 0;
+    g->asking -= n;
     pthread_mutex_unlock(&g->mu);
     cf_err err = {.msg = ""};
     const size_t V = (size_t)g->n_vocab;
