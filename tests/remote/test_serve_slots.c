@@ -2,7 +2,8 @@
  * of a reply already generating, not in one stretch that stalls it (the
  * test delays make each layer of a prompt's batch 100 ms and each piece
  * of a reply 20 ms, so the figures are the scheduler's, not the machine's
- * load); GET /slots; and the options' errors. */
+ * load); GET /slots; a client that leaves mid-reply cuts its own slot's
+ * reply alone; and the options' errors. */
 #include <poll.h>
 
 #include "serve_util.h"
@@ -91,9 +92,21 @@ static void test_interleaved(const char *dir)
     CHECK(request(sv.port, "GET", "/slots", NULL, true, &r) == 0 && r.status == 200 &&
           strstr(r.body, "\"id\":1,\"n_ctx\":1024") && strstr(r.body, "\"state\":\"generating\""));
     response_free(&r);
-    close(a.fd);
     close(b.fd);
+    /* another reply beside a's, then a's client goes: a's slot alone stops */
+    stream_times c = {.fd = open_stream(sv.port, "{\"messages\":[{\"role\":\"user\",\"content\":"
+                                                 "\"Go\"}],\"max_tokens\":60,\"stream\":true}")};
+    const double c0 = cf_now_ms() - t0;
+    while (c.n < 3 && !c.done && cf_now_ms() - t0 < c0 + 20000) {
+        pump(&a, t0, 10);
+        pump(&c, t0, 10);
+    }
+    close(a.fd);
+    while (!c.done && cf_now_ms() - t0 < c0 + 30000)
+        pump(&c, t0, 100);
+    CHECKF(c.done && c.n > 3, "the reply beside the one cut did not finish (%d events)", c.n);
     CHECK(WIFEXITED(stop(&sv)));
+    CHECK(log_has(&sv, "cut: the client went away"));
 }
 
 /* confab serve ARGS... exits with status 2 and says msg. */
