@@ -499,9 +499,7 @@ static int read_logprobs(const cf_json *root, cf_oai_request *r, cf_err *err)
     r->logprobs = given(lp) && lp->b;
     if (given(top)) {
         if (top->type != CF_JSON_INT || top->i < 0 || top->i > CF_TOP_PROBS)
-            return refuse(r, "top_logprobs", err, top->type == CF_JSON_INT && top->i > 20
-                          ? "must be 0 to 20 (confab gives up to 5)"
-                          : "must be an integer, 0 to 5 here");
+            return refuse(r, "top_logprobs", err, "must be an integer from 0 to 20");
         if (!r->logprobs)
             return refuse(r, "top_logprobs", err, "needs logprobs: true");
         r->top_logprobs = (int)top->i;

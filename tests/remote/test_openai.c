@@ -394,7 +394,7 @@ static void test_requests(void)
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"1\":500}}",
          "logit_bias: its biases must be numbers from -100 to 100"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logprobs\":true,"
-         "\"top_logprobs\":6}", "top_logprobs: must be an integer, 0 to 5"},
+         "\"top_logprobs\":21}", "top_logprobs: must be an integer from 0 to 20"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_logprobs\":2}",
          "top_logprobs: needs logprobs: true"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":0}",
