@@ -117,6 +117,10 @@ typedef struct cf_oai_request {
     char *prompt;         /* /v1/completions: the prompt (msgs NULL) */
     cf_logit_bias *bias;  /* logit_bias */
     int n_bias;
+    /* response_format (text.format): the grammar of json_object or of
+     * json_schema's schema (NULL: text), and a name for it */
+    struct cf_grammar *format;
+    char format_name[16];
     char param[48];       /* when parsing failed: the field at fault ("" when none) */
 } cf_oai_request;
 

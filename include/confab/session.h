@@ -106,6 +106,14 @@ const char *const *cf_session_setting_names(void);
  * it to the server then). */
 bool cf_session_setting_is_default(const cf_session *s, const char *name);
 
+/* A grammar the replies keep to, as the setting format does (from the
+ * first token outside a thinking block), given whole: what confab serve's
+ * response_format and tool_choice ask for.  The session takes g over (and
+ * frees it, on failure too); what names it for cf_session_get("format");
+ * g NULL: free text again.  A local model only. */
+struct cf_grammar;
+int cf_session_set_grammar(cf_session *s, const char *what, struct cf_grammar *g, cf_err *err);
+
 /* ---- the conversation ------------------------------------------------------ */
 typedef enum cf_role {
     CF_ROLE_SYSTEM,

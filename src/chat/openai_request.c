@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "confab/grammar.h"
 #include "confab/openai.h"
 #include "json.h"
 
@@ -174,6 +175,7 @@ void cf_oai_request_free(cf_oai_request *r)
     free(r->stops);
     free(r->prompt);
     free(r->bias);
+    cf_grammar_free(r->format);
     memset(r, 0, sizeof *r);
 }
 
@@ -423,6 +425,46 @@ static bool empty(const cf_json *v)
     return !given(v) || ((v->type == CF_JSON_ARRAY || v->type == CF_JSON_OBJECT) && v->n == 0);
 }
 
+/* response_format (the Responses API's text.format, flat: its name and
+ * schema beside the type): text, json_object (the JSON grammar) or
+ * json_schema (the schema's grammar; what it cannot express refused). */
+static int read_format(const cf_json *v, bool flat, cf_oai_request *r, cf_err *err)
+{
+    const char *param = flat ? "text.format" : "response_format";
+    if (!given(v))
+        return 0;
+    const cf_json *type = v->type == CF_JSON_OBJECT ? cf_json_get(v, "type") : NULL;
+    if (!type || type->type != CF_JSON_STRING)
+        return refuse(r, param, err, "must be an object with a type (text, json_object, "
+                      "json_schema)");
+    if (!strcmp(type->str, "text"))
+        return 0;
+    cf_err why;
+    if (!strcmp(type->str, "json_object")) {
+        if (cf_grammar_json(&r->format, &why))
+            return cf_fail(err, "%s", why.msg);
+        snprintf(r->format_name, sizeof r->format_name, "json");
+        return 0;
+    }
+    if (strcmp(type->str, "json_schema"))
+        return refuse(r, param, err, "its type must be text, json_object or json_schema");
+    const cf_json *js = flat ? v : cf_json_get(v, "json_schema");
+    const cf_json *schema = given(js) && js->type == CF_JSON_OBJECT ? cf_json_get(js, "schema") : NULL;
+    if (!given(schema) || (schema->type != CF_JSON_OBJECT && schema->type != CF_JSON_BOOL))
+        return refuse(r, param, err, flat ? "json_schema needs a schema object"
+                                          : "json_schema needs json_schema.schema, an object");
+    cf_json_dump_opts o = {.indent = -1, .item_sep = ",", .key_sep = ":"};
+    char *text = cf_json_dump(schema, &o, NULL);
+    if (!text)
+        return cf_fail(err, "out of memory");
+    int rc = cf_grammar_from_json_schema(text, &r->format, &why);
+    free(text);
+    if (rc)
+        return refuse(r, param, err, why.msg);
+    snprintf(r->format_name, sizeof r->format_name, "json schema");
+    return 0;
+}
+
 /* The fields whose meaning is not carried out here: refused by name,
  * never ignored, since a client relying on one would get a reply that
  * only looks right. */
@@ -448,11 +490,8 @@ static int read_unhonoured(const cf_json *root, cf_oai_api api, cf_oai_request *
         return refuse(r, "tool_choice", err, no_calls);
     if (given(cf_json_get(root, "function_call")))
         return refuse(r, "function_call", err, no_calls);
-    v = cf_json_get(root, "response_format");
-    const cf_json *type = given(v) && v->type == CF_JSON_OBJECT ? cf_json_get(v, "type") : NULL;
-    if (given(v) && !(type && type->type == CF_JSON_STRING && !strcmp(type->str, "text")))
-        return refuse(r, "response_format", err, "only {\"type\": \"text\"} is supported here "
-                      "(no JSON output yet)");
+    if (api != CF_OAI_RESPONSES && read_format(cf_json_get(root, "response_format"), false, r, err))
+        return -1;
     static const char *const others[] = {"audio", "prediction", "web_search_options"};
     for (int k = 0; k < 3; k++)
         if (given(cf_json_get(root, others[k])))
@@ -571,12 +610,9 @@ static int read_input(const cf_json *root, cf_oai_request *r, cf_err *err)
         r->n_msgs++;
     }
     const cf_json *v = cf_json_get(root, "text");
-    const cf_json *fmt = given(v) && v->type == CF_JSON_OBJECT ? cf_json_get(v, "format") : NULL;
-    const cf_json *ftype =
-        given(fmt) && fmt->type == CF_JSON_OBJECT ? cf_json_get(fmt, "type") : NULL;
-    if (given(fmt) && !(ftype && ftype->type == CF_JSON_STRING && !strcmp(ftype->str, "text")))
-        return refuse(r, "text.format", err, "only {\"type\": \"text\"} is supported here (no "
-                      "JSON output yet)");
+    if (read_format(given(v) && v->type == CF_JSON_OBJECT ? cf_json_get(v, "format") : NULL, true,
+                    r, err))
+        return -1;
     static const char *const kept[] = {"previous_response_id", "conversation"};
     for (int k = 0; k < 2; k++)
         if (given(cf_json_get(root, kept[k])))

@@ -31,8 +31,18 @@ int sess_set_format(cf_session *s, const char *value, cf_err *err)
         if (rc)
             return -1;
     }
+    return cf_session_set_grammar(s, value, g, err);
+}
+
+int cf_session_set_grammar(cf_session *s, const char *what, cf_grammar *g, cf_err *err)
+{
+    if (g && s->remote) {
+        cf_grammar_free(g);
+        return cf_fail_as(err, CF_E_USAGE, "format: a remote server's replies cannot be "
+                                           "constrained here");
+    }
     cf_constraint *c = NULL;
-    char *name = off ? NULL : strdup(value);
+    char *name = g ? strdup(what) : NULL;
     if (g && (!name || cf_constraint_create(g, s->tok, &c, err))) {
         cf_grammar_free(g);
         free(name);

@@ -47,6 +47,14 @@ static int apply_settings(server *sv, const cf_oai_request *rq, cf_err *err)
     return cf_session_set_stops(sv->s, stops, (size_t)rq->n_stops, err);
 }
 
+/* response_format's grammar: the session takes it over. */
+static int apply_format(server *sv, serve_job *j, cf_err *err)
+{
+    struct cf_grammar *g = j->req.format;
+    j->req.format = NULL;
+    return g ? cf_session_set_grammar(sv->s, j->req.format_name, g, err) : 0;
+}
+
 static const char *finish_reason(cf_stop_reason r)
 {
     return r == CF_STOP_N_PREDICT || r == CF_STOP_CONTEXT_FULL ? "length" : "stop";
@@ -292,7 +300,7 @@ void serve_reply(server *sv, serve_job *j)
     const char *last = rq->msgs ? rq->msgs[rq->n_msgs - 1].content : NULL;
     job_watch watch = {sv, j->fd, false};
     cf_session_set_cancel(s, job_gone, &watch);
-    int rc = apply_settings(sv, rq, &err) ||
+    int rc = apply_settings(sv, rq, &err) || apply_format(sv, j, &err) ||
              (j->api == CF_OAI_TEXT ? cf_session_begin_raw(s, rq->prompt, &err)
                                     : cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
                                           cf_session_begin_reply(s, last, &err));

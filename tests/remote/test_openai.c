@@ -388,7 +388,12 @@ static void test_requests(void)
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tool_choice\":\"required\"}",
          "tool_choice: function calling"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":"
-         "\"json_object\"}}", "response_format: only {\"type\": \"text\"}"},
+         "\"json_schema\",\"json_schema\":{\"schema\":{\"type\":\"string\",\"pattern\":\"a\"}}}}",
+         "response_format: json schema: keyword 'pattern' is not supported"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":"
+         "\"json_schema\"}}", "response_format: json_schema needs json_schema.schema"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":"
+         "\"xml\"}}", "response_format: its type must be text, json_object or json_schema"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"a\":5}}",
          "logit_bias: its keys must be token ids"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"1\":500}}",
