@@ -157,7 +157,10 @@ static int render(cf_session *s, int n, bool add_gen, int mode, char **text, siz
     bool sys = (mode & MODE_MERGE_SYSTEM) && n > 0 && s->msgs[0].pub.role == CF_ROLE_SYSTEM;
     for (int i = sys; i < n; i++) {
         const cf_message *m = &s->msgs[i].pub;
-        cm[k] = (cf_chat_msg){.role = role_name(m->role), .content = slot[i]};
+        /* an empty content stays empty: templates test it (a reply that
+         * only calls tools has none) */
+        bool none = !*m->content && s->msgs[i].ids.n == 0;
+        cm[k] = (cf_chat_msg){.role = role_name(m->role), .content = none ? "" : slot[i]};
         if (sys && m->role == CF_ROLE_USER) {
             snprintf(merged, sizeof merged, "%s\n\n%s", slot[0], slot[i]);
             cm[k].content = merged;
