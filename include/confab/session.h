@@ -233,6 +233,10 @@ typedef struct cf_reply_part {
     float prob;
 } cf_reply_part;
 int cf_session_next_part(cf_session *s, cf_reply_part *part, cf_err *err);
+/* The last reply's raw text as the model wrote it, its family's markup
+ * (and a tool syntax's, while tools are set) included, *len bytes: valid
+ * until the next reply begins.  NULL before any (and for a remote one). */
+const char *cf_session_reply_text(const cf_session *s, size_t *len);
 /* Close the reply; cut = the user stopped it (it stays, marked as cut). */
 void cf_session_end_reply(cf_session *s, bool cut);
 

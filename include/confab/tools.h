@@ -56,14 +56,20 @@ void cf_tool_calls_free(cf_tool_call *calls, int n);
 /* ---- parsing a reply ------------------------------------------------------------ */
 typedef struct cf_tool_parser {
     cf_tool_format f;
+    char recipient[64]; /* gpt-oss: the function its last message was addressed to
+                           (cf_tools_harmony_recipient), "" none */
     char *text; /* the content so far */
     size_t len, cap;
     size_t safe; /* of it, what is surely not a call */
     bool held;   /* a call has begun: nothing more is content */
 } cf_tool_parser;
 
-/* forced: the reply was held to the bare JSON call (f then CF_TOOLS_JSON). */
 void cf_tool_parser_init(cf_tool_parser *p, cf_tool_format f);
+/* gpt-oss names a call's function in the header of the message that holds
+ * its arguments (<|start|>assistant to=functions.NAME<|channel|>...), which
+ * the content leaves out: the name, from the reply's raw text, into p
+ * before cf_tool_parser_finish ("" when the last message goes to none). */
+void cf_tools_harmony_recipient(cf_tool_parser *p, const char *raw, size_t len);
 /* Add a piece of the content; returns how many bytes of the content so
  * far are surely content (never fewer than before), or -1 when memory
  * runs out. */

@@ -78,6 +78,12 @@ int cf_session_continue(cf_session *s, cf_err *err)
     return 0;
 }
 
+const char *cf_session_reply_text(const cf_session *s, size_t *len)
+{
+    *len = s->remote ? 0 : s->reply.len;
+    return s->remote || !s->reply.text ? NULL : s->reply.text;
+}
+
 char *sess_template_tool_calls(const char *json)
 {
     cf_json *v;

@@ -445,6 +445,37 @@ static int parse_json(cursor *c, calls *cs)
     return rc;
 }
 
+/* gpt-oss: the content is the arguments of a call to the recipient the
+ * header named; with none, it may still be the bare call a grammar wrote */
+static int parse_harmony(cursor *c, calls *cs, const char *recipient)
+{
+    if (!*recipient)
+        return parse_json(c, cs);
+    cf_json *v = take_json(c);
+    int rc = v ? add_call(cs, recipient, strlen(recipient), v, NULL) : -1;
+    cf_json_free(v);
+    return rc;
+}
+
+void cf_tools_harmony_recipient(cf_tool_parser *p, const char *raw, size_t len)
+{
+    p->recipient[0] = 0;
+    const char *last = NULL, *end = raw + len;
+    for (const char *q = raw; q && (q = memmem(q, (size_t)(end - q), "<|start|>", 9)); q += 9)
+        last = q;
+    const char *h = last ? last : raw; /* a reply's first message has its <|start|> in the prompt */
+    const char *msg = memmem(h, (size_t)(end - h), "<|message|>", 11);
+    const char *to = memmem(h, (size_t)((msg ? msg : end) - h), "to=functions.", 13);
+    if (!to)
+        return;
+    to += 13;
+    size_t n = 0;
+    while (to + n < end && n < sizeof p->recipient - 1 && to[n] != ' ' && to[n] != '<')
+        n++;
+    memcpy(p->recipient, to, n);
+    p->recipient[n] = 0;
+}
+
 /* ---- the table ------------------------------------------------------------------- */
 
 typedef struct format {
@@ -465,7 +496,7 @@ static const format formats[] = {
                        parse_kimi},
     [CF_TOOLS_DEEPSEEK] = {"deepseek", {DS_CALL}, {DS_CALLS, DS_CALL}, false,
                            {DS_CALLS, DS_CALLS_END, DS_CALL, DS_CALL_END, DS_SEP}, parse_deepseek},
-    [CF_TOOLS_HARMONY] = {"gpt-oss", {"to=", "<|call|>"}, {"{"}, true, {NULL}, parse_json},
+    [CF_TOOLS_HARMONY] = {"gpt-oss", {"to=", "<|call|>"}, {"{"}, true, {NULL}, NULL},
     [CF_TOOLS_GEMMA4] = {"gemma4", {"<|tool_call>call:"}, {"<|tool_call>"}, false,
                          {"<|tool_call>", "<tool_call|>", "<|\"|>"}, parse_gemma4},
     [CF_TOOLS_MISTRAL_ARGS] = {"mistral-args", {"[TOOL_CALLS]", "[ARGS]"}, {"[TOOL_CALLS]"}, false,
@@ -624,7 +655,8 @@ int cf_tool_parser_finish(cf_tool_parser *p, char **content, cf_tool_call **out,
                                              : calls_at(&formats[p->f], p->text, p->len, &maybe);
     if (at < p->len) {
         cursor c = {p->text + at, p->text + p->len};
-        if (formats[p->f].parse(&c, &cs)) {
+        if (p->f == CF_TOOLS_HARMONY ? parse_harmony(&c, &cs, p->recipient)
+                                     : formats[p->f].parse(&c, &cs)) {
             cf_tool_calls_free(cs.v, cs.n);
             cs = (calls){0};
         }

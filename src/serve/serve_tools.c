@@ -94,6 +94,10 @@ static void fresh_id(char out[10], const server *sv, int choice, int k)
 char *serve_calls_finish(serve_calls *c, const server *sv, int choice, const char **rest)
 {
     char *content = NULL;
+    size_t raw_len;
+    const char *raw = cf_session_reply_text(sv->s, &raw_len);
+    if (c->parser.f == CF_TOOLS_HARMONY && raw)
+        cf_tools_harmony_recipient(&c->parser, raw, raw_len);
     if (cf_tool_parser_finish(&c->parser, &content, &c->calls, &c->n_calls, NULL))
         return NULL;
     for (int k = 0; k < c->n_calls; k++) {

@@ -147,6 +147,37 @@ static void test_streaming(void)
     cf_tool_parser_free(&p);
 }
 
+/* gpt-oss: the arguments are the content, the function is in the header */
+static void test_harmony(void)
+{
+    static const char raw[] = "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant "
+                              "to=functions.get_weather<|channel|>commentary json<|message|>"
+                              "{\"city\": \"Oslo\"}";
+    cf_tool_parser p;
+    cf_tool_parser_init(&p, CF_TOOLS_HARMONY);
+    CHECK(cf_tool_parser_feed(&p, "{\"city\": ", 9) == 0);
+    CHECK(cf_tool_parser_feed(&p, "\"Oslo\"}", 7) == 0);
+    cf_tools_harmony_recipient(&p, raw, strlen(raw));
+    char *content;
+    cf_tool_call *calls;
+    int n;
+    CHECK(!strcmp(p.recipient, "get_weather") &&
+          cf_tool_parser_finish(&p, &content, &calls, &n, NULL) == 0 && n == 1 &&
+          !strcmp(calls[0].name, "get_weather") && !strcmp(calls[0].arguments, "{\"city\":\"Oslo\"}") &&
+          !*content);
+    free(content);
+    cf_tool_calls_free(calls, n);
+    cf_tool_parser_free(&p);
+    /* a final answer: no recipient, the text is content */
+    cf_tool_parser_init(&p, CF_TOOLS_HARMONY);
+    cf_tool_parser_feed(&p, "Sunny.", 6);
+    cf_tools_harmony_recipient(&p, "<|channel|>final<|message|>Sunny.", 33);
+    CHECK(!*p.recipient && cf_tool_parser_finish(&p, &content, &calls, &n, NULL) == 0 && n == 0 &&
+          !strcmp(content, "Sunny."));
+    free(content);
+    cf_tool_parser_free(&p);
+}
+
 static void test_detect(void)
 {
     static const struct {
@@ -235,6 +266,7 @@ int main(void)
 {
     test_vectors();
     test_streaming();
+    test_harmony();
     test_detect();
     test_grammar();
     return test_summary("tool-calls");
