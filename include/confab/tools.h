@@ -92,4 +92,21 @@ struct cf_grammar;
 int cf_tools_grammar(cf_tool_format f, const char *tools_json, const char *name, bool framed,
                      struct cf_grammar **out, cf_tool_format *as, cf_err *err);
 
+/* ---- a chat's own tools ------------------------------------------------------- */
+/* A tools file (confab chat --tools): a JSON list of functions, each
+ * {"name", "description", "parameters", "command"} (or OpenAI's {"type":
+ * "function", "function": {...}} with "command" beside), command the shell
+ * command that carries the call out.  The list as OpenAI tools (for
+ * cf_session_set_tools) and each function's command, by name. */
+typedef struct cf_tools_file {
+    char *tools_json;
+    int n;
+    char **names, **commands;
+} cf_tools_file;
+
+int cf_tools_file_read(const char *path, cf_tools_file *out, cf_err *err);
+/* The command of the function called name, or NULL. */
+const char *cf_tools_file_command(const cf_tools_file *f, const char *name);
+void cf_tools_file_free(cf_tools_file *f);
+
 #endif
