@@ -75,6 +75,8 @@ void sess_msg_free(sess_msg *m)
 {
     free((char *)m->pub.content);
     free((char *)m->pub.reasoning);
+    free((char *)m->pub.tool_calls);
+    free((char *)m->pub.tool_call_id);
     cf_tokens_free(&m->ids);
     cf_tokens_free(&m->rids);
     free(m->probs);
@@ -266,6 +268,7 @@ void cf_session_free(cf_session *s)
         free(s->stops[i]);
     free(s->stops);
     free(s->bias);
+    free(s->tools);
     free(s->tmpl_desc);
     if (s->eng)
         s->eng->free(s);

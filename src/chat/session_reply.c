@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "confab/tools.h"
 #include "session_internal.h"
 
 /* ---- the raw text ------------------------------------------------------------ */
@@ -25,9 +26,10 @@
 cf_str sess_raw_piece(const cf_session *s, cf_token t)
 {
     cf_str p = cf_tok_piece(s->tok, t, false);
-    if (p.len == 0 && s->fam != RF_NONE && cf_tok_is_control(s->tok, t)) {
+    if (p.len == 0 && (s->fam != RF_NONE || s->tools) && cf_tok_is_control(s->tok, t)) {
         cf_str text = cf_tok_piece(s->tok, t, true);
-        if (reasoning_is_markup(s->fam, text.ptr, text.len))
+        if (reasoning_is_markup(s->fam, text.ptr, text.len) ||
+            (s->tools && cf_tools_is_markup(s->tool_fmt, text.ptr, text.len)))
             return text;
     }
     return p;

@@ -164,8 +164,9 @@ static void completion(server *sv, int fd, const http_req *r, const char *body, 
         status = 404;
         code = "model_not_found";
         param = "model";
-    } else if (api != CF_OAI_TEXT && j->req.msgs[j->req.n_msgs - 1].role != CF_ROLE_USER) {
-        snprintf(msg, sizeof msg, "the last message must be the user's");
+    } else if (api != CF_OAI_TEXT && j->req.msgs[j->req.n_msgs - 1].role != CF_ROLE_USER &&
+               j->req.msgs[j->req.n_msgs - 1].role != CF_ROLE_TOOL) {
+        snprintf(msg, sizeof msg, "the last message must be the user's or a tool's result");
         param = "messages";
     } else if (!enqueue(sv, j)) {
         snprintf(msg, sizeof msg, "the server is busy: %d requests wait already", MAX_QUEUED);

@@ -20,6 +20,7 @@ typedef struct serve_job {
     int seq;          /* a Responses stream's next event number */
     double t0; /* when the request was complete (ms) */
     cf_session *s;    /* the session of the slot that answers it */
+    unsigned long long n_reply; /* its number among the server's replies */
 } serve_job;
 
 typedef struct server {

@@ -4,12 +4,13 @@
 // then all 16 clients at once against confab serve --parallel 4 (and
 // beside them a request for two choices).  Every request is answered, each
 // with what it got alone; the server's memory is the same after a second
-// and third round as after the first.  Run by sdk_parallel.sh.
+// and third round as after the first.  Run by sdk_openai.sh (with
+// -np 4 -c 2048).
 const fs = require('fs');
 const OpenAI = require('openai');
 
-const base = process.env.CONFAB_URL, pid = process.env.CONFAB_PID;
-const client = new OpenAI({ baseURL: base, apiKey: 'none', timeout: 60000, maxRetries: 0 });
+const base = process.env.CONFAB_URL, key = process.env.CONFAB_KEY, pid = process.env.CONFAB_PID;
+const client = new OpenAI({ baseURL: base, apiKey: key, timeout: 60000, maxRetries: 0 });
 const CLIENTS = 16, TURNS = 5;
 const animals = ['cat', 'dog', 'bird', 'fish', 'frog', 'bear', 'fox', 'owl'];
 
@@ -52,7 +53,7 @@ async function run(body) {
 async function watchSlots(state) {
     const url = base.replace(/\/v1$/, '') + '/slots';
     while (!state.done) {
-        const slots = await (await fetch(url)).json();
+        const slots = await (await fetch(url, { headers: { Authorization: `Bearer ${key}` } })).json();
         const n = slots.filter((s) => s.state === 'generating').length;
         state.most = Math.max(state.most, n);
         await new Promise((r) => setTimeout(r, 10));
