@@ -73,6 +73,13 @@ int cf_gpu_read(cf_gpu *g, cf_gpu_view src, void *dst, size_t n, cf_err *err);
 void cf_gpu_begin(cf_gpu *g);
 /* Submit what was recorded since cf_gpu_begin and wait for it. */
 int cf_gpu_submit(cf_gpu *g, cf_err *err);
+/* Copies recorded into the pass, so that a token is one submission and
+ * one wait: n bytes of src (read now, at record time) land in dst before
+ * the ops recorded after; n bytes of src as the ops recorded before left
+ * them land in dst (host memory, valid until then) when cf_gpu_submit
+ * returns 0. */
+void cf_gpu_upload(cf_gpu *g, cf_gpu_view dst, const void *src, size_t n);
+void cf_gpu_download(cf_gpu *g, cf_gpu_view src, void *dst, size_t n);
 
 /* y[t][r] = dot(weight row r, x[t]) for t < n, r < rows: w is `rows` rows
  * of k values of type wt (GGUF block bytes, cf_row_bytes(wt, k) a row),
@@ -85,6 +92,20 @@ void cf_gpu_matmul(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t rows, int64_t k
  * xrow: int32 [n] on the device; x F32 [.][k], y F32 [n][rows]. */
 void cf_gpu_matmul_id(cf_gpu *g, cf_type wt, cf_gpu_view w, size_t expert_bytes, int64_t rows, int64_t k,
                       cf_gpu_view ids, cf_gpu_view xrow, cf_gpu_view x, int n, cf_gpu_view y);
+/* Mixture-of-experts routing of n tokens as cf_moe_route does it (the
+ * gating, choice bias, groups, weight normalising and scale of hp): from
+ * the router's logits F32 [n][n_expert] and bias (F32 [n_expert],
+ * optional), sel int32 [n][k] (best first), w F32 [n][k], and xrow int32
+ * [n][k] = t, the input row of each (token, expert) pair, for
+ * cf_gpu_matmul_id.  k = hp->n_expert_used <= 64, n_expert <= 512.  The
+ * softmax sums in F32, not the CPU's double: a near-tie may go the other
+ * way than on the CPU (never differently between two runs). */
+void cf_gpu_moe_route(cf_gpu *g, const cf_hparams *hp, cf_gpu_view logits, cf_gpu_view bias, int n,
+                      cf_gpu_view sel, cf_gpu_view w, cf_gpu_view xrow);
+/* out[t][i] = sum over j < k of w[t][j] y[t * k + j][i] for i < width:
+ * the experts' outputs (pair rows of width floats) summed by their
+ * weights; out rows ld apart. */
+void cf_gpu_moe_sum(cf_gpu *g, cf_gpu_view y, cf_gpu_view w, int n, int k, int width, cf_gpu_view out, int64_t ld);
 /* y[t] = row ids[t] of w (rows of k values of type wt) as F32: the token
  * embeddings.  ids: int32 [n] on the device. */
 void cf_gpu_get_rows(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t k, cf_gpu_view ids, int n, cf_gpu_view y);
@@ -155,6 +176,58 @@ void cf_gpu_add(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_ro
 void cf_gpu_mul(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, int n, int width, int64_t ld);
 /* y[i] = x[i] * s for i < count; y may be x. */
 void cf_gpu_scale(cf_gpu *g, cf_gpu_view y, cf_gpu_view x, float s, int64_t count);
+/* ---- recurrent mixers -------------------------------------------------------- */
+/* A causal convolution over time of n tokens' rows (ld apart), channels
+ * wide: u[t][ch] becomes c[t][ch] = sum over j < K of w[ch][j]
+ * u[t - K + 1 + j][ch] (w F32 [channels][K], K <= 16), where the window
+ * (F32 [K - 1][channels], the layer's state) holds the K - 1 inputs before
+ * this batch, oldest first, and is left holding the batch's last K - 1.
+ *   CF_GPU_CONV_SILU (qwen35; Mamba2 with its bias): u is the row,
+ *   out[t] = silu(c[t] + bias) (bias F32 [channels], optional).
+ *   CF_GPU_CONV_GATED (lfm2): the row is [B | C | X], u = B * X, out[t] =
+ *   C * c[t] (bias unused).
+ * out (rows ld_out apart) may be the row itself. */
+typedef enum cf_gpu_conv_kind { CF_GPU_CONV_SILU, CF_GPU_CONV_GATED } cf_gpu_conv_kind;
+void cf_gpu_conv(cf_gpu *g, cf_gpu_conv_kind kind, cf_gpu_view seq, int64_t ld, int n, int channels, cf_gpu_view w,
+                 cf_gpu_view bias, int K, cf_gpu_view window, cf_gpu_view out, int64_t ld_out);
+
+/* qwen35's gated delta net over a batch, as the CPU's delta_head: per
+ * value head h and token in order, with q and k of its key head
+ * L2-normalised and q scaled by 1/sqrt(D): S <- exp(softplus(alpha +
+ * dt_bias) a) S; d = sigmoid(beta) (v - S^T k); S <- S + k d^T;
+ * o = S^T q, RMS-normed by norm, times silu(z). */
+typedef struct cf_gpu_delta {
+    cf_gpu_view qkv;       /* token rows qkv_ld apart: Hk query heads, Hk key heads, Hv value heads, D each */
+    int64_t qkv_ld;
+    cf_gpu_view z;         /* [n][Hv * D] */
+    cf_gpu_view beta;      /* raw betas [n][Hv]; grouped: ssm_ba's rows [n][2 Hv], r betas then r alphas a key head */
+    cf_gpu_view alpha;     /* raw alphas [n][Hv] (grouped: unused) */
+    cf_gpu_view dt_bias, a; /* [Hv] each */
+    cf_gpu_view norm;      /* [D] */
+    cf_gpu_view state;     /* [Hv][D][D]: S[i][j], key dim i, value dim j */
+    cf_gpu_view out;       /* [n][Hv * D] */
+    int n, D, Hk, Hv;      /* D <= 256 */
+    bool grouped;          /* value head h reads key head h / (Hv / Hk), else h % Hk */
+    float eps;
+} cf_gpu_delta;
+void cf_gpu_delta_net(cf_gpu *g, const cf_gpu_delta *d);
+
+/* Mamba2's scan (scalar A) over a batch, as the CPU's mamba2_head: per
+ * head h (of H, in G groups sharing B and C) and token in order, with
+ * dt = softplus(dt_raw + dt_b[h]): S <- exp(dt a[h]) S + (dt x) B^T, then
+ * y = (S C + skip[h] x) silu(z).  Token rows hold z [D], x [D] (after the
+ * conv), B [G][N], C [G][N], dt_raw [H]; the group norm after is
+ * cf_gpu_rms_norm's (one call a group: its weights differ). */
+typedef struct cf_gpu_mamba2 {
+    cf_gpu_view rows;          /* token rows rows_ld apart */
+    int64_t rows_ld;
+    cf_gpu_view dt_b, a, skip; /* [H] each */
+    cf_gpu_view state;         /* [H][D / H][N]: S[p][i], head channel p, state i */
+    cf_gpu_view out;           /* y [n][D] */
+    int n, D, H, G, N;         /* D / H <= 256, N <= 256 and a multiple of 8 */
+} cf_gpu_mamba2;
+void cf_gpu_mamba2_scan(cf_gpu *g, const cf_gpu_mamba2 *m);
+
 /* Copy bytes (a multiple of 4) within or between buffers. */
 void cf_gpu_copy(cf_gpu *g, cf_gpu_view dst, cf_gpu_view src, size_t bytes);
 

@@ -202,6 +202,12 @@ typedef struct cf_ctx_params {
      * head where the head size allows (docs/kv-cache.md): true leaves it
      * unrotated (llama.cpp's LLAMA_ATTN_ROT_DISABLE). */
     bool kv_no_rotate;
+    /* Layers to offload to a GPU, as llama.cpp's -ngl: the last n (more
+     * than the model has: every layer and the output); 0 none.  The ones
+     * the GPU cannot run (docs/gpu.md), or that do not fit in its memory,
+     * stay on the CPU; cf_ctx_gpu_note says how it went. */
+    int n_gpu_layers;
+    int gpu_device; /* which of cf_gpu_count's devices (0: the first) */
 } cf_ctx_params;
 
 typedef struct cf_ctx cf_ctx;
@@ -219,6 +225,13 @@ cf_kv_type cf_ctx_kv_type_k(const cf_ctx *c);
 cf_kv_type cf_ctx_kv_type_v(const cf_ctx *c);
 /* Whether the cache's keys or values are stored rotated (kv_no_rotate). */
 bool cf_ctx_kv_rotated(const cf_ctx *c);
+/* How offloading went, one line ("offloaded 12/12 layers and the output
+ * to ...", or why it did not); "" when no layers were asked for. */
+const char *cf_ctx_gpu_note(const cf_ctx *c);
+/* Layers running on the GPU, and whether the output does. */
+int cf_ctx_gpu_layers(const cf_ctx *c, bool *output);
+/* The n_gpu_layers and gpu_device the context was made with. */
+void cf_ctx_gpu_asked(const cf_ctx *c, int *n_gpu_layers, int *gpu_device);
 /* Positions held in the cache; the next token goes at this position. */
 int cf_ctx_n_past(const cf_ctx *c);
 

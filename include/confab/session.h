@@ -50,6 +50,7 @@ typedef struct cf_session_params {
     int n_ctx, n_batch, n_threads;  /* 0: defaults (see cf_ctx_params) */
     cf_kv_type type_k, type_v;      /* of the KV cache (cf_ctx_params) */
     bool kv_no_rotate;
+    int n_gpu_layers, gpu_device;   /* layers offloaded to a GPU, and which (cf_ctx_params) */
     cf_load_mode load_mode;         /* of the weights; 0: CF_LOAD_AUTO */
     const char *chat_template;      /* built-in name, or NULL */
     const char *chat_template_file; /* Jinja file, or NULL */

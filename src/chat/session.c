@@ -174,7 +174,14 @@ static int open_template(cf_session *s, const cf_session_params *p, cf_err *err)
  * and sampler. */
 int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err)
 {
-    cf_ctx_params cp = {p->n_ctx, p->n_batch, p->n_threads, p->type_k, p->type_v, p->kv_no_rotate};
+    cf_ctx_params cp = {.n_ctx = p->n_ctx,
+                        .n_batch = p->n_batch,
+                        .n_threads = p->n_threads,
+                        .type_k = p->type_k,
+                        .type_v = p->type_v,
+                        .kv_no_rotate = p->kv_no_rotate,
+                        .n_gpu_layers = p->n_gpu_layers,
+                        .gpu_device = p->gpu_device};
     cf_sampler_params sp;
     cf_sampler_params_default(&sp);
     s->eng = &sess_local_engine;

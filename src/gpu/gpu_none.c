@@ -98,6 +98,16 @@ int cf_gpu_submit(cf_gpu *g, cf_err *err)
 }
 
 /* The ops: there is no device to record them on. */
+void cf_gpu_upload(cf_gpu *g, cf_gpu_view dst, const void *src, size_t n)
+{
+    (void)g, (void)dst, (void)src, (void)n;
+}
+
+void cf_gpu_download(cf_gpu *g, cf_gpu_view src, void *dst, size_t n)
+{
+    (void)g, (void)src, (void)dst, (void)n;
+}
+
 void cf_gpu_matmul(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t rows, int64_t k, cf_gpu_view x, int n,
                    cf_gpu_view y)
 {
@@ -109,6 +119,17 @@ void cf_gpu_matmul_id(cf_gpu *g, cf_type wt, cf_gpu_view w, size_t expert_bytes,
 {
     (void)g, (void)wt, (void)w, (void)expert_bytes, (void)rows, (void)k, (void)ids, (void)xrow, (void)x;
     (void)n, (void)y;
+}
+
+void cf_gpu_moe_route(cf_gpu *g, const cf_hparams *hp, cf_gpu_view logits, cf_gpu_view bias, int n,
+                      cf_gpu_view sel, cf_gpu_view w, cf_gpu_view xrow)
+{
+    (void)g, (void)hp, (void)logits, (void)bias, (void)n, (void)sel, (void)w, (void)xrow;
+}
+
+void cf_gpu_moe_sum(cf_gpu *g, cf_gpu_view y, cf_gpu_view w, int n, int k, int width, cf_gpu_view out, int64_t ld)
+{
+    (void)g, (void)y, (void)w, (void)n, (void)k, (void)width, (void)out, (void)ld;
 }
 
 void cf_gpu_get_rows(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t k, cf_gpu_view ids, int n, cf_gpu_view y)
@@ -157,6 +178,23 @@ void cf_gpu_add(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_ro
 void cf_gpu_mul(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, int n, int width, int64_t ld)
 {
     (void)g, (void)y, (void)a, (void)b, (void)b_rows, (void)n, (void)width, (void)ld;
+}
+
+void cf_gpu_conv(cf_gpu *g, cf_gpu_conv_kind kind, cf_gpu_view seq, int64_t ld, int n, int channels, cf_gpu_view w,
+                 cf_gpu_view bias, int K, cf_gpu_view window, cf_gpu_view out, int64_t ld_out)
+{
+    (void)g, (void)kind, (void)seq, (void)ld, (void)n, (void)channels, (void)w, (void)bias, (void)K, (void)window;
+    (void)out, (void)ld_out;
+}
+
+void cf_gpu_mamba2_scan(cf_gpu *g, const cf_gpu_mamba2 *m)
+{
+    (void)g, (void)m;
+}
+
+void cf_gpu_delta_net(cf_gpu *g, const cf_gpu_delta *d)
+{
+    (void)g, (void)d;
 }
 
 void cf_gpu_scale(cf_gpu *g, cf_gpu_view y, cf_gpu_view x, float s, int64_t count)

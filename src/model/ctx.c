@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_offload.h"
 #include "model_internal.h"
 #include "vec.h"
 
@@ -293,6 +294,9 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
         cf_ctx_free(c);
         return cf_fail(err, "out of memory for the activations of a %d-token batch", n_batch);
     }
+    c->gpu_asked[0] = p ? p->n_gpu_layers : 0;
+    c->gpu_asked[1] = p ? p->gpu_device : 0;
+    c->gpu = cf_offload_new(c, c->gpu_asked[0], c->gpu_asked[1], c->gpu_note, sizeof c->gpu_note);
     *out = c;
     return 0;
 }
@@ -301,6 +305,7 @@ void cf_ctx_free(cf_ctx *c)
 {
     if (!c)
         return;
+    cf_offload_free(c->gpu);
     cf_kv_free(&c->kv);
     cf_rs_free(c);
     free(c->ple);
@@ -339,6 +344,18 @@ const cf_model *cf_ctx_model(const cf_ctx *c) { return c->m; }
 int cf_ctx_n_ctx(const cf_ctx *c) { return c->kv.n_ctx; }
 int cf_ctx_n_past(const cf_ctx *c) { return c->kv.n_past; }
 int cf_ctx_n_threads(const cf_ctx *c) { return c->n_threads; }
+const char *cf_ctx_gpu_note(const cf_ctx *c) { return c->gpu_note; }
+void cf_ctx_gpu_asked(const cf_ctx *c, int *n_gpu_layers, int *gpu_device)
+{
+    *n_gpu_layers = c->gpu_asked[0];
+    *gpu_device = c->gpu_asked[1];
+}
+int cf_ctx_gpu_layers(const cf_ctx *c, bool *output)
+{
+    if (output)
+        *output = c->gpu && c->gpu->output;
+    return c->gpu ? c->gpu->n_layers : 0;
+}
 int cf_ctx_decode_threads(const cf_ctx *c) { return cf_busy_settled(&c->busy, c->n_threads); }
 cf_kv_type cf_ctx_kv_type_k(const cf_ctx *c) { return c->kv.type_k; }
 cf_kv_type cf_ctx_kv_type_v(const cf_ctx *c) { return c->kv.type_v; }

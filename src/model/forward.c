@@ -1,10 +1,12 @@
 /* The forward pass: each architecture's recipe, written once as calls to
  * the ops of backend.h, and the pass over a batch.  The layers run on the
- * CPU's threads, in one OpenMP parallel region (cpu_pass.h). */
+ * CPU's threads, in one OpenMP parallel region (cpu_pass.h), or those
+ * offloaded on a GPU (gpu_offload.h). */
 #include <omp.h>
 #include <string.h>
 
 #include "cpu_pass.h"
+#include "gpu_offload.h"
 
 /* A layer is a token mixer then an FFN, or one of them alone (nemotron_h:
  * each layer is Mamba2, attention or an MLP, under its one norm). */
@@ -168,6 +170,106 @@ static void run_batch(const cf_pass *P, int nth)
     }
 }
 
+/* ---- a pass with layers on a GPU -------------------------------------------- */
+
+/* Thread 0 records the offloaded layers into one submission while the
+ * others wait; x and the last block's output cross over wherever the pass
+ * changes sides. */
+static void gpu_enter(thr *T, gpu_exec *G, int l)
+{
+    const cf_pass *P = T->ex.P;
+    cf_offload *o = G->o;
+    const size_t bytes = (size_t)P->n * (size_t)P->hp->n_embd * sizeof(float);
+    cf_gpu_begin(o->g);
+    cf_gpu_upload(o->g, (cf_gpu_view){o->x, 0}, P->one ? T->b->x : P->c->x, bytes);
+    if (l > 0)
+        cf_gpu_upload(o->g, (cf_gpu_view){o->out, 0}, P->c->tmp, bytes);
+}
+
+/* Submit what was recorded (the token's one submission and wait). */
+static void gpu_submit(gpu_exec *G)
+{
+    cf_offload *o = G->o;
+    if (cf_gpu_submit(o->g, &o->err))
+        o->failed = true;
+}
+
+static void gpu_leave(thr *T, gpu_exec *G)
+{
+    const cf_pass *P = T->ex.P;
+    cf_offload *o = G->o;
+    const size_t bytes = (size_t)P->n * (size_t)P->hp->n_embd * sizeof(float);
+    cf_gpu_download(o->g, (cf_gpu_view){o->x, 0}, P->c->x, bytes);
+    cf_gpu_download(o->g, (cf_gpu_view){o->out, 0}, P->c->tmp, bytes);
+    gpu_submit(G);
+}
+
+/* All threads: the pass goes over to the GPU before layer l, or back. */
+static void cross(thr *T, gpu_exec *G, bool to_gpu, int l)
+{
+    const cf_pass *P = T->ex.P;
+    sync_all(T);
+    if (T->ith == 0) {
+        if (to_gpu)
+            gpu_enter(T, G, l);
+        else
+            gpu_leave(T, G);
+    }
+    if (to_gpu)
+        return;
+    sync_all(T);
+    if (P->one) /* every thread's own copy */
+        memcpy(T->b->x, P->c->x, (size_t)P->hp->n_embd * sizeof *T->b->x);
+}
+
+static void run_offloaded(const cf_pass *P, int nth)
+{
+    cf_offload *o = P->c->gpu;
+    o->failed = false;
+    memset(P->c->work, 0, (size_t)P->c->n_work * sizeof *P->c->work);
+    memset(P->c->shares, 0,
+           (size_t)P->c->n_work * (size_t)P->c->n_threads * CF_SHARE_STRIDE * sizeof *P->c->shares);
+#pragma omp parallel num_threads(nth)
+    {
+        thr T = {{&cf_cpu_ops, P}, NULL, omp_get_thread_num(), omp_get_num_threads(), 0};
+        T.b = &P->c->tb[T.ith];
+        cf_exec *e = &T.ex;
+        gpu_exec G = {.ex = {&cf_gpu_ops, P}, .o = o};
+        e->ops->embed(e);
+        if (P->hp->ple_dim)
+            e->ops->ple_inputs(e);
+        bool stopped = false, on_gpu = false;
+        for (int l = 0; l < P->hp->n_layer && !(stopped = P->may_stop && stop_asked(&T)); l++) {
+            if (o->layer[l] != on_gpu)
+                cross(&T, &G, on_gpu = o->layer[l], l);
+            if (!on_gpu)
+                layer(e, l);
+            else if (T.ith == 0)
+                layer(&G.ex, l);
+        }
+        const bool logits = P->logits && !stopped;
+        if (logits && o->output) {
+            if (!on_gpu)
+                cross(&T, &G, true, P->hp->n_layer);
+            const int rows = P->all_logits ? P->n : 1;
+            if (T.ith == 0) {
+                output(&G.ex);
+                cf_gpu_download(o->g, (cf_gpu_view){o->logits, 0}, P->logits,
+                                (size_t)rows * (size_t)P->hp->n_vocab * sizeof *P->logits);
+                gpu_submit(&G);
+            }
+            sync_all(&T);
+            if (P->hp->logit_scale != 1.0f || P->hp->logit_softcap > 0) /* the GPU's logit_scale left it */
+                e->ops->logit_scale(e, rows);
+        } else {
+            if (on_gpu) /* the caches' stores, and x back */
+                cross(&T, &G, false, P->hp->n_layer);
+            if (logits)
+                output(e);
+        }
+    }
+}
+
 /* Back to the n_past of `start`, as before a decode that did not finish. */
 static void undo_decode(cf_ctx *c, int start)
 {
@@ -223,14 +325,18 @@ static int decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
             const uint64_t t0 = cf_now_ns();
             const int nth = cf_busy_threads(&c->busy, c->n_threads, t0);
             c->bar.stall_ns = 0;
-            run_batch(&P, nth);
+            (c->gpu ? run_offloaded : run_batch)(&P, nth);
             const uint64_t t1 = cf_now_ns();
             /* the waits of the threads that waited: one preempted thread
              * keeps nth - 1 waiting at once, delaying the pass once */
             cf_busy_report(&c->busy, c->n_threads, nth, t1 - t0, nth > 1 ? c->bar.stall_ns / (uint64_t)(nth - 1) : 0,
                            t1);
         } else {
-            run_batch(&P, cf_busy_batch_threads(&c->busy, c->n_threads, cf_now_ns()));
+            (c->gpu ? run_offloaded : run_batch)(&P, cf_busy_batch_threads(&c->busy, c->n_threads, cf_now_ns()));
+        }
+        if (c->gpu && c->gpu->failed) {
+            undo_decode(c, start);
+            return cf_fail(err, "GPU: %s", c->gpu->err.msg);
         }
         if (c->stopping) {
             undo_decode(c, start);

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include "confab/platform.h"
+#include "gpu_offload.h"
 #include "model_internal.h"
 #include "vec.h"
 
@@ -258,6 +259,9 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
         return 0;
     if (cf_rs_active(c))
         return discard_recurrent(c, p0, p1, err);
+    /* offloaded layers' keys move here, on their way back */
+    if (cf_offload_kv_pull(c->gpu, kv, kv->n_past, err))
+        return -1;
     /* Rotating a key by -delta angles moves it from position p to p - delta:
      * RoPE at p is a rotation by p * theta_i, and rotations compose. */
     float cos_t[2][512], sin_t[2][512], row[1024];
@@ -284,7 +288,7 @@ int cf_ctx_kv_discard(cf_ctx *c, int p0, int p1, cf_err *err)
         }
     }
     kv->n_past -= delta;
-    return 0;
+    return cf_offload_kv_push(c->gpu, kv, kv->n_past, err);
 }
 
 /* Saved layout: for each layer, K then V (none in a K-only cache), each
@@ -358,6 +362,8 @@ int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err
     const cf_kv *kv = &c->kv;
     if (n < 0 || n > kv->n_past || size < cf_ctx_kv_bytes(c, n) || (cf_rs_active(c) && n != kv->n_past))
         return cf_fail(err, "cannot save %d cache positions (%d held)", n, kv->n_past);
+    if (cf_offload_kv_pull(c->gpu, kv, n, err))
+        return -1;
     uint8_t *out = dst;
     for (int l = 0; l < kv->n_layer; l++) {
         for (int h = 0; h < kv->n_head_kv[l]; h++, out += (size_t)n * k_row(kv, l))
@@ -393,6 +399,7 @@ int cf_ctx_kv_load(cf_ctx *c, int n, const void *src, uint64_t size, cf_err *err
         while (c->n_ckpt) /* they belonged to the state replaced */
             free(c->ckpt[--c->n_ckpt].state);
     }
-    kv->n_past = n;
-    return 0;
+    /* the offloaded layers' part, or nothing held */
+    kv->n_past = cf_offload_kv_push(c->gpu, kv, n, err) ? 0 : n;
+    return kv->n_past == n ? 0 : -1;
 }

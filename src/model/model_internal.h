@@ -227,6 +227,10 @@ struct cf_ctx {
     uint64_t *shares;
     cf_barrier bar;
     cf_busy busy;
+    /* the layers offloaded to a GPU (gpu_offload.h), NULL: none */
+    struct cf_offload *gpu;
+    int gpu_asked[2]; /* cf_ctx_params' n_gpu_layers and gpu_device */
+    char gpu_note[CF_ERR_MSG_MAX + 128];
     /* cf_ctx_set_cancel's check, and its answer for the pass running */
     bool (*cancel)(void *ud);
     void *cancel_ud;
