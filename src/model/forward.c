@@ -369,16 +369,36 @@ int cf_ctx_replay(cf_ctx *c, const int32_t *tokens, int n, cf_err *err)
     return decode(c, tokens, n, NULL, false, false, err);
 }
 
+/* Each context's token by its lone decode, in turn; on a failure the
+ * ones done are undone. */
+static int decode_each(cf_ctx *const *ctxs, const int32_t *tokens, int n, float *logits,
+                       cf_err *err)
+{
+    const size_t V = (size_t)ctxs[0]->m->hp.n_vocab;
+    for (int i = 0; i < n; i++)
+        if (decode(ctxs[i], &tokens[i], 1, logits ? logits + (size_t)i * V : NULL, false, false,
+                   err)) {
+            while (i-- > 0)
+                undo_decode(ctxs[i], ctxs[i]->kv.n_past - 1);
+            return -1;
+        }
+    return 0;
+}
+
 /* The group's pass: one batch whose token t is ctxs[t]'s, each at its own
  * position (cf_pass.ctxs); as a batch, it reads each matrix once for all
- * the tokens.  One token alone takes the lone decode's path. */
+ * the tokens.  One token alone takes the lone decode's path, and so do
+ * contexts with layers on a GPU (whose caches are there, each its own). */
 int cf_forward_group(cf_ctx *const *ctxs, const int32_t *tokens, int n, float *logits,
                      cf_err *err)
 {
     cf_ctx *c = ctxs[0];
     const cf_hparams *hp = &c->m->hp;
-    if (n == 1)
-        return decode(c, tokens, 1, logits, false, false, err);
+    bool offloaded = false;
+    for (int i = 0; i < n; i++)
+        offloaded |= ctxs[i]->gpu != NULL;
+    if (n == 1 || offloaded)
+        return decode_each(ctxs, tokens, n, logits, err);
     int pos[n];
     for (int i = 0; i < n; i++) {
         pos[i] = ctxs[i]->kv.n_past;

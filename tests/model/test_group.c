@@ -5,12 +5,14 @@
  * with only some of them, and each context's logits must be the bytes
  * the same context gives decoding the same tokens alone on 1 thread.
  * Dense, MoE, sliding-window, learned-position, latent-attention and
- * hybrid models (recurrent state per context).  A group that cannot run
- * changes no context.
+ * hybrid models (recurrent state per context), and contexts with their
+ * layers on a GPU (lavapipe; they decode alone, in turn).  A group that
+ * cannot run changes no context.
  * usage: test_group MODEL_FILE... (relative to ../shared/models) */
 #include <stdlib.h>
 #include <string.h>
 
+#include "confab/gpu.h"
 #include "confab/model.h"
 #include "harness.h"
 
@@ -25,16 +27,18 @@ static void make_ids(int32_t *ids, int n, int V, unsigned seed)
     }
 }
 
-static cf_ctx *open_ctx(const cf_model *m, int n_ctx, int threads, cf_kv_type kv)
+static cf_ctx *open_ctx(const cf_model *m, int n_ctx, int threads, cf_kv_type kv, int ngl)
 {
-    cf_ctx_params p = {.n_ctx = n_ctx, .n_threads = threads, .type_k = kv, .type_v = kv};
+    cf_ctx_params p = {.n_ctx = n_ctx, .n_threads = threads, .type_k = kv, .type_v = kv,
+                       .n_gpu_layers = ngl};
     cf_ctx *c = NULL;
     cf_err err;
     CHECKF(cf_ctx_new(m, &p, &c, &err) == 0, "%s", err.msg);
     return c;
 }
 
-static void check_model(const char *file, cf_kv_type kv, int threads)
+/* ngl: layers on the GPU (-1: every one). */
+static void check_model(const char *file, cf_kv_type kv, int threads, int ngl)
 {
     cf_model *m;
     cf_err err;
@@ -44,12 +48,14 @@ static void check_model(const char *file, cf_kv_type kv, int threads)
     }
     const int V = cf_model_hparams(m)->n_vocab, train = cf_model_hparams(m)->n_ctx_train;
     const int n_ctx = train < 512 ? train : 512;
+    if (ngl < 0)
+        ngl = cf_model_hparams(m)->n_layer;
     cf_ctx *group[N], *alone[N];
     float *lg = malloc((size_t)N * (size_t)V * sizeof *lg), *want = malloc((size_t)V * sizeof *want);
     int32_t ids[512];
     for (int i = 0; i < N; i++) {
-        group[i] = open_ctx(m, n_ctx, threads, kv);
-        alone[i] = open_ctx(m, n_ctx, 1, kv);
+        group[i] = open_ctx(m, n_ctx, threads, kv, ngl);
+        alone[i] = open_ctx(m, n_ctx, 1, kv, ngl);
         const int len = prompt_len[i] < n_ctx - STEPS ? prompt_len[i] : n_ctx - STEPS;
         make_ids(ids, len, V, 7u + (unsigned)i);
         CHECK(cf_ctx_decode(group[i], ids, len, NULL, false, &err) == 0);
@@ -74,10 +80,10 @@ static void check_model(const char *file, cf_kv_type kv, int threads)
             diffs += memcmp(lg + (size_t)k * V, want, (size_t)V * sizeof *want) != 0;
         }
     }
-    CHECKF(diffs == 0, "%s (kv %s, %d threads): %d logits rows of the group differ from lone "
-           "decodes", file, cf_kv_type_name(kv), threads, diffs);
+    CHECKF(diffs == 0, "%s (kv %s, %d threads, %d layers on a GPU): %d logits rows of the group "
+           "differ from lone decodes", file, cf_kv_type_name(kv), threads, ngl, diffs);
     /* a full context stops the whole group, and nothing changes */
-    cf_ctx *tiny = open_ctx(m, 16, 1, kv);
+    cf_ctx *tiny = open_ctx(m, 16, 1, kv, 0);
     make_ids(ids, 16, V, 3u);
     CHECK(cf_ctx_decode(tiny, ids, 16, NULL, false, &err) == 0);
     cf_ctx *two[2] = {group[0], tiny};
@@ -106,9 +112,14 @@ int main(int argc, char **argv)
         char rel[256];
         snprintf(rel, sizeof rel, "models/%s", argv[i]);
         for (int threads = 1; threads <= 3; threads++)
-            check_model(rel, CF_KV_F32, threads);
+            check_model(rel, CF_KV_F32, threads, 0);
     }
-    check_model("models/stories260K.gguf", CF_KV_F16, 2);
-    check_model("models/qwen3.Q8_0.gguf", CF_KV_Q8_0, 2);
+    check_model("models/stories260K.gguf", CF_KV_F16, 2, 0);
+    check_model("models/qwen3.Q8_0.gguf", CF_KV_Q8_0, 2, 0);
+    cf_err err;
+    if (cf_gpu_count(&err) > 0)
+        check_model("models/stories260K.gguf", CF_KV_F16, 2, -1);
+    else
+        fprintf(stderr, "no GPU, none offloaded: %s\n", err.msg);
     return test_summary("test_group");
 }
