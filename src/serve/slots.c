@@ -16,7 +16,9 @@
  * A token's logits are the same bits in a group as alone (the kernels'
  * sums do not depend on the batch), so a reply does not depend on what
  * the other slots do.  A request joins between two steps (continuous
- * batching); one that finds every slot busy waits in the queue. */
+ * batching); one that finds every slot busy waits in the queue.  It goes
+ * to the idle slot whose conversation shares the most leading messages
+ * with its own (a client continuing its chat finds its cache). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,7 @@ typedef struct serve_slot {
     cf_session *s;
     pthread_t th;
     bool started;
+    bool waiting;     /* idle, waiting for a job (under the server's lock) */
     slot_state state;
     /* its token in the step being gathered, and the answer */
     bool asked, answered;
@@ -61,6 +64,7 @@ struct serve_slots {
     double first_ask;   /* when the first of them asked */
     uint64_t steps, stepped; /* steps run, and the tokens they decoded */
     int openers;        /* slots waiting to open a request */
+    const serve_job *offered; /* the job a slot woke the others for (the server's lock) */
     bool opener_due;    /* a step ran while they waited: one of them goes before the next */
     /* the step's gathered work */
     cf_ctx **ctxs;
@@ -220,21 +224,65 @@ static void leave(serve_slot *sl)
     pthread_mutex_unlock(&g->mu);
 }
 
+/* The leading messages of job j that slot sl's conversation has too. */
+static int shared_messages(const serve_slot *sl, const serve_job *j)
+{
+    const int n = cf_session_n_messages(sl->s);
+    int k = 0;
+    while (k < n && k < j->req.n_msgs) {
+        const cf_message *a = cf_session_message(sl->s, k), *b = &j->req.msgs[k];
+        if (a->role != b->role || strcmp(a->content, b->content))
+            break;
+        k++;
+    }
+    return k;
+}
+
+/* The queue's next job for slot sl, the server's lock held: the first,
+ * unless another idle slot shares more of its conversation (a tie is
+ * sl's); NULL when the server stops and none is left. */
+static serve_job *next_job(serve_slot *sl)
+{
+    server *sv = sl->all->sv;
+    struct serve_slots *g = sl->all;
+    sl->waiting = true;
+    for (;;) {
+        serve_job *j = sv->head;
+        if (!j && sv->stopping)
+            break;
+        bool mine = j != NULL;
+        if (j && !sv->stopping && g->n > 1) {
+            const int own = shared_messages(sl, j);
+            for (int i = 0; i < g->n && mine; i++)
+                mine = &g->slot[i] == sl || !g->slot[i].waiting ||
+                       shared_messages(&g->slot[i], j) <= own;
+            if (!mine && g->offered != j) { /* the better slot takes it */
+                g->offered = j;
+                pthread_cond_broadcast(&sv->cv);
+            }
+        }
+        if (mine) {
+            sv->head = j->next;
+            if (!sv->head)
+                sv->tail = NULL;
+            sv->queued--;
+            g->offered = NULL;
+            sl->waiting = false;
+            return j;
+        }
+        pthread_cond_wait(&sv->cv, &sv->mu);
+    }
+    sl->waiting = false;
+    return NULL;
+}
+
 static void *slot_main(void *arg)
 {
     serve_slot *sl = arg;
     server *sv = sl->all->sv;
     for (;;) {
         pthread_mutex_lock(&sv->mu);
-        while (!sv->head && !sv->stopping)
-            pthread_cond_wait(&sv->cv, &sv->mu);
-        serve_job *j = sv->head;
-        if (j) {
-            sv->head = j->next;
-            if (!sv->head)
-                sv->tail = NULL;
-            sv->queued--;
-        }
+        serve_job *j = next_job(sl);
         bool stopping = sv->stopping;
         pthread_mutex_unlock(&sv->mu);
         if (!j)

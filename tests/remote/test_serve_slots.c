@@ -3,7 +3,8 @@
  * test delays make each layer of a prompt's batch 100 ms and each piece
  * of a reply 20 ms, so the figures are the scheduler's, not the machine's
  * load); GET /slots; a client that leaves mid-reply cuts its own slot's
- * reply alone; and the options' errors. */
+ * reply alone; a client continuing its chat finds it in the slot that
+ * holds it; and the options' errors. */
 #include <poll.h>
 
 #include "serve_util.h"
@@ -109,6 +110,57 @@ static void test_interleaved(const char *dir)
     CHECK(log_has(&sv, "cut: the client went away"));
 }
 
+/* Three clients' chats, each turn sent in turn: every turn after the
+ * first goes to the slot that holds its chat (the cache keeps the whole
+ * conversation before the new message), whatever slot went idle first. */
+static void test_continuing(const char *dir)
+{
+    char *args[] = {"-np", "3", "-c", "3072", NULL};
+    server sv;
+    if (start_with(&sv, dir, "continuing", NULL, args)) {
+        CHECKF(0, "confab serve did not start");
+        return;
+    }
+    enum { CHATS = 3, TURNS = 4 };
+    char convo[CHATS][6000];
+    int misses = 0, before[CHATS] = {0};
+    for (int c = 0; c < CHATS; c++)
+        snprintf(convo[c], sizeof convo[c], "{\"role\":\"user\",\"content\":\"Chat %d: tell me "
+                 "about the sea and the stars and the small boat.\"}", c);
+    for (int t = 0; t < TURNS; t++)
+        for (int c = 0; c < CHATS; c++) {
+            char body[6200];
+            snprintf(body, sizeof body, "{\"messages\":[%.6000s],\"max_tokens\":6,\"temperature\":0}",
+                     convo[c]);
+            response r;
+            cf_oai_chunk ch = {0};
+            bool ok = request(sv.port, "POST", "/v1/chat/completions", body, true, &r) == 0 &&
+                      read_whole(&r, &ch);
+            CHECK(ok);
+            if (!ok)
+                continue;
+            const int prompt = ch.usage.prompt_tokens, cached = ch.usage.cached_tokens;
+            /* all but the new user message and the turn markers around it */
+            /* the whole conversation the last turn saw, its reply too */
+            misses += t > 0 && cached < before[c];
+            before[c] = prompt;
+            size_t k = strlen(convo[c]);
+            k += (size_t)snprintf(convo[c] + k, sizeof convo[c] - k,
+                                  ",{\"role\":\"assistant\",\"content\":\"");
+            for (const char *p = ch.content; *p && k + 8 < sizeof convo[c]; p++)
+                k += (size_t)((unsigned char)*p < 0x20 || *p == '"' || *p == '\\'
+                                  ? snprintf(convo[c] + k, sizeof convo[c] - k, "\\u%04x", *p)
+                                  : snprintf(convo[c] + k, sizeof convo[c] - k, "%c", *p));
+            snprintf(convo[c] + k, sizeof convo[c] - k,
+                     "\"},{\"role\":\"user\",\"content\":\"And then, part %d?\"}", t + 1);
+            cf_oai_chunk_free(&ch);
+            response_free(&r);
+        }
+    CHECKF(misses == 0, "%d of %d continued chats missed their slot's cache", misses,
+           CHATS * (TURNS - 1));
+    CHECK(WIFEXITED(stop(&sv)));
+}
+
 /* confab serve ARGS... exits with status 2 and says msg. */
 static void refused(const char *dir, const char *args, const char *msg)
 {
@@ -136,6 +188,7 @@ int main(void)
     if (test_dir(dir, sizeof dir, "slots"))
         return 1;
     test_interleaved(dir);
+    test_continuing(dir);
     refused(dir, "-np 0", "--parallel");
     refused(dir, "--parallel 65", "--parallel");
     refused(dir, "-np 2 --lookup", "--parallel 1 only");
