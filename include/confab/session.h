@@ -75,6 +75,12 @@ typedef struct cf_session_params {
     const char *draft_model;
     bool lookup;
     const cf_spec_params *spec;
+    /* cf_session_set_messages renders every message from its text, never
+     * from the tokens the model wrote for it, so that the prompt depends
+     * on the messages alone and not on what the session answered before
+     * (serve: a reply is the same whichever slot answers it, whatever came
+     * before); the cache still keeps the tokens the two share. */
+    bool messages_as_text;
     /* A model open already (serve's slots share one): used instead of
      * loading model_path (still its name), and not freed with the session,
      * which must go before it.  NULL: load model_path. */

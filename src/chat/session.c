@@ -243,6 +243,7 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
     s->n_predict = -1;
     s->now = (int64_t)time(NULL);
     s->any_model = p->any_model;
+    s->messages_as_text = p->messages_as_text;
     s->test_delay_ms = sess_test_delay_ms();
     if ((p->endpoint ? sess_remote_open(s, p, err) : sess_local_open(s, p, err)) ||
         sess_branches_init(s, err))

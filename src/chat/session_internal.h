@@ -87,6 +87,7 @@ struct cf_session {
     bool model_shared;             /* cf_session_params.model: not ours to free */
     char *model_path, *model_pick; /* its file's absolute path, cf_session_params.model_pick ("") */
     bool any_model;                /* cf_session_params.any_model */
+    bool messages_as_text;         /* cf_session_params.messages_as_text */
     cf_tokenizer *tok;
     cf_ctx *ctx;
     cf_chat_template *tmpl;

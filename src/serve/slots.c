@@ -361,6 +361,7 @@ int serve_slots_open(server *sv, cf_err *err)
     cf_session_params sp = p->session;
     sp.model = g->model;
     sp.n_ctx = g->n_ctx;
+    sp.messages_as_text = true; /* a reply is the same on any slot, after any request */
     if (n > 1 && sp.n_batch <= 0)
         sp.n_batch = PREFILL_BATCH;
     for (int i = 0; i < n; i++) {

@@ -1,5 +1,5 @@
 // A reply does not depend on the load: 16 clients, each holding a
-// conversation of 5 streamed requests (with logprobs, so that the
+// conversation of 4 streamed requests (with logprobs, so that the
 // probabilities' bits are compared too), run first one request at a time,
 // then all 16 clients at once against confab serve --parallel 4 (and
 // beside them a request for two choices).  Every request is answered, each
@@ -11,7 +11,7 @@ const OpenAI = require('openai');
 
 const base = process.env.CONFAB_URL, key = process.env.CONFAB_KEY, pid = process.env.CONFAB_PID;
 const client = new OpenAI({ baseURL: base, apiKey: key, timeout: 60000, maxRetries: 0 });
-const CLIENTS = 16, TURNS = 5;
+const CLIENTS = 16, TURNS = 4;
 const animals = ['cat', 'dog', 'bird', 'fish', 'frog', 'bear', 'fox', 'owl'];
 
 function rssKb() {
@@ -29,7 +29,7 @@ function request(c, k, replies) {
             messages.push({ role: 'assistant', content: replies[i] });
     }
     return { model: 'tiny', messages, stream: true, stream_options: { include_usage: true },
-             seed: 1000 * c + k, max_tokens: 12 + (7 * c + 5 * k) % 29,
+             seed: 1000 * c + k, max_tokens: 8 + (7 * c + 5 * k) % 23,
              temperature: c % 4 === 3 ? 0 : 0.9, logprobs: true, top_logprobs: 2 };
 }
 
