@@ -6,9 +6,12 @@
  *
  * - A slot whose reply is generating asks for its next token to be
  *   evaluated and waits; once every generating slot has asked (or the
- *   first asked STRAGGLER_MS ago), one of them evaluates all the asked
- *   tokens in one pass (cf_ctx_decode_group: decoding is memory-bound, so
- *   N tokens cost little more than one) and wakes the others.
+ *   first asked STRAGGLER_MS ago), the steps' own thread evaluates all the
+ *   asked tokens in one pass (cf_ctx_decode_group: decoding is
+ *   memory-bound, so N tokens cost little more than one) and wakes them.
+ *   One thread runs every step so that they keep one OpenMP team, its
+ *   threads warm (a team per slot, woken in turn, waits for the scheduler
+ *   on a loaded machine).  One slot decodes alone, as without slots.
  * - A slot that opens a request (its prompt, a context shift) holds the
  *   model for it; between the batches of a long prompt it lets a step of
  *   the generating slots go first, so they wait one batch at most.
@@ -56,8 +59,11 @@ struct serve_slots {
     cf_model *model;
     int n, n_ctx, n_vocab;
     serve_slot *slot;
+    pthread_t stepper;  /* the steps' thread (more than one slot) */
+    bool stepper_started;
     pthread_mutex_t mu; /* all below, and each slot's state and request */
     pthread_cond_t cv;
+    bool quit;          /* the stepper's end */
     bool busy;          /* a forward pass runs, or a slot opening a request holds the model */
     int generating;     /* slots in SLOT_GENERATING */
     int asking;         /* of them, those whose token waits for the next step */
@@ -148,22 +154,35 @@ static int slot_decode(void *ud, cf_ctx *ctx, int32_t token, float *logits, cf_e
     if (g->asking++ == 0)
         g->first_ask = cf_now_ms();
     pthread_cond_broadcast(&g->cv);
-    while (!sl->answered) {
-        double waited = cf_now_ms() - g->first_ask;
-        if (step_due(g, waited)) {
-            step(g);
-            continue;
-        }
-        struct timespec ts;
-        deadline_in(&ts, g->busy || waited >= STRAGGLER_MS ? 50 : STRAGGLER_MS - waited);
-        pthread_cond_timedwait(&g->cv, &g->mu, &ts);
-    }
+    while (!sl->answered)
+        pthread_cond_wait(&g->cv, &g->mu);
     sl->asked = false;
     int rc = sl->rc;
     if (rc)
         *err = sl->err;
     pthread_mutex_unlock(&g->mu);
     return rc;
+}
+
+/* The steps' thread. */
+static void *stepper_main(void *arg)
+{
+    struct serve_slots *g = arg;
+    pthread_mutex_lock(&g->mu);
+    while (!g->quit) {
+        const double waited = cf_now_ms() - g->first_ask;
+        if (step_due(g, waited)) {
+            step(g);
+        } else if (g->asking == 0 || g->busy || g->opener_due) {
+            pthread_cond_wait(&g->cv, &g->mu);
+        } else { /* the stragglers' time */
+            struct timespec ts;
+            deadline_in(&ts, STRAGGLER_MS - waited);
+            pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
 }
 
 /* The model for a slot's prompt, the lock held: after the step that
@@ -372,7 +391,8 @@ int serve_slots_open(server *sv, cf_err *err)
             free_slots(g);
             return -1;
         }
-        cf_session_set_group(sl->s, slot_decode, slot_pause, sl);
+        if (n > 1) /* one slot decodes alone, as a server without slots */
+            cf_session_set_group(sl->s, slot_decode, slot_pause, sl);
     }
     sv->slots = g;
     sv->s = g->slot[0].s;
@@ -382,6 +402,11 @@ int serve_slots_open(server *sv, cf_err *err)
 int serve_slots_start(server *sv, cf_err *err)
 {
     struct serve_slots *g = sv->slots;
+    if (g->n > 1) {
+        if (pthread_create(&g->stepper, NULL, stepper_main, g))
+            return cf_fail(err, "cannot start the slots' stepping thread");
+        g->stepper_started = true;
+    }
     for (int i = 0; i < g->n; i++) {
         if (pthread_create(&g->slot[i].th, NULL, slot_main, &g->slot[i])) {
             serve_slots_stop(sv);
@@ -404,6 +429,14 @@ void serve_slots_stop(server *sv)
             pthread_join(g->slot[i].th, NULL);
             g->slot[i].started = false;
         }
+    if (g->stepper_started) {
+        pthread_mutex_lock(&g->mu);
+        g->quit = true;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+        pthread_join(g->stepper, NULL);
+        g->stepper_started = false;
+    }
     if (g->n > 1 && g->steps)
         serve_log(sv, "slots: %llu tokens decoded in %llu steps (%.2f a step)",
                   (unsigned long long)g->stepped, (unsigned long long)g->steps,
