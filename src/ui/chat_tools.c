@@ -71,8 +71,13 @@ void chat_tools_close(chat *c)
 int chat_tools_before(chat *c, cf_err *err)
 {
     chat_tools *t = c->tools;
+    char format[16];
     if (!t || !t->required)
         return 0;
+    const char *f = cf_session_get(c->s, "format", format, sizeof format);
+    if (f && strcmp(f, "off"))
+        return cf_fail_as(err, CF_E_USAGE, "--tool-choice required: a reply cannot also keep to "
+                                           "a format (/set format off)");
     /* the format's own syntax, else a bare call where the vocabulary cannot
      * spell its markers */
     for (int framed = 1; framed >= 0; framed--) {
