@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "confab/session.h"
 #include "confab/template.h"
@@ -158,6 +159,15 @@ static void test_continue(void)
     const cf_message *last = cf_session_message(s, 3), *t = cf_session_message(s, 2);
     CHECK(cf_session_n_messages(s) == 4 && last->role == CF_ROLE_ASSISTANT && got == 3 &&
           t->role == CF_ROLE_TOOL && !strcmp(t->tool_call_id, "c1"));
+    /* a session file keeps the tool's result and its call id */
+    char path[] = "/tmp/confab-tools-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    CHECKF(cf_session_save(s, path, &err) == 0 && cf_session_load(s, path, &err) == 0, "%s", err.msg);
+    unlink(path);
+    t = cf_session_message(s, 2);
+    CHECK(cf_session_n_messages(s) == 4 && t->role == CF_ROLE_TOOL && !strcmp(t->tool_call_id, "c1") &&
+          !strcmp(t->content, "22 C"));
     /* the prompt shows the result as the template wraps it */
     char *text;
     int n_tok, n_cached;
