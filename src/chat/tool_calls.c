@@ -136,6 +136,14 @@ static int add_call(calls *cs, const char *name, size_t name_len, const cf_json 
     return 0;
 }
 
+/* add_call with arguments that are taken over (freed); none: not a call. */
+static int take_call(calls *cs, const char *name, size_t name_len, cf_json *args, const char *id)
+{
+    int rc = args ? add_call(cs, name, name_len, args, id) : -1;
+    cf_json_free(args);
+    return rc;
+}
+
 static const char *str_of(const cf_json *o, const char *key)
 {
     const cf_json *v = o ? cf_json_get(o, key) : NULL;
@@ -211,8 +219,8 @@ static int parse_qwen_xml(cursor *c, calls *cs)
                 return -1;
             }
         }
-        int rc = args && eat(c, "</function>") ? add_call(cs, name, name_len, args, NULL) : -1;
-        cf_json_free(args);
+        int rc = eat(c, "</function>") ? take_call(cs, name, name_len, args, NULL)
+                                       : (cf_json_free(args), -1);
         if (rc)
             return -1;
         skip_blanks(c);
@@ -269,8 +277,7 @@ static int parse_mistral_args(cursor *c, calls *cs)
     while (skip_blanks(c), eat(c, "[TOOL_CALLS]")) {
         const char *name = until(c, "[ARGS]", &len);
         cf_json *v = name ? take_json(c) : NULL;
-        int rc = v ? add_call(cs, name, len, v, NULL) : -1;
-        cf_json_free(v);
+        int rc = take_call(cs, name, len, v, NULL);
         if (rc)
             return -1;
     }
@@ -333,8 +340,7 @@ static int parse_gemma4(cursor *c, calls *cs)
     while (skip_blanks(c), eat(c, "<|tool_call>")) {
         const char *name = eat(c, "call:") ? until(c, "{", &len) : NULL;
         cf_json *args = name ? gemma_items(c, true, 0) : NULL;
-        int rc = args ? add_call(cs, name, len, args, NULL) : -1;
-        cf_json_free(args);
+        int rc = take_call(cs, name, len, args, NULL);
         if (rc || !eat(c, "<tool_call|>"))
             return rc;
     }
@@ -369,8 +375,7 @@ static int parse_deepseek(cursor *c, calls *cs)
             eat(&b, "```json");
         }
         cf_json *v = take_json(&b);
-        int rc = v ? add_call(cs, name, len, v, NULL) : -1;
-        cf_json_free(v);
+        int rc = take_call(cs, name, len, v, NULL);
         if (rc)
             return -1;
     }
@@ -398,8 +403,7 @@ static int parse_glm(cursor *c, calls *cs)
                 return -1;
             }
         }
-        int rc = args ? add_call(cs, name, name_len, args, NULL) : -1;
-        cf_json_free(args);
+        int rc = take_call(cs, name, name_len, args, NULL);
         if (rc)
             return -1;
         skip_blanks(c);
@@ -427,8 +431,7 @@ static int parse_kimi(cursor *c, calls *cs)
             name_len -= 10;
         }
         cf_json *v = take_json(c);
-        int rc = v ? add_call(cs, name, name_len, v, id) : -1;
-        cf_json_free(v);
+        int rc = take_call(cs, name, name_len, v, id);
         if (rc)
             return -1;
         skip_blanks(c);
@@ -452,8 +455,7 @@ static int parse_harmony(cursor *c, calls *cs, const char *recipient)
     if (!*recipient)
         return parse_json(c, cs);
     cf_json *v = take_json(c);
-    int rc = v ? add_call(cs, recipient, strlen(recipient), v, NULL) : -1;
-    cf_json_free(v);
+    int rc = take_call(cs, recipient, strlen(recipient), v, NULL);
     return rc;
 }
 

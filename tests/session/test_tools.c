@@ -17,22 +17,8 @@
 #include "confab/tools.h"
 #include "harness.h"
 #include "json_file.h"
+#include "template/tt_util.h"
 #include "session_internal.h"
-
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n)
-        buf[n] = 0;
-    fclose(f);
-    return buf;
-}
 
 static char *dump(const cf_json *v)
 {
@@ -76,7 +62,7 @@ static void test_rendering(const cf_json *ref, const cf_json *r)
     const cf_json *want = cf_json_get(r, "output");
     char rel[256];
     snprintf(rel, sizeof rel, "templates/%s", name);
-    char *src = read_all(shared_path(rel));
+    char *src = tt_read(shared_path(rel), NULL);
     CHECKF(src, "cannot read %s", rel);
     if (!src)
         return;
@@ -86,7 +72,7 @@ static void test_rendering(const cf_json *ref, const cf_json *r)
     CHECKF(cf_chat_template_from_jinja(src, strlen(src), "test", &t, &err) == 0, "%s: %s", name,
            err.msg);
     cf_chat_opts o = {.bos_token = "<s>", .eos_token = "</s>", .add_generation_prompt = true,
-                      .tools_json = tools, .now = 1768435200};
+                      .tools_json = tools, .now = TT_NOW};
     char *out = NULL;
     int rc = cf_chat_render_json(t, msgs, strlen(msgs), &o, &out, NULL, &err);
     if (want)
@@ -109,7 +95,7 @@ static void test_rendering(const cf_json *ref, const cf_json *r)
         free(msgs);
         return;
     }
-    s->now = 1768435200; /* the references' clock: 2026-01-15 */
+    s->now = TT_NOW; /* the references' clock */
     const cf_json *jm = cf_json_get(ref, "messages");
     cf_message m[16];
     char *owned[16] = {0};
