@@ -33,6 +33,8 @@ typedef enum cf_tool_format {
     CF_TOOLS_GLM,        /* <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call> */
     CF_TOOLS_KIMI,       /* <|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...} */
     CF_TOOLS_COMMAND_R,  /* <|START_ACTION|>[{"tool_name", "parameters"}]<|END_ACTION|> */
+    CF_TOOLS_NEMOTRON,   /* <TOOLCALL>[{"name", "arguments"}]</TOOLCALL>: Nemotron Nano v2 */
+    CF_TOOLS_PYTHONIC,   /* <|tool_call_start|>[name(key="text", n=1)]<|tool_call_end|>: LFM2 */
     CF_TOOLS_JSON,       /* one bare {"name", "arguments"}: what a required call's grammar writes */
 } cf_tool_format;
 

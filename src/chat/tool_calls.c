@@ -271,6 +271,99 @@ static int parse_command_r(cursor *c, calls *cs)
     return parse_marked_list(c, cs, "<|START_ACTION|>", "parameters");
 }
 
+static int parse_nemotron(cursor *c, calls *cs)
+{
+    return parse_marked_list(c, cs, "<TOOLCALL>", "arguments");
+}
+
+/* Python's literals as JSON: 'text' or "text", numbers, True, False,
+ * None, [lists] and {dicts}. */
+static cf_json *py_value(cursor *c, int depth)
+{
+    skip_blanks(c);
+    if (depth > 64 || c->p >= c->end)
+        return NULL;
+    char q = *c->p;
+    if (q == '\'' || q == '"') {
+        cf_jbuf b = {0};
+        for (c->p++; c->p < c->end && *c->p != q; c->p++) {
+            if (*c->p == '\\' && c->p + 1 < c->end) {
+                char e = *++c->p;
+                cf_jbuf_putc(&b, e == 'n' ? '\n' : e == 't' ? '\t' : e);
+            } else {
+                cf_jbuf_putc(&b, *c->p);
+            }
+        }
+        cf_json *s = c->p < c->end && !b.failed ? cf_json_string(b.p ? b.p : "", b.n) : NULL;
+        cf_jbuf_free(&b);
+        c->p++;
+        return s;
+    }
+    if (q == '[' || q == '{') {
+        bool dict = q == '{';
+        cf_json *v = dict ? cf_json_object() : cf_json_array();
+        for (c->p++; v && (skip_blanks(c), c->p < c->end && *c->p != (dict ? '}' : ']'));) {
+            cf_json *key = dict ? py_value(c, depth + 1) : NULL;
+            if (dict && (!key || key->type != CF_JSON_STRING || (skip_blanks(c), !eat(c, ":")))) {
+                cf_json_free(key);
+                break;
+            }
+            cf_json *item = py_value(c, depth + 1);
+            int bad = !item || (dict ? cf_json_set(v, key->str, key->len, item) : cf_json_push(v, item));
+            cf_json_free(key);
+            if (bad || (skip_blanks(c), !eat(c, ",")))
+                break;
+        }
+        if (!v || !eat(c, dict ? "}" : "]")) {
+            cf_json_free(v);
+            return NULL;
+        }
+        return v;
+    }
+    const char *s = c->p;
+    while (c->p < c->end && !strchr(",)]} \n", *c->p))
+        c->p++;
+    size_t n = (size_t)(c->p - s);
+    if (n == 4 && !memcmp(s, "True", 4))
+        return cf_json_bool(true);
+    if (n == 5 && !memcmp(s, "False", 5))
+        return cf_json_bool(false);
+    if (n == 4 && !memcmp(s, "None", 4))
+        return cf_json_null();
+    cf_json *v;
+    return n && cf_json_parse(s, n, NULL, &v, NULL) == 0 ? v : NULL;
+}
+
+/* [name(key=value, ...), ...] */
+static int parse_pythonic(cursor *c, calls *cs)
+{
+    if (!eat(c, "<|tool_call_start|>") || (skip_blanks(c), !eat(c, "[")))
+        return -1;
+    while (skip_blanks(c), c->p < c->end && *c->p != ']') {
+        const char *name = c->p;
+        while (c->p < c->end && *c->p != '(')
+            c->p++;
+        size_t name_len = (size_t)(c->p - name);
+        cf_json *args = eat(c, "(") ? cf_json_object() : NULL;
+        while (args && (skip_blanks(c), c->p < c->end && *c->p != ')')) {
+            const char *key = c->p;
+            while (c->p < c->end && *c->p != '=')
+                c->p++;
+            size_t klen = (size_t)(c->p - key);
+            cf_json *v = eat(c, "=") ? py_value(c, 0) : NULL;
+            if (!v || cf_json_set(args, key, klen, v) || (skip_blanks(c), !eat(c, ",") && *c->p != ')')) {
+                cf_json_free(args);
+                args = NULL;
+            }
+        }
+        if (!args || !eat(c, ")") || take_call(cs, name, name_len, args, NULL))
+            return -1;
+        skip_blanks(c);
+        eat(c, ",");
+    }
+    return eat(c, "]") && cs->n ? 0 : -1;
+}
+
 static int parse_mistral_args(cursor *c, calls *cs)
 {
     size_t len;
@@ -515,6 +608,10 @@ static const format formats[] = {
                          {"<tool_call>", "</tool_call>"}, parse_hermes},
     [CF_TOOLS_COMMAND_R] = {"command-r", {"<|START_ACTION|>"}, {"<|START_ACTION|>"}, false,
                             {"<|START_ACTION|>", "<|END_ACTION|>"}, parse_command_r},
+    [CF_TOOLS_NEMOTRON] = {"nemotron", {"<TOOLCALL>"}, {"<TOOLCALL>"}, false,
+                           {"<TOOLCALL>", "</TOOLCALL>"}, parse_nemotron},
+    [CF_TOOLS_PYTHONIC] = {"pythonic", {"<|tool_list_start|>"}, {"<|tool_call_start|>"}, false,
+                           {"<|tool_call_start|>", "<|tool_call_end|>"}, parse_pythonic},
     [CF_TOOLS_LLAMA3] = {"llama3", {"\"parameters\""}, {"<|python_tag|>", "{"}, true,
                          {"<|python_tag|>"}, parse_llama3},
     [CF_TOOLS_JSON] = {"json", {NULL}, {"{"}, true, {NULL}, parse_json},
@@ -524,7 +621,7 @@ static const format formats[] = {
 static const cf_tool_format detect_order[] = {
     CF_TOOLS_KIMI, CF_TOOLS_DEEPSEEK, CF_TOOLS_HARMONY, CF_TOOLS_GEMMA4, CF_TOOLS_MISTRAL_ARGS,
     CF_TOOLS_MISTRAL, CF_TOOLS_GLM, CF_TOOLS_QWEN_XML, CF_TOOLS_HERMES, CF_TOOLS_COMMAND_R,
-    CF_TOOLS_LLAMA3,
+    CF_TOOLS_NEMOTRON, CF_TOOLS_PYTHONIC, CF_TOOLS_LLAMA3,
 };
 
 cf_tool_format cf_tools_detect(const char *src, size_t len)

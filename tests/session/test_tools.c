@@ -1,4 +1,4 @@
-/* Tools through the chat templates that render them: a conversation with
+/* Tools through the chat templates that read them: a conversation with
  * a call, its result, an answer and a new question, rendered with a tools
  * list, against jinja2's renderings (tools-expected.json, made by
  * render_tools.py): by the template alone, and by a session (its
