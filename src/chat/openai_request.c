@@ -498,7 +498,8 @@ static int read_format(const cf_json *v, bool flat, cf_oai_request *r, cf_err *e
     if (strcmp(type->str, "json_schema"))
         return refuse(r, param, err, "its type must be text, json_object or json_schema");
     const cf_json *js = flat ? v : cf_json_get(v, "json_schema");
-    const cf_json *schema = given(js) && js->type == CF_JSON_OBJECT ? cf_json_get(js, "schema") : NULL;
+    const cf_json *schema =
+        given(js) && js->type == CF_JSON_OBJECT ? cf_json_get(js, "schema") : NULL;
     if (!given(schema) || (schema->type != CF_JSON_OBJECT && schema->type != CF_JSON_BOOL))
         return refuse(r, param, err, flat ? "json_schema needs a schema object"
                                           : "json_schema needs json_schema.schema, an object");
@@ -524,10 +525,12 @@ static int read_tools(const cf_json *root, cf_oai_request *r, cf_err *err)
     if (given(tools) && tools->type != CF_JSON_ARRAY)
         return refuse(r, "tools", err, "must be a list of tools");
     for (size_t k = 0; given(tools) && k < tools->n; k++) {
-        const cf_json *t = tools->items[k], *type = t->type == CF_JSON_OBJECT ? cf_json_get(t, "type") : NULL;
+        const cf_json *t = tools->items[k];
+        const cf_json *type = t->type == CF_JSON_OBJECT ? cf_json_get(t, "type") : NULL;
         const cf_json *fn = t->type == CF_JSON_OBJECT ? cf_json_get(t, "function") : NULL;
-        const cf_json *name = fn && fn->type == CF_JSON_OBJECT ? cf_json_get(fn, "name") : NULL;
-        const cf_json *params = fn && fn->type == CF_JSON_OBJECT ? cf_json_get(fn, "parameters") : NULL;
+        bool obj = fn && fn->type == CF_JSON_OBJECT;
+        const cf_json *name = obj ? cf_json_get(fn, "name") : NULL;
+        const cf_json *params = obj ? cf_json_get(fn, "parameters") : NULL;
         snprintf(param, sizeof param, "tools[%zu]", k);
         if (!type || type->type != CF_JSON_STRING || strcmp(type->str, "function"))
             return refuse(r, param, err, "only tools of type function are supported here");
@@ -600,7 +603,8 @@ static int read_unhonoured(const cf_json *root, cf_oai_api api, cf_oai_request *
         return refuse(r, "tools", err, api == CF_OAI_TEXT ? "a completion calls no tools"
                       : "function calling is supported on /v1/chat/completions only");
     } else if (given(v = cf_json_get(root, "tool_choice")) &&
-               !(v->type == CF_JSON_STRING && (!strcmp(v->str, "none") || !strcmp(v->str, "auto")))) {
+               !(v->type == CF_JSON_STRING &&
+                 (!strcmp(v->str, "none") || !strcmp(v->str, "auto")))) {
         return refuse(r, "tool_choice", err, "there are no tools to call");
     }
     if (api != CF_OAI_RESPONSES && read_format(cf_json_get(root, "response_format"), false, r, err))

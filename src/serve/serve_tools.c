@@ -32,7 +32,8 @@ int serve_tools_apply(server *sv, const cf_oai_request *rq, serve_tools *t, char
         return refuse(param, param_len, "tools", err,
                       "the model's chat template renders no tools (give one that does with "
                       "--chat-template-file)");
-    bool required = rq->tool_choice == CF_OAI_TOOLS_REQUIRED || rq->tool_choice == CF_OAI_TOOLS_NAMED;
+    bool required =
+        rq->tool_choice == CF_OAI_TOOLS_REQUIRED || rq->tool_choice == CF_OAI_TOOLS_NAMED;
     if (!on || !required)
         return 0;
     if (rq->format)

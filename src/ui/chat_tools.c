@@ -176,7 +176,8 @@ static char *carry_out(chat *c, const cf_tool_call *call)
     const char *command = cf_tools_file_command(&c->tools->file, call->name);
     char question[256], *out = NULL, *result;
     if (!command) {
-        chat_say(c, OUT_ERROR, "the model called '%.60s', which is not among the tools", call->name);
+        chat_say(c, OUT_ERROR, "the model called '%.60s', which is not among the tools",
+                 call->name);
         return strdup("error: there is no such tool");
     }
     chat_say(c, OUT_INFO, "tool call: %s %s", call->name, call->arguments);
