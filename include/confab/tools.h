@@ -6,9 +6,9 @@
  * from the template's source; a reply's content is parsed back into the
  * text before the calls and the calls, as it streams (what may still turn
  * out to be a call is held back) or whole.  When a call is required the
- * reply is held to a grammar: the format's own syntax where its markers are
- * plain text, else one bare JSON call ({"name": ..., "arguments": ...}),
- * which the parser then reads whatever the format.
+ * reply is held to a grammar: the format's own syntax where it is plain
+ * text around one JSON document, else one bare JSON call ({"name": ...,
+ * "arguments": ...}), which the parser then reads whatever the format.
  *
  * The formats and their test vectors: src/chat/tool_calls.c and
  * tests/template/test_tool_calls.c. */

@@ -188,6 +188,7 @@ void cf_oai_request_free(cf_oai_request *r)
     free(r->tools);
     free(r->tool_name);
     cf_grammar_free(r->format);
+    free(r->format_key);
     memset(r, 0, sizeof *r);
 }
 
@@ -493,7 +494,7 @@ static int read_format(const cf_json *v, bool flat, cf_oai_request *r, cf_err *e
         if (cf_grammar_json(&r->format, &why))
             return cf_fail(err, "%s", why.msg);
         snprintf(r->format_name, sizeof r->format_name, "json");
-        return 0;
+        return (r->format_key = strdup("json")) ? 0 : cf_fail(err, "out of memory");
     }
     if (strcmp(type->str, "json_schema"))
         return refuse(r, param, err, "its type must be text, json_object or json_schema");
@@ -508,7 +509,7 @@ static int read_format(const cf_json *v, bool flat, cf_oai_request *r, cf_err *e
     if (!text)
         return cf_fail(err, "out of memory");
     int rc = cf_grammar_from_json_schema(text, &r->format, &why);
-    free(text);
+    r->format_key = text;
     if (rc)
         return refuse(r, param, err, why.msg);
     snprintf(r->format_name, sizeof r->format_name, "json schema");

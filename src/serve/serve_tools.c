@@ -4,9 +4,9 @@
  * tool_choice none renders no tools; auto renders them and reads calls
  * out of whatever the model writes; required or a named function also
  * holds the reply to the grammar of a call, in the format's own syntax
- * where its markers are text a vocabulary's tokens can spell, else (or
- * when the format has none a grammar writes) as one bare JSON call, read
- * as such. */
+ * where it is plain text around one JSON document, else (or where the
+ * vocabulary cannot spell its markers) as one bare JSON call, read as
+ * such. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +18,18 @@ static int refuse(char *param, size_t param_len, const char *field, cf_err *err,
 {
     snprintf(param, param_len, "%s", field);
     return cf_fail_as(err, CF_E_USAGE, "%s: %s", field, msg);
+}
+
+/* Which required call's grammar this is, for the session to keep:
+ * "tools", the syntax, the function named, the list (NULL: out of memory,
+ * no key). */
+static char *tools_key(const char *tools, const char *name, cf_tool_format as)
+{
+    size_t n = strlen(tools) + (name ? strlen(name) : 0) + 48;
+    char *key = malloc(n);
+    if (key)
+        snprintf(key, n, "tools %s %s %s", cf_tools_format_name(as), name ? name : "*", tools);
+    return key;
 }
 
 int serve_tools_apply(server *sv, const cf_oai_request *rq, serve_tools *t, char *param,
@@ -40,7 +52,7 @@ int serve_tools_apply(server *sv, const cf_oai_request *rq, serve_tools *t, char
         return refuse(param, param_len, "response_format", err,
                       "a reply that must call a tool cannot also be held to a response format");
     /* the format's own syntax first; where the vocabulary cannot spell its
-     * markers (a control token alone does), the bare call */
+     * markers (no byte tokens), the bare call */
     for (int framed = 1; framed >= 0; framed--) {
         struct cf_grammar *g;
         cf_err why;
@@ -48,8 +60,11 @@ int serve_tools_apply(server *sv, const cf_oai_request *rq, serve_tools *t, char
         if (cf_tools_grammar(t->as, rq->tools, rq->tool_name, framed, &g, &as, &why))
             return refuse(param, param_len, rq->tool_name ? "tool_choice" : "tools", err,
                           why.msg + (strncmp(why.msg, "tools: ", 7) ? 0 : 7));
-        if (cf_session_set_grammar(s, "tool call", g, framed && as != CF_TOOLS_JSON ? NULL : &why)
-            == 0) {
+        char *key = tools_key(rq->tools, rq->tool_name, as);
+        int rc = cf_session_set_grammar(s, "tool call", key, g,
+                                        framed && as != CF_TOOLS_JSON ? NULL : &why);
+        free(key);
+        if (rc == 0) {
             t->as = as;
             return 0;
         }

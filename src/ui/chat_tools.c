@@ -79,13 +79,16 @@ int chat_tools_before(chat *c, cf_err *err)
         return cf_fail_as(err, CF_E_USAGE, "--tool-choice required: a reply cannot also keep to "
                                            "a format (/set format off)");
     /* the format's own syntax, else a bare call where the vocabulary cannot
-     * spell its markers */
+     * spell its markers (no byte tokens) */
     for (int framed = 1; framed >= 0; framed--) {
         struct cf_grammar *g;
         cf_tool_format as;
         if (cf_tools_grammar(t->fmt, t->file.tools_json, NULL, framed, &g, &as, err))
             return -1;
-        if (cf_session_set_grammar(c->s, "tool call", g, err) == 0) {
+        /* kept by the session under the list: the next message's grammar
+         * is this one, its masks made already */
+        if (cf_session_set_grammar(c->s, "tool call", framed ? "tools framed" : "tools bare", g,
+                                   err) == 0) {
             t->held = true;
             return 0;
         }
@@ -98,7 +101,7 @@ int chat_tools_before(chat *c, cf_err *err)
 void chat_tools_after(chat *c)
 {
     if (c->tools && c->tools->held) {
-        cf_session_set_grammar(c->s, NULL, NULL, NULL);
+        cf_session_set_grammar(c->s, NULL, NULL, NULL, NULL);
         c->tools->held = false;
     }
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "confab/grammar.h"
 #include "confab/session.h"
 #include "confab/template.h"
 #include "confab/tools.h"
@@ -163,6 +164,38 @@ static void test_continue(void)
     cf_session_free(s);
 }
 
+static bool kept(const cf_session *s, const char *key)
+{
+    for (size_t i = 0; i < sizeof s->grammars / sizeof s->grammars[0]; i++)
+        if (s->grammars[i].key && !strcmp(s->grammars[i].key, key))
+            return true;
+    return false;
+}
+
+/* A keyed grammar is kept with its masks: the same key again takes it, and
+ * the fifth key lets the least recently used go. */
+static void test_kept_grammars(void)
+{
+    cf_session_params p = {.model_path = shared_path("models/stories260K-chatml.gguf"),
+                           .n_ctx = 256, .n_threads = 1};
+    cf_session *s;
+    cf_err err;
+    CHECKF(cf_session_new(&p, &s, &err) == 0, "%s", err.msg);
+    cf_grammar *g;
+    CHECK(cf_grammar_json(&g, &err) == 0 && cf_session_set_grammar(s, "json", "k0", g, &err) == 0);
+    const cf_constraint *first = s->format_c;
+    CHECK(cf_session_set_grammar(s, NULL, NULL, NULL, &err) == 0 && !s->format_c);
+    CHECK(cf_grammar_json(&g, &err) == 0 && cf_session_set_grammar(s, "json", "k0", g, &err) == 0 &&
+          s->format_c == first);
+    for (int i = 1; i <= 4; i++) {
+        char key[8];
+        snprintf(key, sizeof key, "k%d", i);
+        CHECK(cf_grammar_json(&g, &err) == 0 && cf_session_set_grammar(s, "json", key, g, &err) == 0);
+    }
+    CHECK(!kept(s, "k0") && kept(s, "k1") && kept(s, "k4"));
+    cf_session_free(s);
+}
+
 int main(void)
 {
     if (!shared_dir())
@@ -174,5 +207,6 @@ int main(void)
         test_rendering(ref, list->items[i]);
     cf_json_free(ref);
     test_continue();
+    test_kept_grammars();
     return test_summary("session-tools");
 }
