@@ -129,6 +129,7 @@ typedef struct cf_oai_request {
     char *tools;
     enum { CF_OAI_TOOLS_AUTO, CF_OAI_TOOLS_NONE, CF_OAI_TOOLS_REQUIRED, CF_OAI_TOOLS_NAMED } tool_choice;
     char *tool_name;
+    bool one_call;        /* parallel_tool_calls: false (a reply's first call only) */
     char param[48];       /* when parsing failed: the field at fault ("" when none) */
 } cf_oai_request;
 

@@ -540,7 +540,10 @@ static int read_tools(const cf_json *root, cf_oai_request *r, cf_err *err)
         if (given(params) && params->type != CF_JSON_OBJECT)
             return refuse(r, param, err, "function.parameters must be a JSON schema object");
     }
-    bool any = given(tools) && tools->n > 0;
+    bool any = given(tools) && tools->n > 0, parallel = true;
+    if (read_flag(root, "parallel_tool_calls", &parallel, err))
+        return refuse(r, "parallel_tool_calls", err, "must be true or false");
+    r->one_call = !parallel;
     if (any && !(r->tools = compact_json(tools)))
         return cf_fail(err, "out of memory");
     r->tool_choice = CF_OAI_TOOLS_AUTO;

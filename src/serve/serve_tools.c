@@ -37,7 +37,8 @@ int serve_tools_apply(server *sv, const cf_oai_request *rq, serve_tools *t, char
 {
     cf_session *s = sv->s;
     bool on = rq->tools && rq->tool_choice != CF_OAI_TOOLS_NONE;
-    *t = (serve_tools){.on = on, .as = (cf_tool_format)cf_session_tool_format(s)};
+    *t = (serve_tools){.on = on, .as = (cf_tool_format)cf_session_tool_format(s),
+                       .one_call = rq->one_call};
     if (cf_session_set_tools(s, on ? rq->tools : NULL, err))
         return -1;
     if (on && t->as == CF_TOOLS_NONE)
@@ -76,7 +77,7 @@ int serve_tools_apply(server *sv, const cf_oai_request *rq, serve_tools *t, char
 
 void serve_calls_init(serve_calls *c, const serve_tools *t)
 {
-    *c = (serve_calls){.sent = 0};
+    *c = (serve_calls){.one_call = t->one_call};
     cf_tool_parser_init(&c->parser, t->on ? t->as : CF_TOOLS_NONE);
 }
 
@@ -116,6 +117,12 @@ char *serve_calls_finish(serve_calls *c, const server *sv, int choice, const cha
         cf_tools_harmony_recipient(&c->parser, raw, raw_len);
     if (cf_tool_parser_finish(&c->parser, &content, &c->calls, &c->n_calls, NULL))
         return NULL;
+    while (c->one_call && c->n_calls > 1) { /* the calls after the first are dropped */
+        cf_tool_call *t = &c->calls[--c->n_calls];
+        free(t->id);
+        free(t->name);
+        free(t->arguments);
+    }
     for (int k = 0; k < c->n_calls; k++) {
         char id[10];
         fresh_id(id, sv, choice, k);
