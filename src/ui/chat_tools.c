@@ -119,7 +119,10 @@ static int run_command(const char *command, const char *name, const char *args, 
         return -1;
     unlink(in_path);
     size_t len = strlen(args);
-    if (write(in, args, len) != (ssize_t)len || lseek(in, 0, SEEK_SET) < 0 || pipe(pipefd)) {
+    /* close-on-exec: only the dup2'ed copies reach the command, so what it
+     * leaves running does not hold the pipe open */
+    if (write(in, args, len) != (ssize_t)len || lseek(in, 0, SEEK_SET) < 0 ||
+        fcntl(in, F_SETFD, FD_CLOEXEC) < 0 || pipe2(pipefd, O_CLOEXEC)) {
         close(in);
         return -1;
     }
