@@ -10,7 +10,8 @@
  * text around one JSON document, else one bare JSON call ({"name": ...,
  * "arguments": ...}), which the parser then reads whatever the format.
  *
- * The formats and their test vectors: src/chat/tool_calls.c and
+ * The table of formats: src/chat/tool_calls.c, their parsers
+ * tool_parse.c, the grammar tool_grammar.c, the test vectors
  * tests/template/test_tool_calls.c. */
 #ifndef CONFAB_TOOLS_H
 #define CONFAB_TOOLS_H
@@ -70,6 +71,7 @@ typedef struct cf_tool_parser {
     bool held;   /* a call has begun: nothing more is content */
 } cf_tool_parser;
 
+/* A parser of replies in format f (CF_TOOLS_NONE: every byte is content). */
 void cf_tool_parser_init(cf_tool_parser *p, cf_tool_format f);
 /* gpt-oss names a call's function in the header of the message that holds
  * its arguments (<|start|>assistant to=functions.NAME<|channel|>...), which
