@@ -1,8 +1,8 @@
 /* --tools in the chat, as aichat has them: the model may call the
  * functions of a file, each carried out by a shell command.  After a
- * reply, each call it makes is shown and asked about (y/N; the line
- * mode reads a key, a script the next line of stdin, a mode that cannot
- * ask declines); a call that is run gets the arguments as JSON on
+ * reply, each call it makes is shown and asked about (y/N: a key in the
+ * line and full-screen modes, the next line of stdin in a script; a mode
+ * that cannot ask declines); a call that is run gets the arguments as JSON on
  * stdin and in $CONFAB_TOOL_ARGS (the function's name in
  * $CONFAB_TOOL_NAME), and what it prints (stdout and stderr, at most 64
  * KiB) goes back to the model as the tool's result, whose next reply then

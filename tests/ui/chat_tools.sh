@@ -4,7 +4,8 @@
 # well-formed call): each call is shown and asked about, y runs its command
 # (the arguments on stdin and in $CONFAB_TOOL_ARGS), whose output goes back
 # to the model, whose next reply follows; n declines it, and the command
-# does not run; a script answers with its next line of input.  A template
+# does not run; --tui asks the same in its transcript, a script answers
+# with its next line of input.  A template
 # without tools, and --tool-choice without --tools, are one error line each.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
@@ -38,6 +39,16 @@ t_wait '^\[not run\]$' 10
 t_wait_count "$STATS" 4 30
 [ -e "$T_DIR/stdin" ] && fail "a declined call ran"
 t_prompt 30
+t_keys C-d
+t_wait_exit 30
+
+# full screen: the question in the transcript, a key answers it
+t_start "$T_CHAT -m $T_MODELS/stories260K-chatml.gguf --chat-template-file $TEMPLATE -n 120 --seed 3 --tools $T_DIR/tools.json --tool-choice required --tui"
+t_wait_status 'ready' 30
+t_send "What is the weather?"
+t_wait 'run get_weather\? \[y/N\]' 30
+t_keys y
+t_wait '\[get_weather: exit status 0, 15 bytes of output\]' 10
 t_keys C-d
 t_wait_exit 30
 
