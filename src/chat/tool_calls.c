@@ -127,9 +127,11 @@ static size_t trim_end(const char *s, size_t n)
 static size_t calls_at(const format *f, const char *text, size_t len, size_t *maybe)
 {
     size_t lead = 0, first = len;
+    *maybe = len;
+    if (!len) /* (text may be NULL then) */
+        return len;
     while (lead < len && (text[lead] == ' ' || text[lead] == '\n' || text[lead] == '\t'))
         lead++;
-    *maybe = len;
     for (int k = 0; k < 3 && f->opens[k]; k++) {
         const char *o = f->opens[k];
         size_t n = strlen(o);

@@ -341,12 +341,16 @@ int tool_parse_pythonic(cursor *c, calls *cs)
             size_t klen = (size_t)(c->p - key);
             cf_json *v = eat(c, "=") ? py_value(c, 0) : NULL;
             bool bad = !v || cf_json_set(args, key, klen, v);
-            if (bad || (skip_blanks(c), !eat(c, ",") && *c->p != ')')) {
+            if (bad || (skip_blanks(c), !eat(c, ",") && (c->p >= c->end || *c->p != ')'))) {
                 cf_json_free(args);
                 args = NULL;
             }
         }
-        if (!args || !eat(c, ")") || take_call(cs, name, name_len, args, NULL))
+        if (args && !eat(c, ")")) {
+            cf_json_free(args);
+            return -1;
+        }
+        if (take_call(cs, name, name_len, args, NULL))
             return -1;
         skip_blanks(c);
         eat(c, ",");
