@@ -13,7 +13,10 @@ BUILD_PKGS = meson ninja-build pkg-config gcc libc6-dev libreadline-dev libncurs
              libcurl4-openssl-dev
 # the aarch64 cross build and its emulator (tests/run-aarch64.sh)
 CROSS_PKGS = gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-TEST_PKGS = tmux nodejs npm $(CROSS_PKGS)
+# the GPU backend (Vulkan headers, the shader compiler) and its tests' device
+# (Mesa's lavapipe, a Vulkan device on the CPU)
+GPU_PKGS = libvulkan-dev glslc mesa-vulkan-drivers
+TEST_PKGS = tmux nodejs npm $(CROSS_PKGS) $(GPU_PKGS)
 
 .PHONY: all build chat check check-aarch64 install deps deps-test clean
 

@@ -50,6 +50,7 @@ typedef struct cf_session_params {
     int n_ctx, n_batch, n_threads;  /* 0: defaults (see cf_ctx_params) */
     cf_kv_type type_k, type_v;      /* of the KV cache (cf_ctx_params) */
     bool kv_no_rotate;
+    int n_gpu_layers, gpu_device;   /* layers offloaded to a GPU, and which (cf_ctx_params) */
     cf_load_mode load_mode;         /* of the weights; 0: CF_LOAD_AUTO */
     const char *chat_template;      /* built-in name, or NULL */
     const char *chat_template_file; /* Jinja file, or NULL */
@@ -74,6 +75,16 @@ typedef struct cf_session_params {
     const char *draft_model;
     bool lookup;
     const cf_spec_params *spec;
+    /* cf_session_set_messages renders every message from its text, never
+     * from the tokens the model wrote for it, so that the prompt depends
+     * on the messages alone and not on what the session answered before
+     * (serve: a reply is the same whichever slot answers it, whatever came
+     * before); the cache still keeps the tokens the two share. */
+    bool messages_as_text;
+    /* A model open already (serve's slots share one): used instead of
+     * loading model_path (still its name), and not freed with the session,
+     * which must go before it.  NULL: load model_path. */
+    const cf_model *model;
 } cf_session_params;
 
 /* Open the model (or reach the server) and create an empty session.
@@ -218,6 +229,18 @@ void cf_session_set_cancel(cf_session *s, bool (*cancel)(void *ud), void *ud);
  * message: after a tool's result (its last message).  Iterate as after
  * begin_reply. */
 int cf_session_continue(cf_session *s, cf_err *err);
+/* Evaluating a session beside others (serve's parallel slots): each token
+ * a reply generates is evaluated by decode(ud, ctx, token, logits, err),
+ * which must do what cf_ctx_decode(ctx, &token, 1, logits, false, err)
+ * would (serve gathers the slots' tokens into one cf_ctx_decode_group),
+ * and a prompt calls pause(ud) before it is evaluated and between its
+ * batches (cf_ctx_set_pause: the other slots' step runs there).  Either NULL:
+ * that part is done here alone.  A speculative session evaluates its
+ * steps itself. */
+typedef int (*cf_session_decode_fn)(void *ud, cf_ctx *ctx, int32_t token, float *logits,
+                                    cf_err *err);
+void cf_session_set_group(cf_session *s, cf_session_decode_fn decode, void (*pause)(void *ud),
+                          void *ud);
 /* Start a reply that continues prompt as plain text, without the chat
  * template (what /v1/completions asks): the conversation is cleared, the
  * cache keeps what it shares with the prompt's tokens, and the reply is
@@ -336,6 +359,9 @@ typedef struct cf_context_info {
 void cf_session_context_info(const cf_session *s, cf_context_info *out);
 /* The model; NULL for a remote session. */
 const cf_model *cf_session_model(const cf_session *s);
+/* How offloading to the GPU went (cf_ctx_gpu_note): "" when no layers
+ * were asked for, and for a remote session. */
+const char *cf_session_gpu_note(const cf_session *s);
 
 /* A remote session's server; NULL for a local one. */
 typedef struct cf_remote_info {

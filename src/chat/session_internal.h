@@ -84,8 +84,10 @@ struct cf_session {
     struct sess_remote *remote; /* the remote engine's state (remote.h); NULL: local */
     /* the local engine's: */
     cf_model *model;
+    bool model_shared;             /* cf_session_params.model: not ours to free */
     char *model_path, *model_pick; /* its file's absolute path, cf_session_params.model_pick ("") */
     bool any_model;                /* cf_session_params.any_model */
+    bool messages_as_text;         /* cf_session_params.messages_as_text */
     cf_tokenizer *tok;
     cf_ctx *ctx;
     cf_chat_template *tmpl;
@@ -102,6 +104,9 @@ struct cf_session {
     long test_delay_ms;        /* test-only: before each piece of a reply */
     bool (*cancel)(void *ud);  /* cf_session_set_cancel's */
     void *cancel_ud;
+    cf_session_decode_fn group_decode; /* cf_session_set_group's */
+    void (*group_pause)(void *ud);
+    void *group_ud;
     int n_scripted, next_script;
 
     cf_sampler *smp;

@@ -57,7 +57,7 @@ int cf_session_set_messages(cf_session *s, const cf_message *msgs, int n, cf_err
     }
     sess_close_reply(s);
     int keep = 0;
-    while (keep < n && keep < s->n_msgs && agrees(&s->msgs[keep], &msgs[keep]))
+    while (!s->messages_as_text && keep < n && keep < s->n_msgs && agrees(&s->msgs[keep], &msgs[keep]))
         keep++;
     sess_msg *v = calloc((size_t)n + 1, sizeof *v);
     if (!v)

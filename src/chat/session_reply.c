@@ -420,7 +420,8 @@ static int next_part(cf_session *s, cf_reply_part *part, cf_err *err)
             if (s->spec && !s->probs && !r->script && !s->format_c) {
                 if (sess_spec_step(s, s->n_predict >= 0 ? s->n_predict - r->n_gen : SESS_SPEC_MAX, err))
                     return -1;
-            } else if (cf_ctx_decode(s->ctx, &r->pending, 1, s->logits, false, err)) {
+            } else if (s->group_decode ? s->group_decode(s->group_ud, s->ctx, r->pending, s->logits, err)
+                                       : cf_ctx_decode(s->ctx, &r->pending, 1, s->logits, false, err)) {
                 return -1;
             }
             const int used = cf_ctx_decode_threads(s->ctx);

@@ -1,4 +1,4 @@
-/* The worker's part of `confab serve`: one completion on the session.
+/* A slot's part of `confab serve`: one completion on its session.
  *
  * Every request starts from the server's defaults (the settings the
  * model was opened with, a fresh seed) and its own fields on top, so no
@@ -20,15 +20,15 @@
 #include "serve_internal.h"
 #include "serve_tools.h"
 
-static int apply_settings(server *sv, const cf_oai_request *rq, cf_err *err)
+static int apply_settings(const server *sv, cf_session *s, const cf_oai_request *rq, cf_err *err)
 {
     const char *const *names = cf_session_setting_names();
     for (size_t i = 0; names[i]; i++)
-        cf_session_set(sv->s, names[i], sv->defaults[i], NULL);
+        cf_session_set(s, names[i], sv->defaults[i], NULL);
     for (int i = 0; i < rq->n_settings; i++) {
         cf_err why;
         const char *name = rq->settings[i].name, *msg = why.msg;
-        if (cf_session_set(sv->s, name, rq->settings[i].value, &why)) {
+        if (cf_session_set(s, name, rq->settings[i].value, &why)) {
             /* the session names the setting its own way: the field's name instead */
             size_t n = strlen(name);
             if (!strncmp(msg, name, n) && msg[n] == ':' && msg[n + 1] == ' ')
@@ -39,21 +39,21 @@ static int apply_settings(server *sv, const cf_oai_request *rq, cf_err *err)
     static const char *const none[] = {NULL};
     const char *const *stops = rq->stops ? (const char *const *)rq->stops : none;
     cf_err why;
-    if (cf_session_set_logit_bias(sv->s, rq->bias, (size_t)rq->n_bias, &why)) {
+    if (cf_session_set_logit_bias(s, rq->bias, (size_t)rq->n_bias, &why)) {
         const char *msg = why.msg; /* in the field's name */
         if (!strncmp(msg, "logit bias: ", 12))
             msg += 12;
         return cf_fail_as(err, why.code, "logit_bias: %s", msg);
     }
-    return cf_session_set_stops(sv->s, stops, (size_t)rq->n_stops, err);
+    return cf_session_set_stops(s, stops, (size_t)rq->n_stops, err);
 }
 
 /* response_format's grammar: the session takes it over. */
-static int apply_format(server *sv, serve_job *j, cf_err *err)
+static int apply_format(serve_job *j, cf_err *err)
 {
     struct cf_grammar *g = j->req.format;
     j->req.format = NULL;
-    return g ? cf_session_set_grammar(sv->s, j->req.format_name, j->req.format_key, g, err) : 0;
+    return g ? cf_session_set_grammar(j->s, j->req.format_name, j->req.format_key, g, err) : 0;
 }
 
 static const char *finish_reason(cf_stop_reason r)
@@ -131,10 +131,10 @@ static cf_str token_text(void *ud, int32_t id)
 }
 
 /* The ended reply's record into c; its end streamed as choice i. */
-static void settle(server *sv, serve_job *j, const cf_oai_reply_id *id, int i, choice *c,
+static void settle(serve_job *j, const cf_oai_reply_id *id, int i, choice *c,
                    outcome *o)
 {
-    cf_session *s = sv->s;
+    cf_session *s = j->s;
     const cf_turn_stats *st = cf_session_last_stats(s);
     if (i == 0)
         o->first = *st;
@@ -179,7 +179,7 @@ static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, int i,
                                    ev <= CF_RESP_PART_ADDED && !o->gone; ev++)
         o->gone = send_resp(j, id, (cf_oai_resp_event)ev, NULL, NULL, NULL) != 0;
     while (!o->gone && !o->failed &&
-           (rc = cf_session_next_part(sv->s, &part, &o->err)) == CF_NEXT_TOKEN) {
+           (rc = cf_session_next_part(j->s, &part, &o->err)) == CF_NEXT_TOKEN) {
         o->stopped = sv->p->stop && *sv->p->stop;
         o->gone = http_peer_gone(j->fd);
         if (o->stopped || o->gone)
@@ -199,10 +199,10 @@ static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, int i,
         fputs(part.reasoning, reasoning);
     }
     bool cut = o->gone || o->stopped || o->failed;
-    cf_session_end_reply(sv->s, cut);
+    cf_session_end_reply(j->s, cut);
     o->failed |= !cut && rc < 0;
     const char *rest = "";
-    c->content = serve_calls_finish(&c->calls, sv, i, &rest);
+    c->content = serve_calls_finish(&c->calls, sv, j, i, &rest);
     if (!c->content) {
         o->failed = true;
         snprintf(o->err.msg, sizeof o->err.msg, "out of memory");
@@ -216,7 +216,7 @@ static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, int i,
         o->gone = send_resp(j, id, CF_RESP_DELTA, rest, NULL, NULL) != 0;
     else if (rq->stream && !cut && !o->failed && j->api != CF_OAI_RESPONSES && (*rest || d.n_calls))
         o->gone = send_chunk(j->fd, id, &d, NULL) != 0;
-    settle(sv, j, id, i, c, o);
+    settle(j, id, i, c, o);
 }
 
 /* After the choices: the end, in the stream or as the whole response. */
@@ -262,7 +262,7 @@ static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const ch
         cf_oai_delta d[CF_OAI_MAX_CHOICES];
         for (int i = 0; i < n; i++) {
             lp[i] = (cf_oai_logprobs){c[i].probs, c[i].n_probs, rq->top_logprobs, token_text,
-                                      sv->s};
+                                      j->s};
             d[i] = (cf_oai_delta){.index = i, .reasoning = c[i].reasoning,
                                   .content = c[i].content, .finish = c[i].finish,
                                   .logprobs = rq->logprobs ? &lp[i] : NULL,
@@ -311,7 +311,7 @@ static bool job_gone(void *ud)
 void serve_reply(server *sv, serve_job *j)
 {
     const cf_oai_request *rq = &j->req;
-    cf_session *s = sv->s;
+    cf_session *s = j->s;
     cf_err err = {.msg = ""};
     if (sv->p->verbose)
         log_settings(sv, rq);
@@ -322,8 +322,8 @@ void serve_reply(server *sv, serve_job *j)
     serve_tools tools;
     char param[48] = "";
     cf_session_set_cancel(s, job_gone, &watch);
-    int rc = apply_settings(sv, rq, &err) || apply_format(sv, j, &err) ||
-             serve_tools_apply(sv, rq, &tools, param, sizeof param, &err) ||
+    int rc = apply_settings(sv, s, rq, &err) || apply_format(j, &err) ||
+             serve_tools_apply(s, rq, &tools, param, sizeof param, &err) ||
              (j->api == CF_OAI_TEXT ? cf_session_begin_raw(s, rq->prompt, &err)
               : after_tool ? cf_session_set_messages(s, rq->msgs, rq->n_msgs, &err) ||
                                  cf_session_continue(s, &err)
@@ -348,8 +348,9 @@ void serve_reply(server *sv, serve_job *j)
     cf_session_tokens(s, &n_prompt);
     char rid[48];
     static const char *const kinds[] = {"chatcmpl", "cmpl", "resp"};
+    j->n_reply = __atomic_add_fetch(&sv->n_replies, 1, __ATOMIC_RELAXED);
     snprintf(rid, sizeof rid, "%s%sconfab-%llx-%llu", kinds[j->api],
-             j->api == CF_OAI_RESPONSES ? "_" : "-", sv->created, ++sv->n_replies);
+             j->api == CF_OAI_RESPONSES ? "_" : "-", sv->created, j->n_reply);
     cf_oai_reply_id id = {rid, sv->model_id, (long long)time(NULL), sv->fingerprint,
                           j->api == CF_OAI_TEXT};
     choice c[CF_OAI_MAX_CHOICES] = {{0}};

@@ -32,10 +32,9 @@ static char *tools_key(const char *tools, const char *name, cf_tool_format as)
     return key;
 }
 
-int serve_tools_apply(server *sv, const cf_oai_request *rq, serve_tools *t, char *param,
+int serve_tools_apply(cf_session *s, const cf_oai_request *rq, serve_tools *t, char *param,
                       size_t param_len, cf_err *err)
 {
-    cf_session *s = sv->s;
     bool on = rq->tools && rq->tool_choice != CF_OAI_TOOLS_NONE;
     *t = (serve_tools){.on = on, .as = (cf_tool_format)cf_session_tool_format(s),
                        .one_call = rq->one_call};
@@ -95,11 +94,11 @@ size_t serve_calls_feed(serve_calls *c, const char *piece, const char **out)
 /* A call id of 9 letters and digits (Mistral's templates check the
  * length), unique to this server: its start time, the reply, the choice,
  * the call. */
-static void fresh_id(char out[10], const server *sv, int choice, int k)
+static void fresh_id(char out[10], const server *sv, const serve_job *j, int choice, int k)
 {
     static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     unsigned long long h = 1469598103934665603ull;
-    unsigned long long parts[4] = {(unsigned long long)sv->created, sv->n_replies,
+    unsigned long long parts[4] = {(unsigned long long)sv->created, j->n_reply,
                                    (unsigned long long)choice, (unsigned long long)k};
     for (int i = 0; i < 4; i++)
         h = (h ^ parts[i]) * 1099511628211ull;
@@ -108,11 +107,12 @@ static void fresh_id(char out[10], const server *sv, int choice, int k)
     out[9] = 0;
 }
 
-char *serve_calls_finish(serve_calls *c, const server *sv, int choice, const char **rest)
+char *serve_calls_finish(serve_calls *c, const server *sv, const serve_job *j, int choice,
+                         const char **rest)
 {
     char *content = NULL;
     size_t raw_len;
-    const char *raw = cf_session_reply_text(sv->s, &raw_len);
+    const char *raw = cf_session_reply_text(j->s, &raw_len);
     if (c->parser.f == CF_TOOLS_HARMONY && raw)
         cf_tools_harmony_recipient(&c->parser, raw, raw_len);
     if (cf_tool_parser_finish(&c->parser, &content, &c->calls, &c->n_calls, NULL))
@@ -125,7 +125,7 @@ char *serve_calls_finish(serve_calls *c, const server *sv, int choice, const cha
     }
     for (int k = 0; k < c->n_calls; k++) {
         char id[10];
-        fresh_id(id, sv, choice, k);
+        fresh_id(id, sv, j, choice, k);
         if (!c->calls[k].id)
             c->calls[k].id = strdup(id);
     }

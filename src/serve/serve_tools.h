@@ -13,10 +13,10 @@ typedef struct serve_tools {
     bool one_call;        /* parallel_tool_calls false: the first call only */
 } serve_tools;
 
-/* The request's tools rendered (none when tool_choice is none), a required
- * call's grammar set; a template that renders no tools, or tools the
+/* The request's tools rendered into the slot's session s (none when
+ * tool_choice is none), a required call's grammar set; a template that renders no tools, or tools the
  * grammar cannot hold to, is an error naming the field (CF_E_USAGE). */
-int serve_tools_apply(server *sv, const cf_oai_request *rq, serve_tools *t, char *param,
+int serve_tools_apply(cf_session *s, const cf_oai_request *rq, serve_tools *t, char *param,
                       size_t param_len, cf_err *err);
 
 /* One choice's calls, read from its content as it comes. */
@@ -32,10 +32,11 @@ void serve_calls_init(serve_calls *c, const serve_tools *t);
 /* A piece of content: how much of it may go out now (the rest is held
  * back: it may be a call); *out points at it. */
 size_t serve_calls_feed(serve_calls *c, const char *piece, const char **out);
-/* The reply ended: its content without the calls (malloc'ed), the calls
- * with ids (cf_tool_call.id: the model's own, else a fresh one unique to
- * this server); *rest: the content not let out yet. */
-char *serve_calls_finish(serve_calls *c, const server *sv, int choice, const char **rest);
+/* Job j's reply ended: its content without the calls (malloc'ed), the
+ * calls with ids (cf_tool_call.id: the model's own, else a fresh one unique
+ * to this server); *rest: the content not let out yet. */
+char *serve_calls_finish(serve_calls *c, const server *sv, const serve_job *j, int choice,
+                         const char **rest);
 void serve_calls_free(serve_calls *c);
 
 #endif

@@ -37,7 +37,7 @@ done
 if [ -z "$port" ]; then
     echo "confab serve did not start:"; cat "$log"; kill "$pid" 2>/dev/null; exit 1
 fi
-CONFAB_URL="http://127.0.0.1:$port/v1" CONFAB_KEY=sdk-key-1 NODE_PATH="$dir/node_modules" \
+CONFAB_URL="http://127.0.0.1:$port/v1" CONFAB_KEY=sdk-key-1 CONFAB_PID=$pid NODE_PATH="$dir/node_modules" \
     timeout 120 node "$(dirname "$0")/$script"
 rc=$?
 kill "$pid"

@@ -142,19 +142,6 @@ static void test_protocol(int port)
 }
 
 /* ---- a client that leaves mid-reply ------------------------------------------------- */
-/* Whether the log has a line containing what. */
-static bool log_has(const server *sv, const char *what)
-{
-    FILE *f = fopen(sv->log, "r");
-    char line[512];
-    bool has = false;
-    while (f && fgets(line, sizeof line, f))
-        has |= strstr(line, what) != NULL;
-    if (f)
-        fclose(f);
-    return has;
-}
-
 static void test_leaving(const char *dir)
 {
     char *env[] = {"CONFAB_TEST_TOKEN_DELAY_MS=20", NULL};
