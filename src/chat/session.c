@@ -219,7 +219,7 @@ void sess_local_free(cf_session *s)
     free(s->reply.out[1]);
     sess_script_free(s);
     free(s->logits);
-    sess_format_free(s);
+    sess_format_close(s);
     cf_sampler_free(s->smp);
     cf_chat_template_free(s->tmpl);
     free(s->bos_text);
