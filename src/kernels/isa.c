@@ -143,6 +143,7 @@ static void build_tables(void)
     tables[CF_ISA_NEON] = t;
     cf_fill_dotprod(&t);
     cf_fill_gemm_dotprod(&t);
+    cf_fill_r16_dotprod(&t);
     tables[CF_ISA_DOTPROD] = t;
     cf_fill_gemm_i8mm(&t); /* its dots are dotprod's */
     tables[CF_ISA_I8MM] = t;
