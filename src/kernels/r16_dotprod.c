@@ -1,5 +1,5 @@
-/* CF_LAYOUT_R16 (layout.h) at aarch64's dotprod level for Q8_0, Q4_0 and
- * IQ4_NL: the layout the level multiplies those matrices in, and its
+/* CF_LAYOUT_R16 (layout.h) at aarch64's dotprod level for Q8_0, Q4_0,
+ * IQ4_NL and Q4_K: the layout the level multiplies those matrices in, and its
  * decoding kernel (N <= 2; gemm_neon.inc's panels read the layout for
  * N >= 3).
  *
@@ -115,12 +115,86 @@ static void dot_r16_iq4_nl(int64_t k, const void *w, int64_t groups, const void 
     dot_r16(k, w, groups, x, y, R_IQ4_NL);
 }
 
+/* One group of 16 rows of Q4_K (nsb super-blocks each) times the Q8_K
+ * row x into y[0..15], lane by lane dotK's canonical steps: each group of
+ * 32 summed by SDOT by lane (chunk 8h + i: elements 64h + 4i .. in its low
+ * nibbles, 64h + 32 + 4i .. in its high ones: groups 2h and 2h + 1), then
+ * times its scale; msum the mins times the groups' bsums. */
+static void r16_k4_group(int64_t nsb, const uint8_t *w, const uint8_t *x, float *y)
+{
+    float32x4_t acc[16][4];
+    for (int j = 0; j < 16; j++)
+        for (int v = 0; v < 4; v++)
+            acc[j][v] = vdupq_n_f32(0.0f);
+    for (int64_t u = 0; u < nsb; u++) {
+        const uint8_t *b = w + u * R16_K4_BLOCK;
+        const block_q8_K *xb = (const block_q8_K *)(const void *)x + u;
+        const int16_t *bs = q8k_bsums(xb);
+        int16_t pairs[8];
+        vst1q_s16(pairs, vpaddq_s16(vld1q_s16(bs), vld1q_s16(bs + 8)));
+        uint32x4_t sc[4][2], mn[4][2];
+        int32x4_t isum[4], msum[4];
+        for (int v = 0; v < 4; v++) {
+            r16_k4_scales_mins(b, v, sc[v], mn[v]);
+            isum[v] = msum[v] = vdupq_n_s32(0);
+        }
+        for (int h = 0; h < 4; h++) {
+            const int8x16_t x0 = vld1q_s8(xb->qs + 64 * h), x1 = vld1q_s8(xb->qs + 64 * h + 16);
+            const int8x16_t x2 = vld1q_s8(xb->qs + 64 * h + 32), x3 = vld1q_s8(xb->qs + 64 * h + 48);
+            int32x4_t lo[4], hi[4];
+            for (int v = 0; v < 4; v++)
+                lo[v] = hi[v] = vdupq_n_s32(0);
+#define CHUNK(i, xl, xh, lane)                                                                     \
+    for (int v = 0; v < 4; v++) {                                                                  \
+        const uint8x16_t q = vld1q_u8(b + R16_K4_QS + 64 * (8 * h + (i)) + 16 * v);                \
+        lo[v] = vdotq_laneq_s32(lo[v], lo_nibbles(q), xl, lane);                                   \
+        hi[v] = vdotq_laneq_s32(hi[v], hi_nibbles(q), xh, lane);                                   \
+    }
+            CHUNK(0, x0, x2, 0) CHUNK(1, x0, x2, 1) CHUNK(2, x0, x2, 2) CHUNK(3, x0, x2, 3)
+            CHUNK(4, x1, x3, 0) CHUNK(5, x1, x3, 1) CHUNK(6, x1, x3, 2) CHUNK(7, x1, x3, 3)
+#undef CHUNK
+            for (int v = 0; v < 4; v++) {
+                isum[v] = vmlaq_s32(isum[v], lo[v], lane_byte(sc[v][h / 2], 2 * h % 4));
+                isum[v] = vmlaq_s32(isum[v], hi[v], lane_byte(sc[v][h / 2], (2 * h + 1) % 4));
+            }
+        }
+        for (int g = 0; g < 8; g++)
+            for (int v = 0; v < 4; v++)
+                msum[v] = vmlaq_n_s32(msum[v], lane_byte(mn[v][g / 4], g % 4), pairs[g]);
+        float dx;
+        memcpy(&dx, xb, 4);
+        float32x4_t *a = acc[u % 16];
+        for (int v = 0; v < 4; v++) {
+            float32x4_t d, dmin;
+            r16_k4_d_dmin(b, v, &d, &dmin);
+            a[v] = vfmaq_f32(a[v], vcvtq_f32_s32(isum[v]), vmulq_n_f32(d, dx));
+            a[v] = vfmaq_f32(a[v], vcvtq_f32_s32(msum[v]), vnegq_f32(vmulq_n_f32(dmin, dx)));
+        }
+    }
+    for (int s = 8; s >= 1; s /= 2)
+        for (int j = 0; j < s; j++)
+            for (int v = 0; v < 4; v++)
+                acc[j][v] = vaddq_f32(acc[j][v], acc[j + s][v]);
+    for (int v = 0; v < 4; v++)
+        vst1q_f32(y + 4 * v, acc[0][v]);
+}
+
+static void dot_r16_q4_K(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
+{
+    (void)p;
+    const int64_t nsb = k / QK_K;
+    for (int64_t g = 0; g < groups; g++)
+        r16_k4_group(nsb, (const uint8_t *)w + g * nsb * R16_K4_BLOCK, x, y + R16_ROWS * g);
+}
+
 void cf_fill_r16_dotprod(cf_kernel_table *t)
 {
     t->dot_r16[CF_TYPE_Q8_0] = dot_r16_q8_0;
     t->dot_r16[CF_TYPE_Q4_0] = dot_r16_q4_0;
     t->dot_r16[CF_TYPE_IQ4_NL] = dot_r16_iq4_nl;
+    t->dot_r16[CF_TYPE_Q4_K] = dot_r16_q4_K;
     t->layout[CF_TYPE_Q8_0] = t->layout[CF_TYPE_Q4_0] = t->layout[CF_TYPE_IQ4_NL] = CF_LAYOUT_R16;
+    t->layout[CF_TYPE_Q4_K] = CF_LAYOUT_R16;
 }
 CF_TARGET_END
 #else

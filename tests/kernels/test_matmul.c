@@ -271,16 +271,16 @@ static void test_neon_tiles(void)
             test_shape(t, 13, (b == 256 ? 2 + n % 2 : 16 + n % 2 * 17) * b, n);
         test_shape(t, 9, 17 * b, 6);
     }
-    /* the dotprod and i8mm levels load Q8_0, Q4_0 and IQ4_NL as R16 (their
-     * decoding kernels read it, as the tiles do) */
-    static const cf_type r16_neon[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_IQ4_NL};
+    /* the dotprod and i8mm levels load Q8_0, Q4_0, IQ4_NL and Q4_K as R16
+     * (their decoding kernels read it, as the tiles do) */
+    static const cf_type r16_neon[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_IQ4_NL, CF_TYPE_Q4_K};
     for (size_t i = 0; i < sizeof r16_neon / sizeof r16_neon[0]; i++) {
         const cf_type t = r16_neon[i];
         for (int isa = CF_ISA_NEON; isa <= CF_ISA_I8MM; isa++)
             if ((int)cf_isa_set((cf_isa)isa) == isa)
                 CHECKF(cf_layout_best(t) == (isa == CF_ISA_NEON ? CF_LAYOUT_PLAIN : CF_LAYOUT_R16), "%s: %s's layout",
                        cf_isa_name((cf_isa)isa), cf_type_name(t));
-        test_layout(t, CF_LAYOUT_R16, 37, 33 * 32, 2, 0, 37);
+        test_layout(t, CF_LAYOUT_R16, 37, (t == CF_TYPE_Q4_K ? 3 : 33) * cf_type_get(t)->blck_size, 2, 0, 37);
     }
     cf_isa_set(cf_isa_best());
 }
