@@ -25,6 +25,18 @@ CF_TARGET_BEGIN("arch=armv8.2-a+dotprod")
 
 enum r16t { R_Q8_0, R_Q4_0, R_IQ4_NL };
 
+/* The canonical tree over a group's 16 accumulators (acc[j][v]: lanes
+ * rows 4v .. 4v + 3), its 16 rows into y. */
+static inline void canon_tree16(float32x4_t acc[16][4], float *y)
+{
+    for (int s = 8; s >= 1; s /= 2)
+        for (int j = 0; j < s; j++)
+            for (int v = 0; v < 4; v++)
+                acc[j][v] = vaddq_f32(acc[j][v], acc[j + s][v]);
+    for (int v = 0; v < 4; v++)
+        vst1q_f32(y + 4 * v, acc[0][v]);
+}
+
 /* One group of 16 rows (nb blocks each) times the Q8_0 row x into
  * y[0..15]: block u into accumulator u % 16, lane j of vector v row 4v + j,
  * then the canonical tree. */
@@ -80,12 +92,7 @@ static inline __attribute__((always_inline)) void r16_group(int64_t nb, const ui
         for (int v = 0; v < 4; v++)
             a[v] = vfmaq_f32(a[v], vcvtq_f32_s32(is[v]), vmulq_n_f32(d[v], dx));
     }
-    for (int s = 8; s >= 1; s /= 2)
-        for (int j = 0; j < s; j++)
-            for (int v = 0; v < 4; v++)
-                acc[j][v] = vaddq_f32(acc[j][v], acc[j + s][v]);
-    for (int v = 0; v < 4; v++)
-        vst1q_f32(y + 4 * v, acc[0][v]);
+    canon_tree16(acc, y);
 }
 
 static inline __attribute__((always_inline)) void dot_r16(int64_t k, const void *w, int64_t groups, const void *x,
@@ -171,12 +178,7 @@ static void r16_k4_group(int64_t nsb, const uint8_t *w, const uint8_t *x, float 
             a[v] = vfmaq_f32(a[v], vcvtq_f32_s32(msum[v]), vnegq_f32(vmulq_n_f32(dmin, dx)));
         }
     }
-    for (int s = 8; s >= 1; s /= 2)
-        for (int j = 0; j < s; j++)
-            for (int v = 0; v < 4; v++)
-                acc[j][v] = vaddq_f32(acc[j][v], acc[j + s][v]);
-    for (int v = 0; v < 4; v++)
-        vst1q_f32(y + 4 * v, acc[0][v]);
+    canon_tree16(acc, y);
 }
 
 static void dot_r16_q4_K(int64_t k, const void *w, int64_t groups, const void *x, const void *p, float *y)
