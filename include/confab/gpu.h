@@ -88,6 +88,11 @@ void cf_gpu_download(cf_gpu *g, cf_gpu_view src, void *dst, size_t n);
  * CPU's dot type: the sums are in F32 of the dequantized weights. */
 void cf_gpu_matmul(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t rows, int64_t k, cf_gpu_view x, int n,
                    cf_gpu_view y);
+/* The same with rows of x ldx floats apart and rows of y ldy apart (a
+ * head's slice of wider rows: latent attention's absorbed queries and
+ * values; an output split over buffers by rows); the same bits. */
+void cf_gpu_matmul_ld(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t rows, int64_t k, cf_gpu_view x, int64_t ldx,
+                      int n, cf_gpu_view y, int64_t ldy);
 /* Mixture of experts: for pair p < n, y[p] = W[ids[p]] x[xrow[p]], where W[e]
  * is the expert e matrix (rows x k of wt) at w + e * expert_bytes.  ids and
  * xrow: int32 [n] on the device; x F32 [.][k], y F32 [n][rows]. */
