@@ -262,7 +262,7 @@ static void test_attention(cf_gpu *g, const attn_case *c)
     const size_t elem = c->type == CF_KV_F32 ? 4 : 2;
     cf_gpu_buf *kcb = test_upload(g, NULL, cache * elem), *vcb = test_upload(g, NULL, cache * elem);
     cf_gpu_buf *gb = test_upload(g, gates, sizeof(float) * (size_t)(N + 1) * NH * (size_t)hd);
-    const cf_gpu_kv kv = {view(kcb), view(vcb), CTX, NKV, hd, c->type};
+    const cf_gpu_kv kv = {view(kcb), view(vcb), CTX, NKV, hd, c->type, 0};
     for (int run = 0; run < 2; run++) {
         /* the prompt, then the next token, as a pass each */
         for (int step = 0; step < 2; step++) {
@@ -343,6 +343,68 @@ static void test_pass_copies(cf_gpu *g)
     free(back);
 }
 
+/* Latent attention (deepseek2): 4 query heads over one cache of keys
+ * only, 80 wide (a latent of 64, a rotated part of 16), each value the
+ * latent: 70 tokens as a batch, then one more; F16 and F32 caches. */
+static void test_latent_attention(cf_gpu *g, cf_kv_type type)
+{
+    enum { H = 4, HD = 80, VD = 64, N = 70, LCTX = 90 };
+    const size_t elem = type == CF_KV_F32 ? 4 : 2;
+    float *q = malloc(sizeof(float) * (N + 1) * H * HD), *k = malloc(sizeof(float) * (N + 1) * HD);
+    float *kc = malloc(sizeof(float) * (N + 1) * HD), *want = malloc(sizeof(float) * (N + 1) * H * VD);
+    float *got = malloc(sizeof(float) * (N + 1) * H * VD);
+    test_fill(q, (N + 1) * H * HD, 21u, 1.0f);
+    test_fill(k, (N + 1) * HD, 22u, 1.0f);
+    for (int i = 0; i < (N + 1) * HD; i++)
+        kc[i] = kv_round(type, k[i]);
+    const float scale = 1.0f / sqrtf((float)HD);
+    for (int t = 0; t <= N; t++)
+        for (int h = 0; h < H; h++) {
+            double s[N + 1], m = -INFINITY, l = 0, o[VD] = {0};
+            for (int p = 0; p <= t; p++) {
+                double d = 0;
+                for (int i = 0; i < HD; i++)
+                    d += (double)q[(t * H + h) * HD + i] * kc[p * HD + i];
+                s[p] = d * scale;
+                m = fmax(m, s[p]);
+            }
+            for (int p = 0; p <= t; p++) {
+                const double e = exp(s[p] - m);
+                l += e;
+                for (int i = 0; i < VD; i++)
+                    o[i] += e * kc[p * HD + i];
+            }
+            for (int i = 0; i < VD; i++)
+                want[(t * H + h) * VD + i] = (float)(o[i] / l);
+        }
+    cf_gpu_buf *qb = test_upload(g, q, sizeof(float) * (N + 1) * H * HD), *kb = test_upload(g, k, sizeof(float) * (N + 1) * HD);
+    cf_gpu_buf *cb = test_upload(g, NULL, LCTX * HD * elem), *ob = test_upload(g, NULL, sizeof(float) * (N + 1) * H * VD);
+    const cf_gpu_kv kv = {view(cb), {0}, LCTX, 1, HD, type, VD};
+    for (int step = 0; step < 2; step++) {
+        const int pos0 = step ? N : 0, n = step ? 1 : N;
+        const cf_gpu_attn a = {
+            .q = {{qb, (size_t)pos0 * H * HD * 4}, n, H, H * HD, HD},
+            .kv = kv,
+            .pos0 = pos0,
+            .scale = scale,
+            .out = {{ob, (size_t)pos0 * H * VD * 4}, n, H, H * VD, VD},
+        };
+        cf_gpu_begin(g);
+        cf_gpu_kv_store(g, &kv, (cf_gpu_rows){{kb, (size_t)pos0 * HD * 4}, n, 1, HD, HD}, (cf_gpu_rows){{0}, 0, 1, 0, 0},
+                        pos0);
+        cf_gpu_attention(g, &a);
+        CHECK(test_submit(g) == 0);
+    }
+    test_download(g, ob, got, sizeof(float) * (N + 1) * H * VD);
+    CHECKF(close_all(got, want, (N + 1) * H * VD, 2e-5f, "latent attention") == 0, "latent attention, %s cache",
+           cf_kv_type_name(type));
+    cf_gpu_free(g, qb);
+    cf_gpu_free(g, kb);
+    cf_gpu_free(g, cb);
+    cf_gpu_free(g, ob);
+    free(q), free(k), free(kc), free(want), free(got);
+}
+
 int main(void)
 {
     cf_gpu *g = test_gpu();
@@ -360,10 +422,12 @@ int main(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         test_attention(g, &cases[i]);
+    test_latent_attention(g, CF_KV_F16);
+    test_latent_attention(g, CF_KV_F32);
     /* a quantized cache is the CPU's: one clear error */
     CHECK(!cf_gpu_kv_supports(CF_KV_Q8_0) && cf_gpu_kv_supports(CF_KV_BF16));
     cf_gpu_buf *b = test_upload(g, NULL, 4096);
-    const cf_gpu_kv q8 = {view(b), view(b), 16, 1, 64, CF_KV_Q8_0};
+    const cf_gpu_kv q8 = {view(b), view(b), 16, 1, 64, CF_KV_Q8_0, 0};
     const cf_gpu_rows r = {view(b), 1, 1, 64, 64};
     cf_err err = {0};
     cf_gpu_begin(g);

@@ -1,6 +1,7 @@
 #version 450
 // Softmax attention of one query head of one token over its KV head's
-// cache (F32, F16 or BF16), flash-style: tiles of 64 positions, one score a lane, a running
+// cache (F32, F16 or BF16; latent attention's keys only, a value the
+// first vd floats of its key row), flash-style: tiles of 64 positions, one score a lane, a running
 // maximum and sum (online softmax), and each lane's output dims summed
 // over the tile in position order; every reduction is a fixed tree, so
 // a result is the same every run.
@@ -8,7 +9,7 @@
 #include "kv.glsl"
 
 #define LANES 64u
-#define MAX_HD 512u
+#define MAX_HD 640u
 #define DPL (MAX_HD / LANES)
 layout(local_size_x = 64) in;
 
@@ -27,7 +28,7 @@ layout(push_constant) uniform P {
     float scale, softcap;
     uint g_off, g_ld, g_hs, has_gate;
     float temp_scale, temp_floor;
-    uint type;
+    uint type, vd, k_only;
 } p;
 
 shared float qs[MAX_HD];
@@ -81,7 +82,7 @@ void main()
     for (uint d = lane; d < p.hd; d += LANES)
         qs[d] = p.temp_scale > 0.0 ? q[qa + d] * temp : q[qa + d];
     barrier();
-    const uint row0 = g * p.n_ctx;
+    const uint row0 = g * p.n_ctx, vstride = p.k_only != 0u ? p.hd : p.vd;
     float m = -1.0 / 0.0, l = 0.0, acc[DPL];
     for (uint j = 0u; j < DPL; j++)
         acc[j] = 0.0;
@@ -108,11 +109,11 @@ void main()
         const uint np = min(LANES, pos + 1u - p0);
         for (uint j = 0u; j < DPL; j++) {
             const uint d = lane + j * LANES;
-            if (d >= p.hd)
+            if (d >= p.vd)
                 break;
             float sum = 0.0;
             for (uint i = 0u; i < np; i++)
-                sum += ps[i] * value_at((row0 + p0 + i) * p.hd + d);
+                sum += ps[i] * value_at((row0 + p0 + i) * vstride + d);
             acc[j] = acc[j] * back + sum;
         }
         barrier();
@@ -126,7 +127,7 @@ void main()
     const uint oa = p.o_off + t * p.o_ld + h * p.o_hs, ga = p.g_off + t * p.g_ld + h * p.g_hs;
     for (uint j = 0u; j < DPL; j++) {
         const uint d = lane + j * LANES;
-        if (d < p.hd) {
+        if (d < p.vd) {
             float v = acc[j] / l;
             if (p.has_gate != 0u)
                 v *= 1.0 / (1.0 + exp(-gates[ga + d]));
