@@ -66,6 +66,75 @@ void cf_gpu_kv_store(cf_gpu *g, const cf_gpu_kv *kv, cf_gpu_rows k, cf_gpu_rows 
     cf_vk_dispatch(g, "kvstore", b, &p, sizeof p, (threads + 255) / 256);
 }
 
+/* attention.comp's chunk of positions, and how many floats of scratch a
+ * chunk's partial takes: its maximum, its sum and vd outputs. */
+#define CHUNK 256
+#define SCRATCH_CAP ((size_t)64 << 20)
+
+/* The chunks token t's span of positions touches (its window's start to
+ * its own position). */
+static int chunks(const cf_gpu_attn *a, int t)
+{
+    const int pos = a->pos0 + t, first = a->window > 0 && pos + 1 > a->window ? pos + 1 - a->window : 0;
+    return pos / CHUNK - first / CHUNK + 1;
+}
+
+/* Tokens [t0, t1): every chunk's partial, then their merge. */
+static void attend(cf_gpu *g, const cf_gpu_attn *a, int t0, int t1, int max_chunks, cf_gpu_buf *scratch)
+{
+    const int n_head = a->q.heads, vd = v_dim(&a->kv), n = t1 - t0;
+    const uint32_t pos0 = (uint32_t)(a->pos0 + t0);
+    const struct {
+        uint32_t q_off, q_ld, q_hs, part_off, kc_off, vc_off;
+        uint32_t n_ctx, n_head, n_head_kv, hd, pos0, n, window, max_chunks;
+        float scale, softcap, temp_scale, temp_floor;
+        uint32_t type, vd, k_only;
+    } p = {(uint32_t)(a->q.v.off / 4 + (uint64_t)t0 * (uint64_t)a->q.ld),
+           (uint32_t)a->q.ld,
+           (uint32_t)a->q.hs,
+           0,
+           (uint32_t)(a->kv.k.off / 4),
+           (uint32_t)((a->kv.v.buf ? a->kv.v.off : a->kv.k.off) / 4),
+           (uint32_t)a->kv.n_ctx,
+           (uint32_t)n_head,
+           (uint32_t)a->kv.n_head_kv,
+           (uint32_t)a->kv.head_dim,
+           pos0,
+           (uint32_t)n,
+           (uint32_t)a->window,
+           (uint32_t)max_chunks,
+           a->scale,
+           a->softcap,
+           a->temp_scale > 0 ? a->temp_scale : 0,
+           a->temp_floor,
+           (uint32_t)a->kv.type,
+           (uint32_t)vd,
+           a->kv.v.buf == NULL};
+    cf_gpu_buf *b[CF_VK_BINDINGS] = {a->q.v.buf, a->kv.k.buf, a->kv.v.buf ? a->kv.v.buf : a->kv.k.buf, scratch};
+    cf_vk_dispatch(g, "attention", b, &p, sizeof p, (uint64_t)n * (uint64_t)n_head * (uint64_t)max_chunks);
+    const struct {
+        uint32_t part_off, o_off, o_ld, o_hs, g_off, g_ld, g_hs, has_gate, sinks_off, has_sinks;
+        uint32_t n, n_head, pos0, window, max_chunks, vd;
+    } m = {0,
+           (uint32_t)(a->out.v.off / 4 + (uint64_t)t0 * (uint64_t)a->out.ld),
+           (uint32_t)a->out.ld,
+           (uint32_t)a->out.hs,
+           (uint32_t)(a->gate.v.off / 4 + (uint64_t)t0 * (uint64_t)a->gate.ld),
+           (uint32_t)a->gate.ld,
+           (uint32_t)a->gate.hs,
+           a->gate.v.buf != NULL,
+           (uint32_t)(a->sinks.off / 4),
+           a->sinks.buf != NULL,
+           (uint32_t)n,
+           (uint32_t)n_head,
+           pos0,
+           (uint32_t)a->window,
+           (uint32_t)max_chunks,
+           (uint32_t)vd};
+    cf_gpu_buf *mb[CF_VK_BINDINGS] = {scratch, a->sinks.buf, a->gate.v.buf, a->out.v.buf};
+    cf_vk_dispatch(g, "attn_merge", mb, &m, sizeof m, (uint64_t)n * (uint64_t)n_head);
+}
+
 void cf_gpu_attention(cf_gpu *g, const cf_gpu_attn *a)
 {
     if (!cf_vk_can_record(g, "attention") || !kv_ok(g, &a->kv))
@@ -83,24 +152,22 @@ void cf_gpu_attention(cf_gpu *g, const cf_gpu_attn *a)
                                 a->gate.n);
     if (a->temp_scale > 0 && !(a->temp_floor >= 1))
         return (void)cf_vk_fail(g, "attention: a temperature floor of %g", (double)a->temp_floor);
-    const struct {
-        uint32_t q_off, q_ld, q_hs, o_off, o_ld, o_hs, kc_off, vc_off;
-        uint32_t n_ctx, n_head, n_head_kv, hd, pos0, n, window, sinks_off, has_sinks;
-        float scale, softcap;
-        uint32_t g_off, g_ld, g_hs, has_gate;
-        float temp_scale, temp_floor;
-        uint32_t type, vd, k_only;
-    } p = {(uint32_t)(a->q.v.off / 4),    (uint32_t)a->q.ld,         (uint32_t)a->q.hs,
-           (uint32_t)(a->out.v.off / 4),  (uint32_t)a->out.ld,       (uint32_t)a->out.hs,
-           (uint32_t)(a->kv.k.off / 4),   (uint32_t)((a->kv.v.buf ? a->kv.v.off : a->kv.k.off) / 4), (uint32_t)a->kv.n_ctx,
-           (uint32_t)n_head,              (uint32_t)a->kv.n_head_kv, (uint32_t)hd,
-           (uint32_t)a->pos0,             (uint32_t)n,               (uint32_t)a->window,
-           (uint32_t)(a->sinks.off / 4),  a->sinks.buf != NULL,      a->scale,
-           a->softcap,                    (uint32_t)(a->gate.v.off / 4), (uint32_t)a->gate.ld,
-           (uint32_t)a->gate.hs,          a->gate.v.buf != NULL,     a->temp_scale > 0 ? a->temp_scale : 0,
-           a->temp_floor,                 (uint32_t)a->kv.type,      (uint32_t)vd,
-           a->kv.v.buf == NULL};
-    cf_gpu_buf *b[CF_VK_BINDINGS] = {a->q.v.buf,   a->kv.k.buf,  a->kv.v.buf ? a->kv.v.buf : a->kv.k.buf,
-                                     a->sinks.buf, a->out.v.buf, a->gate.v.buf};
-    cf_vk_dispatch(g, "attention", b, &p, sizeof p, (uint64_t)n * (uint64_t)n_head);
+    /* tokens in groups whose partials fit the scratch; a token's result is
+     * the same in any group */
+    const size_t per_chunk = (size_t)(2 + vd) * 4 * (size_t)n_head;
+    const size_t cap = SCRATCH_CAP < g->max_buffer ? SCRATCH_CAP : (size_t)g->max_buffer;
+    for (int t0 = 0; t0 < n && !g->failed;) {
+        int t1 = t0, most = 0;
+        while (t1 < n) {
+            const int c = chunks(a, t1) > most ? chunks(a, t1) : most;
+            if (t1 > t0 && (size_t)(t1 + 1 - t0) * (size_t)c * per_chunk > cap)
+                break;
+            most = c;
+            t1++;
+        }
+        cf_gpu_buf *scratch = cf_vk_scratch(g, (size_t)(t1 - t0) * (size_t)most * per_chunk);
+        if (scratch)
+            attend(g, a, t0, t1, most, scratch);
+        t0 = t1;
+    }
 }

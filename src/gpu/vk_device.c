@@ -205,6 +205,7 @@ void cf_gpu_close(cf_gpu *g)
         for (int i = 0; i < g->n_pools; i++)
             vk->vkDestroyDescriptorPool(g->dev, g->pools[i], NULL);
         cf_vk_pass_copies_free(g);
+        cf_vk_scratch_release(g, true);
         cf_vk_buffer_free(g, g->staging);
         cf_vk_buffer_free(g, g->dummy);
         if (g->layout)
