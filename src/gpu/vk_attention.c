@@ -1,5 +1,6 @@
-/* Attention on the device: storing keys and values into a layer's F16
- * cache, and softmax attention over it. */
+/* Attention on the device: storing keys and values into a layer's cache
+ * (F32, F16, BF16), and softmax attention over it in chunks of positions
+ * (attention.comp) merged in order (attn_merge.comp). */
 #include "vk_internal.h"
 
 /* attention.comp's limit on a head's size */
@@ -66,8 +67,8 @@ void cf_gpu_kv_store(cf_gpu *g, const cf_gpu_kv *kv, cf_gpu_rows k, cf_gpu_rows 
     cf_vk_dispatch(g, "kvstore", b, &p, sizeof p, (threads + 255) / 256);
 }
 
-/* attention.comp's chunk of positions, and how many floats of scratch a
- * chunk's partial takes: its maximum, its sum and vd outputs. */
+/* attention.comp's chunk of positions; the most scratch one group of
+ * tokens' partials take (a partial: its maximum, its sum, vd outputs). */
 #define CHUNK 256
 #define SCRATCH_CAP ((size_t)64 << 20)
 
