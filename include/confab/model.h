@@ -202,6 +202,12 @@ typedef struct cf_ctx_params {
      * head where the head size allows (docs/kv-cache.md): true leaves it
      * unrotated (llama.cpp's LLAMA_ATTN_ROT_DISABLE). */
     bool kv_no_rotate;
+    /* Layers to offload to a GPU, as llama.cpp's -ngl: the last n (more
+     * than the model has: every layer and the output); 0 none.  The ones
+     * the GPU cannot run (docs/gpu.md), or that do not fit in its memory,
+     * stay on the CPU; cf_ctx_gpu_note says how it went. */
+    int n_gpu_layers;
+    int gpu_device; /* which of cf_gpu_count's devices (0: the first) */
 } cf_ctx_params;
 
 typedef struct cf_ctx cf_ctx;
@@ -219,6 +225,13 @@ cf_kv_type cf_ctx_kv_type_k(const cf_ctx *c);
 cf_kv_type cf_ctx_kv_type_v(const cf_ctx *c);
 /* Whether the cache's keys or values are stored rotated (kv_no_rotate). */
 bool cf_ctx_kv_rotated(const cf_ctx *c);
+/* How offloading went, one line ("offloaded 12/12 layers and the output
+ * to ...", or why it did not); "" when no layers were asked for. */
+const char *cf_ctx_gpu_note(const cf_ctx *c);
+/* Layers running on the GPU, and whether the output does. */
+int cf_ctx_gpu_layers(const cf_ctx *c, bool *output);
+/* The n_gpu_layers and gpu_device the context was made with. */
+void cf_ctx_gpu_asked(const cf_ctx *c, int *n_gpu_layers, int *gpu_device);
 /* Positions held in the cache; the next token goes at this position. */
 int cf_ctx_n_past(const cf_ctx *c);
 
@@ -228,6 +241,25 @@ int cf_ctx_n_past(const cf_ctx *c);
  * the tokens do not fit or an id is out of range. */
 int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool all_logits,
                   cf_err *err);
+
+/* Decode n contexts' next tokens in one pass over the weights: token i
+ * goes at ctxs[i]'s position n_past and into its cache (and recurrent
+ * state), as cf_ctx_decode(ctxs[i], &tokens[i], 1, ...) would put it, with
+ * the same bits in its n_vocab logits (logits + i * n_vocab; NULL: none).
+ * Decoding is memory-bound, so n sequences cost little more than one
+ * (serve's parallel slots).  The contexts are n different ones of one
+ * model; the pass runs on the first one's threads and buffers, so n is at
+ * most its n_batch.  Fails changing nothing when a context is full or a
+ * token is out of range (the message names which). */
+int cf_ctx_decode_group(cf_ctx *const *ctxs, const int32_t *tokens, int n, float *logits,
+                        cf_err *err);
+
+/* A pause that a decode of more tokens than n_batch makes between its
+ * batches: pause(ud) is called on the decoding thread, outside the
+ * parallel region, so that it may run other contexts' passes there
+ * (serve lets the other slots' decoding step go between a long prompt's
+ * batches).  NULL: none. */
+void cf_ctx_set_pause(cf_ctx *c, void (*pause)(void *ud), void *ud);
 
 /* A check that a long evaluation asks whether to stop: a decode of more
  * than one token calls cancel(ud) before each layer of each batch (a

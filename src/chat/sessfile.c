@@ -853,6 +853,7 @@ static int load_file(cf_session *s, const char *path, cf_err *err)
             cf_ctx_kv_rotated(s->ctx) != l.rotated || cf_ctx_n_ctx(s->ctx) < (int)l.cache.n) {
             cf_ctx_params cp = {.n_ctx = l.n_ctx, .n_threads = cf_ctx_n_threads(s->ctx),
                                 .type_k = l.type_k, .type_v = l.type_v, .kv_no_rotate = !l.rotated};
+            cf_ctx_gpu_asked(s->ctx, &cp.n_gpu_layers, &cp.gpu_device); /* as the live context */
             if (cf_ctx_new(s->model, &cp, &ctx, err))
                 goto out;
             if (cf_ctx_kv_rotated(ctx) != l.rotated) {

@@ -75,6 +75,8 @@ void sess_msg_free(sess_msg *m)
 {
     free((char *)m->pub.content);
     free((char *)m->pub.reasoning);
+    free((char *)m->pub.tool_calls);
+    free((char *)m->pub.tool_call_id);
     cf_tokens_free(&m->ids);
     cf_tokens_free(&m->rids);
     free(m->probs);
@@ -172,7 +174,14 @@ static int open_template(cf_session *s, const cf_session_params *p, cf_err *err)
  * and sampler. */
 int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err)
 {
-    cf_ctx_params cp = {p->n_ctx, p->n_batch, p->n_threads, p->type_k, p->type_v, p->kv_no_rotate};
+    cf_ctx_params cp = {.n_ctx = p->n_ctx,
+                        .n_batch = p->n_batch,
+                        .n_threads = p->n_threads,
+                        .type_k = p->type_k,
+                        .type_v = p->type_v,
+                        .kv_no_rotate = p->kv_no_rotate,
+                        .n_gpu_layers = p->n_gpu_layers,
+                        .gpu_device = p->gpu_device};
     cf_sampler_params sp;
     cf_sampler_params_default(&sp);
     s->eng = &sess_local_engine;
@@ -182,8 +191,12 @@ int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err)
     s->model_pick = strdup(p->model_pick ? p->model_pick : "");
     if (!s->model_path || !s->model_pick)
         return cf_fail(err, "out of memory");
-    if (cf_model_load_as(p->model_path, p->tokenizer_path, p->load_mode, &s->model, err) ||
-        cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err))
+    s->model_shared = p->model != NULL;
+    if (s->model_shared)
+        s->model = (cf_model *)p->model; /* read only: the session never changes its model */
+    else if (cf_model_load_as(p->model_path, p->tokenizer_path, p->load_mode, &s->model, err))
+        return cf_err_class(err, CF_E_MODEL);
+    if (cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err))
         return cf_err_class(err, CF_E_MODEL);
     if (cf_ctx_new(s->model, &cp, &s->ctx, err) || sess_spec_open(s, p, err))
         return -1;
@@ -214,7 +227,8 @@ void sess_local_free(cf_session *s)
     sess_spec_free(s);
     cf_ctx_free(s->ctx);
     cf_tokenizer_free(s->tok);
-    cf_model_free(s->model);
+    if (!s->model_shared)
+        cf_model_free(s->model);
     free(s->model_path);
     free(s->model_pick);
 }
@@ -229,6 +243,7 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
     s->n_predict = -1;
     s->now = (int64_t)time(NULL);
     s->any_model = p->any_model;
+    s->messages_as_text = p->messages_as_text;
     s->test_delay_ms = sess_test_delay_ms();
     if ((p->endpoint ? sess_remote_open(s, p, err) : sess_local_open(s, p, err)) ||
         sess_branches_init(s, err))
@@ -261,6 +276,7 @@ void cf_session_free(cf_session *s)
         free(s->stops[i]);
     free(s->stops);
     free(s->bias);
+    free(s->tools);
     free(s->tmpl_desc);
     if (s->eng)
         s->eng->free(s);
@@ -349,6 +365,11 @@ void sess_local_context_info(const cf_session *s, cf_context_info *out)
 const cf_model *cf_session_model(const cf_session *s)
 {
     return s->model;
+}
+
+const char *cf_session_gpu_note(const cf_session *s)
+{
+    return s->ctx ? cf_ctx_gpu_note(s->ctx) : "";
 }
 
 const int32_t *cf_session_tokens(const cf_session *s, int *n)

@@ -318,7 +318,7 @@ void cf_ld_mamba2_hparams(cf_loader *ld, cf_hparams *hp)
     hp->ssm_k_heads = cf_ld_int(ld, "ssm.group_count", 1);
     if (ld->failed)
         return;
-    /* the scan sums states 8 at a time (forward.c) */
+    /* the scan sums states 8 at a time (cpu_mixers.c) */
     if (hp->conv_kernel > 16 || hp->ssm_inner % hp->ssm_v_heads || hp->ssm_v_heads % hp->ssm_k_heads ||
         hp->ssm_inner > 65536 || hp->ssm_d > 1024 || hp->ssm_d % 8) {
         ld->failed = true;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_offload.h"
 #include "model_internal.h"
 #include "vec.h"
 
@@ -114,7 +115,7 @@ static cf_tbuf *alloc_tbufs(const cf_ctx *c, int n)
     const cf_hparams *hp = &c->m->hp;
     const size_t E = (size_t)hp->n_embd;
     /* the query rows of one KV head in a run of a batch's tokens: every head
-     * of one token, or up to CF_ATTN_ROWS of several (forward.c) */
+     * of one token, or up to CF_ATTN_ROWS of several (cpu_attention.c) */
     const size_t R = (size_t)hp->n_head > CF_ATTN_ROWS ? (size_t)hp->n_head : CF_ATTN_ROWS;
     size_t hd = 0;
     for (int l = 0; l < c->kv.n_layer; l++)
@@ -246,7 +247,7 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
         c->qkv_stride = dn_conv;
     if (m2_inner && m2_proj > c->qkv_stride) /* Mamba2's z, x|B|C and dt */
         c->qkv_stride = m2_proj;
-    if (hp->kv_lora) /* latent attention's raw queries, latent and q LoRA too (forward.c) */
+    if (hp->kv_lora) /* latent attention's raw queries, latent and q LoRA too (cpu_attention.c) */
         c->qkv_stride = Q + (size_t)hp->n_head * (size_t)(hp->mla_nope + hp->n_rot) + (size_t)hp->head_dim +
                         (size_t)hp->q_lora;
     act_needs(m, &c->xq_stride, &c->n_xq);
@@ -293,6 +294,9 @@ int cf_ctx_new(const cf_model *m, const cf_ctx_params *p, cf_ctx **out, cf_err *
         cf_ctx_free(c);
         return cf_fail(err, "out of memory for the activations of a %d-token batch", n_batch);
     }
+    c->gpu_asked[0] = p ? p->n_gpu_layers : 0;
+    c->gpu_asked[1] = p ? p->gpu_device : 0;
+    c->gpu = cf_offload_new(c, c->gpu_asked[0], c->gpu_asked[1], c->gpu_note, sizeof c->gpu_note);
     *out = c;
     return 0;
 }
@@ -301,6 +305,7 @@ void cf_ctx_free(cf_ctx *c)
 {
     if (!c)
         return;
+    cf_offload_free(c->gpu);
     cf_kv_free(&c->kv);
     cf_rs_free(c);
     free(c->ple);
@@ -339,6 +344,18 @@ const cf_model *cf_ctx_model(const cf_ctx *c) { return c->m; }
 int cf_ctx_n_ctx(const cf_ctx *c) { return c->kv.n_ctx; }
 int cf_ctx_n_past(const cf_ctx *c) { return c->kv.n_past; }
 int cf_ctx_n_threads(const cf_ctx *c) { return c->n_threads; }
+const char *cf_ctx_gpu_note(const cf_ctx *c) { return c->gpu_note; }
+void cf_ctx_gpu_asked(const cf_ctx *c, int *n_gpu_layers, int *gpu_device)
+{
+    *n_gpu_layers = c->gpu_asked[0];
+    *gpu_device = c->gpu_asked[1];
+}
+int cf_ctx_gpu_layers(const cf_ctx *c, bool *output)
+{
+    if (output)
+        *output = c->gpu && c->gpu->output;
+    return c->gpu ? c->gpu->n_layers : 0;
+}
 int cf_ctx_decode_threads(const cf_ctx *c) { return cf_busy_settled(&c->busy, c->n_threads); }
 cf_kv_type cf_ctx_kv_type_k(const cf_ctx *c) { return c->kv.type_k; }
 cf_kv_type cf_ctx_kv_type_v(const cf_ctx *c) { return c->kv.type_v; }
@@ -354,6 +371,12 @@ void cf_ctx_set_cancel(cf_ctx *c, bool (*cancel)(void *ud), void *ud)
 {
     c->cancel = cancel;
     c->cancel_ud = ud;
+}
+
+void cf_ctx_set_pause(cf_ctx *c, void (*pause)(void *ud), void *ud)
+{
+    c->pause = pause;
+    c->pause_ud = ud;
 }
 
 bool cf_ctx_cancelled(cf_ctx *c)

@@ -160,7 +160,7 @@ typedef struct cf_tbuf {
     float *tile;    /* a row chunk of ffn_up outputs: tile_cap floats */
     float *scores;  /* attention scores: CF_ATTN_ROWS x CF_ATTN_CHUNK */
     void *part;     /* attention partials of a run of tokens and one KV head, or
-                     * of a single token's unit (forward.c) */
+                     * of a single token's unit (cpu_attention.c) */
     float *kw, *vw; /* a quantized cache's chunk of keys, of values, widened */
 } cf_tbuf;
 
@@ -227,9 +227,15 @@ struct cf_ctx {
     uint64_t *shares;
     cf_barrier bar;
     cf_busy busy;
+    /* the layers offloaded to a GPU (gpu_offload.h), NULL: none */
+    struct cf_offload *gpu;
+    int gpu_asked[2]; /* cf_ctx_params' n_gpu_layers and gpu_device */
+    char gpu_note[CF_ERR_MSG_MAX + 128];
     /* cf_ctx_set_cancel's check, and its answer for the pass running */
     bool (*cancel)(void *ud);
     void *cancel_ud;
+    void (*pause)(void *ud); /* cf_ctx_set_pause's */
+    void *pause_ud;
     long test_delay_ms;
     bool stopping;
 };
@@ -242,6 +248,9 @@ bool cf_ctx_cancelled(cf_ctx *c);
  * moving a recurrent state): as cf_ctx_decode without logits, never
  * cancelled (forward.c). */
 int cf_ctx_replay(cf_ctx *c, const int32_t *tokens, int n, cf_err *err);
+/* cf_ctx_decode_group's pass, its arguments checked (forward.c). */
+int cf_forward_group(cf_ctx *const *ctxs, const int32_t *tokens, int n, float *logits,
+                     cf_err *err);
 /* The weights reading one normalised input: Q K V (or the fused QKV), and
  * gate and up (phi3's fused gate|up, gpt2's up alone); unused slots NULL. */
 void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3]);
@@ -264,6 +273,10 @@ float cf_gelu(float x);
 /* gpt-oss's clamped SwiGLU, as ggml's swiglu_oai: with x = min(g, 7) and
  * y = clamp(u, -7, 7), g = x * sigmoid(1.702 x) * (y + 1). */
 void cf_swiglu_oai(float *g, const float *u, int n);
+/* x / rms(x), as ggml_rms_norm (the sum in double), in place */
+void cf_rms_unweighted(float *x, int n, float eps);
+/* relu(x)^2, in place */
+void cf_relu_squared(float *x, int64_t n);
 
 /* ---- mixture-of-experts routing (moe.c) ------------------------------------ */
 /* The experts a token uses and their weights, from the router's logits
@@ -320,16 +333,16 @@ int cf_kv_rot(const cf_kv *kv, int hd, bool keys);
 /* x times the orthonormal Walsh-Hadamard matrix of order block, block by
  * block: its own inverse. */
 void cf_kv_rotate(float *x, int n, int block);
-/* A query rounded, in place, as attention against keys of type t reads it
- * (llama.cpp's vec_dot type: Q8_0 for Q8_0 and Q4_0 keys); unchanged for
- * F16 and F32 keys. */
-void cf_kv_round_query(cf_kv_type t, float *q, int n);
+/* The kernels' type of a cache type's rows. */
+cf_type cf_kv_elem_type(cf_kv_type t);
 
 /* ---- kv cache (kv_cache.c) ------------------------------------------------- */
 int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, const cf_ctx_params *p, cf_err *err);
 void cf_kv_free(cf_kv *kv);
 /* The key block holding positions [block * CF_KV_BLOCK, ...) of a head. */
 void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block);
+/* The key row of position pos of a head, for key types kept in rows. */
+void *cf_kv_k(const cf_kv *kv, int l, int h, int pos);
 /* The value row of position pos of a head (NULL: a cache of keys only). */
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos);
 /* Store or read one position's key or value row (head_dim floats). */

@@ -61,3 +61,19 @@ float cf_gelu(float x)
         return x;
     return gelu_table[cf_f32_to_f16(x)];
 }
+
+void cf_rms_unweighted(float *x, int n, float eps)
+{
+    double sum = 0.0;
+    for (int i = 0; i < n; i++)
+        sum += (double)(x[i] * x[i]);
+    const float scale = 1.0f / sqrtf((float)(sum / n) + eps);
+    for (int i = 0; i < n; i++)
+        x[i] *= scale;
+}
+
+void cf_relu_squared(float *x, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        x[i] = x[i] > 0.0f ? x[i] * x[i] : 0.0f;
+}

@@ -164,6 +164,8 @@ static int run(chat_opts *o, bool interactive)
         .type_k = o->cache.k,
         .type_v = o->cache.v,
         .kv_no_rotate = o->cache.no_rotate,
+        .n_gpu_layers = o->gpu.layers,
+        .gpu_device = o->gpu.device,
         .load_mode = o->load_mode,
         .chat_template = o->chat_template,
         .chat_template_file = o->chat_template_file,
@@ -201,6 +203,7 @@ static int run(chat_opts *o, bool interactive)
             status = err.code == CF_E_FAIL ? CF_EXIT_MODEL : cli_exit_for(&err);
             goto out;
         }
+        ui_gpu_note(cf_session_gpu_note(s));
     }
     /* a chat shows the thinking unless told not to; a script only when told */
     chat c = {.s = s, .opts = o, .model_path = model,
@@ -213,8 +216,13 @@ static int run(chat_opts *o, bool interactive)
     status = CF_EXIT_USAGE;
     if (apply_settings(s, o) < 0)
         goto out_chat;
+    if (o->tools && chat_tools_open(&c, o->tools, o->tools_required, &err) < 0) {
+        cli_error("%s", err.msg);
+        goto out_chat;
+    }
     status = o->tui ? tui_run(&c) : interactive ? repl_run(&c) : script_run(&c);
 out_chat:
+    chat_tools_close(&c);
     free(c.session_path);
 out:
     cf_session_free(s);
@@ -252,6 +260,8 @@ int cmd_chat(int argc, char **argv)
         status = CF_EXIT_OK;
     } else if (o.tui && (!interactive || !isatty(STDOUT_FILENO))) {
         cli_error("--tui needs a terminal on stdin and stdout (and no -p)");
+    } else if (o.tools_required && !o.tools) {
+        cli_error("--tool-choice: there are no tools (--tools FILE)");
     } else if (o.whole && o.prompt) {
         cli_error("--whole reads the message from stdin; it cannot go with -p");
     } else if (o.prompt && !o.prompt[strspn(o.prompt, " \t\n")]) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cache_opts.h"
+#include "gpu_opts.h"
 #include "cli.h"
 #include "confab/serve.h"
 #include "draft.h"
@@ -29,10 +30,10 @@ static void usage(FILE *f)
             "\n"
             "Serve the model over the OpenAI chat completions protocol, for confab --endpoint\n"
             "and any other client of it: POST /v1/chat/completions, /v1/completions and\n"
-            "/v1/responses (streamed or not), GET /v1/models[/ID], GET /health.  Requests are\n"
-            "answered one at a time in the order they come; each one's messages replace the\n"
-            "conversation, and the cache keeps what the last one shares with it.  Stop with\n"
-            "Ctrl-C or SIGTERM.\n"
+            "/v1/responses (streamed or not), GET /v1/models[/ID], GET /health, GET /slots.\n"
+            "Requests are answered by --parallel slots, in the order they come; each one's\n"
+            "messages replace its slot's conversation, and the slot's cache keeps what the\n"
+            "last one shares with it.  Stop with Ctrl-C or SIGTERM.\n"
             "\n"
             "  -m, --model FILE|NAME   the model, a file or a name 'confab models' lists\n"
             "                          (default: the one 'confab chat' would use)\n"
@@ -49,9 +50,14 @@ static void usage(FILE *f)
             "  -c, --ctx-size N        context size in tokens (default: the model's, at most\n"
             "                          4096)\n"
             "  -t, --threads N         threads (default: the physical cores)\n"
+            "  -np, --parallel N       slots answering at once (default 1, at most 64): each\n"
+            "                          has -c / N of the context and its own cache; their\n"
+            "                          replies decode together, a reply the same alone or not\n"
             "  -ctk T, -ctv T          the KV cache's key and value types: f32 (default),\n"
             "                          f16, q8_0, q4_0, bf16; --kv-type T both, --kv-rotate\n"
             "                          on|off a quantized cache's rotation (as for chat)\n"
+            "  -ngl, --gpu-layers N    offload the last N layers to the GPU (99 or all:\n"
+            "                          every layer and the output); --device N which GPU\n"
             "      --chat-template NAME, --chat-template-file FILE   as for confab chat\n"
             "  -v, --verbose           log each request's settings too\n"
             "  -md FILE, --lookup, --draft-max N, --draft-min N, --draft-p-min P\n"
@@ -90,12 +96,15 @@ int cmd_serve(int argc, char **argv)
         {"model-draft", required_argument, 0, 'd'}, {"draft-max", required_argument, 0, 'd'},
         {"draft-min", required_argument, 0, 'd'},   {"draft-p-min", required_argument, 0, 'd'},
         {"lookup", no_argument, 0, 'd'},
+        {"gpu-layers", required_argument, 0, 'G'}, {"device", required_argument, 0, 'G'},
+        {"parallel", required_argument, 0, 'N'},
         {0, 0, 0, 0},
     };
     ui_draft draft;
     ui_draft_init(&draft);
     ui_cache cache;
     ui_cache_init(&cache, CF_KV_F32);
+    ui_gpu gpu = {0};
     cf_serve_params p = {.port = 8080, .stop = &stop, .log = log_line, .ready = ready};
     p.ud = &p;
     const char *model_opt = NULL, *key_env = NULL;
@@ -105,6 +114,11 @@ int cmd_serve(int argc, char **argv)
     opterr = 0;
     ui_draft_argv(argc, argv);
     ui_cache_argv(argc, argv);
+    ui_gpu_argv(argc, argv);
+    static char parallel[] = "--parallel"; /* llama-server's -np */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-np"))
+            argv[i] = parallel;
     while ((c = getopt_long(argc, argv, ":m:c:t:vh", opts, &li)) != -1) {
         switch (c) {
         case 'm': model_opt = optarg; break;
@@ -130,6 +144,15 @@ int cmd_serve(int argc, char **argv)
         case 'k':
             if (ui_cache_option(&cache, opts[li].name, optarg) < 0)
                 return CF_EXIT_USAGE;
+            break;
+        case 'G':
+            if (ui_gpu_option(&gpu, opts[li].name, optarg) < 0)
+                return CF_EXIT_USAGE;
+            break;
+        case 'N':
+            if (!cli_parse_int("--parallel", optarg, 1, CF_SERVE_MAX_PARALLEL, &v))
+                return CF_EXIT_USAGE;
+            p.n_parallel = (int)v;
             break;
         case 'T': p.session.chat_template = optarg; break;
         case 'F': p.session.chat_template_file = optarg; break;
@@ -167,6 +190,8 @@ int cmd_serve(int argc, char **argv)
     p.session.type_k = cache.k;
     p.session.type_v = cache.v;
     p.session.kv_no_rotate = cache.no_rotate;
+    p.session.n_gpu_layers = gpu.layers;
+    p.session.gpu_device = gpu.device;
     p.session.draft_model = draft_path;
     p.session.lookup = draft.lookup;
     p.session.spec = &draft.p;

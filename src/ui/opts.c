@@ -12,7 +12,8 @@ enum opt_id {
     O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
     O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_ANY_MODEL, O_AUTOSAVE, O_WHOLE,
     O_TUI, O_VERBOSE, O_NO_COLOR, O_MARKDOWN, O_HELP, O_SHOW_THINKING, O_ENDPOINT, O_API_KEY_ENV,
-    O_TIMEOUT, O_DRAFT_MODEL, O_LOOKUP, O_DRAFT_MAX, O_DRAFT_MIN, O_DRAFT_P_MIN,
+    O_TIMEOUT, O_DRAFT_MODEL, O_LOOKUP, O_DRAFT_MAX, O_DRAFT_MIN, O_DRAFT_P_MIN, O_GPU, O_TOOLS,
+    O_TOOL_CHOICE,
 };
 
 enum opt_group { G_MODEL, G_REMOTE, G_SAMPLING, G_THINKING, G_CONVERSATION, G_INTERFACE, G_COUNT };
@@ -47,6 +48,10 @@ static const opt_def defs[] = {
     {"kv-type", 0, "TYPE", O_KV, G_MODEL, "the keys' and values' type at once"},
     {"kv-rotate", 0, "on|off", O_KV, G_MODEL,
      "keep a q8_0 / q4_0 cache in a Walsh-Hadamard basis per head (default on)"},
+    {"gpu-layers", 0, "N|all", O_GPU, G_MODEL,
+     "offload the last N layers to the GPU (also -ngl; 99 or all: every layer\n"
+     "and the output; default 0)"},
+    {"device", 0, "N", O_GPU, G_MODEL, "the GPU to offload to, as 'confab devices' numbers them"},
     {"mmap", 0, NULL, O_MMAP, G_MODEL, "map the model file (default: copy it into huge pages when it fits)"},
     {"no-mmap", 0, NULL, O_NO_MMAP, G_MODEL, "copy the model into memory (huge pages where the kernel has them)"},
     {"chat-template", 0, "NAME", O_TEMPLATE, G_MODEL,
@@ -104,6 +109,14 @@ static const opt_def defs[] = {
      "a session file saved with another model (--session, /load) brings its\n"
      "transcript, evaluated afresh, instead of being refused"},
     {"autosave", 0, NULL, O_AUTOSAVE, G_CONVERSATION, "save the session when the chat ends"},
+    {"tools", 0, "FILE", O_TOOLS, G_CONVERSATION,
+     "tools the model may call: a JSON list of functions (name, description,\n"
+     "parameters), each with the shell command that runs it, which gets the\n"
+     "arguments as JSON on stdin and in $CONFAB_TOOL_ARGS; every call asks\n"
+     "first (y/N), its output goes back to the model (default none)"},
+    {"tool-choice", 0, "auto|required", O_TOOL_CHOICE, G_CONVERSATION,
+     "with --tools: the model may call one (auto, default), or must in its\n"
+     "reply to each message (required: a grammar holds it to a call)"},
     {"whole", 0, NULL, O_WHOLE, G_CONVERSATION,
      "with stdin not a terminal: all of stdin is one message (default: one per line)"},
 
@@ -220,6 +233,8 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
         return 0;
     case O_KV:
         return ui_cache_option(&o->cache, d->name, value) < 0 ? -1 : 0;
+    case O_GPU:
+        return ui_gpu_option(&o->gpu, d->name, value) < 0 ? -1 : 0;
     case O_MMAP:
     case O_NO_MMAP:
         o->load_mode = flag == (d->id == O_MMAP) ? CF_LOAD_MMAP : CF_LOAD_COPY;
@@ -265,6 +280,15 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
         return replace(&o->system, value);
     case O_SESSION:
         return replace(&o->session, value);
+    case O_TOOLS:
+        return replace(&o->tools, value);
+    case O_TOOL_CHOICE:
+        if (strcmp(value, "auto") && strcmp(value, "required")) {
+            cli_error("%s: '%s' is not auto or required", label, value);
+            return -1;
+        }
+        o->tools_required = !strcmp(value, "required");
+        return 0;
     case O_ANY_MODEL:
         o->any_model = flag;
         return 0;
@@ -339,7 +363,8 @@ static bool is_option(const char *a)
         return false;
     if (a[1] == '-' && a[2])
         return find_long(a + 2, strcspn(a + 2, "=")) != NULL;
-    return !strcmp(a, "-sys") || !strcmp(a, "-ctk") || !strcmp(a, "-ctv") || (a[1] && !a[2] && find_short(a[1]));
+    return !strcmp(a, "-sys") || !strcmp(a, "-ctk") || !strcmp(a, "-ctv") || !strcmp(a, "-ngl") ||
+           (a[1] && !a[2] && find_short(a[1]));
 }
 
 int opts_parse_args(chat_opts *o, int argc, char **argv)
@@ -364,6 +389,9 @@ int opts_parse_args(chat_opts *o, int argc, char **argv)
             snprintf(label, sizeof label, "%s", a);
         } else if (!strcmp(a, "-md")) {
             d = find_long("model-draft", 11);
+            snprintf(label, sizeof label, "%s", a);
+        } else if (!strcmp(a, "-ngl")) { /* llama.cpp's */
+            d = find_long("gpu-layers", 10);
             snprintf(label, sizeof label, "%s", a);
         } else if (!strcmp(a, "-ctk") || !strcmp(a, "-ctv")) {
             d = find_long(a[3] == 'k' ? "cache-type-k" : "cache-type-v", 12);
@@ -439,6 +467,7 @@ void opts_free(chat_opts *o)
     free(o->api_key_env);
     free(o->system);
     free(o->session);
+    free(o->tools);
     free(o->prompt);
     free(o->draft_model);
     for (int i = 0; i < OPTS_N_SETTINGS; i++)

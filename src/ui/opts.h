@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "cache_opts.h"
+#include "gpu_opts.h"
 #include "confab/model.h"
 #include "confab/spec.h"
 
@@ -28,10 +29,13 @@ typedef struct chat_opts {
     char *system;
     char *session, *prompt;
     char *draft_model;            /* -md: speculative decoding's draft */
+    char *tools;                  /* --tools FILE */
+    bool tools_required;          /* --tool-choice required */
     bool lookup;                  /* --lookup: its guesses from the context */
     cf_spec_params spec;
     int n_ctx, n_threads;
     ui_cache cache; /* -ctk, -ctv, --kv-rotate */
+    ui_gpu gpu;     /* -ngl, --device */
     cf_load_mode load_mode;
     bool autosave, tui, whole, verbose, no_color, help;
     bool any_model;    /* --session-any-model */

@@ -1,0 +1,315 @@
+/* The GPU's ops (backend.h): each records dispatches of confab/gpu.h into
+ * the pass's one command buffer.  The activations live in the offload's
+ * buffers (gpu_offload.h); "h rounded for the weights" is only where the
+ * next matmul reads (gpu_exec.in), as the GPU's matmuls take F32 rows.
+ * The recorder puts a barrier between dependent dispatches, so sync
+ * records nothing.  The layers given to these ops are those
+ * cf_offload_new found them able to run. */
+#include "gpu_offload.h"
+
+static gpu_exec *gpu(cf_exec *e)
+{
+    return (gpu_exec *)e;
+}
+
+/* Float `floats` of buffer b. */
+static cf_gpu_view at(cf_gpu_buf *b, size_t floats)
+{
+    return (cf_gpu_view){b, floats * sizeof(float)};
+}
+
+static cf_gpu_view shift(cf_gpu_view v, size_t floats)
+{
+    v.off += floats * sizeof(float);
+    return v;
+}
+
+static cf_gpu_rows rows(cf_gpu_view v, int n, int heads, int64_t ld, int64_t hs)
+{
+    return (cf_gpu_rows){v, n, heads, ld, hs};
+}
+
+static cf_gpu_view W(const gpu_exec *G, cf_weight t)
+{
+    return cf_offload_weight(G->o, t);
+}
+
+/* y = x w^T for n rows of x (w's ne[0] floats each). */
+static void mm(const gpu_exec *G, cf_weight w, cf_gpu_view x, int n, cf_gpu_view y)
+{
+    cf_gpu_matmul(G->o->g, w->type, W(G, w), w->ne[1], w->ne[0], x, n, y);
+}
+
+static void residual_norm(cf_exec *e, int first, int n, const cf_block_out *out, cf_weight nw, cf_weight nb,
+                          cf_weight const ws[3])
+{
+    (void)ws; /* the GPU's matmuls read F32 */
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const int E = hp->n_embd;
+    const size_t r0 = (size_t)first * (size_t)E;
+    const cf_gpu_view x = at(o->x, r0), scratch = at(o->scratch, r0);
+    const cf_gpu_rows xr = rows(x, n, 1, E, 0);
+    if (out) {
+        cf_gpu_view a = at(o->out, r0);
+        if (out->post_norm) {
+            cf_gpu_rms_norm(o->g, rows(a, n, 1, E, 0), E, W(G, out->post_norm), hp->norm_eps,
+                            rows(scratch, n, 1, E, 0));
+            a = scratch;
+        }
+        if (hp->residual_scale != 1.0f) {
+            cf_gpu_scale(o->g, scratch, a, hp->residual_scale, (int64_t)n * E);
+            a = scratch;
+        }
+        cf_gpu_add(o->g, x, x, a, n, n, E, E);
+        if (out->bias)
+            cf_gpu_add(o->g, x, x, W(G, out->bias), 1, n, E, E);
+        if (out->scale)
+            cf_gpu_scale(o->g, x, x, *(const float *)out->scale->data, (int64_t)n * E);
+    }
+    G->in = at(o->x, 0);
+    if (!nw)
+        return;
+    const cf_gpu_rows hr = rows(at(o->h, r0), n, 1, E, 0);
+    if (hp->norm == CF_NORM_LAYER)
+        cf_gpu_layer_norm(o->g, xr, E, W(G, nw), W(G, nb), hp->norm_eps, hr);
+    else
+        cf_gpu_rms_norm(o->g, xr, E, W(G, nw), hp->norm_eps, hr);
+    G->in = at(o->h, 0);
+}
+
+static void add_bias(const gpu_exec *G, cf_weight b, cf_gpu_view v, int n, int64_t width, int64_t ld)
+{
+    if (b)
+        cf_gpu_add(G->o->g, v, v, W(G, b), 1, n, (int)width, ld);
+}
+
+/* Per-head (or whole) norms, RoPE and the cache store, as the CPU's
+ * finish_head; q's scale goes into attention's. */
+static void qkv(cf_exec *e, const cf_layer *L, int l)
+{
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_pass *P = e->P;
+    const cf_hparams *hp = P->hp;
+    const int n = P->n, H = hp->n_head, Hkv = L->n_head_kv, hd = L->head_dim;
+    /* q_gate: each query head followed by its output gate */
+    const int64_t Q = (int64_t)H * hd * (hp->q_gate ? 2 : 1), KV = (int64_t)Hkv * hd, hs = hp->q_gate ? 2 * hd : hd;
+    cf_gpu_view q = at(o->qkv, 0), k, v;
+    int64_t ldq, ldk;
+    if (L->wqkv) { /* one row of q|k|v a token */
+        ldq = ldk = Q + 2 * KV;
+        mm(G, L->wqkv, G->in, n, q);
+        add_bias(G, L->bqkv, q, n, ldq, ldq);
+        k = shift(q, (size_t)Q);
+        v = shift(q, (size_t)(Q + KV));
+    } else {
+        ldq = Q;
+        ldk = KV;
+        k = shift(q, (size_t)(n * Q));
+        v = shift(k, (size_t)(n * KV));
+        mm(G, L->wq, G->in, n, q);
+        mm(G, L->wk, G->in, n, k);
+        mm(G, L->wv, G->in, n, v);
+    }
+    add_bias(G, L->bq, q, n, Q, ldq);
+    add_bias(G, L->bk, k, n, KV, ldk);
+    add_bias(G, L->bv, v, n, KV, ldk);
+    const cf_gpu_rows qr = rows(q, n, H, ldq, hs), kr = rows(k, n, Hkv, ldk, hd), vr = rows(v, n, Hkv, ldk, hd);
+    const cf_gpu_view none = {0};
+    if (L->v_norm)
+        cf_gpu_rms_norm(o->g, vr, hd, none, hp->norm_eps, vr);
+    if (hp->qk_norm == CF_QK_NORM_HEAD) {
+        cf_gpu_rms_norm(o->g, qr, hd, W(G, L->q_norm), hp->norm_eps, qr);
+        cf_gpu_rms_norm(o->g, kr, hd, W(G, L->k_norm), hp->norm_eps, kr);
+    } else if (hp->qk_norm == CF_QK_NORM_FULL) {
+        cf_gpu_rms_norm(o->g, rows(q, n, 1, ldq, 0), (int)Q, W(G, L->q_norm), hp->norm_eps, rows(q, n, 1, ldq, 0));
+        cf_gpu_rms_norm(o->g, rows(k, n, 1, ldk, 0), (int)KV, W(G, L->k_norm), hp->norm_eps,
+                        rows(k, n, 1, ldk, 0));
+    }
+    if (L->rope) {
+        const int tab = cf_rope_table(hp, L);
+        const cf_gpu_view cs = at(o->rope_cos[tab], 0), sn = at(o->rope_sin[tab], 0);
+        cf_gpu_rope(o->g, qr, L->n_rot, hp->rope_style, cs, sn, P->pos0);
+        cf_gpu_rope(o->g, kr, L->n_rot, hp->rope_style, cs, sn, P->pos0);
+    }
+    cf_gpu_kv_store(o->g, &o->kv[l], kr, vr, P->pos0);
+    G->q = qr;
+    G->gate = hp->q_gate ? rows(shift(q, (size_t)hd), n, H, ldq, hs) : (cf_gpu_rows){0};
+}
+
+static void attention(cf_exec *e, const cf_layer *L, int l)
+{
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_pass *P = e->P;
+    const cf_hparams *hp = P->hp;
+    const int64_t Q = (int64_t)hp->n_head * L->head_dim;
+    const cf_gpu_attn a = {
+        .q = G->q,
+        .kv = o->kv[l],
+        .pos0 = P->pos0,
+        .window = L->swa ? hp->n_swa : 0,
+        .scale = hp->kq_scale * hp->q_scale,
+        .sinks = W(G, L->attn_sinks),
+        .out = rows(at(o->h, 0), P->n, hp->n_head, Q, L->head_dim),
+        .gate = G->gate,
+        .temp_scale = hp->attn_temp_scale > 0 ? hp->attn_temp_scale : 0,
+        .temp_floor = hp->attn_temp_floor,
+    };
+    cf_gpu_attention(o->g, &a);
+    G->in = at(o->h, 0);
+}
+
+static void matmul(cf_exec *e, cf_weight w, int first, int n, cf_dst dst)
+{
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_gpu_view y = at(dst == CF_DST_LOGITS ? o->logits : dst == CF_DST_ROUTER ? o->router : o->out, 0);
+    mm(G, w, shift(G->in, (size_t)first * (size_t)w->ne[0]), n, y);
+}
+
+static cf_gpu_act gate_act(const cf_hparams *hp)
+{
+    return hp->ffn == CF_FFN_GEGLU ? CF_GPU_GELU : hp->ffn == CF_FFN_SWIGLU_OAI ? CF_GPU_SWIGLU_OAI : CF_GPU_SILU;
+}
+
+/* gate [n][F] then up [n][F] (phi3: [n][2F] fused), the result after them. */
+static void glu(cf_exec *e, const cf_layer *L)
+{
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const int n = e->P->n, F = L->n_ff;
+    const cf_gpu_view g = at(o->ff, 0), u = at(o->ff, (size_t)n * F), y = at(o->ff, 2 * (size_t)n * F);
+    const cf_gpu_view x = G->in;
+    cf_weight qkv[3], ws[3];
+    cf_layer_groups(L, qkv, ws);
+    G->in = y;
+    if (hp->ffn == CF_FFN_GELU || hp->ffn == CF_FFN_RELU2) {
+        mm(G, ws[0], x, n, g);
+        add_bias(G, L->b_up, g, n, F, F);
+        cf_gpu_glu(o->g, hp->ffn == CF_FFN_GELU ? CF_GPU_GELU_ONLY : CF_GPU_RELU2, g, g, F, n, F, y, F);
+        return;
+    }
+    const cf_gpu_act act = gate_act(hp);
+    if (!L->w_gate) { /* phi3: w_up's rows are gate | up */
+        mm(G, L->w_up, x, n, g);
+        cf_gpu_glu(o->g, act, g, shift(g, (size_t)F), 2 * (int64_t)F, n, F, y, F);
+        return;
+    }
+    mm(G, ws[0], x, n, g);
+    mm(G, ws[1], x, n, u);
+    cf_gpu_glu(o->g, act, g, u, F, n, F, y, F);
+}
+
+/* Each token's experts, weights and pair rows (t * k + j), on the device. */
+static void moe_route(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
+{
+    (void)ff;
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const cf_gpu_view logits = at(o->router, 0);
+    add_bias(G, L->moe_router_b, logits, e->P->n, hp->n_expert, hp->n_expert);
+    cf_gpu_moe_route(o->g, hp, logits, W(G, L->moe_choice_b), e->P->n, at(o->sel, 0), at(o->pair_w, 0),
+                     at(o->xrow, 0));
+}
+
+/* Rows `rows` of each expert's matrix in w times x's pair rows. */
+static void expert_mm(const gpu_exec *G, cf_weight w, cf_gpu_view xrow, cf_gpu_view x, int pairs, cf_gpu_view y)
+{
+    const size_t expert_bytes = cf_row_bytes(w->type, w->ne[0]) * (size_t)w->ne[1];
+    cf_gpu_matmul_id(G->o->g, w->type, W(G, w), expert_bytes, w->ne[1], w->ne[0], at(G->o->sel, 0), xrow, x,
+                     pairs, y);
+}
+
+/* act(gate) * up of every pair into pair_ff's third part (no gate: relu(up)^2). */
+static void experts_up(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
+{
+    (void)ff;
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const int pairs = e->P->n * hp->n_expert_used, F = hp->n_ff_exp;
+    const cf_gpu_view g = at(o->pair_ff, 0), u = at(o->pair_ff, (size_t)pairs * F);
+    const cf_gpu_view y = at(o->pair_ff, 2 * (size_t)pairs * F), xrow = at(o->xrow, 0);
+    if (!L->moe_gate) {
+        expert_mm(G, L->moe_up, xrow, G->in, pairs, g);
+        cf_gpu_glu(o->g, CF_GPU_RELU2, g, g, F, pairs, F, y, F);
+        return;
+    }
+    expert_mm(G, L->moe_gate, xrow, G->in, pairs, g);
+    expert_mm(G, L->moe_up, xrow, G->in, pairs, u);
+    cf_gpu_glu(o->g, gate_act(hp), g, u, F, pairs, F, y, F);
+}
+
+/* The pairs' down projections summed by weight into out. */
+static void experts_down(cf_exec *e, const cf_layer *L)
+{
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const int n = e->P->n, k = hp->n_expert_used, pairs = n * k, F = hp->n_ff_exp;
+    expert_mm(G, L->moe_down, at(o->pairs, 0), at(o->pair_ff, 2 * (size_t)pairs * F), pairs, at(o->pair_out, 0));
+    cf_gpu_moe_sum(o->g, at(o->pair_out, 0), at(o->pair_w, 0), n, k, hp->n_embd, at(o->out, 0), hp->n_embd);
+}
+
+/* The shared expert on the experts' input (SwiGLU, or relu(up)^2 without
+ * a gate), added to out. */
+static void shared_expert(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
+{
+    (void)ff;
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const int n = e->P->n, S = e->P->hp->n_ff_shexp, E = e->P->hp->n_embd;
+    const cf_gpu_view g = at(o->shared, 0), u = at(o->shared, (size_t)n * S), y = at(o->shared, 2 * (size_t)n * S);
+    const cf_gpu_view down = at(o->shared, 3 * (size_t)n * S);
+    if (L->sh_gate) {
+        mm(G, L->sh_gate, G->in, n, g);
+        mm(G, L->sh_up, G->in, n, u);
+        cf_gpu_glu(o->g, CF_GPU_SILU, g, u, S, n, S, y, S);
+    } else {
+        mm(G, L->sh_up, G->in, n, g);
+        cf_gpu_glu(o->g, CF_GPU_RELU2, g, g, S, n, S, y, S);
+    }
+    mm(G, L->sh_down, y, n, down);
+    cf_gpu_add(o->g, at(o->out, 0), at(o->out, 0), down, n, n, E, E);
+}
+
+static void round_ff(cf_exec *e, cf_weight w)
+{
+    (void)e; /* glu left in the FFN's output */
+    (void)w;
+}
+
+static void logit_scale(cf_exec *e, int rows_)
+{
+    /* done on the host after the logits are read (forward.c) */
+    (void)e;
+    (void)rows_;
+}
+
+static void sync(cf_exec *e, cf_next next, int l)
+{
+    (void)e;
+    (void)next;
+    (void)l;
+}
+
+const cf_ops cf_gpu_ops = {
+    .name = "GPU",
+    .residual_norm = residual_norm,
+    .qkv = qkv,
+    .attention = attention,
+    .matmul = matmul,
+    .glu = glu,
+    .round_ff = round_ff,
+    .moe_route = moe_route,
+    .experts_up = experts_up,
+    .experts_down = experts_down,
+    .shared_expert = shared_expert,
+    .logit_scale = logit_scale,
+    .sync = sync,
+};
