@@ -330,15 +330,20 @@ cf_offload *cf_offload_new(const cf_ctx *c, int n_gpu_layers, int device, char *
     output_tensors(m, out_t);
     o->output = n_gpu_layers > NL && missing_type(g, out_t, 3) < 0;
 
-    /* what fits, from the top: the output, then layer by layer down */
-    const uint64_t mem = cf_gpu_device(g)->mem_bytes, budget = mem - mem / 10;
+    /* what fits, from the top: the output, then layer by layer down (a
+     * test may say the device has less memory: CONFAB_TEST_GPU_MEM bytes) */
+    const char *test_mem = getenv("CONFAB_TEST_GPU_MEM");
+    const uint64_t mem = test_mem ? strtoull(test_mem, NULL, 10) : cf_gpu_device(g)->mem_bytes;
+    const uint64_t budget = mem - mem / 10;
     uint64_t used = 0;
     int top_cpu = -1; /* the layers [0, top_cpu] did not fit */
     bool ok = activations(o, c, &o->err) == 0;
-    if (ok && o->output && upload_all(o, out_t, 3, &o->err)) {
-        o->output = false;
-        ok = false;
-    }
+    /* an output matrix past the device's buffer size stays on the CPU */
+    const bool out_fits = !ok || !o->output || upload_all(o, out_t, 3, &o->err) == 0;
+    o->output = o->output && out_fits;
+    char out_why[CF_ERR_MSG_MAX] = "";
+    if (!out_fits)
+        strcpy(out_why, o->err.msg);
     for (int l = NL - 1; ok && l >= first; l--) {
         if (!o->layer[l])
             continue;
@@ -365,6 +370,8 @@ cf_offload *cf_offload_new(const cf_ctx *c, int n_gpu_layers, int device, char *
     if (fit_out && at < (int)note_size)
         at += snprintf(note + at, note_size - (size_t)at, "; %d did not fit in its %.1f GiB", fit_out,
                        (double)mem / (1u << 30));
+    if (!out_fits && at < (int)note_size)
+        at += snprintf(note + at, note_size - (size_t)at, "; the output stays on the CPU (%s)", out_why);
     if (!ok && at < (int)note_size)
         snprintf(note + at, note_size - (size_t)at, " (%s)", o->err.msg);
     if (!o->n_layers && !o->output) {

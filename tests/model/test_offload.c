@@ -2,7 +2,8 @@
  * (lavapipe here); skipped without one.  Two runs give the same bits; the
  * cache's operations (a turn after a turn, undo, a context shift, save
  * and load) work with layers offloaded; a cache saved with the GPU loads
- * on the CPU and back; a partial -ngl offloads the last layers. */
+ * on the CPU and back; a partial -ngl offloads the last layers, and too
+ * little device memory fewer. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,7 +139,17 @@ int main(void)
     run(c2, cpu);
     CHECKF(max_diff(cpu, a) <= TOL, "-ngl 2 vs CPU: %.3g", max_diff(cpu, a));
 
-    cf_ctx *all[] = {c0, c1, c2, g1, g2, g3, g4, g5};
+    /* too little device memory: the layers stay on the CPU, said, and the
+     * output (uploaded first) still runs there */
+    setenv("CONFAB_TEST_GPU_MEM", "1000", 1);
+    cf_ctx *g6 = ctx(99);
+    unsetenv("CONFAB_TEST_GPU_MEM");
+    CHECKF(cf_ctx_gpu_layers(g6, &out) == 0 && out && strstr(cf_ctx_gpu_note(g6), "5 did not fit"), "%s",
+           cf_ctx_gpu_note(g6));
+    run(g6, a);
+    CHECKF(max_diff(cpu, a) <= TOL, "the output alone on the GPU vs CPU: %.3g", max_diff(cpu, a));
+
+    cf_ctx *all[] = {c0, c1, c2, g1, g2, g3, g4, g5, g6};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         cf_ctx_free(all[i]);
     free(cpu);
