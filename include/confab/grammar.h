@@ -48,6 +48,10 @@ const char *cf_grammar_json_rules(void);
  * Any other keyword is refused with a message naming it.  (In the chat
  * layer, which reads JSON.) */
 int cf_grammar_from_json_schema(const char *json, cf_grammar **out, cf_err *err);
+/* The same document between two fixed texts (NULL: none), as a tool
+ * call's syntax puts its JSON: "<tool_call>\n" and "\n</tool_call>". */
+int cf_grammar_from_json_schema_framed(const char *json, const char *before, const char *after,
+                                       cf_grammar **out, cf_err *err);
 void cf_grammar_free(cf_grammar *g);
 
 /* Whether the grammar derives exactly these bytes (whole: the full

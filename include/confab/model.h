@@ -242,6 +242,25 @@ int cf_ctx_n_past(const cf_ctx *c);
 int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool all_logits,
                   cf_err *err);
 
+/* Decode n contexts' next tokens in one pass over the weights: token i
+ * goes at ctxs[i]'s position n_past and into its cache (and recurrent
+ * state), as cf_ctx_decode(ctxs[i], &tokens[i], 1, ...) would put it, with
+ * the same bits in its n_vocab logits (logits + i * n_vocab; NULL: none).
+ * Decoding is memory-bound, so n sequences cost little more than one
+ * (serve's parallel slots).  The contexts are n different ones of one
+ * model; the pass runs on the first one's threads and buffers, so n is at
+ * most its n_batch.  Fails changing nothing when a context is full or a
+ * token is out of range (the message names which). */
+int cf_ctx_decode_group(cf_ctx *const *ctxs, const int32_t *tokens, int n, float *logits,
+                        cf_err *err);
+
+/* A pause that a decode of more tokens than n_batch makes between its
+ * batches: pause(ud) is called on the decoding thread, outside the
+ * parallel region, so that it may run other contexts' passes there
+ * (serve lets the other slots' decoding step go between a long prompt's
+ * batches).  NULL: none. */
+void cf_ctx_set_pause(cf_ctx *c, void (*pause)(void *ud), void *ud);
+
 /* A check that a long evaluation asks whether to stop: a decode of more
  * than one token calls cancel(ud) before each layer of each batch (a
  * layer of a 512-token batch, not a whole prompt, is the longest wait).

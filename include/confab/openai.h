@@ -25,6 +25,7 @@
 #include "confab/common.h"
 #include "confab/sampler.h"
 #include "confab/session.h"
+#include "confab/tools.h"
 
 /* ---- server-sent events -------------------------------------------------------
  * The WHATWG event-stream format: lines end in LF, CRLF or CR; "data:"
@@ -117,6 +118,15 @@ typedef struct cf_oai_request {
     char *prompt;         /* /v1/completions: the prompt (msgs NULL) */
     cf_logit_bias *bias;  /* logit_bias */
     int n_bias;
+    /* response_format (text.format): the grammar of json_object or of
+     * json_schema's schema (NULL: text), and a name for it */
+    struct cf_grammar *format;
+    char format_name[16];
+    /* tools (chat completions): the list as given, compact JSON (NULL:
+     * none), and tool_choice (a named function's name in tool_name) */
+    char *tools;
+    enum { CF_OAI_TOOLS_AUTO, CF_OAI_TOOLS_NONE, CF_OAI_TOOLS_REQUIRED, CF_OAI_TOOLS_NAMED } tool_choice;
+    char *tool_name;
     char param[48];       /* when parsing failed: the field at fault ("" when none) */
 } cf_oai_request;
 
@@ -179,6 +189,8 @@ typedef struct cf_oai_delta {
     const char *reasoning, *content;
     const char *finish;
     const cf_oai_logprobs *logprobs;
+    const cf_tool_call *calls; /* tool_calls (ids given), n_calls of them */
+    int n_calls;
 } cf_oai_delta;
 
 /* One stream chunk: choices[0] from d (NULL: "choices": [], as the usage

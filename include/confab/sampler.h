@@ -86,8 +86,9 @@ size_t cf_sampler_candidates(cf_sampler *s, const float *logits, int32_t *ids, f
  * the distribution it was drawn from, and the most likely tokens there.
  * With greedy settings (temp <= 0) that distribution is the chain's at
  * temperature 1.  The draw is the one cf_sampler_sample makes (the same
- * random numbers, the same token). */
-#define CF_TOP_PROBS 5
+ * random numbers, the same token).  The most likely 20 are kept: what
+ * OpenAI's top_logprobs goes up to. */
+#define CF_TOP_PROBS 20
 
 typedef struct cf_token_prob {
     int32_t id;

@@ -75,6 +75,16 @@ typedef struct cf_session_params {
     const char *draft_model;
     bool lookup;
     const cf_spec_params *spec;
+    /* cf_session_set_messages renders every message from its text, never
+     * from the tokens the model wrote for it, so that the prompt depends
+     * on the messages alone and not on what the session answered before
+     * (serve: a reply is the same whichever slot answers it, whatever came
+     * before); the cache still keeps the tokens the two share. */
+    bool messages_as_text;
+    /* A model open already (serve's slots share one): used instead of
+     * loading model_path (still its name), and not freed with the session,
+     * which must go before it.  NULL: load model_path. */
+    const cf_model *model;
 } cf_session_params;
 
 /* Open the model (or reach the server) and create an empty session.
@@ -107,11 +117,20 @@ const char *const *cf_session_setting_names(void);
  * it to the server then). */
 bool cf_session_setting_is_default(const cf_session *s, const char *name);
 
+/* A grammar the replies keep to, as the setting format does (from the
+ * first token outside a thinking block), given whole: what confab serve's
+ * response_format and tool_choice ask for.  The session takes g over (and
+ * frees it, on failure too); what names it for cf_session_get("format");
+ * g NULL: free text again.  A local model only. */
+struct cf_grammar;
+int cf_session_set_grammar(cf_session *s, const char *what, struct cf_grammar *g, cf_err *err);
+
 /* ---- the conversation ------------------------------------------------------ */
 typedef enum cf_role {
     CF_ROLE_SYSTEM,
     CF_ROLE_USER,
     CF_ROLE_ASSISTANT,
+    CF_ROLE_TOOL, /* a tool's result, answering an assistant's call */
 } cf_role;
 
 typedef struct cf_message {
@@ -122,6 +141,12 @@ typedef struct cf_message {
     bool thinking_cut;     /* the reply ended inside its thinking (n-predict,
                               stopped, context full) */
     bool length_cut;       /* the reply stopped at the n-predict limit */
+    /* An assistant's calls of tools, as OpenAI's tool_calls (a JSON list of
+     * {"id", "type": "function", "function": {"name", "arguments"}}), and
+     * a tool's result's call id: NULL when none.  The template sees the
+     * calls with their arguments as objects. */
+    const char *tool_calls;
+    const char *tool_call_id;
 } cf_message;
 
 /* The messages the model sees, oldest first (a context shift removes the
@@ -142,6 +167,20 @@ int cf_session_set_system(cf_session *s, const char *text, cf_err *err);
  * the next turn's cache keeps their prefix; the rest is rendered and
  * prefilled as text at the next turn.  On an error nothing changes. */
 int cf_session_set_messages(cf_session *s, const cf_message *msgs, int n, cf_err *err);
+
+/* Append a message without a reply (a tool's result, before
+ * cf_session_continue); a system message only first.  Nothing is
+ * evaluated until the next reply. */
+int cf_session_add_message(cf_session *s, const cf_message *m, cf_err *err);
+
+/* The tools the model may call (a JSON list of OpenAI tools, rendered by
+ * the chat template as its `tools`; NULL: none), and the syntax the
+ * template teaches for calling them (confab/tools.h; CF_TOOLS_NONE: it
+ * renders none, or it is a built-in).  Replies keep the syntax's control
+ * tokens in their text while tools are set, so its calls can be read
+ * back. */
+int cf_session_set_tools(cf_session *s, const char *tools_json, cf_err *err);
+int cf_session_tool_format(const cf_session *s);
 
 /* Stop strings besides the template's own ("<|im_end|>" written as text,
  * ...): the list replaces the previous one (n = 0 clears it).  A reply
@@ -180,6 +219,22 @@ int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err);
  * a recurrent state are as before the call.  (A prompt that needed a
  * context shift keeps the shift.)  NULL: never stop. */
 void cf_session_set_cancel(cf_session *s, bool (*cancel)(void *ud), void *ud);
+/* Start a reply to the conversation as it stands, without a new user
+ * message: after a tool's result (its last message).  Iterate as after
+ * begin_reply. */
+int cf_session_continue(cf_session *s, cf_err *err);
+/* Evaluating a session beside others (serve's parallel slots): each token
+ * a reply generates is evaluated by decode(ud, ctx, token, logits, err),
+ * which must do what cf_ctx_decode(ctx, &token, 1, logits, false, err)
+ * would (serve gathers the slots' tokens into one cf_ctx_decode_group),
+ * and a prompt calls pause(ud) before it is evaluated and between its
+ * batches (cf_ctx_set_pause: the other slots' step runs there).  Either NULL:
+ * that part is done here alone.  A speculative session evaluates its
+ * steps itself. */
+typedef int (*cf_session_decode_fn)(void *ud, cf_ctx *ctx, int32_t token, float *logits,
+                                    cf_err *err);
+void cf_session_set_group(cf_session *s, cf_session_decode_fn decode, void (*pause)(void *ud),
+                          void *ud);
 /* Start a reply that continues prompt as plain text, without the chat
  * template (what /v1/completions asks): the conversation is cleared, the
  * cache keeps what it shares with the prompt's tokens, and the reply is
@@ -201,6 +256,10 @@ typedef struct cf_reply_part {
     float prob;
 } cf_reply_part;
 int cf_session_next_part(cf_session *s, cf_reply_part *part, cf_err *err);
+/* The last reply's raw text as the model wrote it, its family's markup
+ * (and a tool syntax's, while tools are set) included, *len bytes: valid
+ * until the next reply begins.  NULL before any (and for a remote one). */
+const char *cf_session_reply_text(const cf_session *s, size_t *len);
 /* Close the reply; cut = the user stopped it (it stays, marked as cut). */
 void cf_session_end_reply(cf_session *s, bool cut);
 

@@ -4,6 +4,7 @@
  * recursive schemas work), all on the JSON grammar's own rules for
  * strings, numbers and whitespace.  Objects write their properties in the
  * schema's order, the required ones always, the others optionally. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -345,8 +346,9 @@ static int node(conv *c, const cf_json *s, char name[16])
     return rc;
 }
 
-/* The GBNF text of the schema's grammar (malloc'ed). */
-static char *schema_gbnf(const char *json, cf_err *err)
+/* The GBNF text of the schema's grammar between before and after
+ * (malloc'ed). */
+static char *schema_gbnf(const char *json, const char *before, const char *after, cf_err *err)
 {
     cf_json *schema;
     if (cf_json_parse(json, strlen(json), NULL, &schema, err)) {
@@ -361,7 +363,11 @@ static char *schema_gbnf(const char *json, cf_err *err)
     if (!node(&c, schema, top)) {
         cf_jbuf g = {0};
         cf_jbuf_puts(&g, "root ::= ");
+        put_literal(&g, before ? before : "", before ? strlen(before) : 0);
+        cf_jbuf_putc(&g, ' ');
         cf_jbuf_puts(&g, top);
+        cf_jbuf_putc(&g, ' ');
+        put_literal(&g, after ? after : "", after ? strlen(after) : 0);
         cf_jbuf_putc(&g, '\n');
         cf_jbuf_put(&g, c.out.p, c.out.n);
         cf_jbuf_puts(&g, cf_grammar_json_rules());
@@ -376,8 +382,14 @@ static char *schema_gbnf(const char *json, cf_err *err)
 
 int cf_grammar_from_json_schema(const char *json, cf_grammar **out, cf_err *err)
 {
+    return cf_grammar_from_json_schema_framed(json, NULL, NULL, out, err);
+}
+
+int cf_grammar_from_json_schema_framed(const char *json, const char *before, const char *after,
+                                       cf_grammar **out, cf_err *err)
+{
     *out = NULL;
-    char *text = schema_gbnf(json, err);
+    char *text = schema_gbnf(json, before, after, err);
     if (!text)
         return -1;
     int rc = cf_grammar_parse(text, out, err);

@@ -114,6 +114,25 @@ static cf_json *logprobs_json(const cf_oai_logprobs *lp, int *bad)
     return o;
 }
 
+/* The calls of a message, or of a delta (each with its index). */
+static cf_json *calls_json(const cf_oai_delta *d, bool delta, int *bad)
+{
+    cf_json *list = cf_json_array();
+    for (int k = 0; list && k < d->n_calls; k++) {
+        const cf_tool_call *t = &d->calls[k];
+        cf_json *c = cf_json_object(), *fn = cf_json_object();
+        if (c && delta)
+            *bad |= put(c, "index", cf_json_int(k));
+        if (c)
+            *bad |= put_str(c, "id", t->id) | put_str(c, "type", "function");
+        if (fn)
+            *bad |= put_str(fn, "name", t->name) | put_str(fn, "arguments", t->arguments);
+        *bad |= put(c, "function", fn) | cf_json_push(list, c);
+    }
+    *bad |= !list;
+    return list;
+}
+
 /* A choice with its part (a delta, a message, or text). */
 static int put_choice(cf_json *choices, const char *part, const cf_oai_delta *d)
 {
@@ -130,8 +149,12 @@ static int put_choice(cf_json *choices, const char *part, const cf_oai_delta *d)
         bool whole = !strcmp(part, "message");
         if (d->role || whole)
             bad |= put_str(m, "role", "assistant");
-        if (whole || (d->content && *d->content))
+        if (whole && d->n_calls && !(d->content && *d->content))
+            bad |= put(m, "content", cf_json_null()); /* as OpenAI answers with calls alone */
+        else if (whole || (d->content && *d->content))
             bad |= put_str(m, "content", d->content ? d->content : "");
+        if (d->n_calls)
+            bad |= put(m, "tool_calls", calls_json(d, !whole, &bad));
         if (d->reasoning && *d->reasoning)
             bad |= put_str(m, "reasoning_content", d->reasoning);
         if (whole || d->role)

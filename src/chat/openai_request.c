@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "confab/grammar.h"
 #include "confab/openai.h"
 #include "json.h"
 
@@ -66,7 +67,8 @@ static const struct field *field_for(const char *setting)
 
 static const char *role_name(cf_role r)
 {
-    return r == CF_ROLE_SYSTEM ? "system" : r == CF_ROLE_USER ? "user" : "assistant";
+    static const char *const names[] = {"system", "user", "assistant", "tool"};
+    return names[r];
 }
 
 static int put(cf_json *obj, const char *key, cf_json *v)
@@ -120,6 +122,13 @@ char *cf_oai_request_build(const char *model, const cf_message *msgs, int n,
         if (m)
             bad |= put(m, "role", cf_json_string(role, strlen(role))) |
                    put(m, "content", cf_json_string(msgs[i].content, strlen(msgs[i].content)));
+        cf_json *calls = NULL;
+        if (m && msgs[i].tool_calls)
+            bad |= cf_json_parse(msgs[i].tool_calls, strlen(msgs[i].tool_calls), NULL, &calls, NULL)
+                   || put(m, "tool_calls", calls);
+        if (m && msgs[i].tool_call_id)
+            bad |= put(m, "tool_call_id",
+                       cf_json_string(msgs[i].tool_call_id, strlen(msgs[i].tool_call_id)));
         bad |= cf_json_push(list, m);
     }
     bad |= put(root, "messages", list);
@@ -162,6 +171,8 @@ void cf_oai_request_free(cf_oai_request *r)
     for (int i = 0; r->msgs && i < r->n_msgs; i++) {
         free((char *)r->msgs[i].content);
         free((char *)r->msgs[i].reasoning);
+        free((char *)r->msgs[i].tool_calls);
+        free((char *)r->msgs[i].tool_call_id);
     }
     free(r->msgs);
     for (int i = 0; r->settings && i < r->n_settings; i++) {
@@ -174,6 +185,9 @@ void cf_oai_request_free(cf_oai_request *r)
     free(r->stops);
     free(r->prompt);
     free(r->bias);
+    free(r->tools);
+    free(r->tool_name);
+    cf_grammar_free(r->format);
     memset(r, 0, sizeof *r);
 }
 
@@ -223,6 +237,36 @@ static int content_text(const cf_json *c, int i, char **out, cf_err *err)
     return *out ? 0 : cf_fail(err, "out of memory");
 }
 
+static char *compact_json(const cf_json *v)
+{
+    cf_json_dump_opts o = {.indent = -1, .item_sep = ",", .key_sep = ":"};
+    return cf_json_dump(v, &o, NULL);
+}
+
+/* An assistant's tool_calls ([{"id", "type": "function", "function":
+ * {"name", "arguments"}}]), kept as compact JSON; a tool's tool_call_id. */
+static int read_call_fields(const cf_json *m, int i, cf_message *out, cf_err *err)
+{
+    const cf_json *calls = cf_json_get(m, "tool_calls"), *id = cf_json_get(m, "tool_call_id");
+    if (out->role == CF_ROLE_TOOL) {
+        if (!id || id->type != CF_JSON_STRING)
+            return cf_fail(err, "messages[%d]: a tool message needs its tool_call_id", i);
+        return (out->tool_call_id = dup_json_str(id)) ? 0 : cf_fail(err, "out of memory");
+    }
+    if (!calls || calls->type == CF_JSON_NULL || out->role != CF_ROLE_ASSISTANT)
+        return 0;
+    for (size_t k = 0; calls->type == CF_JSON_ARRAY && k < calls->n; k++) {
+        const cf_json *fn = cf_json_get(calls->items[k], "function");
+        const cf_json *name = fn ? cf_json_get(fn, "name") : NULL;
+        if (!name || name->type != CF_JSON_STRING)
+            return cf_fail(err, "messages[%d].tool_calls[%zu] has no function name", i, k);
+    }
+    if (calls->type != CF_JSON_ARRAY)
+        return cf_fail(err, "messages[%d].tool_calls must be a list", i);
+    return calls->n == 0 || (out->tool_calls = compact_json(calls)) ? 0
+                                                                   : cf_fail(err, "out of memory");
+}
+
 static int read_message(const cf_json *m, int i, cf_message *out, cf_err *err)
 {
     if (m->type != CF_JSON_OBJECT)
@@ -236,12 +280,16 @@ static int read_message(const cf_json *m, int i, cf_message *out, cf_err *err)
         out->role = CF_ROLE_USER;
     else if (!strcmp(role->str, "assistant"))
         out->role = CF_ROLE_ASSISTANT;
+    else if (!strcmp(role->str, "tool"))
+        out->role = CF_ROLE_TOOL;
     else
         return cf_fail(err, "messages[%d]: role '%.40s' is not supported (system, user, "
-                       "assistant)", i, role->str);
+                       "assistant, tool)", i, role->str);
     const cf_json *c = cf_json_get(m, "content");
     if (!c && out->role != CF_ROLE_ASSISTANT)
         return cf_fail(err, "messages[%d] has no content", i);
+    if (read_call_fields(m, i, out, err))
+        return -1;
     char *text;
     if (content_text(c, i, &text, err))
         return -1;
@@ -264,6 +312,9 @@ static int read_messages(const cf_json *list, cf_oai_request *r, cf_err *err)
     for (size_t i = 0; i < list->n; i++) {
         if (read_message(list->items[i], (int)i, &r->msgs[i], err)) {
             free((char *)r->msgs[i].content);
+            free((char *)r->msgs[i].reasoning);
+            free((char *)r->msgs[i].tool_calls);
+            free((char *)r->msgs[i].tool_call_id);
             return -1;
         }
         r->n_msgs++;
@@ -423,6 +474,105 @@ static bool empty(const cf_json *v)
     return !given(v) || ((v->type == CF_JSON_ARRAY || v->type == CF_JSON_OBJECT) && v->n == 0);
 }
 
+/* response_format (the Responses API's text.format, flat: its name and
+ * schema beside the type): text, json_object (the JSON grammar) or
+ * json_schema (the schema's grammar; what it cannot express refused). */
+static int read_format(const cf_json *v, bool flat, cf_oai_request *r, cf_err *err)
+{
+    const char *param = flat ? "text.format" : "response_format";
+    if (!given(v))
+        return 0;
+    const cf_json *type = v->type == CF_JSON_OBJECT ? cf_json_get(v, "type") : NULL;
+    if (!type || type->type != CF_JSON_STRING)
+        return refuse(r, param, err, "must be an object with a type (text, json_object, "
+                      "json_schema)");
+    if (!strcmp(type->str, "text"))
+        return 0;
+    cf_err why;
+    if (!strcmp(type->str, "json_object")) {
+        if (cf_grammar_json(&r->format, &why))
+            return cf_fail(err, "%s", why.msg);
+        snprintf(r->format_name, sizeof r->format_name, "json");
+        return 0;
+    }
+    if (strcmp(type->str, "json_schema"))
+        return refuse(r, param, err, "its type must be text, json_object or json_schema");
+    const cf_json *js = flat ? v : cf_json_get(v, "json_schema");
+    const cf_json *schema = given(js) && js->type == CF_JSON_OBJECT ? cf_json_get(js, "schema") : NULL;
+    if (!given(schema) || (schema->type != CF_JSON_OBJECT && schema->type != CF_JSON_BOOL))
+        return refuse(r, param, err, flat ? "json_schema needs a schema object"
+                                          : "json_schema needs json_schema.schema, an object");
+    cf_json_dump_opts o = {.indent = -1, .item_sep = ",", .key_sep = ":"};
+    char *text = cf_json_dump(schema, &o, NULL);
+    if (!text)
+        return cf_fail(err, "out of memory");
+    int rc = cf_grammar_from_json_schema(text, &r->format, &why);
+    free(text);
+    if (rc)
+        return refuse(r, param, err, why.msg);
+    snprintf(r->format_name, sizeof r->format_name, "json schema");
+    return 0;
+}
+
+/* tools, each {"type": "function", "function": {"name", "description",
+ * "parameters"}}, and tool_choice: "auto", "none", "required" or
+ * {"type": "function", "function": {"name"}} (one of the tools). */
+static int read_tools(const cf_json *root, cf_oai_request *r, cf_err *err)
+{
+    const cf_json *tools = cf_json_get(root, "tools"), *choice = cf_json_get(root, "tool_choice");
+    char param[48];
+    if (given(tools) && tools->type != CF_JSON_ARRAY)
+        return refuse(r, "tools", err, "must be a list of tools");
+    for (size_t k = 0; given(tools) && k < tools->n; k++) {
+        const cf_json *t = tools->items[k], *type = t->type == CF_JSON_OBJECT ? cf_json_get(t, "type") : NULL;
+        const cf_json *fn = t->type == CF_JSON_OBJECT ? cf_json_get(t, "function") : NULL;
+        const cf_json *name = fn && fn->type == CF_JSON_OBJECT ? cf_json_get(fn, "name") : NULL;
+        const cf_json *params = fn && fn->type == CF_JSON_OBJECT ? cf_json_get(fn, "parameters") : NULL;
+        snprintf(param, sizeof param, "tools[%zu]", k);
+        if (!type || type->type != CF_JSON_STRING || strcmp(type->str, "function"))
+            return refuse(r, param, err, "only tools of type function are supported here");
+        if (!name || name->type != CF_JSON_STRING || !name->len)
+            return refuse(r, param, err, "a function needs a name");
+        if (given(params) && params->type != CF_JSON_OBJECT)
+            return refuse(r, param, err, "function.parameters must be a JSON schema object");
+    }
+    bool any = given(tools) && tools->n > 0;
+    if (any && !(r->tools = compact_json(tools)))
+        return cf_fail(err, "out of memory");
+    r->tool_choice = CF_OAI_TOOLS_AUTO;
+    if (!given(choice))
+        return 0;
+    if (choice->type == CF_JSON_STRING && !strcmp(choice->str, "auto"))
+        return 0;
+    if (choice->type == CF_JSON_STRING && !strcmp(choice->str, "none")) {
+        r->tool_choice = CF_OAI_TOOLS_NONE;
+        return 0;
+    }
+    if (choice->type == CF_JSON_STRING && !strcmp(choice->str, "required"))
+        r->tool_choice = CF_OAI_TOOLS_REQUIRED;
+    const cf_json *fn = choice->type == CF_JSON_OBJECT ? cf_json_get(choice, "function") : NULL;
+    const cf_json *name = fn && fn->type == CF_JSON_OBJECT ? cf_json_get(fn, "name") : NULL;
+    if (name && name->type == CF_JSON_STRING) {
+        r->tool_choice = CF_OAI_TOOLS_NAMED;
+        bool known = false;
+        for (size_t k = 0; any && k < tools->n; k++) {
+            const cf_json *f = cf_json_get(tools->items[k], "function");
+            const cf_json *n = cf_json_get(f, "name");
+            known |= n->len == name->len && !strcmp(n->str, name->str);
+        }
+        if (!known)
+            return refuse(r, "tool_choice", err, "names a function that is not among the tools");
+        if (!(r->tool_name = dup_json_str(name)))
+            return cf_fail(err, "out of memory");
+    }
+    if (r->tool_choice == CF_OAI_TOOLS_AUTO)
+        return refuse(r, "tool_choice", err, "must be none, auto, required or {\"type\": "
+                      "\"function\", \"function\": {\"name\": ...}}");
+    if (!any)
+        return refuse(r, "tool_choice", err, "there are no tools to call");
+    return 0;
+}
+
 /* The fields whose meaning is not carried out here: refused by name,
  * never ignored, since a client relying on one would get a reply that
  * only looks right. */
@@ -437,22 +587,24 @@ static int read_unhonoured(const cf_json *root, cf_oai_api api, cf_oai_request *
                                  "be 1)");
     if (given(v))
         r->n_choices = (int)v->i;
-    static const char *const no_calls = "function calling is not supported by confab serve yet";
-    static const char *const calls[] = {"tools", "functions"};
-    for (int k = 0; k < 2; k++)
-        if (!empty(cf_json_get(root, calls[k])))
-            return refuse(r, calls[k], err, no_calls);
-    v = cf_json_get(root, "tool_choice");
-    if (given(v) &&
-        !(v->type == CF_JSON_STRING && (!strcmp(v->str, "none") || !strcmp(v->str, "auto"))))
-        return refuse(r, "tool_choice", err, no_calls);
+    static const char *const legacy = "the legacy function calling is not supported by confab "
+                                      "serve: use tools";
+    if (!empty(cf_json_get(root, "functions")))
+        return refuse(r, "functions", err, legacy);
     if (given(cf_json_get(root, "function_call")))
-        return refuse(r, "function_call", err, no_calls);
-    v = cf_json_get(root, "response_format");
-    const cf_json *type = given(v) && v->type == CF_JSON_OBJECT ? cf_json_get(v, "type") : NULL;
-    if (given(v) && !(type && type->type == CF_JSON_STRING && !strcmp(type->str, "text")))
-        return refuse(r, "response_format", err, "only {\"type\": \"text\"} is supported here "
-                      "(no JSON output yet)");
+        return refuse(r, "function_call", err, legacy);
+    if (api == CF_OAI_CHAT) {
+        if (read_tools(root, r, err))
+            return -1;
+    } else if (!empty(cf_json_get(root, "tools"))) {
+        return refuse(r, "tools", err, api == CF_OAI_TEXT ? "a completion calls no tools"
+                      : "function calling is supported on /v1/chat/completions only");
+    } else if (given(v = cf_json_get(root, "tool_choice")) &&
+               !(v->type == CF_JSON_STRING && (!strcmp(v->str, "none") || !strcmp(v->str, "auto")))) {
+        return refuse(r, "tool_choice", err, "there are no tools to call");
+    }
+    if (api != CF_OAI_RESPONSES && read_format(cf_json_get(root, "response_format"), false, r, err))
+        return -1;
     static const char *const others[] = {"audio", "prediction", "web_search_options"};
     for (int k = 0; k < 3; k++)
         if (given(cf_json_get(root, others[k])))
@@ -499,9 +651,7 @@ static int read_logprobs(const cf_json *root, cf_oai_request *r, cf_err *err)
     r->logprobs = given(lp) && lp->b;
     if (given(top)) {
         if (top->type != CF_JSON_INT || top->i < 0 || top->i > CF_TOP_PROBS)
-            return refuse(r, "top_logprobs", err, top->type == CF_JSON_INT && top->i > 20
-                          ? "must be 0 to 20 (confab gives up to 5)"
-                          : "must be an integer, 0 to 5 here");
+            return refuse(r, "top_logprobs", err, "must be an integer from 0 to 20");
         if (!r->logprobs)
             return refuse(r, "top_logprobs", err, "needs logprobs: true");
         r->top_logprobs = (int)top->i;
@@ -573,12 +723,9 @@ static int read_input(const cf_json *root, cf_oai_request *r, cf_err *err)
         r->n_msgs++;
     }
     const cf_json *v = cf_json_get(root, "text");
-    const cf_json *fmt = given(v) && v->type == CF_JSON_OBJECT ? cf_json_get(v, "format") : NULL;
-    const cf_json *ftype =
-        given(fmt) && fmt->type == CF_JSON_OBJECT ? cf_json_get(fmt, "type") : NULL;
-    if (given(fmt) && !(ftype && ftype->type == CF_JSON_STRING && !strcmp(ftype->str, "text")))
-        return refuse(r, "text.format", err, "only {\"type\": \"text\"} is supported here (no "
-                      "JSON output yet)");
+    if (read_format(given(v) && v->type == CF_JSON_OBJECT ? cf_json_get(v, "format") : NULL, true,
+                    r, err))
+        return -1;
     static const char *const kept[] = {"previous_response_id", "conversation"};
     for (int k = 0; k < 2; k++)
         if (given(cf_json_get(root, kept[k])))

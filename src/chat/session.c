@@ -75,6 +75,8 @@ void sess_msg_free(sess_msg *m)
 {
     free((char *)m->pub.content);
     free((char *)m->pub.reasoning);
+    free((char *)m->pub.tool_calls);
+    free((char *)m->pub.tool_call_id);
     cf_tokens_free(&m->ids);
     cf_tokens_free(&m->rids);
     free(m->probs);
@@ -189,8 +191,12 @@ int sess_local_open(cf_session *s, const cf_session_params *p, cf_err *err)
     s->model_pick = strdup(p->model_pick ? p->model_pick : "");
     if (!s->model_path || !s->model_pick)
         return cf_fail(err, "out of memory");
-    if (cf_model_load_as(p->model_path, p->tokenizer_path, p->load_mode, &s->model, err) ||
-        cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err))
+    s->model_shared = p->model != NULL;
+    if (s->model_shared)
+        s->model = (cf_model *)p->model; /* read only: the session never changes its model */
+    else if (cf_model_load_as(p->model_path, p->tokenizer_path, p->load_mode, &s->model, err))
+        return cf_err_class(err, CF_E_MODEL);
+    if (cf_tokenizer_create(cf_model_gguf(s->model), &s->tok, err))
         return cf_err_class(err, CF_E_MODEL);
     if (cf_ctx_new(s->model, &cp, &s->ctx, err) || sess_spec_open(s, p, err))
         return -1;
@@ -221,7 +227,8 @@ void sess_local_free(cf_session *s)
     sess_spec_free(s);
     cf_ctx_free(s->ctx);
     cf_tokenizer_free(s->tok);
-    cf_model_free(s->model);
+    if (!s->model_shared)
+        cf_model_free(s->model);
     free(s->model_path);
     free(s->model_pick);
 }
@@ -236,6 +243,7 @@ int cf_session_new(const cf_session_params *p, cf_session **out, cf_err *err)
     s->n_predict = -1;
     s->now = (int64_t)time(NULL);
     s->any_model = p->any_model;
+    s->messages_as_text = p->messages_as_text;
     s->test_delay_ms = sess_test_delay_ms();
     if ((p->endpoint ? sess_remote_open(s, p, err) : sess_local_open(s, p, err)) ||
         sess_branches_init(s, err))
@@ -268,6 +276,7 @@ void cf_session_free(cf_session *s)
         free(s->stops[i]);
     free(s->stops);
     free(s->bias);
+    free(s->tools);
     free(s->tmpl_desc);
     if (s->eng)
         s->eng->free(s);

@@ -18,9 +18,13 @@ int sess_msg_copy(const sess_msg *m, sess_msg *out)
     *out = (sess_msg){.pub = m->pub, .start = -1, .n_probs = m->n_probs};
     out->pub.content = strdup(m->pub.content ? m->pub.content : "");
     out->pub.reasoning = m->pub.reasoning ? strdup(m->pub.reasoning) : NULL;
+    out->pub.tool_calls = m->pub.tool_calls ? strdup(m->pub.tool_calls) : NULL;
+    out->pub.tool_call_id = m->pub.tool_call_id ? strdup(m->pub.tool_call_id) : NULL;
     if (m->n_probs && (out->probs = malloc((size_t)m->n_probs * sizeof *out->probs)))
         memcpy(out->probs, m->probs, (size_t)m->n_probs * sizeof *out->probs);
     bool ok = out->pub.content && (out->pub.reasoning || !m->pub.reasoning) &&
+              (out->pub.tool_calls || !m->pub.tool_calls) &&
+              (out->pub.tool_call_id || !m->pub.tool_call_id) &&
               (out->probs || !m->n_probs);
     for (size_t i = 0; ok && i < m->ids.n; i++)
         ok = cf_tokens_push(&out->ids, m->ids.ids[i]) == 0;

@@ -31,12 +31,40 @@ int sess_set_format(cf_session *s, const char *value, cf_err *err)
         if (rc)
             return -1;
     }
+    return cf_session_set_grammar(s, value, g, err);
+}
+
+/* Whether the grammar's start allows any token (a text a control token
+ * alone spells, such as [TOOL_CALLS] in Mistral's vocabulary, allows none). */
+static bool any_token(cf_constraint *c, int n_vocab)
+{
+    const uint64_t *mask = cf_constraint_mask(c);
+    for (int w = 0; mask && w < (n_vocab + 63) / 64; w++)
+        if (mask[w])
+            return true;
+    return false;
+}
+
+int cf_session_set_grammar(cf_session *s, const char *what, cf_grammar *g, cf_err *err)
+{
+    if (g && s->remote) {
+        cf_grammar_free(g);
+        return cf_fail_as(err, CF_E_USAGE, "format: a remote server's replies cannot be "
+                                           "constrained here");
+    }
     cf_constraint *c = NULL;
-    char *name = off ? NULL : strdup(value);
+    char *name = g ? strdup(what) : NULL;
     if (g && (!name || cf_constraint_create(g, s->tok, &c, err))) {
         cf_grammar_free(g);
         free(name);
         return name ? -1 : cf_fail(err, "out of memory");
+    }
+    if (c && !any_token(c, cf_tok_n_vocab(s->tok))) {
+        cf_constraint_free(c);
+        cf_grammar_free(g);
+        free(name);
+        return cf_fail_as(err, CF_E_USAGE, "format: no token of this vocabulary can begin "
+                                          "what the grammar asks for");
     }
     sess_format_free(s);
     s->format = name;

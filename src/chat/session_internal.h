@@ -84,8 +84,10 @@ struct cf_session {
     struct sess_remote *remote; /* the remote engine's state (remote.h); NULL: local */
     /* the local engine's: */
     cf_model *model;
+    bool model_shared;             /* cf_session_params.model: not ours to free */
     char *model_path, *model_pick; /* its file's absolute path, cf_session_params.model_pick ("") */
     bool any_model;                /* cf_session_params.any_model */
+    bool messages_as_text;         /* cf_session_params.messages_as_text */
     cf_tokenizer *tok;
     cf_ctx *ctx;
     cf_chat_template *tmpl;
@@ -102,6 +104,9 @@ struct cf_session {
     long test_delay_ms;        /* test-only: before each piece of a reply */
     bool (*cancel)(void *ud);  /* cf_session_set_cancel's */
     void *cancel_ud;
+    cf_session_decode_fn group_decode; /* cf_session_set_group's */
+    void (*group_pause)(void *ud);
+    void *group_ud;
     int n_scripted, next_script;
 
     cf_sampler *smp;
@@ -124,6 +129,8 @@ struct cf_session {
     int n_predict;
     char **stops; /* user-given, NULL-terminated */
     size_t n_stops;
+    char *tools;         /* cf_session_set_tools' JSON list, NULL: none */
+    int tool_fmt;        /* the template's syntax for calls (cf_tool_format) */
     cf_logit_bias *bias; /* added to the logits before each draw */
     size_t n_bias;
 
@@ -181,6 +188,13 @@ bool sess_utf8_valid(const char *text, size_t len);
 int sess_push_msg(cf_session *s, cf_role role, const char *text, size_t len, cf_err *err);
 void sess_pop_msg(cf_session *s);
 void sess_msg_free(sess_msg *m);
+/* session_replace.c: a message of the session from a caller's (copies,
+ * invalid UTF-8 replaced; the fields its role has no use for dropped). */
+int sess_msg_from(const cf_message *m, sess_msg *out, cf_err *err);
+/* session_tools.c: an assistant's tool_calls as templates read them (each
+ * call's arguments an object, not its text); malloc'ed, NULL when it is not
+ * JSON or memory runs out. */
+char *sess_template_tool_calls(const char *json);
 /* The index of the first user message, or n_msgs. */
 int sess_first_user(const cf_session *s);
 

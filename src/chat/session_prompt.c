@@ -19,11 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "session_internal.h"
 
 static const char *role_name(cf_role r)
 {
-    return r == CF_ROLE_SYSTEM ? "system" : r == CF_ROLE_USER ? "user" : "assistant";
+    static const char *const names[] = {"system", "user", "assistant", "tool"};
+    return names[r];
 }
 
 int sess_slot_at(const char *p, const char *end, int n, const char **after, bool *reasoning)
@@ -100,8 +102,41 @@ int sess_tokenize_text(cf_session *s, int n, const char *text, size_t len, sess_
  * system prompt at the head of the first user message. */
 enum { MODE_EMPTY_TOOLS = 1, MODE_MERGE_SYSTEM = 2, N_MODES = 4 };
 
-/* A placeholder's text and a reply's reasoning fields: room for them. */
-enum { SLOT_LEN = 24, EXTRA_LEN = 96 };
+/* A placeholder's text: room for it. */
+enum { SLOT_LEN = 24 };
+
+/* A message's fields beside role and content, as JSON (NULL: none): a
+ * reply's reasoning as its placeholder (passed as reasoning_content and
+ * as gpt-oss's thinking), its calls of tools, a tool result's call id. */
+static char *extra_fields(const cf_message *m, int i, bool *failed)
+{
+    if (!m->reasoning && !m->tool_calls && !m->tool_call_id)
+        return NULL;
+    cf_jbuf b = {0};
+    char slot[SLOT_LEN];
+    snprintf(slot, sizeof slot, SLOT_OPEN "%dr" SLOT_CLOSE, i);
+    cf_jbuf_putc(&b, '{');
+    if (m->reasoning) {
+        cf_jbuf_puts(&b, "\"reasoning_content\": ");
+        cf_json_put_string(&b, slot, strlen(slot), false);
+        cf_jbuf_puts(&b, ", \"thinking\": ");
+        cf_json_put_string(&b, slot, strlen(slot), false);
+    }
+    char *calls = m->tool_calls ? sess_template_tool_calls(m->tool_calls) : NULL;
+    if (calls) {
+        cf_jbuf_puts(&b, m->reasoning ? ", \"tool_calls\": " : "\"tool_calls\": ");
+        cf_jbuf_puts(&b, calls);
+        free(calls);
+    }
+    if (m->tool_call_id) {
+        cf_jbuf_puts(&b, b.n > 1 ? ", \"tool_call_id\": " : "\"tool_call_id\": ");
+        cf_json_put_string(&b, m->tool_call_id, strlen(m->tool_call_id), false);
+    }
+    cf_jbuf_putc(&b, '}');
+    char *text = cf_jbuf_take(&b, NULL);
+    *failed |= !text;
+    return text;
+}
 
 /* Render the first n messages in one mode into *text. */
 static int render(cf_session *s, int n, bool add_gen, int mode, char **text, size_t *len,
@@ -109,7 +144,8 @@ static int render(cf_session *s, int n, bool add_gen, int mode, char **text, siz
 {
     cf_chat_msg *cm = calloc((size_t)n + 1, sizeof *cm);
     char(*slot)[SLOT_LEN] = calloc((size_t)n + 1, sizeof *slot), merged[2 * SLOT_LEN + 8];
-    char(*extra)[EXTRA_LEN] = calloc((size_t)n + 1, sizeof *extra);
+    char **extra = calloc((size_t)n + 1, sizeof *extra);
+    bool failed = false;
     int rc = -1;
     if (!cm || !slot || !extra) {
         cf_fail(err, "out of memory");
@@ -121,20 +157,21 @@ static int render(cf_session *s, int n, bool add_gen, int mode, char **text, siz
     bool sys = (mode & MODE_MERGE_SYSTEM) && n > 0 && s->msgs[0].pub.role == CF_ROLE_SYSTEM;
     for (int i = sys; i < n; i++) {
         const cf_message *m = &s->msgs[i].pub;
-        cm[k] = (cf_chat_msg){.role = role_name(m->role), .content = slot[i]};
+        /* an empty content stays empty: templates test it (a reply that
+         * only calls tools has none) */
+        bool none = !*m->content && s->msgs[i].ids.n == 0;
+        cm[k] = (cf_chat_msg){.role = role_name(m->role), .content = none ? "" : slot[i]};
         if (sys && m->role == CF_ROLE_USER) {
             snprintf(merged, sizeof merged, "%s\n\n%s", slot[0], slot[i]);
             cm[k].content = merged;
             sys = false;
         }
-        if (m->reasoning) {
-            snprintf(extra[i], sizeof extra[i],
-                     "{\"reasoning_content\": \"" SLOT_OPEN "%dr" SLOT_CLOSE "\", "
-                     "\"thinking\": \"" SLOT_OPEN "%dr" SLOT_CLOSE "\"}",
-                     i, i);
-            cm[k].extra_json = extra[i];
-        }
+        cm[k].extra_json = extra[i] = extra_fields(m, i, &failed);
         k++;
+    }
+    if (failed) {
+        cf_fail(err, "out of memory");
+        goto out;
     }
     /* Nemotron's switch is text in the system message (the template takes
      * it out of what it shows): after the system prompt, else alone */
@@ -164,10 +201,12 @@ static int render(cf_session *s, int n, bool add_gen, int mode, char **text, siz
     }
     cf_chat_opts o = {.bos_token = s->bos_text, .eos_token = s->eos_text,
                       .add_generation_prompt = add_gen, .now = s->now,
-                      .tools_json = mode & MODE_EMPTY_TOOLS ? "[]" : NULL,
+                      .tools_json = s->tools ? s->tools : mode & MODE_EMPTY_TOOLS ? "[]" : NULL,
                       .n_vars = nv, .var_names = names, .var_json = values};
     rc = cf_chat_render(s->tmpl, cm, k, &o, text, len, err);
 out:
+    for (int i = 0; extra && i < n; i++)
+        free(extra[i]);
     free(extra);
     free(slot);
     free(cm);

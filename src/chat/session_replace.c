@@ -11,16 +11,45 @@
 
 /* A reply sent back without its reasoning (clients mostly drop it) still
  * is the reply we wrote. */
+static bool same_text(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
 static bool agrees(const sess_msg *have, const cf_message *m)
 {
     return have->pub.role == m->role && !have->pub.cut && !strcmp(have->pub.content, m->content) &&
-           (!m->reasoning || (have->pub.reasoning && !strcmp(have->pub.reasoning, m->reasoning)));
+           (!m->reasoning || (have->pub.reasoning && !strcmp(have->pub.reasoning, m->reasoning))) &&
+           same_text(have->pub.tool_calls, m->tool_calls) &&
+           same_text(have->pub.tool_call_id, m->tool_call_id);
+}
+
+static char *copy_or_null(const char *text, bool *failed)
+{
+    char *c = text ? sess_utf8_clean(text, strlen(text)) : NULL;
+    *failed |= text && !c;
+    return c;
+}
+
+int sess_msg_from(const cf_message *m, sess_msg *out, cf_err *err)
+{
+    bool failed = false;
+    *out = (sess_msg){.pub = {.role = m->role}, .start = -1};
+    out->pub.content = copy_or_null(m->content, &failed);
+    out->pub.reasoning = m->role == CF_ROLE_ASSISTANT ? copy_or_null(m->reasoning, &failed) : NULL;
+    out->pub.tool_calls = m->role == CF_ROLE_ASSISTANT ? copy_or_null(m->tool_calls, &failed) : NULL;
+    out->pub.tool_call_id = m->role == CF_ROLE_TOOL ? copy_or_null(m->tool_call_id, &failed) : NULL;
+    if (failed) {
+        sess_msg_free(out);
+        return cf_fail(err, "out of memory");
+    }
+    return 0;
 }
 
 int cf_session_set_messages(cf_session *s, const cf_message *msgs, int n, cf_err *err)
 {
     for (int i = 0; i < n; i++) {
-        if (msgs[i].role > CF_ROLE_ASSISTANT || !msgs[i].content)
+        if (msgs[i].role > CF_ROLE_TOOL || !msgs[i].content)
             return cf_fail_as(err, CF_E_USAGE, "message %d has no role or content", i + 1);
         if (msgs[i].role == CF_ROLE_SYSTEM && i > 0)
             return cf_fail_as(err, CF_E_USAGE, "message %d: a system message can only come first",
@@ -28,25 +57,18 @@ int cf_session_set_messages(cf_session *s, const cf_message *msgs, int n, cf_err
     }
     sess_close_reply(s);
     int keep = 0;
-    while (keep < n && keep < s->n_msgs && agrees(&s->msgs[keep], &msgs[keep]))
+    while (!s->messages_as_text && keep < n && keep < s->n_msgs && agrees(&s->msgs[keep], &msgs[keep]))
         keep++;
     sess_msg *v = calloc((size_t)n + 1, sizeof *v);
     if (!v)
         return cf_fail(err, "out of memory");
-    for (int i = keep; i < n; i++) {
-        const cf_message *m = &msgs[i];
-        v[i] = (sess_msg){.pub = {.role = m->role}, .start = -1};
-        v[i].pub.content = sess_utf8_clean(m->content, strlen(m->content));
-        bool reasons = m->reasoning && m->role == CF_ROLE_ASSISTANT;
-        if (reasons)
-            v[i].pub.reasoning = sess_utf8_clean(m->reasoning, strlen(m->reasoning));
-        if (!v[i].pub.content || (reasons && !v[i].pub.reasoning)) {
-            for (int k = keep; k <= i; k++)
+    for (int i = keep; i < n; i++)
+        if (sess_msg_from(&msgs[i], &v[i], err)) {
+            for (int k = keep; k < i; k++)
                 sess_msg_free(&v[k]);
             free(v);
-            return cf_fail(err, "out of memory");
+            return -1;
         }
-    }
     if (keep) /* s->msgs may be NULL */
         memcpy(v, s->msgs, (size_t)keep * sizeof *v);
     for (int i = keep; i < s->n_msgs; i++)

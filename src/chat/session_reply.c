@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "confab/tools.h"
 #include "session_internal.h"
 
 /* ---- the raw text ------------------------------------------------------------ */
@@ -25,9 +26,10 @@
 cf_str sess_raw_piece(const cf_session *s, cf_token t)
 {
     cf_str p = cf_tok_piece(s->tok, t, false);
-    if (p.len == 0 && s->fam != RF_NONE && cf_tok_is_control(s->tok, t)) {
+    if (p.len == 0 && (s->fam != RF_NONE || s->tools) && cf_tok_is_control(s->tok, t)) {
         cf_str text = cf_tok_piece(s->tok, t, true);
-        if (reasoning_is_markup(s->fam, text.ptr, text.len))
+        if (reasoning_is_markup(s->fam, text.ptr, text.len) ||
+            (s->tools && cf_tools_is_markup(s->tool_fmt, text.ptr, text.len)))
             return text;
     }
     return p;
@@ -418,7 +420,8 @@ static int next_part(cf_session *s, cf_reply_part *part, cf_err *err)
             if (s->spec && !s->probs && !r->script && !s->format_c) {
                 if (sess_spec_step(s, s->n_predict >= 0 ? s->n_predict - r->n_gen : SESS_SPEC_MAX, err))
                     return -1;
-            } else if (cf_ctx_decode(s->ctx, &r->pending, 1, s->logits, false, err)) {
+            } else if (s->group_decode ? s->group_decode(s->group_ud, s->ctx, r->pending, s->logits, err)
+                                       : cf_ctx_decode(s->ctx, &r->pending, 1, s->logits, false, err)) {
                 return -1;
             }
             const int used = cf_ctx_decode_threads(s->ctx);

@@ -103,7 +103,11 @@ static int open_on(cf_session *s, const cf_tokens *full, const splitter *sp0, do
     size_t from = s->cache.n;
     double tp = cf_now_ms();
     cf_ctx_set_cancel(s->ctx, s->cancel, s->cancel_ud);
+    if (s->group_pause)
+        s->group_pause(s->group_ud);
+    cf_ctx_set_pause(s->ctx, s->group_pause, s->group_ud);
     int decoded = cf_ctx_decode(s->ctx, full->ids + from, (int)(full->n - from), s->logits, false, err);
+    cf_ctx_set_pause(s->ctx, NULL, NULL);
     cf_ctx_set_cancel(s->ctx, NULL, NULL);
     if (decoded || push_tokens(&s->cache, full->ids + from, full->n - from, err))
         return -1;
@@ -226,6 +230,14 @@ void cf_session_set_cancel(cf_session *s, bool (*cancel)(void *ud), void *ud)
 {
     s->cancel = cancel;
     s->cancel_ud = ud;
+}
+
+void cf_session_set_group(cf_session *s, cf_session_decode_fn decode, void (*pause)(void *ud),
+                          void *ud)
+{
+    s->group_decode = decode;
+    s->group_pause = pause;
+    s->group_ud = ud;
 }
 
 int cf_session_begin_reply(cf_session *s, const char *user_text, cf_err *err)

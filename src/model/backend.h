@@ -37,7 +37,31 @@ typedef struct cf_pass {
     bool one;      /* a single token (the CPU does row-wise work on private copies) */
     bool may_stop; /* ask the context's cancel check before each layer */
     uint64_t serial; /* this pass's number among all passes of the process */
+    /* A group (cf_ctx_decode_group): token t is ctxs[t]'s, at its position
+     * pos[t], in its cache and state, c's buffers and threads doing the
+     * work; NULL: every token is c's, at pos0 + t. */
+    cf_ctx *const *ctxs;
+    const int *pos;
 } cf_pass;
+
+/* The context whose cache and state token t reads and writes, and its
+ * position there. */
+static inline cf_ctx *cf_pass_ctx(const cf_pass *P, int t)
+{
+    return P->ctxs ? P->ctxs[t] : P->c;
+}
+
+static inline int cf_pass_pos(const cf_pass *P, int t)
+{
+    return P->pos ? P->pos[t] : P->pos0 + t;
+}
+
+/* The end of the run of tokens from t that continue one sequence (one
+ * context's, in order): the whole batch, or a group's token alone. */
+static inline int cf_pass_run_end(const cf_pass *P, int t)
+{
+    return P->ctxs ? t + 1 : P->n;
+}
 
 typedef struct cf_ops cf_ops;
 

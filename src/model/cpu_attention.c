@@ -14,10 +14,11 @@ static int q_width(const cf_hparams *hp, const cf_layer *L)
     return hp->q_gate ? 2 * L->head_dim : L->head_dim;
 }
 
-/* Rotate the first n_rot dims of v by position pos's angles. */
-static void rope_at(const thr *T, const cf_layer *L, float *v, int pos)
+/* Rotate the first n_rot dims of v, of token t, by its position's angles. */
+static void rope_at(const thr *T, const cf_layer *L, float *v, int t)
 {
-    const cf_ctx *c = T->ex.P->c;
+    const cf_ctx *c = cf_pass_ctx(T->ex.P, t);
+    const int pos = cf_pass_pos(T->ex.P, t);
     const size_t half = (size_t)L->n_rot / 2;
     const int tab = cf_rope_table(T->ex.P->hp, L);
     cf_rope_apply(T->ex.P->hp->rope_style, L->n_rot, v, c->rope_cos[tab] + (size_t)pos * half,
@@ -42,13 +43,13 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
         bias = (const float *)b->data + (size_t)h * hd;
     if (bias)
         P->vec->add(v, v, bias, NULL, hd);
-    const int pos = P->pos0 + t;
+    const int pos = cf_pass_pos(P, t);
     if (which == 2 && L->v_norm)
         cf_rms_unweighted(v, hd, hp->norm_eps);
     if (which < 2 && hp->qk_norm == CF_QK_NORM_HEAD)
         P->vec->rmsnorm(v, v, (which == 0 ? L->q_norm : L->k_norm)->data, hd, hp->norm_eps);
     if (which < 2 && L->rope)
-        rope_at(T, L, v, pos);
+        rope_at(T, L, v, t);
     if (which == 0 && hp->q_scale != 1.0f)
         for (int i = 0; i < hd; i++)
             v[i] *= hp->q_scale;
@@ -60,7 +61,7 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
     }
     /* into the Hadamard basis of a quantized cache: q with the keys, as
      * their product is what it keeps (D8) */
-    const cf_kv *kv = &c->kv;
+    const cf_kv *kv = &cf_pass_ctx(P, t)->kv;
     const int rot = cf_kv_rot(kv, hd, which != 2);
     if (rot)
         cf_kv_rotate(v, hd, rot);
@@ -190,11 +191,11 @@ static void latent_row(const thr *T, const cf_layer *L, int l, int t, const mla_
 {
     const cf_pass *P = T->ex.P;
     cf_ctx *c = P->c;
-    const int R = P->hp->kv_lora, pos = P->pos0 + t;
+    const int R = P->hp->kv_lora;
     float *a = c->qkv + (size_t)t * c->qkv_stride + r->kv_a;
     P->vec->rmsnorm(a, a, L->kv_a_norm->data, R, P->hp->norm_eps);
-    rope_at(T, L, a + R, pos);
-    cf_kv_put_k(&c->kv, l, 0, pos, a);
+    rope_at(T, L, a + R, t);
+    cf_kv_put_k(&cf_pass_ctx(P, t)->kv, l, 0, cf_pass_pos(P, t), a);
 }
 
 /* Latent attention's queries and cache rows: q (through its LoRA when it
@@ -248,7 +249,7 @@ void cpu_latent_qkv(cf_exec *e, const cf_layer *L, int l)
             const float *q = row + lay.raw + (size_t)h * lay.q_head;
             float *qh = row + (size_t)h * hd;
             memcpy(qh + R, q + nope, (size_t)L->n_rot * sizeof *q);
-            rope_at(T, L, qh + R, P->pos0 + t);
+            rope_at(T, L, qh + R, t);
             cf_quantize_row(dt, q, x + (size_t)(t - t0) * xs, nope);
         }
         cpu_mm(L->wk_b, (int64_t)h * R, R, x, xs, t1 - t0, c->qkv + (size_t)t0 * st + (size_t)h * hd, st, 0);
@@ -279,11 +280,11 @@ static void attn_span(const cf_hparams *hp, const cf_layer *L, int pos, int *fir
     *c1 = pos / CF_ATTN_CHUNK;
 }
 
-/* The keys of chunk c of KV head g in layer l's cache. */
-static const void *chunk_keys(const thr *T, int l, int g, int c)
+/* The keys of chunk c of KV head g in layer l of the cache kv. */
+static const void *chunk_keys(const thr *T, const cf_kv *kv, int l, int g, int c)
 {
     const int src = T->ex.P->m->layers[l].kv_src;
-    return cf_kv_kblock(&T->ex.P->c->kv, src, g, c * (CF_ATTN_CHUNK / CF_KV_BLOCK));
+    return cf_kv_kblock(kv, src, g, c * (CF_ATTN_CHUNK / CF_KV_BLOCK));
 }
 
 /* Positions [lo, hi) of chunk c that a query at pos attends to. */
@@ -307,11 +308,10 @@ static const float *query(const thr *T, const cf_layer *L, int t, int h)
  * dot type, as llama.cpp's one-chunk kernel computes them (D8); the values
  * are read as they lie when F16 or F32, else widened to F32 once for all
  * the rows. */
-static void scored_rows(const thr *T, int l, int g, int lo, int hi, int n_q, const float *const *q,
-                        cf_attn_part *const *part, const void *next)
+static void scored_rows(const thr *T, const cf_kv *kv, int l, int g, int lo, int hi, int n_q,
+                        const float *const *q, cf_attn_part *const *part, const void *next)
 {
     const cf_pass *P = T->ex.P;
-    const cf_kv *kv = &P->c->kv;
     const int src = P->m->layers[l].kv_src, hd = P->m->layers[l].head_dim, n = hi - lo;
     const cf_type kt = cf_kv_elem_type(kv->type_k), dt = cf_vec_dot_type(kt);
     const size_t xb = cf_row_bytes(dt, hd);
@@ -346,17 +346,16 @@ static void scored_rows(const thr *T, int l, int g, int lo, int hi, int n_q, con
     }
 }
 
-/* The partials of n_q query rows (of KV head g) over cache positions
- * [lo, hi) of layer l; next: the keys of the unit this thread does next
- * (chunk_keys, NULL if none), for the kernel to fetch ahead. */
-static void attn_rows(const thr *T, int l, int g, int lo, int hi, int n_q, const float *const *q,
-                      cf_attn_part *const *part, const void *next)
+/* The partials of n_q query rows (of KV head g) over positions [lo, hi)
+ * of layer l of the cache kv; next: the keys of the unit this thread does
+ * next (chunk_keys, NULL if none), for the kernel to fetch ahead. */
+static void attn_rows(const thr *T, const cf_kv *kv, int l, int g, int lo, int hi, int n_q,
+                      const float *const *q, cf_attn_part *const *part, const void *next)
 {
     const cf_pass *P = T->ex.P;
-    const cf_kv *kv = &P->c->kv;
     const int src = P->m->layers[l].kv_src;
     if (!cf_kv_blocked(kv->type_k)) {
-        scored_rows(T, l, g, lo, hi, n_q, q, part, next);
+        scored_rows(T, kv, l, g, lo, hi, n_q, q, part, next);
         return;
     }
     /* a mixed chunk is widened to F32 once for all the rows */
@@ -445,7 +444,8 @@ static void attention_one(thr *T, int l)
         }
         int lo, hi;
         chunk_span(hp, L, P->pos0, c0 + ci, &lo, &hi);
-        attn_rows(T, l, g, lo, hi, G, q, part, v < units ? chunk_keys(T, l, v / nc, c0 + v % nc) : NULL);
+        attn_rows(T, &c->kv, l, g, lo, hi, G, q, part,
+                  v < units ? chunk_keys(T, &c->kv, l, v / nc, c0 + v % nc) : NULL);
         for (int j = 0; j < G; j++)
             memcpy((char *)c->part + (size_t)(g * G + j) * head_stride + (size_t)ci * pb, part[j], pb);
     }
@@ -463,7 +463,8 @@ static void attention_one(thr *T, int l)
  * as above.  A run has as many tokens as fill the kernel's rows with
  * their heads of one KV head, so that a chunk's keys and values are read
  * (and widened from F16) once for all the rows whose spans of it agree:
- * every chunk but the last, as a rule. */
+ * every chunk but the last, as a rule.  A group's tokens read caches of
+ * their own: a run each. */
 static void attention_batch(thr *T, int l)
 {
     const cf_pass *P = T->ex.P;
@@ -471,15 +472,16 @@ static void attention_batch(thr *T, int l)
     const cf_hparams *hp = P->hp;
     const cf_layer *L = &P->m->layers[l];
     const int hd = L->head_dim, G = hp->n_head / L->n_head_kv, phase = T->phase++;
-    const int run = G < P->vec->attn_rows ? P->vec->attn_rows / G : 1;
+    const int run = G < P->vec->attn_rows && !P->ctxs ? P->vec->attn_rows / G : 1;
     const size_t pb = c->part_bytes, head_stride = (size_t)c->max_chunks * pb;
     const int units = (P->n + run - 1) / run;
     for (int u; (u = grab(T, phase)) < units;) {
         const int t1 = P->n - u * run, t0 = t1 > run ? t1 - run : 0, nt = t1 - t0;
+        const cf_kv *kv = &cf_pass_ctx(P, t0)->kv;
         int c0[nt], c1[nt], cmin = INT_MAX, cmax = 0;
         for (int k = 0; k < nt; k++) {
             int first;
-            attn_span(hp, L, P->pos0 + t0 + k, &first, &c0[k], &c1[k]);
+            attn_span(hp, L, cf_pass_pos(P, t0 + k), &first, &c0[k], &c1[k]);
             cmin = c0[k] < cmin ? c0[k] : cmin;
             cmax = c1[k] > cmax ? c1[k] : cmax;
         }
@@ -488,8 +490,8 @@ static void attention_batch(thr *T, int l)
     ((char *)T->b->part + (size_t)((k) * G + (j)) * head_stride + (size_t)((ch) - c0[k]) * pb)
         for (int g = 0; g < L->n_head_kv; g++) {
             for (int ch = cmin; ch <= cmax; ch++) {
-                const void *next = ch < cmax ? chunk_keys(T, l, g, ch + 1)
-                                 : g + 1 < L->n_head_kv ? chunk_keys(T, l, g + 1, cmin)
+                const void *next = ch < cmax ? chunk_keys(T, kv, l, g, ch + 1)
+                                 : g + 1 < L->n_head_kv ? chunk_keys(T, kv, l, g + 1, cmin)
                                                         : NULL;
                 unsigned todo = 0; /* the tokens that attend to chunk ch and wait for it */
                 for (int k = 0; k < nt; k++)
@@ -498,12 +500,12 @@ static void attention_batch(thr *T, int l)
                     const float *q[nt * G];
                     cf_attn_part *part[nt * G];
                     int lo, hi, n_q = 0;
-                    chunk_span(hp, L, P->pos0 + t0 + __builtin_ctz(todo), ch, &lo, &hi);
+                    chunk_span(hp, L, cf_pass_pos(P, t0 + __builtin_ctz(todo)), ch, &lo, &hi);
                     for (int k = 0; k < nt; k++) {
                         int lk, hk;
                         if (!(todo >> k & 1))
                             continue;
-                        chunk_span(hp, L, P->pos0 + t0 + k, ch, &lk, &hk);
+                        chunk_span(hp, L, cf_pass_pos(P, t0 + k), ch, &lk, &hk);
                         if (lk != lo || hk != hi)
                             continue;
                         todo &= ~(1u << k);
@@ -512,7 +514,7 @@ static void attention_batch(thr *T, int l)
                             part[n_q] = (cf_attn_part *)PART(k, j, ch);
                         }
                     }
-                    attn_rows(T, l, g, lo, hi, n_q, q, part, next);
+                    attn_rows(T, kv, l, g, lo, hi, n_q, q, part, next);
                 }
             }
             for (int k = 0; k < nt; k++)

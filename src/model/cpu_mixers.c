@@ -33,6 +33,26 @@ static void causal_conv(float *seq, size_t stride, int n, int ch0, int ch1, int 
     }
 }
 
+/* Layer l's recurrent state in token t's sequence (its context's). */
+static float *seq_state(const cf_pass *P, int t, int l)
+{
+    const cf_ctx *s = cf_pass_ctx(P, t);
+    return s->rs + s->rs_off[l];
+}
+
+/* causal_conv of the batch's qkv rows from seq on, each sequence through
+ * its own window (a group's tokens are a sequence each). */
+static void conv_seqs(const cf_pass *P, float *seq, int l, int ch0, int ch1, int channels,
+                      const float *w, int K)
+{
+    const size_t stride = P->c->qkv_stride;
+    for (int t0 = 0, t1; t0 < P->n; t0 = t1) {
+        t1 = cf_pass_run_end(P, t0);
+        causal_conv(seq + (size_t)t0 * stride, stride, t1 - t0, ch0, ch1, channels, w, K,
+                    seq_state(P, t0, l));
+    }
+}
+
 /* lfm2's mixer: [B | C | X] = in_proj h; u = B * X, convolved over the
  * last conv_kernel tokens; out_proj (C * conv(u)). */
 void cpu_conv(cf_exec *e, const cf_layer *L, int l)
@@ -50,8 +70,7 @@ void cpu_conv(cf_exec *e, const cf_layer *L, int l)
         for (int ch = i0; ch < i1; ch++)
             row[2 * E + ch] *= row[ch];
     }
-    causal_conv(c->qkv + 2 * E, c->qkv_stride, n, i0, i1, E, L->conv_w->data, P->hp->conv_kernel,
-                c->rs + c->rs_off[l]);
+    conv_seqs(P, c->qkv + 2 * E, l, i0, i1, E, L->conv_w->data, P->hp->conv_kernel);
     for (int t = 0; t < n; t++) {
         const float *row = c->qkv + (size_t)t * c->qkv_stride;
         for (int ch = i0; ch < i1; ch++)
@@ -103,13 +122,13 @@ static void beta_alpha(const cf_ctx *c, const cf_hparams *hp, int t, int h, floa
     *alpha = ba[r + h % r];
 }
 
-/* One value head of the recurrence over the batch's tokens, in order:
+/* One value head of the recurrence over tokens [t0, t1) of one sequence, in order:
  * S <- exp(g) S; d = beta (v - S^T k); S <- S + k d^T; o = S^T q / sqrt(D),
  * with q and k L2-normalised; then o is RMS-normalised by ssm_norm and
  * gated by silu(z).  S[i][j]: key dim i, value dim j.  The key head is
  * h % Hk when the value heads are tiled over the key heads (qwen35's
  * converter reorders them so), h / (Hv / Hk) when grouped. */
-static void delta_head(const thr *T, const cf_layer *L, float *S, int h)
+static void delta_head(const thr *T, const cf_layer *L, float *S, int h, int t0, int t1)
 {
     const cf_pass *P = T->ex.P;
     const cf_ctx *c = P->c;
@@ -119,7 +138,7 @@ static void delta_head(const thr *T, const cf_layer *L, float *S, int h)
     const float eps = hp->norm_eps, q_scale = 1.0f / sqrtf((float)D);
     const float dt_bias = ((const float *)L->dn_dt_bias->data)[h], a = ((const float *)L->dn_a->data)[h];
     float q[256], k[256], d[256];
-    for (int t = 0; t < P->n; t++) {
+    for (int t = t0; t < t1; t++) {
         const float *row = c->qkv + (size_t)t * c->qkv_stride;
         const float *v = row + (size_t)(2 * Hk + h) * D;
         l2_normalize(q, row + (size_t)kh * D, D, eps);
@@ -179,11 +198,11 @@ void cpu_delta_net(cf_exec *e, const cf_layer *L, int l)
     cpu_stacked(T, w, xi, y, ys, L->dn_alpha ? 4 : 3);
     sync_all(T);
 
-    /* the convolution of q|k|v with SiLU, in place */
-    float *window = c->rs + c->rs_off[l]; /* K - 1 rows of conv_dim, then each head's S */
+    /* the convolution of q|k|v with SiLU, in place; each sequence's state:
+     * K - 1 rows of conv_dim, then each head's S */
     int i0, i1;
     split(conv_dim, T->ith, T->nth, &i0, &i1);
-    causal_conv(c->qkv, c->qkv_stride, n, i0, i1, conv_dim, L->dn_conv->data, K, window);
+    conv_seqs(P, c->qkv, l, i0, i1, conv_dim, L->dn_conv->data, K);
     for (int t = 0; t < n; t++)
         for (int ch = i0; ch < i1; ch++) {
             float *u = c->qkv + (size_t)t * c->qkv_stride + ch;
@@ -191,10 +210,13 @@ void cpu_delta_net(cf_exec *e, const cf_layer *L, int l)
         }
     sync_all(T);
 
-    float *S = window + (size_t)(K - 1) * conv_dim;
     split(Hv, T->ith, T->nth, &i0, &i1);
-    for (int h = i0; h < i1; h++)
-        delta_head(T, L, S + (size_t)h * D * D, h);
+    for (int t0 = 0, t1; t0 < n; t0 = t1) {
+        float *S = seq_state(P, t0, l) + (size_t)(K - 1) * conv_dim;
+        t1 = cf_pass_run_end(P, t0);
+        for (int h = i0; h < i1; h++)
+            delta_head(T, L, S + (size_t)h * D * D, h, t0, t1);
+    }
     sync_all(T);
     cpu_round(T, L->dn_out, c->ff, (size_t)Hv * D);
     cpu_matmul_rows(T, L->dn_out, act(T, 0, 0), n, c->tmp, (size_t)hp->n_embd);
@@ -203,7 +225,7 @@ void cpu_delta_net(cf_exec *e, const cf_layer *L, int l)
 
 /* ---- Mamba2 ----------------------------------------------------------------- */
 
-/* One head of the scan over the batch's tokens, in order (scalar-A Mamba2,
+/* One head of the scan over tokens [t0, t1) of one sequence, in order (scalar-A Mamba2,
  * as ggml_ssm_scan): with dt = softplus(dt + dt_b) and B, C of the head's
  * group (consecutive heads share one), S <- exp(dt a) S + (dt x) B^T, then
  * y = (S C + skip x) silu(z).  S[p][i]: head channel p, state i.  S C is
@@ -212,7 +234,7 @@ void cpu_delta_net(cf_exec *e, const cf_layer *L, int l)
  * every batch and thread count, and 6-7x faster than one running sum on
  * a head of 64 x 128 (Zen 4). */
 #define M2_LANES 8
-static void mamba2_head(const thr *T, const cf_layer *L, float *S, int h)
+static void mamba2_head(const thr *T, const cf_layer *L, float *S, int h, int t0, int t1)
 {
     const cf_pass *P = T->ex.P;
     const cf_ctx *c = P->c;
@@ -221,7 +243,7 @@ static void mamba2_head(const thr *T, const cf_layer *L, float *S, int h)
     const int g = h / (H / G);
     const float dt_b = ((const float *)L->m2_dt_b->data)[h], a = ((const float *)L->m2_a->data)[h];
     const float skip = ((const float *)L->m2_skip->data)[h];
-    for (int t = 0; t < P->n; t++) {
+    for (int t = t0; t < t1; t++) {
         /* the row: z, x, B, C, dt */
         const float *row = c->qkv + (size_t)t * c->qkv_stride;
         const float *z = row + (size_t)h * hd, *x = row + D + (size_t)h * hd;
@@ -259,10 +281,9 @@ void cpu_mamba2(cf_exec *e, const cf_layer *L, int l)
     cpu_matmul_rows(T, L->m2_in, act(T, 0, 0), n, c->qkv, c->qkv_stride);
     sync_all(T);
 
-    float *window = c->rs + c->rs_off[l];
     int i0, i1;
     split(conv_dim, T->ith, T->nth, &i0, &i1);
-    causal_conv(c->qkv + D, c->qkv_stride, n, i0, i1, conv_dim, L->m2_conv->data, K, window);
+    conv_seqs(P, c->qkv + D, l, i0, i1, conv_dim, L->m2_conv->data, K);
     const float *bias = L->m2_conv_b->data;
     for (int t = 0; t < n; t++)
         for (int ch = i0; ch < i1; ch++) {
@@ -271,10 +292,13 @@ void cpu_mamba2(cf_exec *e, const cf_layer *L, int l)
         }
     sync_all(T);
 
-    float *S = window + (size_t)(K - 1) * conv_dim;
     split(H, T->ith, T->nth, &i0, &i1);
-    for (int h = i0; h < i1; h++)
-        mamba2_head(T, L, S + (size_t)h * (D / H) * N, h);
+    for (int t0 = 0, t1; t0 < n; t0 = t1) {
+        float *S = seq_state(P, t0, l) + (size_t)(K - 1) * conv_dim;
+        t1 = cf_pass_run_end(P, t0);
+        for (int h = i0; h < i1; h++)
+            mamba2_head(T, L, S + (size_t)h * (D / H) * N, h, t0, t1);
+    }
     sync_all(T);
 
     cf_weight out[3] = {L->m2_out, NULL, NULL};

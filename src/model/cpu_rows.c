@@ -80,7 +80,7 @@ void cpu_embed(cf_exec *e)
         }
         cf_dequantize_row(m->tok_embd->type, src, x, (int64_t)E);
         if (m->pos_embd)
-            P->vec->add(x, x, (const float *)m->pos_embd->data + (size_t)(P->pos0 + r) * E, NULL,
+            P->vec->add(x, x, (const float *)m->pos_embd->data + (size_t)cf_pass_pos(P, r) * E, NULL,
                         (int)E);
         if (P->hp->embd_scale != 1.0f)
             for (size_t i = 0; i < E; i++)

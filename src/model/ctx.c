@@ -373,6 +373,12 @@ void cf_ctx_set_cancel(cf_ctx *c, bool (*cancel)(void *ud), void *ud)
     c->cancel_ud = ud;
 }
 
+void cf_ctx_set_pause(cf_ctx *c, void (*pause)(void *ud), void *ud)
+{
+    c->pause = pause;
+    c->pause_ud = ud;
+}
+
 bool cf_ctx_cancelled(cf_ctx *c)
 {
     if (c->test_delay_ms)

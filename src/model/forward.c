@@ -352,6 +352,8 @@ static int decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
         }
         c->kv.n_past += nb;
         done += nb;
+        if (c->pause && done < n)
+            c->pause(c->pause_ud);
         /* the last row tells: NaN anywhere upstream reaches every logit */
         if (P.logits && !cf_all_finite(P.logits + (size_t)(P.all_logits ? nb - 1 : 0) * (size_t)hp->n_vocab,
                                        hp->n_vocab)) {
@@ -373,4 +375,66 @@ int cf_ctx_decode(cf_ctx *c, const int32_t *tokens, int n, float *logits, bool a
 int cf_ctx_replay(cf_ctx *c, const int32_t *tokens, int n, cf_err *err)
 {
     return decode(c, tokens, n, NULL, false, false, err);
+}
+
+/* Each context's token by its lone decode, in turn; on a failure the
+ * ones done are undone. */
+static int decode_each(cf_ctx *const *ctxs, const int32_t *tokens, int n, float *logits,
+                       cf_err *err)
+{
+    const size_t V = (size_t)ctxs[0]->m->hp.n_vocab;
+    for (int i = 0; i < n; i++)
+        if (decode(ctxs[i], &tokens[i], 1, logits ? logits + (size_t)i * V : NULL, false, false,
+                   err)) {
+            while (i-- > 0)
+                undo_decode(ctxs[i], ctxs[i]->kv.n_past - 1);
+            return -1;
+        }
+    return 0;
+}
+
+/* The group's pass: one batch whose token t is ctxs[t]'s, each at its own
+ * position (cf_pass.ctxs); as a batch, it reads each matrix once for all
+ * the tokens.  One token alone takes the lone decode's path, and so do
+ * contexts with layers on a GPU (whose caches are there, each its own). */
+int cf_forward_group(cf_ctx *const *ctxs, const int32_t *tokens, int n, float *logits,
+                     cf_err *err)
+{
+    cf_ctx *c = ctxs[0];
+    const cf_hparams *hp = &c->m->hp;
+    bool offloaded = false;
+    for (int i = 0; i < n; i++)
+        offloaded |= ctxs[i]->gpu != NULL;
+    if (n == 1 || offloaded)
+        return decode_each(ctxs, tokens, n, logits, err);
+    int pos[n];
+    for (int i = 0; i < n; i++) {
+        pos[i] = ctxs[i]->kv.n_past;
+        if (cf_rs_active(ctxs[i]))
+            ctxs[i]->tokens[pos[i]] = tokens[i];
+    }
+    cf_pass P = {
+        .c = c,
+        .m = c->m,
+        .hp = hp,
+        .vec = cf_vec(),
+        .tokens = tokens,
+        .n = n,
+        .logits = logits,
+        .all_logits = true,
+        .serial = __atomic_add_fetch(&passes, 1, __ATOMIC_RELAXED),
+        .ctxs = ctxs,
+        .pos = pos,
+    };
+    c->stopping = false;
+    run_batch(&P, cf_busy_batch_threads(&c->busy, c->n_threads, cf_now_ns()));
+    for (int i = 0; i < n; i++)
+        ctxs[i]->kv.n_past++;
+    for (int i = 0; logits && i < n; i++)
+        if (!cf_all_finite(logits + (size_t)i * (size_t)hp->n_vocab, hp->n_vocab)) {
+            for (int j = 0; j < n; j++)
+                undo_decode(ctxs[j], pos[j]);
+            return cf_model_blame_nonfinite(c->m, err);
+        }
+    return 0;
 }

@@ -234,6 +234,8 @@ struct cf_ctx {
     /* cf_ctx_set_cancel's check, and its answer for the pass running */
     bool (*cancel)(void *ud);
     void *cancel_ud;
+    void (*pause)(void *ud); /* cf_ctx_set_pause's */
+    void *pause_ud;
     long test_delay_ms;
     bool stopping;
 };
@@ -246,6 +248,9 @@ bool cf_ctx_cancelled(cf_ctx *c);
  * moving a recurrent state): as cf_ctx_decode without logits, never
  * cancelled (forward.c). */
 int cf_ctx_replay(cf_ctx *c, const int32_t *tokens, int n, cf_err *err);
+/* cf_ctx_decode_group's pass, its arguments checked (forward.c). */
+int cf_forward_group(cf_ctx *const *ctxs, const int32_t *tokens, int n, float *logits,
+                     cf_err *err);
 /* The weights reading one normalised input: Q K V (or the fused QKV), and
  * gate and up (phi3's fused gate|up, gpt2's up alone); unused slots NULL. */
 void cf_layer_groups(const cf_layer *L, cf_weight qkv[3], cf_weight ff[3]);

@@ -1,10 +1,8 @@
 /* `confab serve`: the listening socket and the connections it accepts,
  * read in one poll() loop until each holds a whole request; quick
- * requests (health, the model list, errors) are answered here, and
- * completions queue for the one worker thread that owns the session
- * (serve_reply.c).  One thread owns the session because the forward pass
- * spreads itself over all cores anyway, and a second request evaluated
- * beside the first would only make both slower and lose the cache. */
+ * requests (health, the model list, the slots, errors) are answered here,
+ * and completions queue for the slots (slots.c), each a thread with its
+ * own session, which answer them (serve_reply.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -103,38 +101,11 @@ static bool enqueue(server *sv, serve_job *j)
     return ok;
 }
 
-static void job_free(serve_job *j)
+void serve_job_free(serve_job *j)
 {
     close(j->fd);
     cf_oai_request_free(&j->req);
     free(j);
-}
-
-static void *worker(void *arg)
-{
-    server *sv = arg;
-    for (;;) {
-        pthread_mutex_lock(&sv->mu);
-        while (!sv->head && !sv->stopping)
-            pthread_cond_wait(&sv->cv, &sv->mu);
-        serve_job *j = sv->head;
-        if (j) {
-            sv->head = j->next;
-            if (!sv->head)
-                sv->tail = NULL;
-            sv->queued--;
-        }
-        bool stopping = sv->stopping;
-        pthread_mutex_unlock(&sv->mu);
-        if (!j)
-            break;
-        if (stopping)
-            serve_error(sv, j->fd, 503, "shutting_down", NULL, "the server is shutting down");
-        else
-            serve_reply(sv, j);
-        job_free(j);
-    }
-    return NULL;
 }
 
 /* ---- requests ------------------------------------------------------------------ */
@@ -193,8 +164,9 @@ static void completion(server *sv, int fd, const http_req *r, const char *body, 
         status = 404;
         code = "model_not_found";
         param = "model";
-    } else if (api != CF_OAI_TEXT && j->req.msgs[j->req.n_msgs - 1].role != CF_ROLE_USER) {
-        snprintf(msg, sizeof msg, "the last message must be the user's");
+    } else if (api != CF_OAI_TEXT && j->req.msgs[j->req.n_msgs - 1].role != CF_ROLE_USER &&
+               j->req.msgs[j->req.n_msgs - 1].role != CF_ROLE_TOOL) {
+        snprintf(msg, sizeof msg, "the last message must be the user's or a tool's result");
         param = "messages";
     } else if (!enqueue(sv, j)) {
         snprintf(msg, sizeof msg, "the server is busy: %d requests wait already", MAX_QUEUED);
@@ -204,7 +176,7 @@ static void completion(server *sv, int fd, const http_req *r, const char *body, 
     }
     serve_log(sv, "POST %s %d · %s", r->path, status, msg);
     serve_error(sv, fd, status, code, param, msg);
-    job_free(j);
+    serve_job_free(j);
 }
 
 /* The paths, what they take, and the OpenAI ones confab does not serve. */
@@ -269,14 +241,15 @@ static void route(server *sv, conn *c, const http_req *r)
                                                    : CF_OAI_CHAT;
     bool chat = api != CF_OAI_CHAT || is_path(path, "/chat/completions");
     bool models = is_path(path, "/models") || id;
-    bool health = !strcmp(path, "/health"), other = unserved_path(path);
+    bool health = !strcmp(path, "/health"), slots = !strcmp(path, "/slots");
+    bool other = unserved_path(path);
     const char *allow = chat || other ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
     char msg[512], extra[64];
-    if (!chat && !models && !health && !other) {
+    if (!chat && !models && !health && !slots && !other) {
         serve_log(sv, "%s %s 404", r->method, path);
         serve_error(sv, fd, 404, "unknown_url", NULL,
                     "no such path (try /v1/chat/completions, /v1/completions, /v1/responses, "
-                    "/v1/models, /health)");
+                    "/v1/models, /health, /slots)");
     } else if (options) {
         preflight(sv, fd, r, allow);
     } else if (!(chat || other ? post : get)) {
@@ -309,9 +282,10 @@ static void route(server *sv, conn *c, const http_req *r)
         serve_error(sv, fd, 404, "model_not_found", "model", msg);
     } else {
         size_t len;
-        char *body = health ? strdup("{\"status\":\"ok\"}")
-                     : id   ? cf_oai_model_encode(sv->model_id, sv->created, &len)
-                            : cf_oai_models_encode(sv->model_id, sv->created, &len);
+        char *body = health  ? strdup("{\"status\":\"ok\"}")
+                     : slots ? serve_slots_encode(sv, &len)
+                     : id    ? cf_oai_model_encode(sv->model_id, sv->created, &len)
+                             : cf_oai_models_encode(sv->model_id, sv->created, &len);
         if (body)
             serve_respond(sv, fd, 200, head ? NULL : body, strlen(body), NULL);
         free(body);
@@ -578,7 +552,7 @@ int cf_serve_run(const cf_serve_params *p, cf_err *err)
     for (const char *c = p->session.model_path; *c; c++)
         h = (h ^ (unsigned char)*c) * 16777619u;
     snprintf(sv.fingerprint, sizeof sv.fingerprint, "fp_confab_%08x_%d", h, p->session.n_ctx);
-    if (cf_session_new(&p->session, &sv.s, err)) {
+    if (serve_slots_open(&sv, err)) {
         close(lfd);
         return -1;
     }
@@ -589,28 +563,21 @@ int cf_serve_run(const cf_serve_params *p, cf_err *err)
                        "tokens unless its request sets max_tokens",
                   cf_session_untrained(sv.s), CF_SESSION_UNTRAINED_N_PREDICT);
     int rc = -1;
-    pthread_t th;
     pthread_mutex_init(&sv.mu, NULL);
     pthread_cond_init(&sv.cv, NULL);
     if (!(sv.defaults = take_defaults(sv.s))) {
         cf_fail(err, "out of memory");
-    } else if (pthread_create(&th, NULL, worker, &sv)) {
-        cf_fail(err, "cannot start the worker thread");
-    } else {
+    } else if (!serve_slots_start(&sv, err)) {
         if (p->ready)
             p->ready(p->ud, host, port);
         loop(&sv, lfd);
-        pthread_mutex_lock(&sv.mu);
-        sv.stopping = true;
-        pthread_cond_signal(&sv.cv);
-        pthread_mutex_unlock(&sv.mu);
-        pthread_join(th, NULL);
+        serve_slots_stop(&sv);
         rc = 0;
     }
     close(lfd);
     free_defaults(sv.defaults);
     pthread_cond_destroy(&sv.cv);
     pthread_mutex_destroy(&sv.mu);
-    cf_session_free(sv.s);
+    serve_slots_free(&sv);
     return rc;
 }

@@ -19,11 +19,14 @@ typedef struct serve_job {
     cf_oai_api api;   /* the API it came in */
     int seq;          /* a Responses stream's next event number */
     double t0; /* when the request was complete (ms) */
+    cf_session *s;    /* the session of the slot that answers it */
+    unsigned long long n_reply; /* its number among the server's replies */
 } serve_job;
 
 typedef struct server {
     const cf_serve_params *p;
-    cf_session *s;
+    struct serve_slots *slots; /* slots.c */
+    cf_session *s;             /* the first slot's: the defaults, the notes at start */
     const char *model_id;
     long long created;
     char fingerprint[32]; /* system_fingerprint: this build and model */
@@ -52,7 +55,20 @@ void serve_respond(const server *sv, int fd, int status, const char *body, size_
 void serve_error(const server *sv, int fd, int status, const char *code, const char *param,
                  const char *message);
 
-/* The worker's part: answer one completion and close its connection. */
+/* A slot's part: answer one completion on j->s (the slot's session); the
+ * caller closes the connection. */
 void serve_reply(server *sv, serve_job *j);
+void serve_job_free(serve_job *j);
+
+/* The slots (slots.c): --parallel sessions over the one model, loaded and
+ * each given its part of the context; their threads answer the queue's
+ * jobs until stopping; freed with the model. */
+int serve_slots_open(server *sv, cf_err *err);
+int serve_slots_start(server *sv, cf_err *err);
+/* Set stopping, wake the slots and wait for them. */
+void serve_slots_stop(server *sv);
+void serve_slots_free(server *sv);
+/* GET /slots: each slot's id, context and state, as JSON. */
+char *serve_slots_encode(const server *sv, size_t *len);
 
 #endif

@@ -1,4 +1,4 @@
-/* The worker's part of `confab serve`: one completion on the session.
+/* A slot's part of `confab serve`: one completion on its session.
  *
  * Every request starts from the server's defaults (the settings the
  * model was opened with, a fresh seed) and its own fields on top, so no
@@ -18,16 +18,17 @@
 
 #include "http.h"
 #include "serve_internal.h"
+#include "serve_tools.h"
 
-static int apply_settings(server *sv, const cf_oai_request *rq, cf_err *err)
+static int apply_settings(const server *sv, cf_session *s, const cf_oai_request *rq, cf_err *err)
 {
     const char *const *names = cf_session_setting_names();
     for (size_t i = 0; names[i]; i++)
-        cf_session_set(sv->s, names[i], sv->defaults[i], NULL);
+        cf_session_set(s, names[i], sv->defaults[i], NULL);
     for (int i = 0; i < rq->n_settings; i++) {
         cf_err why;
         const char *name = rq->settings[i].name, *msg = why.msg;
-        if (cf_session_set(sv->s, name, rq->settings[i].value, &why)) {
+        if (cf_session_set(s, name, rq->settings[i].value, &why)) {
             /* the session names the setting its own way: the field's name instead */
             size_t n = strlen(name);
             if (!strncmp(msg, name, n) && msg[n] == ':' && msg[n + 1] == ' ')
@@ -38,13 +39,21 @@ static int apply_settings(server *sv, const cf_oai_request *rq, cf_err *err)
     static const char *const none[] = {NULL};
     const char *const *stops = rq->stops ? (const char *const *)rq->stops : none;
     cf_err why;
-    if (cf_session_set_logit_bias(sv->s, rq->bias, (size_t)rq->n_bias, &why)) {
+    if (cf_session_set_logit_bias(s, rq->bias, (size_t)rq->n_bias, &why)) {
         const char *msg = why.msg; /* in the field's name */
         if (!strncmp(msg, "logit bias: ", 12))
             msg += 12;
         return cf_fail_as(err, why.code, "logit_bias: %s", msg);
     }
-    return cf_session_set_stops(sv->s, stops, (size_t)rq->n_stops, err);
+    return cf_session_set_stops(s, stops, (size_t)rq->n_stops, err);
+}
+
+/* response_format's grammar: the session takes it over. */
+static int apply_format(serve_job *j, cf_err *err)
+{
+    struct cf_grammar *g = j->req.format;
+    j->req.format = NULL;
+    return g ? cf_session_set_grammar(j->s, j->req.format_name, g, err) : 0;
 }
 
 static const char *finish_reason(cf_stop_reason r)
@@ -113,6 +122,7 @@ typedef struct choice {
     const char *finish;
     cf_token_prob *probs;
     int n_probs;
+    serve_calls calls; /* read from the content, when tools are on */
 } choice;
 
 static cf_str token_text(void *ud, int32_t id)
@@ -121,16 +131,16 @@ static cf_str token_text(void *ud, int32_t id)
 }
 
 /* The ended reply's record into c; its end streamed as choice i. */
-static void settle(server *sv, serve_job *j, const cf_oai_reply_id *id, int i, choice *c,
+static void settle(serve_job *j, const cf_oai_reply_id *id, int i, choice *c,
                    outcome *o)
 {
-    cf_session *s = sv->s;
+    cf_session *s = j->s;
     const cf_turn_stats *st = cf_session_last_stats(s);
     if (i == 0)
         o->first = *st;
     o->gen_tokens += st->gen_tokens;
     o->gen_ms += st->gen_ms;
-    c->finish = finish_reason(st->stop);
+    c->finish = c->calls.n_calls ? "tool_calls" : finish_reason(st->stop);
     int n = 0;
     const cf_token_prob *p = cf_session_probs(s, cf_session_n_messages(s) - 1, &n);
     if (j->req.logprobs && n > 0 && (c->probs = malloc((size_t)n * sizeof *p))) {
@@ -148,15 +158,15 @@ static void settle(server *sv, serve_job *j, const cf_oai_reply_id *id, int i, c
  * session's reply is ended (cut when the client left or the server
  * stops). */
 static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, int i, choice *c,
-                     outcome *o)
+                     const serve_tools *tools, outcome *o)
 {
     const cf_oai_request *rq = &j->req;
-    size_t clen, rlen;
-    FILE *content = open_memstream(&c->content, &clen);
+    size_t rlen;
     FILE *reasoning = open_memstream(&c->reasoning, &rlen);
     cf_reply_part part;
     int rc = 0;
-    if (!content || !reasoning) {
+    serve_calls_init(&c->calls, tools);
+    if (!reasoning) {
         o->failed = true;
         snprintf(o->err.msg, sizeof o->err.msg, "out of memory");
     }
@@ -169,29 +179,44 @@ static void generate(server *sv, serve_job *j, const cf_oai_reply_id *id, int i,
                                    ev <= CF_RESP_PART_ADDED && !o->gone; ev++)
         o->gone = send_resp(j, id, (cf_oai_resp_event)ev, NULL, NULL, NULL) != 0;
     while (!o->gone && !o->failed &&
-           (rc = cf_session_next_part(sv->s, &part, &o->err)) == CF_NEXT_TOKEN) {
+           (rc = cf_session_next_part(j->s, &part, &o->err)) == CF_NEXT_TOKEN) {
         o->stopped = sv->p->stop && *sv->p->stop;
         o->gone = http_peer_gone(j->fd);
         if (o->stopped || o->gone)
             break;
         if (!*part.content && !*part.reasoning)
             continue;
-        cf_oai_delta d = {.index = i, .reasoning = part.reasoning, .content = part.content};
-        if (rq->stream && j->api == CF_OAI_RESPONSES && *part.content)
-            o->gone = send_resp(j, id, CF_RESP_DELTA, part.content, NULL, NULL) != 0;
-        else if (rq->stream && j->api != CF_OAI_RESPONSES)
+        /* what may be the start of a tool call waits for the end */
+        const char *shown = "";
+        size_t n_shown = serve_calls_feed(&c->calls, part.content, &shown);
+        char *out = strndup(shown, n_shown);
+        cf_oai_delta d = {.index = i, .reasoning = part.reasoning, .content = out};
+        if (rq->stream && j->api == CF_OAI_RESPONSES && out && *out)
+            o->gone = send_resp(j, id, CF_RESP_DELTA, out, NULL, NULL) != 0;
+        else if (rq->stream && j->api != CF_OAI_RESPONSES && (*part.reasoning || (out && *out)))
             o->gone = send_chunk(j->fd, id, &d, NULL) != 0;
-        fputs(part.content, content);
+        free(out);
         fputs(part.reasoning, reasoning);
     }
     bool cut = o->gone || o->stopped || o->failed;
-    cf_session_end_reply(sv->s, cut);
+    cf_session_end_reply(j->s, cut);
     o->failed |= !cut && rc < 0;
-    if (content)
-        fclose(content);
+    const char *rest = "";
+    c->content = serve_calls_finish(&c->calls, sv, j, i, &rest);
+    if (!c->content) {
+        o->failed = true;
+        snprintf(o->err.msg, sizeof o->err.msg, "out of memory");
+    }
     if (reasoning)
         fclose(reasoning);
-    settle(sv, j, id, i, c, o);
+    /* the held-back text, and the calls, before the choice's end */
+    cf_oai_delta d = {.index = i, .content = rest, .calls = c->calls.calls,
+                      .n_calls = c->calls.n_calls};
+    if (rq->stream && !cut && !o->failed && j->api == CF_OAI_RESPONSES && *rest)
+        o->gone = send_resp(j, id, CF_RESP_DELTA, rest, NULL, NULL) != 0;
+    else if (rq->stream && !cut && !o->failed && j->api != CF_OAI_RESPONSES && (*rest || d.n_calls))
+        o->gone = send_chunk(j->fd, id, &d, NULL) != 0;
+    settle(j, id, i, c, o);
 }
 
 /* After the choices: the end, in the stream or as the whole response. */
@@ -237,10 +262,11 @@ static void finish(server *sv, serve_job *j, const cf_oai_reply_id *id, const ch
         cf_oai_delta d[CF_OAI_MAX_CHOICES];
         for (int i = 0; i < n; i++) {
             lp[i] = (cf_oai_logprobs){c[i].probs, c[i].n_probs, rq->top_logprobs, token_text,
-                                      sv->s};
+                                      j->s};
             d[i] = (cf_oai_delta){.index = i, .reasoning = c[i].reasoning,
                                   .content = c[i].content, .finish = c[i].finish,
-                                  .logprobs = rq->logprobs ? &lp[i] : NULL};
+                                  .logprobs = rq->logprobs ? &lp[i] : NULL,
+                                  .calls = c[i].calls.calls, .n_calls = c[i].calls.n_calls};
         }
         char *body = responses ? cf_oai_responses_encode(id, text, why, &u, &len)
                                : cf_oai_response_encode(id, d, n, &u, &len);
@@ -285,17 +311,24 @@ static bool job_gone(void *ud)
 void serve_reply(server *sv, serve_job *j)
 {
     const cf_oai_request *rq = &j->req;
-    cf_session *s = sv->s;
+    cf_session *s = j->s;
     cf_err err = {.msg = ""};
     if (sv->p->verbose)
         log_settings(sv, rq);
     const char *last = rq->msgs ? rq->msgs[rq->n_msgs - 1].content : NULL;
+    /* after a tool's result the model goes on with no new user message */
+    bool after_tool = rq->msgs && rq->msgs[rq->n_msgs - 1].role == CF_ROLE_TOOL;
     job_watch watch = {sv, j->fd, false};
+    serve_tools tools;
+    char param[48] = "";
     cf_session_set_cancel(s, job_gone, &watch);
-    int rc = apply_settings(sv, rq, &err) ||
+    int rc = apply_settings(sv, s, rq, &err) || apply_format(j, &err) ||
+             serve_tools_apply(s, rq, &tools, param, sizeof param, &err) ||
              (j->api == CF_OAI_TEXT ? cf_session_begin_raw(s, rq->prompt, &err)
-                                    : cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
-                                          cf_session_begin_reply(s, last, &err));
+              : after_tool ? cf_session_set_messages(s, rq->msgs, rq->n_msgs, &err) ||
+                                 cf_session_continue(s, &err)
+                           : cf_session_set_messages(s, rq->msgs, rq->n_msgs - 1, &err) ||
+                                 cf_session_begin_reply(s, last, &err));
     cf_session_set_cancel(s, NULL, NULL);
     if (rc && err.code == CF_E_CANCELLED) {
         serve_log(sv, "POST %s 499 · the client went away (or the server stops) while the "
@@ -307,15 +340,17 @@ void serve_reply(server *sv, serve_job *j)
             err.code == CF_E_USAGE || err.code == CF_E_CONTEXT || err.code == CF_E_TEMPLATE;
         serve_log(sv, "POST %s %d · %s", j->path, theirs ? 400 : 500, err.msg);
         serve_error(sv, j->fd, theirs ? 400 : 500,
-                    err.code == CF_E_CONTEXT ? "context_length_exceeded" : NULL, NULL, err.msg);
+                    err.code == CF_E_CONTEXT ? "context_length_exceeded" : NULL,
+                    *param ? param : NULL, err.msg);
         return;
     }
     int n_prompt;
     cf_session_tokens(s, &n_prompt);
     char rid[48];
     static const char *const kinds[] = {"chatcmpl", "cmpl", "resp"};
+    j->n_reply = __atomic_add_fetch(&sv->n_replies, 1, __ATOMIC_RELAXED);
     snprintf(rid, sizeof rid, "%s%sconfab-%llx-%llu", kinds[j->api],
-             j->api == CF_OAI_RESPONSES ? "_" : "-", sv->created, ++sv->n_replies);
+             j->api == CF_OAI_RESPONSES ? "_" : "-", sv->created, j->n_reply);
     cf_oai_reply_id id = {rid, sv->model_id, (long long)time(NULL), sv->fingerprint,
                           j->api == CF_OAI_TEXT};
     choice c[CF_OAI_MAX_CHOICES] = {{0}};
@@ -328,11 +363,14 @@ void serve_reply(server *sv, serve_job *j)
     /* each further choice draws again after the same prompt: the cache
      * rewinds to the last message's turn, which alone is evaluated again */
     while (!o.gone && !o.stopped && !o.failed && n < rq->n_choices) {
-        if (n > 0 && (cf_session_undo(s, &o.err) || cf_session_begin_reply(s, last, &o.err))) {
+        if (n > 0 && (after_tool ? cf_session_set_messages(s, rq->msgs, rq->n_msgs, &o.err) ||
+                                       cf_session_continue(s, &o.err)
+                                 : cf_session_undo(s, &o.err) ||
+                                       cf_session_begin_reply(s, last, &o.err))) {
             o.failed = true;
             break;
         }
-        generate(sv, j, &id, n, &c[n], &o);
+        generate(sv, j, &id, n, &c[n], &tools, &o);
         n++;
     }
     finish(sv, j, &id, c, n, &o, n_prompt);
@@ -340,5 +378,6 @@ void serve_reply(server *sv, serve_job *j)
         free(c[i].content);
         free(c[i].reasoning);
         free(c[i].probs);
+        serve_calls_free(&c[i].calls);
     }
 }

@@ -108,11 +108,14 @@ void chat_turn_failed(chat *c, const cf_err *err)
 int chat_send(chat *c, const char *text)
 {
     cf_err err = {0};
-    if (cf_session_begin_reply(c->s, text, &err) < 0) {
+    if (chat_tools_before(c, &err) < 0 || cf_session_begin_reply(c->s, text, &err) < 0) {
+        chat_tools_after(c);
         chat_turn_failed(c, &err);
         return -1;
     }
-    return c->view->reply(c);
+    int rc = c->view->reply(c);
+    chat_tools_after(c);
+    return rc == 0 ? chat_tools_follow(c) : rc;
 }
 
 const char *chat_model_name(const chat *c)

@@ -55,6 +55,9 @@ typedef struct chat_view {
     bool (*interrupted)(chat *c);
     /* The mode's own keys, listed by /help; NULL: none. */
     const char *keys;
+    /* Ask the user a yes/no question (a tool call to run); NULL: the mode
+     * cannot ask, and the answer is no. */
+    bool (*confirm)(chat *c, const char *question);
 } chat_view;
 
 struct chat {
@@ -72,6 +75,7 @@ struct chat {
     bool in_command;        /* errors now are a slash command's (CF_EXIT_USAGE) */
     int edit_next;          /* /edit inline: 1 + the index of the message the next
                                line replaces; 0: none */
+    struct chat_tools *tools; /* --tools (chat_tools.c); NULL: none */
 };
 
 #if defined(__GNUC__)
@@ -165,6 +169,19 @@ void chat_untrained_note(chat *c);
 int chat_toggle_greedy(chat *c);
 /* A setting as a number (0 when unknown). */
 double chat_setting(const chat *c, const char *name);
+
+/* ---- tools (chat_tools.c) ----------------------------------------------------- */
+/* --tools FILE onto the session (its template must render tools);
+ * --tool-choice required holds each reply to a message to a call. */
+int chat_tools_open(chat *c, const char *path, bool required, cf_err *err);
+void chat_tools_close(chat *c);
+/* Around the reply to a user's message: the required call's grammar. */
+int chat_tools_before(chat *c, cf_err *err);
+void chat_tools_after(chat *c);
+/* After a reply: each call it makes shown, confirmed, run, its output
+ * given back, and the model's next reply streamed (as view->reply; again
+ * while replies call).  0, 1 (the user stopped a reply) or -1 (shown). */
+int chat_tools_follow(chat *c);
 
 /* ---- slash commands (slash.c) ---------------------------------------------- */
 /* Run a line starting with '/'. */

@@ -216,8 +216,13 @@ static int run(chat_opts *o, bool interactive)
     status = CF_EXIT_USAGE;
     if (apply_settings(s, o) < 0)
         goto out_chat;
+    if (o->tools && chat_tools_open(&c, o->tools, o->tools_required, &err) < 0) {
+        cli_error("%s", err.msg);
+        goto out_chat;
+    }
     status = o->tui ? tui_run(&c) : interactive ? repl_run(&c) : script_run(&c);
 out_chat:
+    chat_tools_close(&c);
     free(c.session_path);
 out:
     cf_session_free(s);
@@ -255,6 +260,8 @@ int cmd_chat(int argc, char **argv)
         status = CF_EXIT_OK;
     } else if (o.tui && (!interactive || !isatty(STDOUT_FILENO))) {
         cli_error("--tui needs a terminal on stdin and stdout (and no -p)");
+    } else if (o.tools_required && !o.tools) {
+        cli_error("--tool-choice: there are no tools (--tools FILE)");
     } else if (o.whole && o.prompt) {
         cli_error("--whole reads the message from stdin; it cannot go with -p");
     } else if (o.prompt && !o.prompt[strspn(o.prompt, " \t\n")]) {

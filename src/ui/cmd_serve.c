@@ -30,10 +30,10 @@ static void usage(FILE *f)
             "\n"
             "Serve the model over the OpenAI chat completions protocol, for confab --endpoint\n"
             "and any other client of it: POST /v1/chat/completions, /v1/completions and\n"
-            "/v1/responses (streamed or not), GET /v1/models[/ID], GET /health.  Requests are\n"
-            "answered one at a time in the order they come; each one's messages replace the\n"
-            "conversation, and the cache keeps what the last one shares with it.  Stop with\n"
-            "Ctrl-C or SIGTERM.\n"
+            "/v1/responses (streamed or not), GET /v1/models[/ID], GET /health, GET /slots.\n"
+            "Requests are answered by --parallel slots, in the order they come; each one's\n"
+            "messages replace its slot's conversation, and the slot's cache keeps what the\n"
+            "last one shares with it.  Stop with Ctrl-C or SIGTERM.\n"
             "\n"
             "  -m, --model FILE|NAME   the model, a file or a name 'confab models' lists\n"
             "                          (default: the one 'confab chat' would use)\n"
@@ -50,6 +50,9 @@ static void usage(FILE *f)
             "  -c, --ctx-size N        context size in tokens (default: the model's, at most\n"
             "                          4096)\n"
             "  -t, --threads N         threads (default: the physical cores)\n"
+            "  -np, --parallel N       slots answering at once (default 1, at most 64): each\n"
+            "                          has -c / N of the context and its own cache; their\n"
+            "                          replies decode together, a reply the same alone or not\n"
             "  -ctk T, -ctv T          the KV cache's key and value types: f32 (default),\n"
             "                          f16, q8_0, q4_0, bf16; --kv-type T both, --kv-rotate\n"
             "                          on|off a quantized cache's rotation (as for chat)\n"
@@ -94,6 +97,7 @@ int cmd_serve(int argc, char **argv)
         {"draft-min", required_argument, 0, 'd'},   {"draft-p-min", required_argument, 0, 'd'},
         {"lookup", no_argument, 0, 'd'},
         {"gpu-layers", required_argument, 0, 'G'}, {"device", required_argument, 0, 'G'},
+        {"parallel", required_argument, 0, 'N'},
         {0, 0, 0, 0},
     };
     ui_draft draft;
@@ -111,6 +115,10 @@ int cmd_serve(int argc, char **argv)
     ui_draft_argv(argc, argv);
     ui_cache_argv(argc, argv);
     ui_gpu_argv(argc, argv);
+    static char parallel[] = "--parallel"; /* llama-server's -np */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-np"))
+            argv[i] = parallel;
     while ((c = getopt_long(argc, argv, ":m:c:t:vh", opts, &li)) != -1) {
         switch (c) {
         case 'm': model_opt = optarg; break;
@@ -140,6 +148,11 @@ int cmd_serve(int argc, char **argv)
         case 'G':
             if (ui_gpu_option(&gpu, opts[li].name, optarg) < 0)
                 return CF_EXIT_USAGE;
+            break;
+        case 'N':
+            if (!cli_parse_int("--parallel", optarg, 1, CF_SERVE_MAX_PARALLEL, &v))
+                return CF_EXIT_USAGE;
+            p.n_parallel = (int)v;
             break;
         case 'T': p.session.chat_template = optarg; break;
         case 'F': p.session.chat_template_file = optarg; break;

@@ -12,7 +12,8 @@ enum opt_id {
     O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
     O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_ANY_MODEL, O_AUTOSAVE, O_WHOLE,
     O_TUI, O_VERBOSE, O_NO_COLOR, O_MARKDOWN, O_HELP, O_SHOW_THINKING, O_ENDPOINT, O_API_KEY_ENV,
-    O_TIMEOUT, O_DRAFT_MODEL, O_LOOKUP, O_DRAFT_MAX, O_DRAFT_MIN, O_DRAFT_P_MIN, O_GPU,
+    O_TIMEOUT, O_DRAFT_MODEL, O_LOOKUP, O_DRAFT_MAX, O_DRAFT_MIN, O_DRAFT_P_MIN, O_GPU, O_TOOLS,
+    O_TOOL_CHOICE,
 };
 
 enum opt_group { G_MODEL, G_REMOTE, G_SAMPLING, G_THINKING, G_CONVERSATION, G_INTERFACE, G_COUNT };
@@ -108,6 +109,14 @@ static const opt_def defs[] = {
      "a session file saved with another model (--session, /load) brings its\n"
      "transcript, evaluated afresh, instead of being refused"},
     {"autosave", 0, NULL, O_AUTOSAVE, G_CONVERSATION, "save the session when the chat ends"},
+    {"tools", 0, "FILE", O_TOOLS, G_CONVERSATION,
+     "tools the model may call: a JSON list of functions (name, description,\n"
+     "parameters), each with the shell command that runs it, which gets the\n"
+     "arguments as JSON on stdin and in $CONFAB_TOOL_ARGS; every call asks\n"
+     "first (y/N), its output goes back to the model (default none)"},
+    {"tool-choice", 0, "auto|required", O_TOOL_CHOICE, G_CONVERSATION,
+     "with --tools: the model may call one (auto, default), or must in its\n"
+     "reply to each message (required: a grammar holds it to a call)"},
     {"whole", 0, NULL, O_WHOLE, G_CONVERSATION,
      "with stdin not a terminal: all of stdin is one message (default: one per line)"},
 
@@ -271,6 +280,15 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
         return replace(&o->system, value);
     case O_SESSION:
         return replace(&o->session, value);
+    case O_TOOLS:
+        return replace(&o->tools, value);
+    case O_TOOL_CHOICE:
+        if (strcmp(value, "auto") && strcmp(value, "required")) {
+            cli_error("%s: '%s' is not auto or required", label, value);
+            return -1;
+        }
+        o->tools_required = !strcmp(value, "required");
+        return 0;
     case O_ANY_MODEL:
         o->any_model = flag;
         return 0;
@@ -449,6 +467,7 @@ void opts_free(chat_opts *o)
     free(o->api_key_env);
     free(o->system);
     free(o->session);
+    free(o->tools);
     free(o->prompt);
     free(o->draft_model);
     for (int i = 0; i < OPTS_N_SETTINGS; i++)

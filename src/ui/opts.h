@@ -29,6 +29,8 @@ typedef struct chat_opts {
     char *system;
     char *session, *prompt;
     char *draft_model;            /* -md: speculative decoding's draft */
+    char *tools;                  /* --tools FILE */
+    bool tools_required;          /* --tool-choice required */
     bool lookup;                  /* --lookup: its guesses from the context */
     cf_spec_params spec;
     int n_ctx, n_threads;

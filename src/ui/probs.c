@@ -63,6 +63,10 @@ static void quote(const char *s, size_t n, char *out, size_t cap)
     out[k] = 0;
 }
 
+/* The alternatives a line shows: the sampler keeps more (for serve's
+ * top_logprobs) than fit beside a token. */
+enum { SHOWN_TOP = 5 };
+
 static void token_quoted(chat *c, int32_t id, char *out, size_t cap)
 {
     cf_str t = cf_session_token_text(c->s, id);
@@ -90,7 +94,7 @@ void show_probs(chat *c, const char *arg)
     double sum = 0;
     int described = 0, outside = 0;
     used += (size_t)snprintf(out + used, cap - used, "     p  token                top %d\n",
-                             CF_TOP_PROBS);
+                             SHOWN_TOP);
     for (int i = 0; i < n; i++) {
         char tok[64], alt[64];
         token_quoted(c, tp[i].id, tok, sizeof tok);
@@ -104,7 +108,7 @@ void show_probs(chat *c, const char *arg)
         else
             outside++;
         used += (size_t)snprintf(out + used, cap - used, "%6.3f  %-20s", (double)tp[i].p, tok);
-        for (int k = 0; k < tp[i].n_top; k++) {
+        for (int k = 0; k < tp[i].n_top && k < SHOWN_TOP; k++) {
             token_quoted(c, tp[i].top_id[k], alt, sizeof alt);
             used += (size_t)snprintf(out + used, cap - used, "%s%s %.3f", k ? " · " : " ", alt,
                                      (double)tp[i].top_p[k]);

@@ -230,7 +230,23 @@ static void suspend(chat *c, bool on)
     m->edited_elsewhere = !on;
 }
 
-static const chat_view line_view = {say, reply, changed, prefill, suspend, NULL, NULL};
+/* A yes/no question while a line runs: one key (a line when stdin is not
+ * a terminal); only y or Y is yes. */
+static bool confirm(chat *c, const char *question)
+{
+    line_mode *m = c->view_data;
+    printf("%s%s%s [y/N] ", m->pal.bold, question, m->pal.reset);
+    fflush(stdout);
+    char ch = 0, rest;
+    if (read(STDIN_FILENO, &ch, 1) != 1)
+        ch = 0;
+    while (!m->tty && ch != '\n' && read(STDIN_FILENO, &rest, 1) == 1 && rest != '\n') {
+    }
+    printf("%c\n", ch == 'y' || ch == 'Y' ? 'y' : 'n');
+    return ch == 'y' || ch == 'Y';
+}
+
+static const chat_view line_view = {say, reply, changed, prefill, suspend, NULL, NULL, confirm};
 
 static void on_line(char *line)
 {

@@ -42,7 +42,7 @@ static int reply(chat *c)
     return rc;
 }
 
-static const chat_view script_view = {say, reply, NULL, NULL, NULL, NULL, NULL};
+static const chat_view script_view = {say, reply, NULL, NULL, NULL, NULL, NULL, NULL};
 
 static void feed(chat *c, const char *text, size_t len)
 {

@@ -580,7 +580,8 @@ static void suspend(chat *c, bool on)
     draw_all(t);
 }
 
-static const chat_view tui_view = {say, reply, changed, prefill, suspend, prompt_stopped, HOTKEY_HINT};
+static const chat_view tui_view = {say,           reply,         changed, prefill, suspend,
+                                    prompt_stopped, HOTKEY_HINT, NULL};
 
 /* After the screen is gone (autosave's message). */
 static void say_plain(chat *c, out_kind kind, const char *text)
@@ -598,7 +599,7 @@ static int no_reply(chat *c)
     return -1;
 }
 
-static const chat_view plain_view = {say_plain, no_reply, NULL, NULL, NULL, NULL, NULL};
+static const chat_view plain_view = {say_plain, no_reply, NULL, NULL, NULL, NULL, NULL, NULL};
 
 /* ---- readline's side ---------------------------------------------------------------------- */
 static void on_line(char *line)

@@ -39,7 +39,7 @@ static int reply(chat *c)
     return chat_stream(c, &h);
 }
 
-static const chat_view view = {say, reply, NULL, NULL, NULL, NULL, NULL};
+static const chat_view view = {say, reply, NULL, NULL, NULL, NULL, NULL, NULL};
 static chat c;
 static chat_opts opts;
 static char pristine[512];

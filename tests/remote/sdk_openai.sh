@@ -1,9 +1,12 @@
 #!/bin/sh
 # The official openai npm package (pinned) against confab serve: install it
-# into the build folder on first use, start the server, run sdk_openai.cjs.
-# Skipped, with the reason, where node, npm, the registry or ../shared is
-# not there.
+# into the build folder on first use, start the server, run the client
+# script (sdk_openai.cjs, or the one named first; the server's further
+# arguments after it, where "SHARED/" stands for ../shared).  Skipped, with
+# the reason, where node, npm, the registry or ../shared is not there.
 set -u
+script=${1:-sdk_openai.cjs}
+[ $# -gt 0 ] && shift
 VERSION=6.49.0
 skip() { echo "skipped: $*"; exit 77; }
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || skip "no node or npm"
@@ -18,8 +21,12 @@ if [ ! -f "$dir/node_modules/openai/package.json" ] ||
 fi
 log=$(mktemp /tmp/confab-sdk-XXXXXX)
 # a piece every 5 ms, so that an abort lands mid-reply
+for a in "$@"; do
+    set -- "$@" "$(echo "$a" | sed "s|^SHARED/|$CONFAB_SHARED/|")"
+    shift
+done
 CONFAB_TEST_KEY=sdk-key-1 CONFAB_TEST_TOKEN_DELAY_MS=5 "$CONFAB_BIN" serve -m "$CONFAB_SHARED/models/stories260K-chatml.gguf" \
-    --port 0 -t 1 --api-key-env CONFAB_TEST_KEY --model-id tiny 2>"$log" &
+    --port 0 -t 1 --api-key-env CONFAB_TEST_KEY --model-id tiny "$@" 2>"$log" &
 pid=$!
 port=
 for _ in $(seq 100); do
@@ -30,12 +37,12 @@ done
 if [ -z "$port" ]; then
     echo "confab serve did not start:"; cat "$log"; kill "$pid" 2>/dev/null; exit 1
 fi
-CONFAB_URL="http://127.0.0.1:$port/v1" CONFAB_KEY=sdk-key-1 NODE_PATH="$dir/node_modules" \
-    timeout 120 node "$(dirname "$0")/sdk_openai.cjs"
+CONFAB_URL="http://127.0.0.1:$port/v1" CONFAB_KEY=sdk-key-1 CONFAB_PID=$pid NODE_PATH="$dir/node_modules" \
+    timeout 120 node "$(dirname "$0")/$script"
 rc=$?
 kill "$pid"
 wait "$pid"
-if ! grep -q "cut: the client went away" "$log"; then
+if [ "$script" = sdk_openai.cjs ] && ! grep -q "cut: the client went away" "$log"; then
     echo "FAIL the aborted reply was not cut"
     rc=1
 fi

@@ -231,6 +231,19 @@ static inline char *chat_request(const char *body, size_t *len)
     return raw;
 }
 
+/* Whether the server's log has a line containing what. */
+static inline bool log_has(const server *sv, const char *what)
+{
+    FILE *f = fopen(sv->log, "r");
+    char line[512];
+    bool has = false;
+    while (f && fgets(line, sizeof line, f))
+        has |= strstr(line, what) != NULL;
+    if (f)
+        fclose(f);
+    return has;
+}
+
 /* A fresh folder for the servers' logs, removed by test_end when all passed. */
 static inline int test_dir(char *dir, size_t n, const char *tag)
 {

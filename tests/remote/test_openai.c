@@ -364,7 +364,7 @@ static void test_requests(void)
         {"{\"messages\":[]}", "messages must be a non-empty list"},
         {"{\"messages\":\"hi\"}", "messages must be a non-empty list"},
         {"{\"messages\":[{\"content\":\"x\"}]}", "messages[0] has no role"},
-        {"{\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]}", "role 'tool' is not supported"},
+        {"{\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]}", "a tool message needs its tool_call_id"},
         {"{\"messages\":[{\"role\":\"user\"}]}", "messages[0] has no content"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":7}]}", "messages[0].content is not a string"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}]}",
@@ -384,17 +384,22 @@ static void test_requests(void)
         /* what is not honoured is refused by name, never ignored */
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"n\":17}", "n: must be 1 to 16"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":"
-         "\"function\"}]}", "tools: function calling is not supported"},
+         "\"function\"}]}", "tools[0]: a function needs a name"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tool_choice\":\"required\"}",
-         "tool_choice: function calling"},
+         "tool_choice: there are no tools to call"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":"
-         "\"json_object\"}}", "response_format: only {\"type\": \"text\"}"},
+         "\"json_schema\",\"json_schema\":{\"schema\":{\"type\":\"string\",\"pattern\":\"a\"}}}}",
+         "response_format: json schema: keyword 'pattern' is not supported"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":"
+         "\"json_schema\"}}", "response_format: json_schema needs json_schema.schema"},
+        {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"response_format\":{\"type\":"
+         "\"xml\"}}", "response_format: its type must be text, json_object or json_schema"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"a\":5}}",
          "logit_bias: its keys must be token ids"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logit_bias\":{\"1\":500}}",
          "logit_bias: its biases must be numbers from -100 to 100"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"logprobs\":true,"
-         "\"top_logprobs\":6}", "top_logprobs: must be an integer, 0 to 5"},
+         "\"top_logprobs\":21}", "top_logprobs: must be an integer from 0 to 20"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_logprobs\":2}",
          "top_logprobs: needs logprobs: true"},
         {"{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":0}",
@@ -429,6 +434,25 @@ static void test_requests(void)
     good = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"seed\":9223372036854775808}";
     CHECK(cf_oai_request_parse(good, strlen(good), &r, &err) == 0 && r.n_settings == 1 &&
           !strcmp(r.settings[0].value, "9223372036854775808"));
+    cf_oai_request_free(&r);
+    /* tools, a named tool_choice, an assistant's calls and a tool's result */
+    good = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\","
+           "\"content\":null,\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":"
+           "{\"name\":\"f\",\"arguments\":\"{}\"}}]},{\"role\":\"tool\",\"tool_call_id\":\"c1\","
+           "\"content\":\"42\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\","
+           "\"parameters\":{\"type\":\"object\"}}}],\"tool_choice\":{\"type\":\"function\","
+           "\"function\":{\"name\":\"f\"}},\"response_format\":{\"type\":\"json_object\"}}";
+    CHECK(cf_oai_request_parse(good, strlen(good), &r, &err) == 0 && r.n_msgs == 3 &&
+          r.msgs[1].role == CF_ROLE_ASSISTANT && !strcmp(r.msgs[1].content, "") &&
+          strstr(r.msgs[1].tool_calls, "\"name\":\"f\"") && r.msgs[2].role == CF_ROLE_TOOL &&
+          !strcmp(r.msgs[2].tool_call_id, "c1") && !strcmp(r.msgs[2].content, "42") &&
+          strstr(r.tools, "\"name\":\"f\"") && r.tool_choice == CF_OAI_TOOLS_NAMED &&
+          !strcmp(r.tool_name, "f") && r.format && !strcmp(r.format_name, "json"));
+    cf_oai_request_free(&r);
+    good = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":"
+           "\"function\",\"function\":{\"name\":\"f\"}}],\"tool_choice\":\"required\"}";
+    CHECK(cf_oai_request_parse(good, strlen(good), &r, &err) == 0 &&
+          r.tool_choice == CF_OAI_TOOLS_REQUIRED && !r.tool_name);
     cf_oai_request_free(&r);
     CHECK(!strcmp(cf_oai_field_of("temp"), "temperature") && !cf_oai_field_of("bogus") &&
           !strcmp(cf_oai_field_of("thinking"), "chat_template_kwargs.enable_thinking"));
@@ -484,6 +508,19 @@ static void test_encode(void)
           strstr(a, "\"object\":\"chat.completion\"") && strstr(a, "\"refusal\":null") &&
           strstr(a, "\"role\":\"assistant\"") && strstr(a, "\"logprobs\":null"));
     cf_oai_chunk_free(&c);
+    free(a);
+    /* tool calls: content null beside them whole; each with its index streamed */
+    cf_tool_call call = {"call1", "get_weather", "{\"city\":\"Oslo\"}"};
+    d = (cf_oai_delta){.finish = "tool_calls", .calls = &call, .n_calls = 1};
+    a = cf_oai_response_encode(&id, &d, 1, NULL, &len);
+    CHECK(a && strstr(a, "\"content\":null,\"tool_calls\":[{\"id\":\"call1\",\"type\":"
+                         "\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":"
+                         "\"{\\\"city\\\":\\\"Oslo\\\"}\"}}]") &&
+          strstr(a, "\"finish_reason\":\"tool_calls\""));
+    free(a);
+    d = (cf_oai_delta){.calls = &call, .n_calls = 1};
+    a = cf_oai_chunk_encode(&id, &d, NULL, &len);
+    CHECK(a && strstr(a, "\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call1\""));
     free(a);
     /* log probabilities: each token's, with its bytes and alternatives */
     cf_token_prob tp[2] = {{.id = 0, .p = 0.5f, .n_top = 2, .top_id = {0, 1}, .top_p = {0.5f, 0.25f}},

@@ -94,12 +94,14 @@ static void test_protocol(int port)
     /* bad requests: a 4xx JSON error each, naming the problem */
     post_error(port, "not JSON", "{", 400, "not JSON");
     post_error(port, "no messages", "{\"messages\":[]}", 400, "messages must be a non-empty list");
-    post_error(port, "bad role", "{\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]}", 400,
-               "role 'tool'");
+    post_error(port, "bad role", "{\"messages\":[{\"role\":\"function\",\"content\":\"x\"}]}", 400,
+               "role 'function'");
+    post_error(port, "tool without id", "{\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]}", 400,
+               "a tool message needs its tool_call_id");
     post_error(port, "last not user",
                "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\","
                "\"content\":\"y\"}]}",
-               400, "the last message must be the user's");
+               400, "the last message must be the user's or a tool's result");
     post_error(port, "model", "{\"model\":\"gpt-9\",\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}",
                404, "'gpt-9' does not exist here");
     post_error(port, "type", "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"temperature\":\"hot\"}",
@@ -140,19 +142,6 @@ static void test_protocol(int port)
 }
 
 /* ---- a client that leaves mid-reply ------------------------------------------------- */
-/* Whether the log has a line containing what. */
-static bool log_has(const server *sv, const char *what)
-{
-    FILE *f = fopen(sv->log, "r");
-    char line[512];
-    bool has = false;
-    while (f && fgets(line, sizeof line, f))
-        has |= strstr(line, what) != NULL;
-    if (f)
-        fclose(f);
-    return has;
-}
-
 static void test_leaving(const char *dir)
 {
     char *env[] = {"CONFAB_TEST_TOKEN_DELAY_MS=20", NULL};

@@ -70,6 +70,18 @@ static void test_shapes(int port)
                strstr(r.body, "\"top_logprobs\":[{\"token\":") && strstr(r.body, "\"bytes\":["),
            "logprobs: %s", r.body);
     response_free(&r);
+    /* top_logprobs to 20: every alternative of a distribution no filter narrowed */
+    post(port, ",\"logprobs\":true,\"top_logprobs\":20,\"temperature\":1,\"top_k\":0,"
+               "\"top_p\":1,\"min_p\":0,\"max_tokens\":1", &r);
+    int alts = 0;
+    for (const char *p = strstr(r.body, "\"top_logprobs\":["); p && (p = strstr(p + 1, "\"logprob\":"));)
+        alts++;
+    CHECKF(r.status == 200 && alts == 20, "top_logprobs 20: %d logprobs: %s", alts, r.body);
+    response_free(&r);
+    post(port, ",\"logprobs\":true,\"top_logprobs\":21", &r);
+    CHECKF(r.status == 400 && strstr(r.body, "\"param\":\"top_logprobs\""), "top_logprobs 21: %s",
+           r.body);
+    response_free(&r);
     /* n: 3 choices, each from the same prompt, streamed each with its role */
     post(port, ",\"n\":3,\"temperature\":1,\"seed\":5,\"logprobs\":true", &r);
     CHECKF(r.status == 200 && strstr(r.body, "{\"index\":0,\"message\"") &&

@@ -42,7 +42,7 @@ static int reply(chat *c)
     return chat_stream(c, &h);
 }
 
-static const chat_view view = {say, reply, NULL, NULL, NULL, NULL, NULL};
+static const chat_view view = {say, reply, NULL, NULL, NULL, NULL, NULL, NULL};
 
 /* Run one input; return what it said. */
 static const char *run(chat *c, const char *line)
