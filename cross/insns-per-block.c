@@ -1,7 +1,9 @@
-/* cf_vec_dot(TYPE, 4096, w, x) REPS times at ISA LEVEL: the program
- * cross/insns-per-block.sh counts the guest instructions of under qemu.
- * w: random bytes (scales kept finite), x: random activations quantized
- * to the type's vec_dot type. */
+/* cf_vec_dot(TYPE, 4096, w, x) REPS times at ISA LEVEL, or with TYPE
+ * act-Q8_0, act-Q8_1, act-Q8_K the activation quantizer
+ * cf_quantize_row(Q8_*, 4096): the program cross/insns-per-block.sh
+ * counts the guest instructions of under qemu.  w: random bytes (scales
+ * kept finite), x: random activations quantized to the type's vec_dot
+ * type. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +16,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: insns-per-block TYPE LEVEL REPS\n");
         return 2;
     }
-    const int t = cf_type_from_name(argv[1]), reps = atoi(argv[3]);
+    const int act = !strncmp(argv[1], "act-", 4);
+    const int t = cf_type_from_name(argv[1] + (act ? 4 : 0)), reps = atoi(argv[3]);
     int isa = -1;
     for (int i = 0; i < CF_ISA_COUNT; i++)
         if (!strcmp(argv[2], cf_isa_name((cf_isa)i)))
@@ -34,6 +37,12 @@ int main(int argc, char **argv)
     for (int i = 0; i < K; i++)
         xf[i] = (float)rand() / (float)RAND_MAX - 0.5f;
     cf_quantize_row(xt, xf, x, K);
+    if (act) {
+        for (int r = 0; r < reps; r++)
+            cf_quantize_row(wt, xf, w, K);
+        printf("%d\n", w[wb / 2]);
+        return 0;
+    }
     volatile float s = 0;
     for (int r = 0; r < reps; r++)
         s += cf_vec_dot(wt, K, w, x);

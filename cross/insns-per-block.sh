@@ -1,7 +1,8 @@
 #!/bin/sh
 # insns-per-block.sh BUILD_DIR TYPE... : guest instructions one
 # cf_vec_dot of k = 4096 executes per unit of its type (a block of 32, a
-# super-block of 256, or 32 elements for F32/F16/BF16) at each level qemu
+# super-block of 256, or 32 elements for F32/F16/BF16; act-Q8_0, act-Q8_1,
+# act-Q8_K: that activation quantizer's, per block) at each level qemu
 # runs, counted from its -d in_asm,exec,nochain log: each translated
 # block's length times its executions, 11 dots less 1, over 10.
 # BUILD_DIR: an aarch64 build (tests/run-aarch64.sh; levels scalar, neon,
@@ -35,7 +36,7 @@ printf '\n'
 for t in "$@"; do
     case $t in
     F32 | F16 | BF16) units=128 ;;
-    Q4_0 | Q4_1 | Q5_0 | Q5_1 | Q8_0 | IQ4_NL | MXFP4) units=128 ;;
+    Q4_0 | Q4_1 | Q5_0 | Q5_1 | Q8_0 | IQ4_NL | MXFP4 | act-Q8_0 | act-Q8_1) units=128 ;;
     *) units=16 ;;
     esac
     printf '%-8s' "$t"
