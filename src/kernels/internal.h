@@ -86,12 +86,14 @@ void cf_fill_scalar(cf_kernel_table *t);
 void cf_fill_avx2(cf_kernel_table *t);
 void cf_fill_avx512(cf_kernel_table *t, int vnni, int fetch_ahead);
 void cf_fill_gemm_avx2(cf_kernel_table *t);
+void cf_fill_avxvnni(cf_kernel_table *t);
 void cf_fill_gemm_avx512(cf_kernel_table *t); /* needs VNNI */
 void cf_fill_neon(cf_kernel_table *t);
 void cf_fill_dotprod(cf_kernel_table *t);
 
 /* Whether the CPU (not $CONFAB_ISA) has what a level needs. */
 int cf_cpu_has_vnni(void);
+int cf_cpu_has_avxvnni(void);
 int cf_cpu_has_f16c(void);
 int cf_cpu_fetch_ahead(void);
 
