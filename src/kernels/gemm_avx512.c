@@ -371,6 +371,9 @@ void cf_fill_gemm_avx512(cf_kernel_table *t)
 {
     for (size_t i = 0; i < cf_gemm_n_types; i++)
         t->gemm[cf_gemm_types[i]] = gemm;
+    /* up to 8 columns (a speculative check of 7 guesses) cost less row by
+     * row: a panel's packing pays over tens of columns */
+    t->small_n = 8;
 }
 CF_TARGET_END
 #else
