@@ -371,9 +371,13 @@ void cf_fill_gemm_avx512(cf_kernel_table *t)
 {
     for (size_t i = 0; i < cf_gemm_n_types; i++)
         t->gemm[cf_gemm_types[i]] = gemm;
-    /* up to 8 columns (a speculative check of 7 guesses) cost less row by
-     * row: a panel's packing pays over tens of columns */
-    t->small_n = 8;
+    /* Up to 4 columns (a speculative check of 3 guesses) cost less row by
+     * row where the level has a prepared GEMV (bench_kernels --small-n,
+     * docs/performance.md); Q6_K's tiles were cheaper from 3 */
+    static const cf_type rows[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_Q5_0, CF_TYPE_Q4_1, CF_TYPE_Q5_1,
+                                   CF_TYPE_Q4_K};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        t->small_n[rows[i]] = 4;
 }
 CF_TARGET_END
 #else

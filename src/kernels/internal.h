@@ -79,7 +79,7 @@ typedef struct cf_kernel_table {
     /* N up to which a matrix goes row by row (dot_rows, dot_r16, the
      * dots: the columns ride on a row's one read while it is in L1 or L2)
      * rather than through the tiles (at least 2) */
-    int small_n;
+    int small_n[CF_TYPE_COUNT];
 } cf_kernel_table;
 
 /* The table of the active ISA (cf_isa_active()). */

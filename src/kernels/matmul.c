@@ -17,7 +17,7 @@ float cf_vec_dot(cf_type t, int64_t k, const void *w, const void *x)
 static bool tiled(const cf_matmul_args *a, const cf_kernel_table *kt)
 {
     /* two columns are still cheaper as plain dots than packing a panel */
-    return a->n > 2 && a->n > kt->small_n && kt->gemm[a->wtype];
+    return a->n > 2 && a->n > kt->small_n[a->wtype] && kt->gemm[a->wtype];
 }
 
 /* The columns laid out by the level's prep at p, one CF_PREP_BYTES_FOR(k)
