@@ -216,7 +216,7 @@ static int parse_literal(parser *ps, gseq *s)
     while (*ps->p != '"') {
         if (!*ps->p || *ps->p == '\n')
             return fail_at(ps, open, "unterminated string literal");
-        uint32_t cp;
+        uint32_t cp = 0; /* set by read_char when it succeeds (aarch64 gcc cannot tell) */
         if (read_char(ps, &cp) || add_range(ps, cp, cp))
             return -1;
         if (seq_push(ps, s, (cf_gelem){G_CHAR, 0, (uint32_t)ps->n_range - 1, 1}))
@@ -236,7 +236,7 @@ static int parse_class(parser *ps, gseq *s)
     while (*ps->p != ']') {
         if (!*ps->p || *ps->p == '\n')
             return fail_at(ps, open, "unterminated character class");
-        uint32_t lo, hi;
+        uint32_t lo = 0, hi; /* lo: as cp in parse_literal */
         if (read_char(ps, &lo))
             return -1;
         hi = lo;
