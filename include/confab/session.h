@@ -227,15 +227,14 @@ int cf_session_continue(cf_session *s, cf_err *err);
  * a reply generates is evaluated by decode(ud, ctx, token, logits, err),
  * which must do what cf_ctx_decode(ctx, &token, 1, logits, false, err)
  * would (serve gathers the slots' tokens into one cf_ctx_decode_group),
- * a prompt calls pause(ud) before it is evaluated and between its
- * batches (cf_ctx_set_pause: the other slots' step runs there), and
- * done(ud) once it is (or failed: the model is free for the others).
- * NULL: that part is done here alone.  A speculative session evaluates
- * its steps itself. */
+ * and a prompt calls pause(ud) before it is evaluated and between its
+ * batches (cf_ctx_set_pause: the other slots' step runs there).  Either NULL:
+ * that part is done here alone.  A speculative session evaluates its
+ * steps itself. */
 typedef int (*cf_session_decode_fn)(void *ud, cf_ctx *ctx, int32_t token, float *logits,
                                     cf_err *err);
 void cf_session_set_group(cf_session *s, cf_session_decode_fn decode, void (*pause)(void *ud),
-                          void (*done)(void *ud), void *ud);
+                          void *ud);
 /* Start a reply that continues prompt as plain text, without the chat
  * template (what /v1/completions asks): the conversation is cleared, the
  * cache keeps what it shares with the prompt's tokens, and the reply is

@@ -105,7 +105,7 @@ struct cf_session {
     bool (*cancel)(void *ud);  /* cf_session_set_cancel's */
     void *cancel_ud;
     cf_session_decode_fn group_decode; /* cf_session_set_group's */
-    void (*group_pause)(void *ud), (*group_done)(void *ud);
+    void (*group_pause)(void *ud);
     void *group_ud;
     int n_scripted, next_script;
 

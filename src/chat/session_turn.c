@@ -109,8 +109,6 @@ static int open_on(cf_session *s, const cf_tokens *full, const splitter *sp0, do
     int decoded = cf_ctx_decode(s->ctx, full->ids + from, (int)(full->n - from), s->logits, false, err);
     cf_ctx_set_pause(s->ctx, NULL, NULL);
     cf_ctx_set_cancel(s->ctx, NULL, NULL);
-    if (s->group_done)
-        s->group_done(s->group_ud);
     if (decoded || push_tokens(&s->cache, full->ids + from, full->n - from, err))
         return -1;
     s->have_logits = true;
@@ -235,11 +233,10 @@ void cf_session_set_cancel(cf_session *s, bool (*cancel)(void *ud), void *ud)
 }
 
 void cf_session_set_group(cf_session *s, cf_session_decode_fn decode, void (*pause)(void *ud),
-                          void (*done)(void *ud), void *ud)
+                          void *ud)
 {
     s->group_decode = decode;
     s->group_pause = pause;
-    s->group_done = done;
     s->group_ud = ud;
 }
 

@@ -38,9 +38,7 @@ enum {
     PREFILL_BATCH = 128, /* a prompt's batch beside other slots: their longest wait */
 };
 
-/* OPENING holds the model for its prompt; OPENED has its prompt in and
- * holds nothing until its first token asks for a step. */
-typedef enum slot_state { SLOT_IDLE, SLOT_OPENING, SLOT_OPENED, SLOT_GENERATING } slot_state;
+typedef enum slot_state { SLOT_IDLE, SLOT_OPENING, SLOT_GENERATING } slot_state;
 
 typedef struct serve_slot {
     struct serve_slots *all;
@@ -156,10 +154,9 @@ static int slot_decode(void *ud, cf_ctx *ctx, int32_t token, float *logits, cf_e
     struct serve_slots *g = sl->all;
     pthread_mutex_lock(&g->mu);
     if (sl->state != SLOT_GENERATING) { /* its prompt is in: the model goes to the steps */
-        if (sl->state == SLOT_OPENING)
-            g->busy = false;
         sl->state = SLOT_GENERATING;
         g->generating++;
+        g->busy = false;
     }
     sl->asked = true;
     sl->answered = false;
@@ -222,8 +219,8 @@ static void slot_pause(void *ud)
     serve_slot *sl = ud;
     struct serve_slots *g = sl->all;
     pthread_mutex_lock(&g->mu);
-    if (sl->state == SLOT_GENERATING || sl->state == SLOT_OPENED) {
-        g->generating -= sl->state == SLOT_GENERATING;
+    if (sl->state == SLOT_GENERATING) {
+        g->generating--;
         pthread_cond_broadcast(&g->cv);
         acquire(sl);
     } else if (g->asking > 0) {
@@ -233,20 +230,6 @@ static void slot_pause(void *ud)
         while (g->steps == before || g->busy)
             pthread_cond_wait(&g->cv, &g->mu);
         g->busy = true;
-    }
-    pthread_mutex_unlock(&g->mu);
-}
-
-/* A prompt is in (or failed): the model goes back to the steps. */
-static void slot_done(void *ud)
-{
-    serve_slot *sl = ud;
-    struct serve_slots *g = sl->all;
-    pthread_mutex_lock(&g->mu);
-    if (sl->state == SLOT_OPENING) {
-        g->busy = false;
-        sl->state = SLOT_OPENED;
-        pthread_cond_broadcast(&g->cv);
     }
     pthread_mutex_unlock(&g->mu);
 }
@@ -265,8 +248,8 @@ static void leave(serve_slot *sl)
     pthread_mutex_lock(&g->mu);
     if (sl->state == SLOT_GENERATING)
         g->generating--;
-    else if (sl->state == SLOT_OPENING)
-        g->busy = false; /* it held the model to the end (an error before its prompt) */
+    else
+        g->busy = false; /* it held the model to the end (an error, a cancelled prompt) */
     sl->state = SLOT_IDLE;
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->mu);
@@ -421,7 +404,7 @@ int serve_slots_open(server *sv, cf_err *err)
             return -1;
         }
         if (n > 1) /* one slot decodes alone, as a server without slots */
-            cf_session_set_group(sl->s, slot_decode, slot_pause, slot_done, sl);
+            cf_session_set_group(sl->s, slot_decode, slot_pause, sl);
     }
     sv->slots = g;
     sv->s = g->slot[0].s;
@@ -483,7 +466,7 @@ void serve_slots_free(server *sv)
 char *serve_slots_encode(const server *sv, size_t *len)
 {
     struct serve_slots *g = sv->slots;
-    static const char *const names[] = {"idle", "prompt", "generating", "generating"};
+    static const char *const names[] = {"idle", "prompt", "generating"};
     char *out = NULL;
     FILE *f = open_memstream(&out, len);
     if (!f)
