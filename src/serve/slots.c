@@ -326,6 +326,11 @@ static void *slot_main(void *arg)
             serve_reply(sv, j);
             leave(sl);
         }
+        /* a candidate for the next job before the connection closes: its
+         * client may send its next turn at once */
+        pthread_mutex_lock(&sv->mu);
+        sl->waiting = true;
+        pthread_mutex_unlock(&sv->mu);
         serve_job_free(j);
     }
     return NULL;
