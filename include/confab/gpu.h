@@ -12,9 +12,10 @@
  *
  * Every float is F32 unless said otherwise; every count of floats between
  * rows (ld) is in floats.  A view's offset is in bytes and must be a
- * multiple of 4 (of the block size for weights: any offset of a whole
- * row).  Results depend only on the inputs, never on the batch size or on
- * what else is recorded: two runs on one device give the same bits. */
+ * multiple of 4, except for weights (any byte).  Results depend only on
+ * the inputs, never on the batch size or on what else is recorded: two
+ * runs on one device give the same bits, and a token's result is the
+ * same alone or in a batch of any size. */
 #ifndef CONFAB_GPU_H
 #define CONFAB_GPU_H
 
@@ -132,14 +133,18 @@ void cf_gpu_rope(cf_gpu *g, cf_gpu_rows x, int n_rot, cf_rope_style style, cf_gp
                  cf_gpu_view sin, int pos0);
 
 /* ---- attention over a cache ---------------------------------------------- */
-/* A layer's cache on the device: keys and values F16, [n_head_kv][n_ctx]
+/* A layer's cache on the device: keys and values of type `type` (F32,
+ * F16 or BF16; the quantized caches stay on the CPU), [n_head_kv][n_ctx]
  * [head_dim] each (kv_store writes them). */
 typedef struct cf_gpu_kv {
     cf_gpu_view k, v;
     int n_ctx, n_head_kv, head_dim;
+    cf_kv_type type;
 } cf_gpu_kv;
+/* Whether the device keeps a cache of type t. */
+bool cf_gpu_kv_supports(cf_kv_type t);
 /* Store n tokens' keys and values (rows of n_head_kv heads) at positions
- * pos0.., rounded to F16. */
+ * pos0.., rounded to the cache's type as the CPU rounds them. */
 void cf_gpu_kv_store(cf_gpu *g, const cf_gpu_kv *kv, cf_gpu_rows k, cf_gpu_rows v, int pos0);
 
 typedef struct cf_gpu_attn {
@@ -151,6 +156,12 @@ typedef struct cf_gpu_attn {
     float softcap;     /* 0, or scores become cap * tanh(scores / cap) */
     cf_gpu_view sinks; /* optional: F32 [n_head] scores that take a share of the softmax, no value */
     cf_gpu_rows out;   /* n tokens of n_head heads, head_dim each */
+    /* optional (buf NULL: none): each head's output times sigmoid(gate)
+     * (q_gate: the gates beside the queries, n tokens of n_head heads) */
+    cf_gpu_rows gate;
+    /* 0, or the queries times log(floor(pos / temp_floor) + 1) temp_scale
+     * + 1 (mistral3's attention temperature) */
+    float temp_scale, temp_floor;
 } cf_gpu_attn;
 /* Softmax attention of every query head over its KV head's positions
  * (grouped: query head h reads KV head h / (n_head / n_head_kv)). */

@@ -135,15 +135,16 @@ bool cf_type_needs_imatrix(cf_type t);
 /* How a matrix's rows lie in memory.  PLAIN: one after the other, as GGUF
  * stores them.  R16 (Q8_0, Q4_0, IQ4_NL, Q5_0, Q4_K, Q6_K): every whole group of 16 rows
  * rearranged so that one vector load holds the same 4 bytes of all 16 rows
- * (the AVX-512 decode kernel reads a group as one stream, with no
- * horizontal sums); the last rows % 16 rows stay plain.  A group takes the bytes of its 16 plain
+ * (of 4 rows on NEON; the AVX-512 and ARM dotprod decode kernels read a
+ * group as one stream, with no horizontal sums); the last rows % 16 rows stay plain.  A group takes the bytes of its 16 plain
  * rows, so row r of either layout starts its group's (or its own) bytes at
  * r / 16 * 16 rows in: rows are addressed the same way in both. */
 typedef enum cf_layout { CF_LAYOUT_PLAIN = 0, CF_LAYOUT_R16 = 1 } cf_layout;
 
 /* The layout the active ISA's kernels multiply matrices of type t fastest
- * in: R16 for Q8_0, Q4_0, IQ4_NL, Q5_0, Q4_K and Q6_K on AVX-512 VNNI, else PLAIN.  (Any ISA multiplies any
- * layout, with the same bits.) */
+ * in: R16 for Q8_0, Q4_0, IQ4_NL, Q5_0, Q4_K and Q6_K on AVX-512 VNNI, for
+ * Q8_0, Q4_0, IQ4_NL and Q4_K on ARM's dotprod and i8mm, else PLAIN.  (Any
+ * ISA multiplies any layout, with the same bits.) */
 cf_layout cf_layout_best(cf_type t);
 /* Rearrange a plain matrix of rows rows of k elements (contiguous) into
  * layout, in place.  -1 when t has no such layout or memory for one
@@ -172,8 +173,9 @@ float cf_vec_dot(cf_type t, int64_t k, const void *w, const void *x);
  * and activation row, whatever the thread count, N or ISA: N <= 2 computes
  * those dots (decode: weights streamed once); N >= 3 on AVX-512 VNNI runs a
  * tiled GEMM (16 rows x 8 columns per micro-kernel, K up to 16384 per
- * panel) that follows the same canonical order.  No allocation (per-thread
- * static buffers, about 0.7 MiB a thread) and no OpenMP inside; a
+ * panel), on ARM's dotprod and i8mm one of 8 rows x 4 columns, that
+ * follow the same canonical order.  No allocation (per-thread
+ * static buffers, about 0.7 MiB a thread, 0.8 on ARM) and no OpenMP inside; a
  * non-computable wtype leaves Y untouched.
  *   W: M rows of K elements of type wtype, row stride w_stride bytes
  *   X: N activation rows already quantized to cf_vec_dot_type(wtype),

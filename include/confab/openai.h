@@ -119,14 +119,17 @@ typedef struct cf_oai_request {
     cf_logit_bias *bias;  /* logit_bias */
     int n_bias;
     /* response_format (text.format): the grammar of json_object or of
-     * json_schema's schema (NULL: text), and a name for it */
+     * json_schema's schema (NULL: text), a name for it, and which it is
+     * ("json", or the schema's compact text: cf_session_set_grammar's key) */
     struct cf_grammar *format;
     char format_name[16];
+    char *format_key;
     /* tools (chat completions): the list as given, compact JSON (NULL:
      * none), and tool_choice (a named function's name in tool_name) */
     char *tools;
     enum { CF_OAI_TOOLS_AUTO, CF_OAI_TOOLS_NONE, CF_OAI_TOOLS_REQUIRED, CF_OAI_TOOLS_NAMED } tool_choice;
     char *tool_name;
+    bool one_call;        /* parallel_tool_calls: false (a reply's first call only) */
     char param[48];       /* when parsing failed: the field at fault ("" when none) */
 } cf_oai_request;
 

@@ -121,9 +121,15 @@ bool cf_session_setting_is_default(const cf_session *s, const char *name);
  * first token outside a thinking block), given whole: what confab serve's
  * response_format and tool_choice ask for.  The session takes g over (and
  * frees it, on failure too); what names it for cf_session_get("format");
- * g NULL: free text again.  A local model only. */
+ * g NULL: free text again.  key (NULL: none) says which grammar it is (its
+ * schema's text, say): the session keeps the last few keyed ones with the
+ * masks their states have needed, and a key it keeps takes that grammar
+ * again instead of g (the masks are the cost of a new grammar: tens of
+ * milliseconds a state on a large vocabulary).  A grammar whose start
+ * allows no token of the vocabulary is refused.  A local model only. */
 struct cf_grammar;
-int cf_session_set_grammar(cf_session *s, const char *what, struct cf_grammar *g, cf_err *err);
+int cf_session_set_grammar(cf_session *s, const char *what, const char *key,
+                           struct cf_grammar *g, cf_err *err);
 
 /* ---- the conversation ------------------------------------------------------ */
 typedef enum cf_role {
@@ -353,6 +359,9 @@ typedef struct cf_context_info {
 void cf_session_context_info(const cf_session *s, cf_context_info *out);
 /* The model; NULL for a remote session. */
 const cf_model *cf_session_model(const cf_session *s);
+/* How offloading to the GPU went (cf_ctx_gpu_note): "" when no layers
+ * were asked for, and for a remote session. */
+const char *cf_session_gpu_note(const cf_session *s);
 
 /* A remote session's server; NULL for a local one. */
 typedef struct cf_remote_info {

@@ -6,12 +6,13 @@
  * from the template's source; a reply's content is parsed back into the
  * text before the calls and the calls, as it streams (what may still turn
  * out to be a call is held back) or whole.  When a call is required the
- * reply is held to a grammar: the format's own syntax where its markers are
- * plain text, else one bare JSON call ({"name": ..., "arguments": ...}),
- * which the parser then reads whatever the format.
+ * reply is held to a grammar: the format's own syntax where it is plain
+ * text around one JSON document, else one bare JSON call ({"name": ...,
+ * "arguments": ...}), which the parser then reads whatever the format.
  *
- * The formats and their test vectors: src/chat/tool_calls.c and
- * tests/chat/test_tool_calls.c. */
+ * The table of formats: src/chat/tool_calls.c, their parsers
+ * tool_parse.c, the grammar tool_grammar.c, the test vectors
+ * tests/template/test_tool_calls.c. */
 #ifndef CONFAB_TOOLS_H
 #define CONFAB_TOOLS_H
 
@@ -22,17 +23,23 @@
 
 typedef enum cf_tool_format {
     CF_TOOLS_NONE,       /* the template renders no tools */
-    CF_TOOLS_HERMES,     /* <tool_call>{"name", "arguments"}</tool_call>: Qwen2.5/3, Hermes, Granite 4, SmolLM3 */
-    CF_TOOLS_QWEN_XML,   /* <tool_call><function=NAME><parameter=P>V</parameter></function></tool_call>: Qwen3.5 */
+    /* <tool_call>{"name", "arguments"}</tool_call>: Qwen2.5, Qwen3, Hermes, Granite 4 */
+    CF_TOOLS_HERMES,
+    /* <tool_call><function=NAME><parameter=P>V</parameter></function></tool_call>: Qwen3.5 */
+    CF_TOOLS_QWEN_XML,
     CF_TOOLS_LLAMA3,     /* {"name", "parameters"} as the whole reply (or after <|python_tag|>) */
     CF_TOOLS_MISTRAL,    /* [TOOL_CALLS][{"name", "arguments", "id"}...]: Mistral Nemo, Small */
     CF_TOOLS_MISTRAL_ARGS, /* [TOOL_CALLS]NAME[ARGS]{...}: Ministral 3, Magistral */
     CF_TOOLS_HARMONY,    /* gpt-oss: to=functions.NAME ... <|message|>{...}<|call|> */
     CF_TOOLS_GEMMA4,     /* <|tool_call>call:NAME{key:<|"|>text<|"|>,n:1}<tool_call|> */
-    CF_TOOLS_DEEPSEEK,   /* <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>: V3.1, R1 */
-    CF_TOOLS_GLM,        /* <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call> */
+    /* <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>: V3.1, R1 */
+    CF_TOOLS_DEEPSEEK,
+    /* <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>: GLM 4.5, 4.6 */
+    CF_TOOLS_GLM,
     CF_TOOLS_KIMI,       /* <|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{...} */
     CF_TOOLS_COMMAND_R,  /* <|START_ACTION|>[{"tool_name", "parameters"}]<|END_ACTION|> */
+    CF_TOOLS_NEMOTRON,   /* <TOOLCALL>[{"name", "arguments"}]</TOOLCALL>: Nemotron Nano v2 */
+    CF_TOOLS_PYTHONIC,   /* <|tool_call_start|>[name(key="text", n=1)]<|tool_call_end|>: LFM2 */
     CF_TOOLS_JSON,       /* one bare {"name", "arguments"}: what a required call's grammar writes */
 } cf_tool_format;
 
@@ -64,6 +71,7 @@ typedef struct cf_tool_parser {
     bool held;   /* a call has begun: nothing more is content */
 } cf_tool_parser;
 
+/* A parser of replies in format f (CF_TOOLS_NONE: every byte is content). */
 void cf_tool_parser_init(cf_tool_parser *p, cf_tool_format f);
 /* gpt-oss names a call's function in the header of the message that holds
  * its arguments (<|start|>assistant to=functions.NAME<|channel|>...), which

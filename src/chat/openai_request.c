@@ -188,6 +188,7 @@ void cf_oai_request_free(cf_oai_request *r)
     free(r->tools);
     free(r->tool_name);
     cf_grammar_free(r->format);
+    free(r->format_key);
     memset(r, 0, sizeof *r);
 }
 
@@ -493,12 +494,13 @@ static int read_format(const cf_json *v, bool flat, cf_oai_request *r, cf_err *e
         if (cf_grammar_json(&r->format, &why))
             return cf_fail(err, "%s", why.msg);
         snprintf(r->format_name, sizeof r->format_name, "json");
-        return 0;
+        return (r->format_key = strdup("json")) ? 0 : cf_fail(err, "out of memory");
     }
     if (strcmp(type->str, "json_schema"))
         return refuse(r, param, err, "its type must be text, json_object or json_schema");
     const cf_json *js = flat ? v : cf_json_get(v, "json_schema");
-    const cf_json *schema = given(js) && js->type == CF_JSON_OBJECT ? cf_json_get(js, "schema") : NULL;
+    const cf_json *schema =
+        given(js) && js->type == CF_JSON_OBJECT ? cf_json_get(js, "schema") : NULL;
     if (!given(schema) || (schema->type != CF_JSON_OBJECT && schema->type != CF_JSON_BOOL))
         return refuse(r, param, err, flat ? "json_schema needs a schema object"
                                           : "json_schema needs json_schema.schema, an object");
@@ -507,7 +509,7 @@ static int read_format(const cf_json *v, bool flat, cf_oai_request *r, cf_err *e
     if (!text)
         return cf_fail(err, "out of memory");
     int rc = cf_grammar_from_json_schema(text, &r->format, &why);
-    free(text);
+    r->format_key = text;
     if (rc)
         return refuse(r, param, err, why.msg);
     snprintf(r->format_name, sizeof r->format_name, "json schema");
@@ -524,10 +526,12 @@ static int read_tools(const cf_json *root, cf_oai_request *r, cf_err *err)
     if (given(tools) && tools->type != CF_JSON_ARRAY)
         return refuse(r, "tools", err, "must be a list of tools");
     for (size_t k = 0; given(tools) && k < tools->n; k++) {
-        const cf_json *t = tools->items[k], *type = t->type == CF_JSON_OBJECT ? cf_json_get(t, "type") : NULL;
+        const cf_json *t = tools->items[k];
+        const cf_json *type = t->type == CF_JSON_OBJECT ? cf_json_get(t, "type") : NULL;
         const cf_json *fn = t->type == CF_JSON_OBJECT ? cf_json_get(t, "function") : NULL;
-        const cf_json *name = fn && fn->type == CF_JSON_OBJECT ? cf_json_get(fn, "name") : NULL;
-        const cf_json *params = fn && fn->type == CF_JSON_OBJECT ? cf_json_get(fn, "parameters") : NULL;
+        bool obj = fn && fn->type == CF_JSON_OBJECT;
+        const cf_json *name = obj ? cf_json_get(fn, "name") : NULL;
+        const cf_json *params = obj ? cf_json_get(fn, "parameters") : NULL;
         snprintf(param, sizeof param, "tools[%zu]", k);
         if (!type || type->type != CF_JSON_STRING || strcmp(type->str, "function"))
             return refuse(r, param, err, "only tools of type function are supported here");
@@ -536,7 +540,10 @@ static int read_tools(const cf_json *root, cf_oai_request *r, cf_err *err)
         if (given(params) && params->type != CF_JSON_OBJECT)
             return refuse(r, param, err, "function.parameters must be a JSON schema object");
     }
-    bool any = given(tools) && tools->n > 0;
+    bool any = given(tools) && tools->n > 0, parallel = true;
+    if (read_flag(root, "parallel_tool_calls", &parallel, err))
+        return refuse(r, "parallel_tool_calls", err, "must be true or false");
+    r->one_call = !parallel;
     if (any && !(r->tools = compact_json(tools)))
         return cf_fail(err, "out of memory");
     r->tool_choice = CF_OAI_TOOLS_AUTO;
@@ -600,7 +607,8 @@ static int read_unhonoured(const cf_json *root, cf_oai_api api, cf_oai_request *
         return refuse(r, "tools", err, api == CF_OAI_TEXT ? "a completion calls no tools"
                       : "function calling is supported on /v1/chat/completions only");
     } else if (given(v = cf_json_get(root, "tool_choice")) &&
-               !(v->type == CF_JSON_STRING && (!strcmp(v->str, "none") || !strcmp(v->str, "auto")))) {
+               !(v->type == CF_JSON_STRING &&
+                 (!strcmp(v->str, "none") || !strcmp(v->str, "auto")))) {
         return refuse(r, "tool_choice", err, "there are no tools to call");
     }
     if (api != CF_OAI_RESPONSES && read_format(cf_json_get(root, "response_format"), false, r, err))

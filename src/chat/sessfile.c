@@ -30,11 +30,13 @@
  *              cf_session_setting_names), which a remote session sends
  *   stops      u32 count, then count strs (the user's stop strings)
  *   messages   u32 count, then for each: u8 role (0 system, 1 user,
- *              2 assistant), u8 flags (1 = cut by the user, 2 = ended inside
- *              its thinking, 4 = has reasoning, 8 = stopped at n-predict:
- *              version 5), i32 start (a user turn's
+ *              2 assistant, 3 tool: version 7), u8 flags (1 = cut by the
+ *              user, 2 = ended inside its thinking, 4 = has reasoning, 8 =
+ *              stopped at n-predict: version 5, 16 = has tool fields:
+ *              version 7), i32 start (a user turn's
  *              first cache position, -1 = unknown), str content, str
- *              reasoning ("" without flag 4), then u32 count, count ids
+ *              reasoning ("" without flag 4), with flag 16 str tool_calls
+ *              and str tool_call_id ("" for none), then u32 count, count ids
  *              twice: the content's and the reasoning's sampled tokens
  *   branches   u32 count, u32 the current one's index, u32 the next id;
  *              then for each: i32 id, str name, and for all but the current
@@ -48,7 +50,7 @@
  *              words in four interleaved lanes, then the tail bytes and the
  *              lanes folded in one by one, then the length
  *
- * Version 5 had one kv_type (f32 or f16) for keys and values, never
+ * Version 6 had no tool messages and no calls of tools.  Version 5 had one kv_type (f32 or f16) for keys and values, never
  * rotated.  Version 4 had no flag 8 (its replies stopped at n-predict load unmarked)
  * and no model path and pick name (a chat started from it without -m cannot
  * find its model).  Version 3 (before remote sessions) had no engine byte and no given
@@ -92,8 +94,8 @@
 #endif
 
 static const char MAGIC[8] = {'C', 'F', 'S', 'E', 'S', 'S', '\r', '\n'};
-enum { VERSION = 6, MAX_STOPS = 1024, MAX_BRANCHES = 1 << 16 };
-enum { F_CUT = 1, F_THINKING_CUT = 2, F_REASONING = 4, F_LENGTH_CUT = 8 };
+enum { VERSION = 7, MAX_STOPS = 1024, MAX_BRANCHES = 1 << 16 };
+enum { F_CUT = 1, F_THINKING_CUT = 2, F_REASONING = 4, F_LENGTH_CUT = 8, F_TOOL = 16 };
 
 /* ---- checksum ----------------------------------------------------------------- */
 
@@ -208,14 +210,21 @@ static void put_message(wbuf *b, const sess_msg *m, int n_cache)
     const char *content = m->pub.content ? m->pub.content : "";
     const char *reasoning = m->pub.reasoning ? m->pub.reasoning : "";
     PUT(b, uint8_t, m->pub.role);
+    bool tool = m->pub.tool_calls || m->pub.tool_call_id;
     PUT(b, uint8_t, (m->pub.cut ? F_CUT : 0) | (m->pub.thinking_cut ? F_THINKING_CUT : 0) |
                         (m->pub.reasoning ? F_REASONING : 0) |
-                        (m->pub.length_cut ? F_LENGTH_CUT : 0));
+                        (m->pub.length_cut ? F_LENGTH_CUT : 0) | (tool ? F_TOOL : 0));
     /* a start past the cache (a prefill that failed leaves one) is not a
      * position of the tokens saved: unknown */
     PUT(b, int32_t, m->start <= n_cache ? m->start : -1);
     put_str(b, content, strlen(content));
     put_str(b, reasoning, strlen(reasoning));
+    if (tool) {
+        const char *calls = m->pub.tool_calls ? m->pub.tool_calls : "";
+        const char *id = m->pub.tool_call_id ? m->pub.tool_call_id : "";
+        put_str(b, calls, strlen(calls));
+        put_str(b, id, strlen(id));
+    }
     put_ids(b, m->ids.ids, m->ids.n);
     put_ids(b, m->rids.ids, m->rids.n);
 }
@@ -631,6 +640,27 @@ static bool parse_settings(rbuf *r, uint32_t version, loaded *l, cf_err *err)
            cf_sampler_params_check(p, err) == 0;
 }
 
+/* A message's tool_calls and tool_call_id ("" saved for none), each
+ * valid UTF-8; tool_calls a JSON list is the session's to check when it
+ * renders. */
+static bool get_tool_fields(rbuf *r, sess_msg *m)
+{
+    char *calls = get_str(r, SIZE_MAX), *id = calls ? get_str(r, SIZE_MAX) : NULL;
+    if (!calls || !id) {
+        free(calls);
+        return false;
+    }
+    if (*calls)
+        m->pub.tool_calls = calls;
+    else
+        free(calls);
+    if (*id)
+        m->pub.tool_call_id = id;
+    else
+        free(id);
+    return true;
+}
+
 static bool parse_messages(rbuf *r, uint32_t version, int32_t n_vocab, sess_msg **msgs,
                            uint32_t *n_msgs)
 {
@@ -659,12 +689,16 @@ static bool parse_messages(rbuf *r, uint32_t version, int32_t n_vocab, sess_msg 
         }
         bool assistant = role == CF_ROLE_ASSISTANT, ok = reasoning || version < 2 || m->pub.reasoning;
         free(reasoning);
+        if (ok && (flags & F_TOOL) && !get_tool_fields(r, m))
+            ok = false;
         if (!text || !ok || !get_ids(r, n_vocab, &m->ids) ||
-            (version >= 2 && !get_ids(r, n_vocab, &m->rids)) || role > CF_ROLE_ASSISTANT ||
-            flags > (version >= 5 ? 15 : version >= 2 ? 7 : F_CUT) ||
+            (version >= 2 && !get_ids(r, n_vocab, &m->rids)) ||
+            role > (version >= 7 ? CF_ROLE_TOOL : CF_ROLE_ASSISTANT) ||
+            flags > (version >= 7 ? 31 : version >= 5 ? 15 : version >= 2 ? 7 : F_CUT) ||
             (role == CF_ROLE_SYSTEM && i != 0) ||
-            (!assistant && (m->ids.n || m->rids.n || (flags & ~F_CUT))) || start < -1 ||
-            (role != CF_ROLE_USER && start != -1))
+            (!assistant && (m->ids.n || m->rids.n || (flags & ~(F_CUT | F_TOOL)))) ||
+            ((flags & F_TOOL) && role != CF_ROLE_ASSISTANT && role != CF_ROLE_TOOL) ||
+            start < -1 || (role != CF_ROLE_USER && start != -1))
             return false;
     }
     return true;

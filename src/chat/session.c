@@ -219,7 +219,7 @@ void sess_local_free(cf_session *s)
     free(s->reply.out[1]);
     sess_script_free(s);
     free(s->logits);
-    sess_format_free(s);
+    sess_format_close(s);
     cf_sampler_free(s->smp);
     cf_chat_template_free(s->tmpl);
     free(s->bos_text);
@@ -365,6 +365,11 @@ void sess_local_context_info(const cf_session *s, cf_context_info *out)
 const cf_model *cf_session_model(const cf_session *s)
 {
     return s->model;
+}
+
+const char *cf_session_gpu_note(const cf_session *s)
+{
+    return s->ctx ? cf_ctx_gpu_note(s->ctx) : "";
 }
 
 const int32_t *cf_session_tokens(const cf_session *s, int *n)

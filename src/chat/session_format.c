@@ -31,11 +31,12 @@ int sess_set_format(cf_session *s, const char *value, cf_err *err)
         if (rc)
             return -1;
     }
-    return cf_session_set_grammar(s, value, g, err);
+    /* a file may change between two settings: only json is the same */
+    return cf_session_set_grammar(s, value, g && !strcmp(value, "json") ? "json" : NULL, g, err);
 }
 
-/* Whether the grammar's start allows any token (a text a control token
- * alone spells, such as [TOOL_CALLS] in Mistral's vocabulary, allows none). */
+/* Whether the grammar's start allows any token (a vocabulary without byte
+ * tokens may be unable to spell what it begins with). */
 static bool any_token(cf_constraint *c, int n_vocab)
 {
     const uint64_t *mask = cf_constraint_mask(c);
@@ -45,19 +46,68 @@ static bool any_token(cf_constraint *c, int n_vocab)
     return false;
 }
 
-int cf_session_set_grammar(cf_session *s, const char *what, cf_grammar *g, cf_err *err)
+static struct sess_grammar *kept_grammar(cf_session *s, const char *key)
+{
+    for (size_t i = 0; key && i < sizeof s->grammars / sizeof s->grammars[0]; i++)
+        if (s->grammars[i].key && !strcmp(s->grammars[i].key, key))
+            return &s->grammars[i];
+    return NULL;
+}
+
+static void free_kept(struct sess_grammar *k)
+{
+    cf_constraint_free(k->c);
+    cf_grammar_free(k->g);
+    free(k->key);
+    *k = (struct sess_grammar){.key = NULL};
+}
+
+/* Keep g and c under key in the least recently used place (the format
+ * in use is let go of first, so any place may go); false: out of memory,
+ * nothing kept. */
+static bool keep(cf_session *s, const char *key, cf_grammar *g, cf_constraint *c)
+{
+    char *copy = strdup(key);
+    if (!copy)
+        return false;
+    struct sess_grammar *old = &s->grammars[0];
+    for (size_t i = 1; i < sizeof s->grammars / sizeof s->grammars[0]; i++)
+        if (s->grammars[i].used < old->used)
+            old = &s->grammars[i];
+    free_kept(old);
+    *old = (struct sess_grammar){copy, g, c, ++s->grammar_clock};
+    return true;
+}
+
+int cf_session_set_grammar(cf_session *s, const char *what, const char *key, cf_grammar *g,
+                           cf_err *err)
 {
     if (g && s->remote) {
         cf_grammar_free(g);
         return cf_fail_as(err, CF_E_USAGE, "format: a remote server's replies cannot be "
                                            "constrained here");
     }
-    cf_constraint *c = NULL;
     char *name = g ? strdup(what) : NULL;
-    if (g && (!name || cf_constraint_create(g, s->tok, &c, err))) {
+    if (g && !name) {
+        cf_grammar_free(g);
+        return cf_fail(err, "out of memory");
+    }
+    struct sess_grammar *k = g ? kept_grammar(s, key) : NULL;
+    cf_constraint *c = NULL;
+    if (k) { /* the same grammar again: its masks are there already */
+        cf_grammar_free(g);
+        sess_format_free(s);
+        k->used = ++s->grammar_clock;
+        s->format = name;
+        s->format_g = k->g;
+        s->format_c = k->c;
+        s->format_kept = true;
+        return 0;
+    }
+    if (g && cf_constraint_create(g, s->tok, &c, err)) {
         cf_grammar_free(g);
         free(name);
-        return name ? -1 : cf_fail(err, "out of memory");
+        return -1;
     }
     if (c && !any_token(c, cf_tok_n_vocab(s->tok))) {
         cf_constraint_free(c);
@@ -70,17 +120,28 @@ int cf_session_set_grammar(cf_session *s, const char *what, cf_grammar *g, cf_er
     s->format = name;
     s->format_g = g;
     s->format_c = c;
+    s->format_kept = g && key && keep(s, key, g, c);
     return 0;
 }
 
 void sess_format_free(cf_session *s)
 {
-    cf_constraint_free(s->format_c);
-    cf_grammar_free(s->format_g);
+    if (!s->format_kept) {
+        cf_constraint_free(s->format_c);
+        cf_grammar_free(s->format_g);
+    }
     free(s->format);
     s->format_c = NULL;
     s->format_g = NULL;
     s->format = NULL;
+    s->format_kept = false;
+}
+
+void sess_format_close(cf_session *s)
+{
+    sess_format_free(s);
+    for (size_t i = 0; i < sizeof s->grammars / sizeof s->grammars[0]; i++)
+        free_kept(&s->grammars[i]);
 }
 
 int sess_format_mask(cf_session *s, cf_err *err)

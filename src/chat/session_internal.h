@@ -115,6 +115,17 @@ struct cf_session {
     char *format;
     cf_grammar *format_g;
     cf_constraint *format_c;
+    bool format_kept; /* format_g and _c are one of grammars[] */
+    /* grammars given with a key (cf_session_set_grammar), kept with their
+     * masks for the next time the same key comes: a server's requests
+     * repeat their tools and schemas */
+    struct sess_grammar {
+        char *key;
+        cf_grammar *g;
+        cf_constraint *c;
+        unsigned used;
+    } grammars[4];
+    unsigned grammar_clock;
     /* speculative decoding (session_spec.c): the drafter's model and
      * context (lookup: none), and the ctx the spec was made for (a loaded
      * session may bring another) */
@@ -155,6 +166,7 @@ void sess_local_free(cf_session *s);
  * drawn, the sampler's mask for it; after, the grammar's step over it */
 int sess_set_format(cf_session *s, const char *value, cf_err *err);
 void sess_format_free(cf_session *s);
+void sess_format_close(cf_session *s); /* the format and the kept grammars */
 int sess_format_mask(cf_session *s, cf_err *err);
 int sess_format_accept(cf_session *s, cf_token t, cf_err *err);
 void sess_local_context_info(const cf_session *s, cf_context_info *out);

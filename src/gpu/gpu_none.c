@@ -154,6 +154,12 @@ void cf_gpu_rope(cf_gpu *g, cf_gpu_rows x, int n_rot, cf_rope_style style, cf_gp
     (void)g, (void)x, (void)n_rot, (void)style, (void)cos, (void)sin, (void)pos0;
 }
 
+bool cf_gpu_kv_supports(cf_kv_type t)
+{
+    (void)t;
+    return false;
+}
+
 void cf_gpu_kv_store(cf_gpu *g, const cf_gpu_kv *kv, cf_gpu_rows k, cf_gpu_rows v, int pos0)
 {
     (void)g, (void)kv, (void)k, (void)v, (void)pos0;

@@ -88,15 +88,8 @@ static int copy_staged(cf_gpu *g, cf_gpu_view v, size_t n, bool to_device, cf_er
                             to_device ? v.buf->buf : g->staging->buf, 1, &c);
         r = vk->vkEndCommandBuffer(g->xfer);
     }
-    if (r == VK_SUCCESS) {
-        const VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                                 .pCommandBuffers = &g->xfer};
-        r = vk->vkQueueSubmit(g->queue, 1, &si, g->fence);
-    }
-    if (r == VK_SUCCESS) {
-        r = vk->vkWaitForFences(g->dev, 1, &g->fence, VK_TRUE, UINT64_MAX);
-        vk->vkResetFences(g->dev, 1, &g->fence);
-    }
+    if (r == VK_SUCCESS)
+        r = cf_vk_run(g, g->xfer);
     if (r != VK_SUCCESS)
         return cf_fail(err, "GPU %s: a copy %s the device failed (%s)", g->info.name, to_device ? "to" : "from",
                        cf_vk_result(r));

@@ -98,13 +98,18 @@ struct cf_gpu {
 bool cf_vk_fail(cf_gpu *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Whether an op may record: a pass is open and nothing failed in it. */
 bool cf_vk_can_record(cf_gpu *g, const char *op);
-/* Whether view v reaches bytes bytes within its buffer, offset in words
- * fitting the shaders' 32 bits; what names it in the error. */
+/* Whether view v reaches bytes bytes within its buffer, its end within
+ * the shaders' 32-bit offsets, and (view_ok) its offset a multiple of 4;
+ * what names it in the error.  Weights take any byte offset (the shaders
+ * read them a byte at a time). */
+bool cf_vk_range_ok(cf_gpu *g, cf_gpu_view v, uint64_t bytes, const char *what);
 bool cf_vk_view_ok(cf_gpu *g, cf_gpu_view v, uint64_t bytes, const char *what);
 /* Record shader `name` over groups workgroups with buffers b (NULL: none)
  * and push constants push. */
 void cf_vk_dispatch(cf_gpu *g, const char *name, cf_gpu_buf *const b[CF_VK_BINDINGS], const void *push,
                     size_t push_bytes, uint64_t groups);
+/* Submit a recorded command buffer and wait for it. */
+VkResult cf_vk_run(cf_gpu *g, VkCommandBuffer cb);
 /* A barrier after the last command, when there is one. */
 void cf_vk_barrier(cf_gpu *g);
 

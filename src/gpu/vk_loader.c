@@ -24,7 +24,7 @@ const char *cf_vk_result(VkResult r)
     case VK_ERROR_LAYER_NOT_PRESENT: return "a layer is not present";
     case VK_ERROR_EXTENSION_NOT_PRESENT: return "an extension is not present";
     case VK_ERROR_FEATURE_NOT_PRESENT: return "a feature is not present";
-    case VK_ERROR_INCOMPATIBLE_DRIVER: return "no driver for Vulkan 1.1";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "no Vulkan 1.1 driver is installed";
     case VK_ERROR_TOO_MANY_OBJECTS: return "too many objects";
     case VK_ERROR_OUT_OF_POOL_MEMORY: return "out of pool memory";
     case VK_TIMEOUT: return "timed out";

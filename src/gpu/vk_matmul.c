@@ -4,8 +4,12 @@
 #include "vk_internal.h"
 
 /* Up to this many tokens go through the decode shader (matvec.comp's
- * NV at a time): it reads each weight once for them all. */
+ * NV at a time): it reads each weight once for them all.  Both shaders
+ * sum in one order (shaders/sum_order.glsl): which one runs does not
+ * change a bit. */
 #define MATVEC_MAX 8
+/* matvec.comp's rows a workgroup */
+#define MATVEC_ROWS 4
 
 static const struct {
     cf_type t;
@@ -61,14 +65,15 @@ void cf_gpu_matmul(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t rows, int64_t k
         !weight_shader(g, vec ? "matvec" : "matmat", wt, rows, k, name, sizeof name))
         return;
     const size_t rb = cf_row_bytes(wt, k);
-    if (!cf_vk_view_ok(g, w, (uint64_t)rows * rb, "matmul's weights") ||
+    if (!cf_vk_range_ok(g, w, (uint64_t)rows * rb, "matmul's weights") ||
         !cf_vk_view_ok(g, x, (uint64_t)n * (uint64_t)k * 4, "matmul's input") ||
         !cf_vk_view_ok(g, y, (uint64_t)n * (uint64_t)rows * 4, "matmul's output"))
         return;
     const mm_push p = {(uint32_t)w.off, (uint32_t)rb, (uint32_t)rows, (uint32_t)k,
                        (uint32_t)(x.off / 4), (uint32_t)(y.off / 4), (uint32_t)n, 0, 0, 0};
     cf_gpu_buf *b[CF_VK_BINDINGS] = {w.buf, x.buf, y.buf, NULL, NULL};
-    const uint64_t groups = vec ? (uint64_t)rows * (((uint64_t)n + MATVEC_MAX - 1) / MATVEC_MAX)
+    const uint64_t row_groups = ((uint64_t)rows + MATVEC_ROWS - 1) / MATVEC_ROWS;
+    const uint64_t groups = vec ? row_groups * (((uint64_t)n + MATVEC_MAX - 1) / MATVEC_MAX)
                                 : ((uint64_t)rows + 63) / 64 * (((uint64_t)n + 63) / 64);
     cf_vk_dispatch(g, name, b, &p, sizeof p, groups);
 }
@@ -86,7 +91,7 @@ void cf_gpu_matmul_id(cf_gpu *g, cf_type wt, cf_gpu_view w, size_t expert_bytes,
                    (unsigned long long)rows * rb);
     /* the experts' ids are only known on the device: the shader stays
      * within the buffer's bound, which the weights' view starts */
-    if (!cf_vk_view_ok(g, w, (uint64_t)rows * rb, "matmul_id's weights") ||
+    if (!cf_vk_range_ok(g, w, (uint64_t)rows * rb, "matmul_id's weights") ||
         !cf_vk_view_ok(g, ids, (uint64_t)n * 4, "matmul_id's experts") ||
         !cf_vk_view_ok(g, xrow, (uint64_t)n * 4, "matmul_id's input rows") ||
         !cf_vk_view_ok(g, x, (uint64_t)k * 4, "matmul_id's input") ||
@@ -99,7 +104,7 @@ void cf_gpu_matmul_id(cf_gpu *g, cf_type wt, cf_gpu_view w, size_t expert_bytes,
                        (uint32_t)n,              (uint32_t)(ids.off / 4), (uint32_t)(xrow.off / 4),
                        (uint32_t)expert_bytes};
     cf_gpu_buf *b[CF_VK_BINDINGS] = {w.buf, x.buf, y.buf, ids.buf, xrow.buf};
-    cf_vk_dispatch(g, name, b, &p, sizeof p, (uint64_t)rows * (uint64_t)n);
+    cf_vk_dispatch(g, name, b, &p, sizeof p, ((uint64_t)rows + MATVEC_ROWS - 1) / MATVEC_ROWS * (uint64_t)n);
 }
 
 void cf_gpu_get_rows(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t k, cf_gpu_view ids, int n, cf_gpu_view y)
@@ -108,7 +113,7 @@ void cf_gpu_get_rows(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t k, cf_gpu_vie
     if (!cf_vk_can_record(g, "get_rows") || n < 0 || !weight_shader(g, "getrows", wt, 1, k, name, sizeof name))
         return;
     const size_t rb = cf_row_bytes(wt, k);
-    if (!cf_vk_view_ok(g, w, rb, "get_rows's weights") || !cf_vk_view_ok(g, ids, (uint64_t)n * 4, "get_rows's ids") ||
+    if (!cf_vk_range_ok(g, w, rb, "get_rows's weights") || !cf_vk_view_ok(g, ids, (uint64_t)n * 4, "get_rows's ids") ||
         !cf_vk_view_ok(g, y, (uint64_t)n * (uint64_t)k * 4, "get_rows's output"))
         return;
     const struct {

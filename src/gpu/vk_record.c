@@ -29,18 +29,35 @@ bool cf_vk_can_record(cf_gpu *g, const char *op)
     return !g->failed;
 }
 
-bool cf_vk_view_ok(cf_gpu *g, cf_gpu_view v, uint64_t bytes, const char *what)
+bool cf_vk_range_ok(cf_gpu *g, cf_gpu_view v, uint64_t bytes, const char *what)
 {
     if (!v.buf)
         return cf_vk_fail(g, "%s has no buffer", what);
-    if (v.off % 4)
-        return cf_vk_fail(g, "%s is at offset %zu, not a multiple of 4", what, v.off);
     if (v.off > v.buf->bytes || bytes > v.buf->bytes - v.off)
         return cf_vk_fail(g, "%s needs %llu bytes at offset %zu of a %zu-byte buffer", what,
                           (unsigned long long)bytes, v.off, v.buf->bytes);
     if (v.off + bytes > UINT32_MAX)
         return cf_vk_fail(g, "%s ends past 4 GiB of its buffer", what);
     return true;
+}
+
+bool cf_vk_view_ok(cf_gpu *g, cf_gpu_view v, uint64_t bytes, const char *what)
+{
+    if (v.buf && v.off % 4)
+        return cf_vk_fail(g, "%s is at offset %zu, not a multiple of 4", what, v.off);
+    return cf_vk_range_ok(g, v, bytes, what);
+}
+
+VkResult cf_vk_run(cf_gpu *g, VkCommandBuffer cb)
+{
+    const cf_vk_fns *vk = g->vk;
+    const VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+    VkResult r = vk->vkQueueSubmit(g->queue, 1, &si, g->fence);
+    if (r == VK_SUCCESS) {
+        r = vk->vkWaitForFences(g->dev, 1, &g->fence, VK_TRUE, UINT64_MAX);
+        vk->vkResetFences(g->dev, 1, &g->fence);
+    }
+    return r;
 }
 
 void cf_gpu_begin(cf_gpu *g)
@@ -84,13 +101,7 @@ int cf_gpu_submit(cf_gpu *g, cf_err *err)
         if (r != VK_SUCCESS)
             cf_vk_fail(g, "cannot end the command buffer (%s)", cf_vk_result(r));
         if (!g->failed) {
-            const VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
-                                     .pCommandBuffers = &g->cmd};
-            r = vk->vkQueueSubmit(g->queue, 1, &si, g->fence);
-            if (r == VK_SUCCESS) {
-                r = vk->vkWaitForFences(g->dev, 1, &g->fence, VK_TRUE, UINT64_MAX);
-                vk->vkResetFences(g->dev, 1, &g->fence);
-            }
+            r = cf_vk_run(g, g->cmd);
             if (r != VK_SUCCESS)
                 cf_vk_fail(g, "the pass failed (%s)", cf_vk_result(r));
             else

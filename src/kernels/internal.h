@@ -88,6 +88,9 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni, int fetch_ahead);
 void cf_fill_gemm_avx512(cf_kernel_table *t); /* needs VNNI */
 void cf_fill_neon(cf_kernel_table *t);
 void cf_fill_dotprod(cf_kernel_table *t);
+void cf_fill_gemm_dotprod(cf_kernel_table *t);
+void cf_fill_r16_dotprod(cf_kernel_table *t); /* and the layout it reads */
+void cf_fill_gemm_i8mm(cf_kernel_table *t);
 
 /* Whether the CPU (not $CONFAB_ISA) has what a level needs. */
 int cf_cpu_has_vnni(void);

@@ -142,8 +142,11 @@ static void build_tables(void)
     cf_fill_neon(&t);
     tables[CF_ISA_NEON] = t;
     cf_fill_dotprod(&t);
+    cf_fill_gemm_dotprod(&t);
+    cf_fill_r16_dotprod(&t);
     tables[CF_ISA_DOTPROD] = t;
-    tables[CF_ISA_I8MM] = t; /* no kernels of its own yet: dot_dotprod.c */
+    cf_fill_gemm_i8mm(&t); /* its dots are dotprod's */
+    tables[CF_ISA_I8MM] = t;
     __atomic_store_n(&tables_ready, 1, __ATOMIC_RELEASE);
 }
 

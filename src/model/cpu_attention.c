@@ -60,17 +60,14 @@ static void finish_head(const thr *T, const cf_layer *L, int l, int which, int h
             v[i] *= temp;
     }
     /* into the Hadamard basis of a quantized cache: q with the keys, as
-     * their product is what it keeps (D8), and q then rounded as the
-     * scores read it */
+     * their product is what it keeps (D8) */
     const cf_kv *kv = &cf_pass_ctx(P, t)->kv;
     const int rot = cf_kv_rot(kv, hd, which != 2);
     if (rot)
         cf_kv_rotate(v, hd, rot);
-    if (which == 0)
-        cf_kv_round_query(kv->type_k, v, hd);
-    else if (which == 1)
+    if (which == 1)
         cf_kv_put_k(kv, l, h, pos, v);
-    else
+    else if (which == 2)
         cf_kv_put_v(kv, l, h, pos, v);
 }
 
@@ -306,6 +303,49 @@ static const float *query(const thr *T, const cf_layer *L, int t, int h)
     return c->qkv + (size_t)t * c->qkv_stride + (size_t)h * (size_t)q_width(T->ex.P->hp, L);
 }
 
+/* attn_rows for keys kept in rows (q8_0, q4_0, bf16): the scores are the
+ * kernels' dot products of the key rows with each query rounded to their
+ * dot type, as llama.cpp's one-chunk kernel computes them (D8); the values
+ * are read as they lie when F16 or F32, else widened to F32 once for all
+ * the rows. */
+static void scored_rows(const thr *T, const cf_kv *kv, int l, int g, int lo, int hi, int n_q,
+                        const float *const *q, cf_attn_part *const *part, const void *next)
+{
+    const cf_pass *P = T->ex.P;
+    const int src = P->m->layers[l].kv_src, hd = P->m->layers[l].head_dim, n = hi - lo;
+    const cf_type kt = cf_kv_elem_type(kv->type_k), dt = cf_vec_dot_type(kt);
+    const size_t xb = cf_row_bytes(dt, hd);
+    const void *values = cf_kv_v(kv, src, g, lo);
+    if (kv->type_v != CF_KV_F16 && kv->type_v != CF_KV_F32) {
+        cf_kv_widen_values(kv, src, g, lo, hi, T->b->vw);
+        values = T->b->vw;
+    }
+    uint8_t *xq = (uint8_t *)T->b->kw; /* the rounded queries: the keys are not widened here */
+    for (int h0 = 0; h0 < n_q; h0 += P->vec->attn_rows) {
+        const int nq = n_q - h0 < P->vec->attn_rows ? n_q - h0 : P->vec->attn_rows;
+        for (int j = 0; j < nq; j++)
+            cf_quantize_row(dt, q[h0 + j], xq + (size_t)j * xb, hd);
+        const cf_matmul_args a = {
+            .wtype = kt,
+            .w = cf_kv_k(kv, src, g, lo),
+            .w_stride = cf_kv_row_bytes(kv->type_k, hd),
+            .m = n,
+            .k = hd,
+            .n = nq,
+            .x = xq,
+            .x_stride = xb,
+            .y = T->b->scores,
+            .y_stride = (size_t)n,
+            .w_rows = n,
+        };
+        cf_matmul(&a, 0, 1);
+        for (int i = 0; i < nq * n; i++)
+            T->b->scores[i] *= P->hp->kq_scale;
+        P->vec->attn_scored(nq, hd, T->b->scores, values, kv->type_v == CF_KV_F16 && values != T->b->vw, n,
+                            part + h0, h0 ? NULL : next);
+    }
+}
+
 /* The partials of n_q query rows (of KV head g) over positions [lo, hi)
  * of layer l of the cache kv; next: the keys of the unit this thread does
  * next (chunk_keys, NULL if none), for the kernel to fetch ahead. */
@@ -314,7 +354,11 @@ static void attn_rows(const thr *T, const cf_kv *kv, int l, int g, int lo, int h
 {
     const cf_pass *P = T->ex.P;
     const int src = P->m->layers[l].kv_src;
-    /* a quantized chunk is widened to F32 once for all the rows */
+    if (!cf_kv_blocked(kv->type_k)) {
+        scored_rows(T, kv, l, g, lo, hi, n_q, q, part, next);
+        return;
+    }
+    /* a mixed chunk is widened to F32 once for all the rows */
     const void *keys = cf_kv_kblock(kv, src, g, lo / CF_KV_BLOCK), *values = cf_kv_v(kv, src, g, lo);
     if (T->b->kw) {
         cf_kv_widen_keys(kv, src, g, lo, hi, T->b->kw);

@@ -20,42 +20,42 @@ static const char *layer_unsupported(const cf_ctx *c, const cf_layer *L, int l)
         return "Mamba2";
     if (L->wk_b)
         return "latent attention";
-    if (L->moe_router)
-        return "experts";
     if (L->ple_gate || L->dense_norm)
         return "per-layer embeddings";
+    if (L->moe_router && (L->moe_gate_b || L->moe_down_b || L->exp_scale || L->sh_inp))
+        return "experts with biases or scales";
+    if (L->moe_router && hp->n_expert_used > 64)
+        return "this many experts";
     if (!L->wq && !L->wqkv)
         return "no attention";
-    if (hp->q_gate)
-        return "gated queries";
-    if (hp->attn_temp_scale > 0)
-        return "attention temperature";
+    if (hp->q_gate && hp->qk_norm == CF_QK_NORM_FULL)
+        return "gated queries under one norm";
     if (L->kv_src != l)
         return "shared cache";
-    if (cf_kv_rot(&c->kv, L->head_dim, true) || cf_kv_rot(&c->kv, L->head_dim, false) ||
-        (c->kv.type_k != CF_KV_F16 && c->kv.type_k != CF_KV_F32) ||
-        (c->kv.type_v != CF_KV_F16 && c->kv.type_v != CF_KV_F32))
-        return "quantized cache";
+    /* the device cache has one type for keys and values */
+    if (c->kv.type_k != c->kv.type_v || !cf_gpu_kv_supports(c->kv.type_k))
+        return "this cache type";
     if (hp->ffn == CF_FFN_SWIGLU_OAI)
         return "clamped SwiGLU";
     if (L->rope && hp->rope_style != CF_ROPE_NORMAL && hp->rope_style != CF_ROPE_NEOX)
         return "this RoPE";
     /* the batch's buffers are sized by the model's head geometry */
     const size_t Q = (size_t)hp->n_head * (size_t)L->head_dim, KV = (size_t)L->n_head_kv * (size_t)L->head_dim;
-    if (Q + 2 * KV > c->qkv_stride || Q > c->row_cap)
+    if ((hp->q_gate ? 2 : 1) * Q + 2 * KV > c->qkv_stride || Q > c->row_cap)
         return "this head size";
     return NULL;
 }
 
 /* The tensors layer l reads on the GPU (unused slots NULL). */
-enum { LAYER_TENSORS = 25 };
+enum { LAYER_TENSORS = 34 };
 static void layer_tensors(const cf_layer *L, cf_weight t[LAYER_TENSORS])
 {
     const cf_weight all[LAYER_TENSORS] = {
         L->attn_norm, L->attn_norm_b,    L->wq,       L->wk,         L->wv,        L->wqkv,   L->bq,
         L->bk,        L->bv,             L->bqkv,     L->q_norm,     L->k_norm,    L->wo,     L->bo,
         L->attn_sinks, L->post_attn_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate,    L->w_up,   L->w_down,
-        L->b_up,      L->b_down,         L->post_ffn_norm, L->out_scale,
+        L->b_up,      L->b_down,         L->post_ffn_norm, L->out_scale, L->moe_router, L->moe_router_b,
+        L->moe_choice_b, L->moe_gate,   L->moe_up,   L->moe_down,   L->sh_gate,   L->sh_up,  L->sh_down,
     };
     memcpy(t, all, sizeof all);
 }
@@ -145,9 +145,11 @@ cf_gpu_view cf_offload_weight(const cf_offload *o, cf_weight t)
     return (cf_gpu_view){w ? w->buf : NULL, 0};
 }
 
+/* A layer's device cache: keys then values, [n_head_kv][n_ctx] rows each
+ * of the CPU cache's type. */
 static size_t kv_bytes(const cf_kv *kv, int l)
 {
-    return 2 * (size_t)kv->n_ctx * (size_t)kv->n_head_kv[l] * (size_t)kv->head_dim[l] * sizeof(uint16_t);
+    return 2 * (size_t)kv->n_ctx * (size_t)kv->n_head_kv[l] * cf_kv_row_bytes(kv->type_k, kv->head_dim[l]);
 }
 
 static int layer_to_gpu(cf_offload *o, const cf_ctx *c, int l, cf_err *err)
@@ -166,8 +168,42 @@ static int layer_to_gpu(cf_offload *o, const cf_ctx *c, int l, cf_err *err)
         .n_ctx = kv->n_ctx,
         .n_head_kv = kv->n_head_kv[l],
         .head_dim = kv->head_dim[l],
+        .type = kv->type_k,
     };
     return 0;
+}
+
+static bool experts_offloaded(const cf_offload *o, const cf_model *m)
+{
+    for (int l = 0; l < m->hp.n_layer; l++)
+        if (o->layer[l] && m->layers[l].moe_router)
+            return true;
+    return false;
+}
+
+/* The experts' buffers: the router's logits, each pair's expert, weight
+ * and input row, pair rows 0, 1, ... (the down matrices' inputs), the
+ * pairs' gate, up and act rows, their outputs, and the shared expert's. */
+static int moe_activations(cf_offload *o, const cf_ctx *c, cf_err *err)
+{
+    const cf_hparams *hp = &c->m->hp;
+    const size_t B = (size_t)c->n_batch, K = (size_t)hp->n_expert_used, f = sizeof(float);
+    const size_t F = (size_t)hp->n_ff_exp, S = (size_t)hp->n_ff_shexp, E = (size_t)hp->n_embd;
+    cf_gpu_buf **bufs[] = {&o->router, &o->sel, &o->pair_w, &o->xrow, &o->pairs, &o->pair_ff, &o->pair_out,
+                           &o->shared};
+    const size_t bytes[] = {B * (size_t)hp->n_expert * f, B * K * 4, B * K * f, B * K * 4, B * K * 4,
+                            3 * B * K * F * f, B * K * E * f, (3 * B * S + B * E) * f + f};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        if (!(*bufs[i] = cf_gpu_alloc(o->g, bytes[i], err)))
+            return -1;
+    int32_t *iota = malloc(B * K * sizeof *iota);
+    if (!iota)
+        return cf_fail(err, "out of memory");
+    for (size_t p = 0; p < B * K; p++)
+        iota[p] = (int32_t)p;
+    const int rc = cf_gpu_write(o->g, (cf_gpu_view){o->pairs, 0}, iota, B * K * sizeof *iota, err);
+    free(iota);
+    return rc;
 }
 
 /* The activations of a batch, and RoPE's tables. */
@@ -186,6 +222,8 @@ static int activations(cf_offload *o, const cf_ctx *c, cf_err *err)
         if (!(*bufs[i] = cf_gpu_alloc(o->g, bytes[i], err)))
             return -1;
     if (o->output && !(o->logits = cf_gpu_alloc(o->g, B * (size_t)hp->n_vocab * f, err)))
+        return -1;
+    if (experts_offloaded(o, c->m) && moe_activations(o, c, err))
         return -1;
     for (int t = 0; t < 2; t++) {
         if (!c->rope_cos[t])
@@ -342,8 +380,10 @@ void cf_offload_free(cf_offload *o)
         return;
     for (int i = 0; i < o->n_w; i++)
         cf_gpu_free(o->g, o->w[i].buf);
-    cf_gpu_buf *act[] = {o->x,      o->out,         o->scratch,     o->h,           o->qkv,        o->ff,
-                         o->logits, o->rope_cos[0], o->rope_cos[1], o->rope_sin[0], o->rope_sin[1]};
+    cf_gpu_buf *act[] = {o->x,           o->out,         o->scratch,     o->h,           o->qkv,     o->ff,
+                         o->logits,      o->rope_cos[0], o->rope_cos[1], o->rope_sin[0], o->router,  o->sel,
+                         o->rope_sin[1], o->pair_w,      o->xrow,        o->pairs,       o->pair_ff, o->pair_out,
+                         o->shared};
     for (size_t i = 0; i < sizeof act / sizeof *act; i++)
         if (act[i])
             cf_gpu_free(o->g, act[i]);
@@ -357,38 +397,37 @@ void cf_offload_free(cf_offload *o)
     free(o);
 }
 
-/* The rows of positions [0, n) of each KV head of layer l on the device,
- * F16 [n_head_kv][n_ctx][head_dim], to the CPU's cache or from it. */
+/* The rows of positions [0, n) of each KV head of layer l on the device
+ * to the CPU's cache or from it, as the CPU stores and widens a row. */
 static int kv_copy(cf_offload *o, const cf_kv *kv, int l, int n, bool pull, cf_err *err)
 {
     const int hd = kv->head_dim[l];
-    const size_t count = (size_t)n * (size_t)hd;
-    uint16_t *half = malloc(count * sizeof *half);
-    float *rows = malloc(count * sizeof *rows);
-    int rc = half && rows ? 0 : cf_fail(err, "out of memory");
+    const size_t rb = cf_kv_row_bytes(kv->type_k, hd);
+    uint8_t *raw = malloc((size_t)n * rb);
+    float *row = malloc((size_t)hd * sizeof *row);
+    int rc = raw && row ? 0 : cf_fail(err, "out of memory");
     for (int part = 0; rc == 0 && part < 2; part++)
         for (int h = 0; rc == 0 && h < kv->n_head_kv[l]; h++) {
-            const cf_gpu_view at = {o->kv_buf[l], (part ? kv_bytes(kv, l) / 2 : 0) +
-                                                       (size_t)h * (size_t)kv->n_ctx * (size_t)hd * sizeof *half};
+            const cf_gpu_view at = {o->kv_buf[l], (part ? kv_bytes(kv, l) / 2 : 0) + (size_t)h * (size_t)kv->n_ctx * rb};
             if (pull) {
-                rc = cf_gpu_read(o->g, at, half, count * sizeof *half, err);
+                rc = cf_gpu_read(o->g, at, raw, (size_t)n * rb, err);
                 for (int p = 0; rc == 0 && p < n; p++) {
-                    cf_f16_to_f32_row(half + (size_t)p * hd, rows, hd);
-                    (part ? cf_kv_put_v : cf_kv_put_k)(kv, l, h, p, rows);
+                    cf_kv_widen(kv->type_k, raw + (size_t)p * rb, row, hd);
+                    (part ? cf_kv_put_v : cf_kv_put_k)(kv, l, h, p, row);
                 }
                 continue;
             }
-            for (int p = 0; p < n; p++) /* (the CPU's values lie in slabs of positions) */
-                if (part)
-                    cf_kv_widen(kv->type_v, cf_kv_v(kv, l, h, p), rows + (size_t)p * hd, hd);
+            for (int p = 0; p < n; p++) {
+                if (part) /* (the CPU's values lie in slabs of positions) */
+                    cf_kv_widen(kv->type_v, cf_kv_v(kv, l, h, p), row, hd);
                 else
-                    cf_kv_get_k(kv, l, h, p, rows + (size_t)p * hd);
-            for (size_t i = 0; i < count; i++)
-                half[i] = cf_f32_to_f16(rows[i]);
-            rc = cf_gpu_write(o->g, at, half, count * sizeof *half, err);
+                    cf_kv_get_k(kv, l, h, p, row);
+                cf_kv_store(kv->type_k, row, raw + (size_t)p * rb, hd);
+            }
+            rc = cf_gpu_write(o->g, at, raw, (size_t)n * rb, err);
         }
-    free(half);
-    free(rows);
+    free(raw);
+    free(row);
     return rc;
 }
 

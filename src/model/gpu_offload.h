@@ -28,6 +28,8 @@ typedef struct cf_offload {
      * heads' outputs), q|k|v, the FFN's gate|up then its output, a post-norm's
      * scratch, the logits */
     cf_gpu_buf *x, *out, *h, *qkv, *ff, *scratch, *logits;
+    /* the experts' (gpu_offload.c's moe_activations) */
+    cf_gpu_buf *router, *sel, *pair_w, *xrow, *pairs, *pair_ff, *pair_out, *shared;
     cf_err err; /* the first failure of a pass (failed) */
     bool failed;
 } cf_offload;
@@ -53,6 +55,7 @@ typedef struct gpu_exec {
     cf_offload *o;
     cf_gpu_view in; /* what the next matmul reads: rows of its k floats */
     cf_gpu_rows q;  /* the queries qkv left for attention */
+    cf_gpu_rows gate; /* and their heads' output gates (q_gate; else none) */
 } gpu_exec;
 extern const cf_ops cf_gpu_ops;
 

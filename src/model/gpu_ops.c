@@ -94,7 +94,8 @@ static void qkv(cf_exec *e, const cf_layer *L, int l)
     const cf_pass *P = e->P;
     const cf_hparams *hp = P->hp;
     const int n = P->n, H = hp->n_head, Hkv = L->n_head_kv, hd = L->head_dim;
-    const int64_t Q = (int64_t)H * hd, KV = (int64_t)Hkv * hd;
+    /* q_gate: each query head followed by its output gate */
+    const int64_t Q = (int64_t)H * hd * (hp->q_gate ? 2 : 1), KV = (int64_t)Hkv * hd, hs = hp->q_gate ? 2 * hd : hd;
     cf_gpu_view q = at(o->qkv, 0), k, v;
     int64_t ldq, ldk;
     if (L->wqkv) { /* one row of q|k|v a token */
@@ -115,7 +116,7 @@ static void qkv(cf_exec *e, const cf_layer *L, int l)
     add_bias(G, L->bq, q, n, Q, ldq);
     add_bias(G, L->bk, k, n, KV, ldk);
     add_bias(G, L->bv, v, n, KV, ldk);
-    const cf_gpu_rows qr = rows(q, n, H, ldq, hd), kr = rows(k, n, Hkv, ldk, hd), vr = rows(v, n, Hkv, ldk, hd);
+    const cf_gpu_rows qr = rows(q, n, H, ldq, hs), kr = rows(k, n, Hkv, ldk, hd), vr = rows(v, n, Hkv, ldk, hd);
     const cf_gpu_view none = {0};
     if (L->v_norm)
         cf_gpu_rms_norm(o->g, vr, hd, none, hp->norm_eps, vr);
@@ -135,6 +136,7 @@ static void qkv(cf_exec *e, const cf_layer *L, int l)
     }
     cf_gpu_kv_store(o->g, &o->kv[l], kr, vr, P->pos0);
     G->q = qr;
+    G->gate = hp->q_gate ? rows(shift(q, (size_t)hd), n, H, ldq, hs) : (cf_gpu_rows){0};
 }
 
 static void attention(cf_exec *e, const cf_layer *L, int l)
@@ -152,6 +154,9 @@ static void attention(cf_exec *e, const cf_layer *L, int l)
         .scale = hp->kq_scale * hp->q_scale,
         .sinks = W(G, L->attn_sinks),
         .out = rows(at(o->h, 0), P->n, hp->n_head, Q, L->head_dim),
+        .gate = G->gate,
+        .temp_scale = hp->attn_temp_scale > 0 ? hp->attn_temp_scale : 0,
+        .temp_floor = hp->attn_temp_floor,
     };
     cf_gpu_attention(o->g, &a);
     G->in = at(o->h, 0);
@@ -160,9 +165,14 @@ static void attention(cf_exec *e, const cf_layer *L, int l)
 static void matmul(cf_exec *e, cf_weight w, int first, int n, cf_dst dst)
 {
     gpu_exec *G = gpu(e);
-    /* no expert layer is offloaded: dst is out or the logits */
-    const cf_gpu_view y = at(dst == CF_DST_LOGITS ? G->o->logits : G->o->out, 0);
+    cf_offload *o = G->o;
+    const cf_gpu_view y = at(dst == CF_DST_LOGITS ? o->logits : dst == CF_DST_ROUTER ? o->router : o->out, 0);
     mm(G, w, shift(G->in, (size_t)first * (size_t)w->ne[0]), n, y);
+}
+
+static cf_gpu_act gate_act(const cf_hparams *hp)
+{
+    return hp->ffn == CF_FFN_GEGLU ? CF_GPU_GELU : hp->ffn == CF_FFN_SWIGLU_OAI ? CF_GPU_SWIGLU_OAI : CF_GPU_SILU;
 }
 
 /* gate [n][F] then up [n][F] (phi3: [n][2F] fused), the result after them. */
@@ -183,7 +193,7 @@ static void glu(cf_exec *e, const cf_layer *L)
         cf_gpu_glu(o->g, hp->ffn == CF_FFN_GELU ? CF_GPU_GELU_ONLY : CF_GPU_RELU2, g, g, F, n, F, y, F);
         return;
     }
-    const cf_gpu_act act = hp->ffn == CF_FFN_GEGLU ? CF_GPU_GELU : CF_GPU_SILU;
+    const cf_gpu_act act = gate_act(hp);
     if (!L->w_gate) { /* phi3: w_up's rows are gate | up */
         mm(G, L->w_up, x, n, g);
         cf_gpu_glu(o->g, act, g, shift(g, (size_t)F), 2 * (int64_t)F, n, F, y, F);
@@ -192,6 +202,80 @@ static void glu(cf_exec *e, const cf_layer *L)
     mm(G, ws[0], x, n, g);
     mm(G, ws[1], x, n, u);
     cf_gpu_glu(o->g, act, g, u, F, n, F, y, F);
+}
+
+/* Each token's experts, weights and pair rows (t * k + j), on the device. */
+static void moe_route(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
+{
+    (void)ff;
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const cf_gpu_view logits = at(o->router, 0);
+    add_bias(G, L->moe_router_b, logits, e->P->n, hp->n_expert, hp->n_expert);
+    cf_gpu_moe_route(o->g, hp, logits, W(G, L->moe_choice_b), e->P->n, at(o->sel, 0), at(o->pair_w, 0),
+                     at(o->xrow, 0));
+}
+
+/* Rows `rows` of each expert's matrix in w times x's pair rows. */
+static void expert_mm(const gpu_exec *G, cf_weight w, cf_gpu_view xrow, cf_gpu_view x, int pairs, cf_gpu_view y)
+{
+    const size_t expert_bytes = cf_row_bytes(w->type, w->ne[0]) * (size_t)w->ne[1];
+    cf_gpu_matmul_id(G->o->g, w->type, W(G, w), expert_bytes, w->ne[1], w->ne[0], at(G->o->sel, 0), xrow, x,
+                     pairs, y);
+}
+
+/* act(gate) * up of every pair into pair_ff's third part (no gate: relu(up)^2). */
+static void experts_up(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
+{
+    (void)ff;
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const int pairs = e->P->n * hp->n_expert_used, F = hp->n_ff_exp;
+    const cf_gpu_view g = at(o->pair_ff, 0), u = at(o->pair_ff, (size_t)pairs * F);
+    const cf_gpu_view y = at(o->pair_ff, 2 * (size_t)pairs * F), xrow = at(o->xrow, 0);
+    if (!L->moe_gate) {
+        expert_mm(G, L->moe_up, xrow, G->in, pairs, g);
+        cf_gpu_glu(o->g, CF_GPU_RELU2, g, g, F, pairs, F, y, F);
+        return;
+    }
+    expert_mm(G, L->moe_gate, xrow, G->in, pairs, g);
+    expert_mm(G, L->moe_up, xrow, G->in, pairs, u);
+    cf_gpu_glu(o->g, gate_act(hp), g, u, F, pairs, F, y, F);
+}
+
+/* The pairs' down projections summed by weight into out. */
+static void experts_down(cf_exec *e, const cf_layer *L)
+{
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const int n = e->P->n, k = hp->n_expert_used, pairs = n * k, F = hp->n_ff_exp;
+    expert_mm(G, L->moe_down, at(o->pairs, 0), at(o->pair_ff, 2 * (size_t)pairs * F), pairs, at(o->pair_out, 0));
+    cf_gpu_moe_sum(o->g, at(o->pair_out, 0), at(o->pair_w, 0), n, k, hp->n_embd, at(o->out, 0), hp->n_embd);
+}
+
+/* The shared expert on the experts' input (SwiGLU, or relu(up)^2 without
+ * a gate), added to out. */
+static void shared_expert(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
+{
+    (void)ff;
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const int n = e->P->n, S = e->P->hp->n_ff_shexp, E = e->P->hp->n_embd;
+    const cf_gpu_view g = at(o->shared, 0), u = at(o->shared, (size_t)n * S), y = at(o->shared, 2 * (size_t)n * S);
+    const cf_gpu_view down = at(o->shared, 3 * (size_t)n * S);
+    if (L->sh_gate) {
+        mm(G, L->sh_gate, G->in, n, g);
+        mm(G, L->sh_up, G->in, n, u);
+        cf_gpu_glu(o->g, CF_GPU_SILU, g, u, S, n, S, y, S);
+    } else {
+        mm(G, L->sh_up, G->in, n, g);
+        cf_gpu_glu(o->g, CF_GPU_RELU2, g, g, S, n, S, y, S);
+    }
+    mm(G, L->sh_down, y, n, down);
+    cf_gpu_add(o->g, at(o->out, 0), at(o->out, 0), down, n, n, E, E);
 }
 
 static void round_ff(cf_exec *e, cf_weight w)
@@ -222,6 +306,10 @@ const cf_ops cf_gpu_ops = {
     .matmul = matmul,
     .glu = glu,
     .round_ff = round_ff,
+    .moe_route = moe_route,
+    .experts_up = experts_up,
+    .experts_down = experts_down,
+    .shared_expert = shared_expert,
     .logit_scale = logit_scale,
     .sync = sync,
 };

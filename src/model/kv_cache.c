@@ -119,6 +119,11 @@ void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block)
     return kv_at(kv, l, h, block * CF_KV_BLOCK);
 }
 
+void *cf_kv_k(const cf_kv *kv, int l, int h, int pos)
+{
+    return kv_at(kv, l, h, pos);
+}
+
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos)
 {
     if (kv->k_only)
@@ -174,40 +179,12 @@ bool cf_kv_widened(const cf_kv *kv)
     return kv->type_k != kv->type_v || !cf_kv_blocked(kv->type_k);
 }
 
-/* One position's Q8_0 or Q4_0 key row into its lane of F32 key blocks
- * ([head_dim][CF_KV_BLOCK]), with no row in between: widening is most of
- * what attention over a quantized cache adds.  d * q, as dequantizing. */
-static void widen_key_lane(cf_kv_type t, const uint8_t *src, int hd, float *lane)
-{
-    const size_t block = cf_kv_row_bytes(t, 32);
-    for (int b = 0; b < hd / 32; b++, src += block) {
-        uint16_t h;
-        memcpy(&h, src, sizeof h);
-        const float d = cf_f16_to_f32(h);
-        const uint8_t *q = src + sizeof h;
-        float *o = lane + (size_t)b * 32 * CF_KV_BLOCK;
-        if (t == CF_KV_Q8_0)
-            for (int i = 0; i < 32; i++)
-                o[i * CF_KV_BLOCK] = d * (float)(int8_t)q[i];
-        else
-            for (int i = 0; i < 16; i++) {
-                o[i * CF_KV_BLOCK] = d * (float)((q[i] & 15) - 8);
-                o[(i + 16) * CF_KV_BLOCK] = d * (float)((q[i] >> 4) - 8);
-            }
-    }
-}
-
 void cf_kv_widen_keys(const cf_kv *kv, int l, int h, int lo, int hi, float *blocks)
 {
     const int hd = kv->head_dim[l], b0 = lo / CF_KV_BLOCK * CF_KV_BLOCK;
-    const bool fast = kv->type_k == CF_KV_Q8_0 || kv->type_k == CF_KV_Q4_0;
     float row[1024];
     for (int p = lo; p < hi; p++) {
         float *blk = blocks + (size_t)((p - b0) / CF_KV_BLOCK) * CF_KV_BLOCK * hd + (p - b0) % CF_KV_BLOCK;
-        if (fast) {
-            widen_key_lane(kv->type_k, kv_at(kv, l, h, p), hd, blk);
-            continue;
-        }
         cf_kv_get_k(kv, l, h, p, row);
         for (int d = 0; d < hd; d++)
             blk[(size_t)d * CF_KV_BLOCK] = row[d];

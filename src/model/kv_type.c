@@ -84,12 +84,7 @@ void cf_kv_rotate(float *x, int n, int block)
     }
 }
 
-void cf_kv_round_query(cf_kv_type t, float *q, int n)
+cf_type cf_kv_elem_type(cf_kv_type t)
 {
-    if (cf_kv_blocked(t))
-        return;
-    const cf_type dt = cf_vec_dot_type(kv_types[t].type);
-    uint8_t buf[1024 * 4 + 64];
-    cf_quantize_row(dt, q, buf, n);
-    cf_dequantize_row(dt, buf, q, n);
+    return kv_types[t].type;
 }

@@ -333,16 +333,16 @@ int cf_kv_rot(const cf_kv *kv, int hd, bool keys);
 /* x times the orthonormal Walsh-Hadamard matrix of order block, block by
  * block: its own inverse. */
 void cf_kv_rotate(float *x, int n, int block);
-/* A query rounded, in place, as attention against keys of type t reads it
- * (llama.cpp's vec_dot type: Q8_0 for Q8_0 and Q4_0 keys); unchanged for
- * F16 and F32 keys. */
-void cf_kv_round_query(cf_kv_type t, float *q, int n);
+/* The kernels' type of a cache type's rows. */
+cf_type cf_kv_elem_type(cf_kv_type t);
 
 /* ---- kv cache (kv_cache.c) ------------------------------------------------- */
 int cf_kv_init(cf_kv *kv, const cf_model *m, int n_ctx, const cf_ctx_params *p, cf_err *err);
 void cf_kv_free(cf_kv *kv);
 /* The key block holding positions [block * CF_KV_BLOCK, ...) of a head. */
 void *cf_kv_kblock(const cf_kv *kv, int l, int h, int block);
+/* The key row of position pos of a head, for key types kept in rows. */
+void *cf_kv_k(const cf_kv *kv, int l, int h, int pos);
 /* The value row of position pos of a head (NULL: a cache of keys only). */
 void *cf_kv_v(const cf_kv *kv, int l, int h, int pos);
 /* Store or read one position's key or value row (head_dim floats). */

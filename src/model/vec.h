@@ -43,6 +43,12 @@ typedef struct cf_vec_ops {
     void (*attn_chunk)(int n_q, int head_dim, const float *const *q, const void *kb, int j0,
                        const void *v, bool f16, int n, float scale, float *scores,
                        cf_attn_part *const *part, const void *next_kb);
+    /* attn_chunk's second half, for scores computed elsewhere (keys in
+     * rows of a quantized type: src/model/forward.c attn_rows): n_q rows
+     * of n scores, n apart, exponentiated in place; v, f16, part and
+     * next_kb as attn_chunk's (v not NULL). */
+    void (*attn_scored)(int n_q, int head_dim, float *scores, const void *v, bool f16, int n,
+                        cf_attn_part *const *part, const void *next_kb);
     /* rows attn_chunk takes in one pass, reading the keys and values once */
     int attn_rows;
     /* out = the attention output from n_parts partials (part_bytes apart);

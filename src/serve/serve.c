@@ -556,6 +556,8 @@ int cf_serve_run(const cf_serve_params *p, cf_err *err)
         close(lfd);
         return -1;
     }
+    if (cf_session_gpu_note(sv.s)[0])
+        serve_log(&sv, "%s", cf_session_gpu_note(sv.s));
     if (cf_session_untrained(sv.s)) /* the session's n-predict is the requests' default */
         serve_log(&sv, "note: the model does not look chat-trained (%s): a reply stops after %d "
                        "tokens unless its request sets max_tokens",

@@ -53,7 +53,7 @@ static int apply_format(serve_job *j, cf_err *err)
 {
     struct cf_grammar *g = j->req.format;
     j->req.format = NULL;
-    return g ? cf_session_set_grammar(j->s, j->req.format_name, g, err) : 0;
+    return g ? cf_session_set_grammar(j->s, j->req.format_name, j->req.format_key, g, err) : 0;
 }
 
 static const char *finish_reason(cf_stop_reason r)

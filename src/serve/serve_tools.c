@@ -4,9 +4,9 @@
  * tool_choice none renders no tools; auto renders them and reads calls
  * out of whatever the model writes; required or a named function also
  * holds the reply to the grammar of a call, in the format's own syntax
- * where its markers are text a vocabulary's tokens can spell, else (or
- * when the format has none a grammar writes) as one bare JSON call, read
- * as such. */
+ * where it is plain text around one JSON document, else (or where the
+ * vocabulary cannot spell its markers) as one bare JSON call, read as
+ * such. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,25 +20,39 @@ static int refuse(char *param, size_t param_len, const char *field, cf_err *err,
     return cf_fail_as(err, CF_E_USAGE, "%s: %s", field, msg);
 }
 
+/* Which required call's grammar this is, for the session to keep:
+ * "tools", the syntax, the function named, the list (NULL: out of memory,
+ * no key). */
+static char *tools_key(const char *tools, const char *name, cf_tool_format as)
+{
+    size_t n = strlen(tools) + (name ? strlen(name) : 0) + 48;
+    char *key = malloc(n);
+    if (key)
+        snprintf(key, n, "tools %s %s %s", cf_tools_format_name(as), name ? name : "*", tools);
+    return key;
+}
+
 int serve_tools_apply(cf_session *s, const cf_oai_request *rq, serve_tools *t, char *param,
                       size_t param_len, cf_err *err)
 {
     bool on = rq->tools && rq->tool_choice != CF_OAI_TOOLS_NONE;
-    *t = (serve_tools){.on = on, .as = (cf_tool_format)cf_session_tool_format(s)};
+    *t = (serve_tools){.on = on, .as = (cf_tool_format)cf_session_tool_format(s),
+                       .one_call = rq->one_call};
     if (cf_session_set_tools(s, on ? rq->tools : NULL, err))
         return -1;
     if (on && t->as == CF_TOOLS_NONE)
         return refuse(param, param_len, "tools", err,
                       "the model's chat template renders no tools (give one that does with "
                       "--chat-template-file)");
-    bool required = rq->tool_choice == CF_OAI_TOOLS_REQUIRED || rq->tool_choice == CF_OAI_TOOLS_NAMED;
+    bool required =
+        rq->tool_choice == CF_OAI_TOOLS_REQUIRED || rq->tool_choice == CF_OAI_TOOLS_NAMED;
     if (!on || !required)
         return 0;
     if (rq->format)
         return refuse(param, param_len, "response_format", err,
                       "a reply that must call a tool cannot also be held to a response format");
     /* the format's own syntax first; where the vocabulary cannot spell its
-     * markers (a control token alone does), the bare call */
+     * markers (no byte tokens), the bare call */
     for (int framed = 1; framed >= 0; framed--) {
         struct cf_grammar *g;
         cf_err why;
@@ -46,8 +60,11 @@ int serve_tools_apply(cf_session *s, const cf_oai_request *rq, serve_tools *t, c
         if (cf_tools_grammar(t->as, rq->tools, rq->tool_name, framed, &g, &as, &why))
             return refuse(param, param_len, rq->tool_name ? "tool_choice" : "tools", err,
                           why.msg + (strncmp(why.msg, "tools: ", 7) ? 0 : 7));
-        if (cf_session_set_grammar(s, "tool call", g, framed && as != CF_TOOLS_JSON ? NULL : &why)
-            == 0) {
+        char *key = tools_key(rq->tools, rq->tool_name, as);
+        int rc = cf_session_set_grammar(s, "tool call", key, g,
+                                        framed && as != CF_TOOLS_JSON ? NULL : &why);
+        free(key);
+        if (rc == 0) {
             t->as = as;
             return 0;
         }
@@ -59,7 +76,7 @@ int serve_tools_apply(cf_session *s, const cf_oai_request *rq, serve_tools *t, c
 
 void serve_calls_init(serve_calls *c, const serve_tools *t)
 {
-    *c = (serve_calls){.sent = 0};
+    *c = (serve_calls){.one_call = t->one_call};
     cf_tool_parser_init(&c->parser, t->on ? t->as : CF_TOOLS_NONE);
 }
 
@@ -100,6 +117,12 @@ char *serve_calls_finish(serve_calls *c, const server *sv, const serve_job *j, i
         cf_tools_harmony_recipient(&c->parser, raw, raw_len);
     if (cf_tool_parser_finish(&c->parser, &content, &c->calls, &c->n_calls, NULL))
         return NULL;
+    while (c->one_call && c->n_calls > 1) { /* the calls after the first are dropped */
+        cf_tool_call *t = &c->calls[--c->n_calls];
+        free(t->id);
+        free(t->name);
+        free(t->arguments);
+    }
     for (int k = 0; k < c->n_calls; k++) {
         char id[10];
         fresh_id(id, sv, j, choice, k);

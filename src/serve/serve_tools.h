@@ -10,6 +10,7 @@
 typedef struct serve_tools {
     bool on;              /* the reply is read for calls */
     cf_tool_format as;    /* the syntax they are read in */
+    bool one_call;        /* parallel_tool_calls false: the first call only */
 } serve_tools;
 
 /* The request's tools rendered into the slot's session s (none when
@@ -21,6 +22,7 @@ int serve_tools_apply(cf_session *s, const cf_oai_request *rq, serve_tools *t, c
 /* One choice's calls, read from its content as it comes. */
 typedef struct serve_calls {
     cf_tool_parser parser;
+    bool one_call;
     size_t sent;          /* bytes of the content let out so far */
     cf_tool_call *calls;  /* at the end */
     int n_calls;

@@ -1,7 +1,8 @@
 /* --tools in the chat, as aichat has them: the model may call the
  * functions of a file, each carried out by a shell command.  After a
- * reply, each call it makes is shown and asked about (y/N; a mode that
- * cannot ask declines); a call that is run gets the arguments as JSON on
+ * reply, each call it makes is shown and asked about (y/N: a key in the
+ * line and full-screen modes, the next line of stdin in a script; a mode
+ * that cannot ask declines); a call that is run gets the arguments as JSON on
  * stdin and in $CONFAB_TOOL_ARGS (the function's name in
  * $CONFAB_TOOL_NAME), and what it prints (stdout and stderr, at most 64
  * KiB) goes back to the model as the tool's result, whose next reply then
@@ -71,16 +72,24 @@ void chat_tools_close(chat *c)
 int chat_tools_before(chat *c, cf_err *err)
 {
     chat_tools *t = c->tools;
+    char format[16];
     if (!t || !t->required)
         return 0;
+    const char *f = cf_session_get(c->s, "format", format, sizeof format);
+    if (f && strcmp(f, "off"))
+        return cf_fail_as(err, CF_E_USAGE, "--tool-choice required: a reply cannot also keep to "
+                                           "a format (/set format off)");
     /* the format's own syntax, else a bare call where the vocabulary cannot
-     * spell its markers */
+     * spell its markers (no byte tokens) */
     for (int framed = 1; framed >= 0; framed--) {
         struct cf_grammar *g;
         cf_tool_format as;
         if (cf_tools_grammar(t->fmt, t->file.tools_json, NULL, framed, &g, &as, err))
             return -1;
-        if (cf_session_set_grammar(c->s, "tool call", g, err) == 0) {
+        /* kept by the session under the list: the next message's grammar
+         * is this one, its masks made already */
+        if (cf_session_set_grammar(c->s, "tool call", framed ? "tools framed" : "tools bare", g,
+                                   err) == 0) {
             t->held = true;
             return 0;
         }
@@ -93,7 +102,7 @@ int chat_tools_before(chat *c, cf_err *err)
 void chat_tools_after(chat *c)
 {
     if (c->tools && c->tools->held) {
-        cf_session_set_grammar(c->s, NULL, NULL, NULL);
+        cf_session_set_grammar(c->s, NULL, NULL, NULL, NULL);
         c->tools->held = false;
     }
 }
@@ -110,7 +119,10 @@ static int run_command(const char *command, const char *name, const char *args, 
         return -1;
     unlink(in_path);
     size_t len = strlen(args);
-    if (write(in, args, len) != (ssize_t)len || lseek(in, 0, SEEK_SET) < 0 || pipe(pipefd)) {
+    /* close-on-exec: only the dup2'ed copies reach the command, so what it
+     * leaves running does not hold the pipe open */
+    if (write(in, args, len) != (ssize_t)len || lseek(in, 0, SEEK_SET) < 0 ||
+        fcntl(in, F_SETFD, FD_CLOEXEC) < 0 || pipe2(pipefd, O_CLOEXEC)) {
         close(in);
         return -1;
     }
@@ -171,7 +183,8 @@ static char *carry_out(chat *c, const cf_tool_call *call)
     const char *command = cf_tools_file_command(&c->tools->file, call->name);
     char question[256], *out = NULL, *result;
     if (!command) {
-        chat_say(c, OUT_ERROR, "the model called '%.60s', which is not among the tools", call->name);
+        chat_say(c, OUT_ERROR, "the model called '%.60s', which is not among the tools",
+                 call->name);
         return strdup("error: there is no such tool");
     }
     chat_say(c, OUT_INFO, "tool call: %s %s", call->name, call->arguments);

@@ -29,6 +29,7 @@ int cmd_template(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_mkmodel(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 
 /* The exit code for a failure of the class err->code. */

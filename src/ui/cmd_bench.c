@@ -13,6 +13,7 @@
 #include "bench_session.h"
 #include "bench_spec.h"
 #include "cache_opts.h"
+#include "gpu_opts.h"
 #include "cli.h"
 #include "confab/bench.h"
 #include "confab/kernels.h"
@@ -28,6 +29,8 @@ typedef struct opts {
     int n_prompt, n_gen, threads, reps, bw_mib;
     bool json, sweep;
     ui_cache kv;
+    ui_gpu gpu;
+    int offloaded; /* layers the context runs on the GPU */
     cf_load_mode load;
 } opts;
 
@@ -53,6 +56,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: confab bench -m FILE [-p N] [-n N] [-t N] [-r N] [-ctk T] [-ctv T]\n"
+            "                    [-ngl N] [--device N]\n"
             "                    [--json] [--ctx-sweep] [--bw-mib N] [--mmap | --no-mmap]\n"
             "       confab bench -m FILE --chat-turns N | --session-restore [-t N]\n"
             "       confab bench -m FILE --draft [-md FILE | --lookup] [-n N] [-r N] [-t N]\n"
@@ -71,6 +75,8 @@ static void usage(FILE *f)
             "  -ctk T, -ctv T  the KV cache's key and value types: f16 (default, as\n"
             "                  llama-bench), q8_0, q4_0, bf16, f32; --kv-type T both,\n"
             "                  --kv-rotate on|off a quantized cache's rotation\n"
+            "  -ngl N          offload the last N layers to the GPU (99 or all: every layer\n"
+            "                  and the output; --gpu-layers N); --device N which GPU\n"
             "  --json          print one JSON object instead of the table\n"
             "  --ctx-sweep     also generation after 0, 1024 and 4096 tokens of context\n"
             "  --bw-mib N      buffer of the bandwidth probe in MiB (default 1024; keep it\n"
@@ -254,8 +260,8 @@ static void print_json(const opts *o, const cf_model *m, const results *r)
     printf(", \"model_name\": ");
     json_str(cf_model_name(m));
     printf(", \"isa\": \"%s\", \"threads\": %d, \"n_prompt\": %d, \"n_gen\": %d, \"reps\": %d, "
-           "\"type_k\": \"%s\", \"type_v\": \"%s\", \"kv_rotate\": %s, \"weights\": \"%s\", ",
-           cf_isa_name(cf_isa_active()), o->threads, o->n_prompt, o->n_gen, o->reps, cf_kv_type_name(o->kv.k),
+           "\"gpu_layers\": %d, \"type_k\": \"%s\", \"type_v\": \"%s\", \"kv_rotate\": %s, \"weights\": \"%s\", ",
+           cf_isa_name(cf_isa_active()), o->threads, o->n_prompt, o->n_gen, o->reps, o->offloaded, cf_kv_type_name(o->kv.k),
            cf_kv_type_name(o->kv.v), o->kv.no_rotate ? "false" : "true", weights_copied(m) ? "copied" : "mapped");
     printf("\"pp_tps\": %.3f, \"pp_tps_sd\": %.3f, \"tg_tps\": %.3f, \"tg_tps_sd\": %.3f, ",
            r->pp.mean, r->pp.sd, r->tg.mean, r->tg.sd);
@@ -288,7 +294,10 @@ static void table_row(const opts *o, const cf_model *m, const char *test, stats 
     char size[32], params[32], backend[32];
     snprintf(size, sizeof size, "%.2f GiB", (double)cf_gguf_file_size(cf_model_gguf(m)) / (1 << 30));
     snprintf(params, sizeof params, "%.2f B", (double)cf_model_n_params(m) * 1e-9);
-    snprintf(backend, sizeof backend, "CPU %s", cf_isa_name(cf_isa_active()));
+    if (o->offloaded) /* llama-bench's backend column, with its ngl */
+        snprintf(backend, sizeof backend, "GPU ngl %d", o->offloaded);
+    else
+        snprintf(backend, sizeof backend, "CPU %s", cf_isa_name(cf_isa_active()));
     char cell[32];
     snprintf(cell, sizeof cell, "%.2f ± %.2f", s.mean, s.sd);
     printf("| %-36s | %9s | %8s | %-10s | %7d | %13s | %17s |\n", cf_model_name(m), size, params,
@@ -367,6 +376,7 @@ static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore,
         {"model-draft", required_argument, 0, 'd'}, {"draft-max", required_argument, 0, 'd'},
         {"draft-min", required_argument, 0, 'd'}, {"draft-p-min", required_argument, 0, 'd'},
         {"lookup", no_argument, 0, 'd'},
+        {"gpu-layers", required_argument, 0, 'G'}, {"device", required_argument, 0, 'G'},
         {0, 0, 0, 0},
     };
     long long v;
@@ -374,6 +384,7 @@ static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore,
     optind = 1;
     ui_draft_argv(argc, argv);
     ui_cache_argv(argc, argv);
+    ui_gpu_argv(argc, argv);
     while ((c = getopt_long(argc, argv, "m:p:n:t:r:h", lopts, &li)) != -1) {
         switch (c) {
         case 'm': o->model = optarg; break;
@@ -411,6 +422,10 @@ static int parse(int argc, char **argv, opts *o, int *chat_turns, bool *restore,
             break;
         case 'K':
             if (ui_cache_option(&o->kv, lopts[li].name, optarg) < 0)
+                return CF_EXIT_USAGE;
+            break;
+        case 'G':
+            if (ui_gpu_option(&o->gpu, lopts[li].name, optarg) < 0)
                 return CF_EXIT_USAGE;
             break;
         case 'J': o->json = true; break;
@@ -482,9 +497,13 @@ int cmd_bench(int argc, char **argv)
                         .n_threads = o.threads,
                         .type_k = o.kv.k,
                         .type_v = o.kv.v,
-                        .kv_no_rotate = o.kv.no_rotate};
+                        .kv_no_rotate = o.kv.no_rotate,
+                        .n_gpu_layers = o.gpu.layers,
+                        .gpu_device = o.gpu.device};
     cf_ctx *c = NULL;
     if (cf_ctx_new(m, &cp, &c, &err) == 0) {
+        ui_gpu_note(cf_ctx_gpu_note(c));
+        o.offloaded = cf_ctx_gpu_layers(c, NULL);
         r.bytes_per_token = cf_model_bytes_per_token(m);
         for (int d = 0; d < N_DEPTHS; d++)
             r.bytes_at[d] = r.bytes_per_token + cf_ctx_kv_bytes(c, sweep_depths[d] + o.n_gen / 2);

@@ -164,6 +164,8 @@ static int run(chat_opts *o, bool interactive)
         .type_k = o->cache.k,
         .type_v = o->cache.v,
         .kv_no_rotate = o->cache.no_rotate,
+        .n_gpu_layers = o->gpu.layers,
+        .gpu_device = o->gpu.device,
         .load_mode = o->load_mode,
         .chat_template = o->chat_template,
         .chat_template_file = o->chat_template_file,
@@ -201,6 +203,7 @@ static int run(chat_opts *o, bool interactive)
             status = err.code == CF_E_FAIL ? CF_EXIT_MODEL : cli_exit_for(&err);
             goto out;
         }
+        ui_gpu_note(cf_session_gpu_note(s));
     }
     /* a chat shows the thinking unless told not to; a script only when told */
     chat c = {.s = s, .opts = o, .model_path = model,

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cache_opts.h"
+#include "gpu_opts.h"
 #include "draft.h"
 #include "grammar_opt.h"
 #include "confab/model.h"
@@ -22,6 +23,7 @@ typedef struct complete_opts {
     const char *model, *tokenizer, *prompt, *prompt_file, *dump_logits;
     long long n_predict, n_ctx, threads, seed;
     ui_cache cache;
+    ui_gpu gpu;
     cf_load_mode load_mode;
     cf_sampler_params sp;
     ui_draft draft;
@@ -68,12 +70,13 @@ static void usage(FILE *f)
             "                           (n_vocab little-endian f32)\n"
             "  -v, --verbose            timing on stderr\n");
     ui_cache_usage(f, "f32");
+    ui_gpu_usage(f);
     ui_draft_usage(f);
 }
 
 enum {
     OPT_SAMPLER = 256, OPT_SEED, OPT_MMAP, OPT_NO_MMAP, OPT_KV, OPT_NO_SPECIAL, OPT_SPECIAL, OPT_IGNORE_EOS,
-    OPT_IDS, OPT_DUMP, OPT_TOKENIZER, OPT_DRAFT, OPT_GRAMMAR, OPT_SCHEMA, OPT_JSON,
+    OPT_IDS, OPT_DUMP, OPT_TOKENIZER, OPT_DRAFT, OPT_GRAMMAR, OPT_SCHEMA, OPT_JSON, OPT_GPU,
 };
 
 static int parse_args(int argc, char **argv, complete_opts *o)
@@ -102,6 +105,8 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         {"cache-type-k", required_argument, 0, OPT_KV},
         {"cache-type-v", required_argument, 0, OPT_KV},
         {"kv-rotate", required_argument, 0, OPT_KV},
+        {"gpu-layers", required_argument, 0, OPT_GPU},
+        {"device", required_argument, 0, OPT_GPU},
         {"mmap", no_argument, 0, OPT_MMAP},
         {"no-mmap", no_argument, 0, OPT_NO_MMAP},
         {"no-special", no_argument, 0, OPT_NO_SPECIAL},
@@ -127,6 +132,7 @@ static int parse_args(int argc, char **argv, complete_opts *o)
     int li = 0;
     ui_draft_argv(argc, argv);
     ui_cache_argv(argc, argv);
+    ui_gpu_argv(argc, argv);
     while ((c = getopt_long(argc, argv, "m:p:f:n:c:t:s:j:vh", opts, &li)) != -1) {
         bool ok = true;
         switch (c) {
@@ -153,6 +159,7 @@ static int parse_args(int argc, char **argv, complete_opts *o)
         case 's':
         case OPT_SEED: ok = cli_parse_int("--seed", optarg, 0, INT64_MAX, &o->seed); break;
         case OPT_KV: ok = ui_cache_option(&o->cache, opts[li].name, optarg) > 0; break;
+        case OPT_GPU: ok = ui_gpu_option(&o->gpu, opts[li].name, optarg) > 0; break;
         case OPT_MMAP: o->load_mode = CF_LOAD_MMAP; break;
         case OPT_NO_MMAP: o->load_mode = CF_LOAD_COPY; break;
         case OPT_NO_SPECIAL: o->no_special = true; break;
@@ -363,11 +370,13 @@ int cmd_complete(int argc, char **argv)
         goto out;
     }
     cf_ctx_params cp = {.n_ctx = (int)o.n_ctx, .n_threads = (int)o.threads, .type_k = o.cache.k,
-                        .type_v = o.cache.v, .kv_no_rotate = o.cache.no_rotate};
+                        .type_v = o.cache.v, .kv_no_rotate = o.cache.no_rotate,
+                        .n_gpu_layers = o.gpu.layers, .gpu_device = o.gpu.device};
     if (cf_ctx_new(model, &cp, &ctx, &err) != 0) {
         cli_error("%s", err.msg);
         goto out;
     }
+    ui_gpu_note(cf_ctx_gpu_note(ctx));
     sig_install(false); /* until the end: sig_restore with the context freed */
     if ((int)ids.n >= cf_ctx_n_ctx(ctx)) {
         cli_error("the prompt has %zu tokens; the context holds %d (use -c)", ids.n, cf_ctx_n_ctx(ctx));

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cache_opts.h"
+#include "gpu_opts.h"
 #include "cli.h"
 #include "confab/serve.h"
 #include "draft.h"
@@ -55,6 +56,8 @@ static void usage(FILE *f)
             "  -ctk T, -ctv T          the KV cache's key and value types: f32 (default),\n"
             "                          f16, q8_0, q4_0, bf16; --kv-type T both, --kv-rotate\n"
             "                          on|off a quantized cache's rotation (as for chat)\n"
+            "  -ngl, --gpu-layers N    offload the last N layers to the GPU (99 or all:\n"
+            "                          every layer and the output); --device N which GPU\n"
             "      --chat-template NAME, --chat-template-file FILE   as for confab chat\n"
             "  -v, --verbose           log each request's settings too\n"
             "  -md FILE, --lookup, --draft-max N, --draft-min N, --draft-p-min P\n"
@@ -93,6 +96,7 @@ int cmd_serve(int argc, char **argv)
         {"model-draft", required_argument, 0, 'd'}, {"draft-max", required_argument, 0, 'd'},
         {"draft-min", required_argument, 0, 'd'},   {"draft-p-min", required_argument, 0, 'd'},
         {"lookup", no_argument, 0, 'd'},
+        {"gpu-layers", required_argument, 0, 'G'}, {"device", required_argument, 0, 'G'},
         {"parallel", required_argument, 0, 'N'},
         {0, 0, 0, 0},
     };
@@ -100,6 +104,7 @@ int cmd_serve(int argc, char **argv)
     ui_draft_init(&draft);
     ui_cache cache;
     ui_cache_init(&cache, CF_KV_F32);
+    ui_gpu gpu = {0};
     cf_serve_params p = {.port = 8080, .stop = &stop, .log = log_line, .ready = ready};
     p.ud = &p;
     const char *model_opt = NULL, *key_env = NULL;
@@ -109,6 +114,7 @@ int cmd_serve(int argc, char **argv)
     opterr = 0;
     ui_draft_argv(argc, argv);
     ui_cache_argv(argc, argv);
+    ui_gpu_argv(argc, argv);
     static char parallel[] = "--parallel"; /* llama-server's -np */
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "-np"))
@@ -137,6 +143,10 @@ int cmd_serve(int argc, char **argv)
             break;
         case 'k':
             if (ui_cache_option(&cache, opts[li].name, optarg) < 0)
+                return CF_EXIT_USAGE;
+            break;
+        case 'G':
+            if (ui_gpu_option(&gpu, opts[li].name, optarg) < 0)
                 return CF_EXIT_USAGE;
             break;
         case 'N':
@@ -180,6 +190,8 @@ int cmd_serve(int argc, char **argv)
     p.session.type_k = cache.k;
     p.session.type_v = cache.v;
     p.session.kv_no_rotate = cache.no_rotate;
+    p.session.n_gpu_layers = gpu.layers;
+    p.session.gpu_device = gpu.device;
     p.session.draft_model = draft_path;
     p.session.lookup = draft.lookup;
     p.session.spec = &draft.p;

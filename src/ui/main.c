@@ -15,6 +15,7 @@ static const struct {
     {"tokenize", cmd_tokenize, "show the tokens of a text"},
     {"inspect", cmd_inspect, "print a model file's metadata and tensors"},
     {"models", cmd_models, "list the GGUF models on this machine, with their names for -m"},
+    {"devices", cmd_devices, "list the GPUs that -ngl can offload to"},
     {"template", cmd_template, "render a chat template"},
     {"serve", cmd_serve, "serve the model over the OpenAI chat completions protocol"},
     {"bench", cmd_bench, "measure prompt and generation speed"},

@@ -12,7 +12,7 @@ enum opt_id {
     O_MODEL, O_TOKENIZER, O_CTX, O_THREADS, O_KV, O_MMAP, O_NO_MMAP, O_TEMPLATE, O_TEMPLATE_FILE,
     O_SETTING, O_PROMPT, O_SYSTEM, O_SYSTEM_FILE, O_SESSION, O_ANY_MODEL, O_AUTOSAVE, O_WHOLE,
     O_TUI, O_VERBOSE, O_NO_COLOR, O_MARKDOWN, O_HELP, O_SHOW_THINKING, O_ENDPOINT, O_API_KEY_ENV,
-    O_TIMEOUT, O_DRAFT_MODEL, O_LOOKUP, O_DRAFT_MAX, O_DRAFT_MIN, O_DRAFT_P_MIN, O_TOOLS,
+    O_TIMEOUT, O_DRAFT_MODEL, O_LOOKUP, O_DRAFT_MAX, O_DRAFT_MIN, O_DRAFT_P_MIN, O_GPU, O_TOOLS,
     O_TOOL_CHOICE,
 };
 
@@ -48,6 +48,10 @@ static const opt_def defs[] = {
     {"kv-type", 0, "TYPE", O_KV, G_MODEL, "the keys' and values' type at once"},
     {"kv-rotate", 0, "on|off", O_KV, G_MODEL,
      "keep a q8_0 / q4_0 cache in a Walsh-Hadamard basis per head (default on)"},
+    {"gpu-layers", 0, "N|all", O_GPU, G_MODEL,
+     "offload the last N layers to the GPU (also -ngl; 99 or all: every layer\n"
+     "and the output; default 0)"},
+    {"device", 0, "N", O_GPU, G_MODEL, "the GPU to offload to, as 'confab devices' numbers them"},
     {"mmap", 0, NULL, O_MMAP, G_MODEL, "map the model file (default: copy it into huge pages when it fits)"},
     {"no-mmap", 0, NULL, O_NO_MMAP, G_MODEL, "copy the model into memory (huge pages where the kernel has them)"},
     {"chat-template", 0, "NAME", O_TEMPLATE, G_MODEL,
@@ -229,6 +233,8 @@ static int apply(chat_opts *o, const opt_def *d, const char *label, const char *
         return 0;
     case O_KV:
         return ui_cache_option(&o->cache, d->name, value) < 0 ? -1 : 0;
+    case O_GPU:
+        return ui_gpu_option(&o->gpu, d->name, value) < 0 ? -1 : 0;
     case O_MMAP:
     case O_NO_MMAP:
         o->load_mode = flag == (d->id == O_MMAP) ? CF_LOAD_MMAP : CF_LOAD_COPY;
@@ -357,7 +363,8 @@ static bool is_option(const char *a)
         return false;
     if (a[1] == '-' && a[2])
         return find_long(a + 2, strcspn(a + 2, "=")) != NULL;
-    return !strcmp(a, "-sys") || !strcmp(a, "-ctk") || !strcmp(a, "-ctv") || (a[1] && !a[2] && find_short(a[1]));
+    return !strcmp(a, "-sys") || !strcmp(a, "-ctk") || !strcmp(a, "-ctv") || !strcmp(a, "-ngl") ||
+           (a[1] && !a[2] && find_short(a[1]));
 }
 
 int opts_parse_args(chat_opts *o, int argc, char **argv)
@@ -382,6 +389,9 @@ int opts_parse_args(chat_opts *o, int argc, char **argv)
             snprintf(label, sizeof label, "%s", a);
         } else if (!strcmp(a, "-md")) {
             d = find_long("model-draft", 11);
+            snprintf(label, sizeof label, "%s", a);
+        } else if (!strcmp(a, "-ngl")) { /* llama.cpp's */
+            d = find_long("gpu-layers", 10);
             snprintf(label, sizeof label, "%s", a);
         } else if (!strcmp(a, "-ctk") || !strcmp(a, "-ctv")) {
             d = find_long(a[3] == 'k' ? "cache-type-k" : "cache-type-v", 12);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "cache_opts.h"
+#include "gpu_opts.h"
 #include "confab/model.h"
 #include "confab/spec.h"
 
@@ -34,6 +35,7 @@ typedef struct chat_opts {
     cf_spec_params spec;
     int n_ctx, n_threads;
     ui_cache cache; /* -ctk, -ctv, --kv-rotate */
+    ui_gpu gpu;     /* -ngl, --device */
     cf_load_mode load_mode;
     bool autosave, tui, whole, verbose, no_color, help;
     bool any_model;    /* --session-any-model */

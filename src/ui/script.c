@@ -42,7 +42,22 @@ static int reply(chat *c)
     return rc;
 }
 
-static const chat_view script_view = {say, reply, NULL, NULL, NULL, NULL, NULL, NULL};
+/* A tool call to run: the question on stderr, the answer the next line of
+ * stdin (y or yes runs it; the end of the input, or -p's message alone, is
+ * no), so a script says what may run line by line. */
+static bool confirm(chat *c, const char *question)
+{
+    (void)c;
+    fprintf(stderr, "%s [y/N] ", question);
+    char *line = NULL;
+    size_t cap = 0;
+    bool yes = getline(&line, &cap, stdin) > 0 && (line[0] == 'y' || line[0] == 'Y');
+    free(line);
+    fprintf(stderr, "%s\n", yes ? "y" : "n");
+    return yes;
+}
+
+static const chat_view script_view = {say, reply, NULL, NULL, NULL, NULL, NULL, confirm};
 
 static void feed(chat *c, const char *text, size_t len)
 {

@@ -580,8 +580,30 @@ static void suspend(chat *c, bool on)
     draw_all(t);
 }
 
+/* A yes/no question (a tool call to run) in the transcript; the answer is
+ * the next key, y or Y for yes (a resize redraws and waits on; Ctrl-C or
+ * leaving is no). */
+static bool confirm(chat *c, const char *question)
+{
+    tui *t = c->view_data;
+    char line[300];
+    snprintf(line, sizeof line, "%s [y/N]", question);
+    add_safe(t, IT_INFO, "", line);
+    draw_all(t);
+    wint_t ch = 0;
+    int r;
+    while (((r = wget_wch(t->input, &ch)) == ERR || (r == KEY_CODE_YES && ch == KEY_RESIZE)) &&
+           !sig_interrupt && !sig_quit)
+        if (r == KEY_CODE_YES)
+            on_resize(t);
+    bool yes = r == OK && (ch == L'y' || ch == L'Y');
+    add_safe(t, IT_DIM, "", yes ? "y" : "n");
+    draw_all(t);
+    return yes;
+}
+
 static const chat_view tui_view = {say,           reply,         changed, prefill, suspend,
-                                    prompt_stopped, HOTKEY_HINT, NULL};
+                                    prompt_stopped, HOTKEY_HINT, confirm};
 
 /* After the screen is gone (autosave's message). */
 static void say_plain(chat *c, out_kind kind, const char *text)

@@ -7,7 +7,7 @@ set -e
 bin=$1 gen=$2 src=$3 out=$4 stamp=$(cd "$(dirname "$5")" && pwd)/${5##*/}
 shared=${CONFAB_SHARED:-$src/../shared}
 rm -rf "$out"
-for h in gguf llama2c tokenizer jinja json session config slash stream serve markdown; do mkdir -p "$out/$h"; done
+for h in gguf llama2c tokenizer jinja json session config slash stream serve markdown tools; do mkdir -p "$out/$h"; done
 
 # what a server sends a chat (a byte seeding the cut into reads, then the
 # bytes) and what a client sends confab serve: from the repository
@@ -24,6 +24,8 @@ post plain '{"model":"m","messages":[{"role":"system","content":"Be brief."},{"r
 post settings '{"messages":[{"role":"developer","content":null},{"role":"assistant","content":"a","reasoning_content":"r"},{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"\u00e9"}]}],"temperature":0.7,"top_k":40,"top_p":0.9,"min_p":0.05,"typical_p":1,"max_tokens":64,"n_predict":3,"seed":-1,"repetition_penalty":1.1,"repeat_last_n":64,"presence_penalty":0.5,"frequency_penalty":-0.5,"stop":["\n\n","END"],"reasoning_effort":"low","chat_template_kwargs":{"enable_thinking":false}}'
 printf 'GET /v1/models HTTP/1.0\nHost: h\n\n' >"$out/serve/models"
 printf 'POST /chat/completions HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}' >"$out/serve/expect"
+# tool calls: the regression inputs (a format byte, then a reply) seed it
+cp "$src"/tests/fuzz/regress/tools/* "$out/tools/"
 # replies in markdown (a byte for the width and cuts, then the text)
 { printf 'P'; head -c 12000 "$src/README.md"; } >"$out/markdown/readme"
 printf '%s\n' '# Title' '' 'Some **bold**, *it*, ~~gone~~ and `code`.' '' '> quoted' '> - item' '' \

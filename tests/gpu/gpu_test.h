@@ -73,6 +73,20 @@ static inline void test_fill(float *v, size_t n, unsigned seed, float scale)
         v[i] = test_rand(&seed) * scale;
 }
 
+/* How many of got differ from want by more than tol times want's largest
+ * magnitude (the first few said on stderr, named what). */
+static inline int close_all(const float *got, const float *want, size_t n, float tol, const char *what)
+{
+    float big = 0;
+    for (size_t i = 0; i < n; i++)
+        big = fmaxf(big, fabsf(want[i]));
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!(fabsf(got[i] - want[i]) <= tol * big) && bad++ < 3)
+            fprintf(stderr, "  %s [%zu]: %.9g, want %.9g\n", what, i, got[i], want[i]);
+    return bad;
+}
+
 static inline cf_gpu_view view(cf_gpu_buf *b)
 {
     return (cf_gpu_view){b, 0};

@@ -3,7 +3,8 @@
  * and the tiled one, with row and token counts that leave partial
  * tiles; the experts' pairs; embedding rows.  Tolerance: the sums in
  * F32 of the dequantized weights are within 2e-5 of sum |w x| of the
- * exact (double) product; a second run gives the same bits. */
+ * exact (double) product; a second run gives the same bits, and so does a
+ * token alone, in a batch of any size, or as a pair of the experts. */
 #include "gpu_test.h"
 
 #include "confab/kernels.h"
@@ -76,7 +77,7 @@ static void test_matmul(cf_gpu *g, cf_type t)
 {
     weights W = make_weights(t, ROWS, 11u + (unsigned)t);
     float *x = malloc(sizeof(float) * (size_t)(W.k * TOKENS)), *y = malloc(sizeof(float) * ROWS * TOKENS),
-          *y2 = malloc(sizeof(float) * ROWS * TOKENS);
+          *y2 = malloc(sizeof(float) * ROWS * TOKENS), *first = malloc(sizeof(float) * ROWS * TOKENS);
     test_fill(x, (size_t)(W.k * TOKENS), 5u, 2.0f);
     cf_gpu_buf *wb = test_upload(g, W.w, W.rb * ROWS), *xb = test_upload(g, x, sizeof(float) * (size_t)(W.k * TOKENS));
     cf_gpu_buf *yb = test_upload(g, NULL, sizeof(float) * ROWS * TOKENS);
@@ -93,6 +94,11 @@ static void test_matmul(cf_gpu *g, cf_type t)
                cf_type_name((uint32_t)t), n);
         CHECKF(!memcmp(y, y2, sizeof(float) * ROWS * (size_t)n), "%s matmul of %d tokens: two runs differ",
                cf_type_name((uint32_t)t), n);
+        /* the tokens' rows are the bits they had alone (n = 1) or in a smaller batch */
+        if (i)
+            CHECKF(!memcmp(y, first, sizeof(float) * ROWS * (size_t)ns[i - 1]), "%s matmul: %d tokens and %d differ",
+                   cf_type_name((uint32_t)t), n, ns[i - 1]);
+        memcpy(first, y, sizeof(float) * ROWS * (size_t)n);
     }
     cf_gpu_free(g, wb);
     cf_gpu_free(g, xb);
@@ -100,6 +106,7 @@ static void test_matmul(cf_gpu *g, cf_type t)
     free(x);
     free(y);
     free(y2);
+    free(first);
     free_weights(&W);
 }
 
@@ -120,6 +127,20 @@ static void test_matmul_id(cf_gpu *g, cf_type t)
     CHECK(test_submit(g) == 0);
     test_download(g, yb, y, sizeof y);
     CHECKF(check_product(&W, x, xrow, expert, PAIRS, ROWS, y) == 0, "%s matmul_id", cf_type_name((uint32_t)t));
+    /* each pair's row is the bits of its expert's matmul of its input */
+    float alone[ROWS];
+    cf_gpu_buf *ab = test_upload(g, NULL, sizeof alone);
+    int differ = 0;
+    for (int p = 0; p < PAIRS; p++) {
+        cf_gpu_begin(g);
+        cf_gpu_matmul(g, t, (cf_gpu_view){wb, W.rb * ROWS * (size_t)expert[p]}, ROWS, W.k,
+                      (cf_gpu_view){xb, sizeof(float) * (size_t)(W.k * xrow[p])}, 1, view(ab));
+        CHECK(test_submit(g) == 0);
+        test_download(g, ab, alone, sizeof alone);
+        differ += memcmp(alone, y + p * ROWS, sizeof alone) != 0;
+    }
+    CHECKF(differ == 0, "%s matmul_id: %d pairs differ from their expert's matmul", cf_type_name((uint32_t)t), differ);
+    cf_gpu_free(g, ab);
     cf_gpu_free(g, wb);
     cf_gpu_free(g, xb);
     cf_gpu_free(g, ib);
@@ -179,6 +200,13 @@ static void test_errors(cf_gpu *g)
     CHECK(cf_gpu_alloc(g, (size_t)cf_gpu_max_buffer(g) + 1, &err) == NULL);
     cf_gpu_begin(g);
     CHECK(cf_gpu_submit(g, &err) == 0);
+    /* an op outside a pass, a pass submitted twice */
+    cf_gpu_scale(g, view(b), view(b), 2.0f, 16);
+    CHECK(cf_gpu_submit(g, &err) != 0);
+    CHECKF(strstr(err.msg, "outside cf_gpu_begin") != NULL, "%s", err.msg);
+    const int n = cf_gpu_count(&err);
+    CHECK(cf_gpu_open(n, &err) == NULL);
+    CHECKF(strstr(err.msg, "no GPU device") != NULL, "%s", err.msg);
     cf_gpu_free(g, b);
 }
 

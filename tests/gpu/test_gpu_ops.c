@@ -1,8 +1,9 @@
 /* The GPU's row-wise, element-wise and attention ops against the CPU's
  * (the forward pass's vector ops, cf_layernorm, cf_rope_apply, cf_gelu,
  * cf_swiglu_oai) on odd sizes, heads strided inside wider rows; attention
- * against the exact softmax (double) over the F16-rounded cache, with
- * GQA, a sliding window, sinks and soft-capping.  Tolerances: 2e-6 of a
+ * against the exact softmax (double) over the cache as the CPU rounds it
+ * (F16, BF16, F32), with GQA, a sliding window, sinks, soft-capping,
+ * output gates and the attention temperature.  Tolerances: 2e-6 of a
  * row's largest value for the norms and RoPE, 1e-5 relative for the
  * activations (GELU: one F16 step, as its table), 2e-5 of the largest
  * value for attention; every op gives the same bits on a second run. */
@@ -10,20 +11,6 @@
 
 #include "model_internal.h"
 #include "vec.h"
-
-static int close_all(const float *got, const float *want, size_t n, float tol, const char *what)
-{
-    float big = 0;
-    for (size_t i = 0; i < n; i++)
-        big = fmaxf(big, fabsf(want[i]));
-    int bad = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!(fabsf(got[i] - want[i]) <= tol * big)) {
-            if (bad++ < 3)
-                fprintf(stderr, "  %s [%zu]: %.9g, want %.9g\n", what, i, got[i], want[i]);
-        }
-    return bad;
-}
 
 /* Norms over 3 tokens of 5 heads of 67 floats, heads 70 apart in rows of
  * 353: each head normed (the per-head q/k norms), then whole rows of 301
@@ -185,11 +172,24 @@ enum { NH = 6, NKV = 2, CTX = 160 };
 typedef struct {
     int hd, window, sinks;
     float softcap;
+    int gate;         /* q_gate's sigmoid gates on the output */
+    float temp_scale; /* mistral3's temperature, floor 16 */
+    cf_kv_type type;  /* the cache's */
 } attn_case;
 
-static float f16r(float v)
+/* v as a cache of type t keeps it */
+static float kv_round(cf_kv_type t, float v)
 {
-    return cf_f16_to_f32(cf_f32_to_f16(v));
+    return t == CF_KV_F16 ? cf_f16_to_f32(cf_f32_to_f16(v)) : t == CF_KV_BF16 ? cf_bf16_to_f32(cf_f32_to_bf16(v)) : v;
+}
+
+/* element i of a cache of type t read back from the device */
+static float kv_elem(cf_kv_type t, const void *cache, size_t i)
+{
+    if (t == CF_KV_F32)
+        return ((const float *)cache)[i];
+    const uint16_t h = ((const uint16_t *)cache)[i];
+    return t == CF_KV_F16 ? cf_f16_to_f32(h) : cf_bf16_to_f32(h);
 }
 
 /* The exact attention of query q (head h) at pos over keys k and values v
@@ -199,12 +199,13 @@ static void attn_ref(const attn_case *c, const float *q, int h, int pos, const f
 {
     const int hd = c->hd, gk = h / (NH / NKV);
     const int first = c->window && pos + 1 > c->window ? pos + 1 - c->window : 0;
+    const double temp = c->temp_scale > 0 ? log(floor(pos / 16.0) + 1.0) * c->temp_scale + 1.0 : 1.0;
     double m = c->sinks ? sinks[h] : -INFINITY, s[CTX];
     for (int p = first; p <= pos; p++) {
         double d = 0;
         for (int i = 0; i < hd; i++)
             d += (double)q[i] * k[((size_t)gk * CTX + (size_t)p) * (size_t)hd + (size_t)i];
-        d *= scale;
+        d *= scale * temp;
         if (c->softcap > 0)
             d = c->softcap * tanh(d / c->softcap);
         s[p] = d;
@@ -233,6 +234,8 @@ static void test_attention(cf_gpu *g, const attn_case *c)
           *vc = calloc(cache, sizeof(float));
     float *out = malloc(sizeof(float) * (size_t)(N + 1) * NH * (size_t)hd), *again = malloc(sizeof(float) * (size_t)(N + 1) * NH * (size_t)hd);
     float *want = malloc(sizeof(float) * (size_t)(N + 1) * NH * (size_t)hd), sinks[NH];
+    float *gates = malloc(sizeof(float) * (size_t)(N + 1) * NH * (size_t)hd);
+    test_fill(gates, (size_t)(N + 1) * NH * (size_t)hd, 15u, 3.0f);
     test_fill(q, (size_t)(N + 1) * (size_t)qld, 11u, 1.0f);
     test_fill(k, (size_t)(N + 1) * (size_t)kld, 12u, 1.0f);
     test_fill(v, (size_t)(N + 1) * (size_t)kld, 13u, 1.0f);
@@ -241,20 +244,25 @@ static void test_attention(cf_gpu *g, const attn_case *c)
         for (int gk = 0; gk < NKV; gk++)
             for (int i = 0; i < hd; i++) {
                 const size_t at = ((size_t)gk * CTX + (size_t)t) * (size_t)hd + (size_t)i;
-                kc[at] = f16r(k[(size_t)t * (size_t)kld + (size_t)gk * (size_t)hd + (size_t)i]);
-                vc[at] = f16r(v[(size_t)t * (size_t)kld + (size_t)gk * (size_t)hd + (size_t)i]);
+                kc[at] = kv_round(c->type, k[(size_t)t * (size_t)kld + (size_t)gk * (size_t)hd + (size_t)i]);
+                vc[at] = kv_round(c->type, v[(size_t)t * (size_t)kld + (size_t)gk * (size_t)hd + (size_t)i]);
             }
     const float scale = 1.0f / sqrtf((float)hd);
     for (int t = 0; t <= N; t++)
-        for (int h = 0; h < NH; h++)
-            attn_ref(c, q + (size_t)t * (size_t)qld + (size_t)h * (size_t)hd, h, t, kc, vc, sinks, scale,
-                     want + ((size_t)t * NH + (size_t)h) * (size_t)hd);
+        for (int h = 0; h < NH; h++) {
+            float *w = want + ((size_t)t * NH + (size_t)h) * (size_t)hd;
+            attn_ref(c, q + (size_t)t * (size_t)qld + (size_t)h * (size_t)hd, h, t, kc, vc, sinks, scale, w);
+            for (int i = 0; c->gate && i < hd; i++)
+                w[i] *= 1.0f / (1.0f + expf(-gates[((size_t)t * NH + (size_t)h) * (size_t)hd + (size_t)i]));
+        }
     cf_gpu_buf *qb = test_upload(g, q, sizeof(float) * (size_t)(N + 1) * (size_t)qld);
     cf_gpu_buf *kb = test_upload(g, k, sizeof(float) * (size_t)(N + 1) * (size_t)kld);
     cf_gpu_buf *vb = test_upload(g, v, sizeof(float) * (size_t)(N + 1) * (size_t)kld);
     cf_gpu_buf *sb = test_upload(g, sinks, sizeof sinks), *ob = test_upload(g, NULL, sizeof(float) * (size_t)(N + 1) * NH * (size_t)hd);
-    cf_gpu_buf *kcb = test_upload(g, NULL, cache * 2), *vcb = test_upload(g, NULL, cache * 2);
-    const cf_gpu_kv kv = {view(kcb), view(vcb), CTX, NKV, hd};
+    const size_t elem = c->type == CF_KV_F32 ? 4 : 2;
+    cf_gpu_buf *kcb = test_upload(g, NULL, cache * elem), *vcb = test_upload(g, NULL, cache * elem);
+    cf_gpu_buf *gb = test_upload(g, gates, sizeof(float) * (size_t)(N + 1) * NH * (size_t)hd);
+    const cf_gpu_kv kv = {view(kcb), view(vcb), CTX, NKV, hd, c->type};
     for (int run = 0; run < 2; run++) {
         /* the prompt, then the next token, as a pass each */
         for (int step = 0; step < 2; step++) {
@@ -269,6 +277,9 @@ static void test_attention(cf_gpu *g, const attn_case *c)
                 .softcap = c->softcap,
                 .sinks = c->sinks ? view(sb) : (cf_gpu_view){0},
                 .out = {{ob, (size_t)pos0 * NH * (size_t)hd * 4}, n, NH, NH * hd, hd},
+                .gate = {{c->gate ? gb : NULL, (size_t)pos0 * NH * (size_t)hd * 4}, n, NH, NH * hd, hd},
+                .temp_scale = c->temp_scale,
+                .temp_floor = 16.0f,
             };
             cf_gpu_begin(g);
             cf_gpu_kv_store(g, &kv, (cf_gpu_rows){{kb, ko}, n, NKV, kld, hd}, (cf_gpu_rows){{vb, ko}, n, NKV, kld, hd},
@@ -278,20 +289,23 @@ static void test_attention(cf_gpu *g, const attn_case *c)
         }
         test_download(g, ob, run ? again : out, sizeof(float) * (size_t)(N + 1) * NH * (size_t)hd);
     }
-    float *kgot = malloc(cache * 2);
-    test_download(g, kcb, kgot, cache * 2);
-    int bad_k = 0;
-    for (size_t i = 0; i < (size_t)NKV * CTX * (size_t)hd; i++)
-        bad_k += cf_f16_to_f32(((uint16_t *)kgot)[i]) != kc[i];
-    CHECKF(bad_k == 0, "the cache's keys: %d differ from F16 rounding", bad_k);
+    void *kgot = malloc(cache * elem), *vgot = malloc(cache * elem);
+    test_download(g, kcb, kgot, cache * elem);
+    test_download(g, vcb, vgot, cache * elem);
+    int bad_kv = 0;
+    for (size_t i = 0; i < cache; i++)
+        bad_kv += kv_elem(c->type, kgot, i) != kc[i] || kv_elem(c->type, vgot, i) != vc[i];
+    CHECKF(bad_kv == 0, "the %s cache: %d values differ from the CPU's rounding", cf_kv_type_name(c->type), bad_kv);
     CHECKF(close_all(out, want, (size_t)(N + 1) * NH * (size_t)hd, 2e-5f, "attention") == 0,
-           "attention head_dim %d window %d sinks %d softcap %g", hd, c->window, c->sinks, (double)c->softcap);
+           "attention head_dim %d window %d sinks %d softcap %g gate %d temperature %g %s cache", hd, c->window,
+           c->sinks, (double)c->softcap, c->gate, (double)c->temp_scale, cf_kv_type_name(c->type));
     CHECKF(!memcmp(out, again, sizeof(float) * (size_t)(N + 1) * NH * (size_t)hd), "attention: two runs differ");
-    cf_gpu_buf *bufs[] = {qb, kb, vb, sb, ob, kcb, vcb};
+    cf_gpu_buf *bufs[] = {qb, kb, vb, sb, ob, kcb, vcb, gb};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         cf_gpu_free(g, bufs[i]);
     free(kgot);
-    free(q), free(k), free(v), free(kc), free(vc), free(out), free(again), free(want);
+    free(vgot);
+    free(q), free(k), free(v), free(kc), free(vc), free(out), free(again), free(want), free(gates);
 }
 
 /* A pass that uploads its input, computes and downloads the result: one
@@ -337,12 +351,26 @@ int main(void)
     test_rope(g);
     test_elementwise(g);
     static const attn_case cases[] = {
-        {66, 0, 0, 0},     /* plain: GQA over the whole prompt */
-        {128, 20, 1, 0},   /* sliding window, gpt-oss sinks */
-        {256, 0, 0, 30.0f}, /* soft-capped scores, a large head */
+        {66, 0, 0, 0, 0, 0, CF_KV_F16},      /* plain: GQA over the whole prompt */
+        {128, 20, 1, 0, 0, 0, CF_KV_F16},    /* sliding window, gpt-oss sinks */
+        {256, 0, 0, 30.0f, 0, 0, CF_KV_F16}, /* soft-capped scores, a large head */
+        {64, 0, 0, 0, 1, 0.5f, CF_KV_F16},   /* q_gate's output gates, mistral3's temperature */
+        {66, 20, 0, 0, 0, 0, CF_KV_F32},     /* an F32 cache */
+        {64, 0, 1, 0, 0, 0, CF_KV_BF16},     /* a BF16 cache */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         test_attention(g, &cases[i]);
+    /* a quantized cache is the CPU's: one clear error */
+    CHECK(!cf_gpu_kv_supports(CF_KV_Q8_0) && cf_gpu_kv_supports(CF_KV_BF16));
+    cf_gpu_buf *b = test_upload(g, NULL, 4096);
+    const cf_gpu_kv q8 = {view(b), view(b), 16, 1, 64, CF_KV_Q8_0};
+    const cf_gpu_rows r = {view(b), 1, 1, 64, 64};
+    cf_err err = {0};
+    cf_gpu_begin(g);
+    cf_gpu_kv_store(g, &q8, r, r, 0);
+    CHECK(cf_gpu_submit(g, &err) != 0);
+    CHECKF(strstr(err.msg, "cache on the GPU") != NULL, "%s", err.msg);
+    cf_gpu_free(g, b);
     cf_gpu_close(g);
     return test_summary("gpu_ops");
 }

@@ -9,18 +9,6 @@
  * double); the same bits on a second run. */
 #include "gpu_test.h"
 
-static int close_all(const float *got, const float *want, size_t n, float tol, const char *what)
-{
-    float big = 0;
-    for (size_t i = 0; i < n; i++)
-        big = fmaxf(big, fabsf(want[i]));
-    int bad = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!(fabsf(got[i] - want[i]) <= tol * big) && bad++ < 3)
-            fprintf(stderr, "  %s [%zu]: %.9g, want %.9g\n", what, i, got[i], want[i]);
-    return bad;
-}
-
 static float silu(float x)
 {
     return x / (1.0f + expf(-x));

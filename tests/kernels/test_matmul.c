@@ -254,13 +254,45 @@ static void test_gemvs(void)
         }
 }
 
+/* The types with NEON GEMM tiles (gemm_neon.inc, the dotprod and i8mm
+ * levels). */
+static const cf_type neon_gemm_types[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_Q5_0, CF_TYPE_IQ4_NL, CF_TYPE_Q4_1,
+                                          CF_TYPE_Q5_1, CF_TYPE_Q4_K, CF_TYPE_Q5_K, CF_TYPE_Q6_K};
+
+/* Their tiles: every column count a group of 4 (two SMMLA pairs) can end
+ * with, 13 rows (a short last panel of 8), and units past one round of 16
+ * residues (33 blocks, 17 super-blocks) against short ones. */
+static void test_neon_tiles(void)
+{
+    for (size_t i = 0; i < sizeof neon_gemm_types / sizeof neon_gemm_types[0]; i++) {
+        const cf_type t = neon_gemm_types[i];
+        const int64_t b = cf_type_get(t)->blck_size;
+        for (int64_t n = 3; n <= 17; n++)
+            test_shape(t, 13, (b == 256 ? 2 + n % 2 : 16 + n % 2 * 17) * b, n);
+        test_shape(t, 9, 17 * b, 6);
+    }
+    /* the dotprod and i8mm levels load Q8_0, Q4_0, IQ4_NL and Q4_K as R16
+     * (their decoding kernels read it, as the tiles do) */
+    static const cf_type r16_neon[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_IQ4_NL, CF_TYPE_Q4_K};
+    for (size_t i = 0; i < sizeof r16_neon / sizeof r16_neon[0]; i++) {
+        const cf_type t = r16_neon[i];
+        for (int isa = CF_ISA_NEON; isa <= CF_ISA_I8MM; isa++)
+            if ((int)cf_isa_set((cf_isa)isa) == isa)
+                CHECKF(cf_layout_best(t) == (isa == CF_ISA_NEON ? CF_LAYOUT_PLAIN : CF_LAYOUT_R16), "%s: %s's layout",
+                       cf_isa_name((cf_isa)isa), cf_type_name(t));
+        test_layout(t, CF_LAYOUT_R16, 37, (t == CF_TYPE_Q4_K ? 3 : 33) * cf_type_get(t)->blck_size, 2, 0, 37);
+    }
+    cf_isa_set(cf_isa_best());
+}
+
 /* Emulated (test_emulated): every type at every level and thread count,
  * decode and prefill, a short last group of 16 units, and the R16 layouts
- * whole and cut, in the fewest shapes that have them (the NEON levels
- * multiply row by row with their dots; what the tiles and layouts of x86
- * do the native run checks at full size). */
+ * whole and cut, in the fewest shapes that have them (the NEON levels'
+ * tiles as test_neon_tiles says; what the tiles and layouts of x86 do the
+ * native run checks at full size). */
 static int test_emulated_shapes(void)
 {
+    test_neon_tiles();
     for (int i = 0; i < KT_N_WEIGHT_TYPES; i++) {
         const cf_type t = kt_weight_types[i];
         const int64_t b = cf_type_get(t)->blck_size, k = b == 256 ? 512 : 160;

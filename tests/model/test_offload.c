@@ -35,8 +35,12 @@ static cf_ctx *ctx(int n_gpu_layers)
 static double max_diff(const float *a, const float *b)
 {
     double d = 0;
-    for (int i = 0; i < V; i++)
-        d = fmax(d, fabs((double)a[i] - (double)b[i]));
+    /* not fmax: Debian's aarch64 gcc 12 crashes vectorising that reduction at -O3 */
+    for (int i = 0; i < V; i++) {
+        const double e = fabs((double)a[i] - (double)b[i]);
+        if (e > d)
+            d = e;
+    }
     return d;
 }
 

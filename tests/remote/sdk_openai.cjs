@@ -7,35 +7,7 @@ const OpenAI = require('openai');
 const base = process.env.CONFAB_URL, key = process.env.CONFAB_KEY;
 const client = new OpenAI({ baseURL: base, apiKey: key, timeout: 30000, maxRetries: 0 });
 const hi = [{ role: 'user', content: 'Hello there' }];
-let failed = 0;
-
-async function check(name, fn) {
-    const t0 = Date.now();
-    try {
-        await fn();
-        console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-    } catch (e) {
-        failed++;
-        console.log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-    }
-}
-
-function assert(cond, what) {
-    if (!cond)
-        throw new Error(what);
-}
-
-async function rejects(fn, type, test) {
-    try {
-        await fn();
-    } catch (e) {
-        assert(e instanceof type, `threw ${e && e.constructor && e.constructor.name}, not ${type.name}: ${e}`);
-        if (test)
-            test(e);
-        return;
-    }
-    throw new Error(`did not throw ${type.name}`);
-}
+const { state, check, assert, rejects } = require('./sdk_util.cjs');
 
 (async () => {
     await check('models.list', async () => {
@@ -170,5 +142,5 @@ async function rejects(fn, type, test) {
         await rejects(() => client.embeddings.create({ model: 'tiny', input: 'x' }),
                       OpenAI.NotFoundError, (e) => assert(/not supported by confab serve/.test(e.message)));
     });
-    process.exit(failed ? 1 : 0);
+    process.exit(state.failed ? 1 : 0);
 })();

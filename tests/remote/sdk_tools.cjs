@@ -15,35 +15,7 @@ const tools = [
     { type: 'function', function: { name: 'get_time', description: 'The time now',
         parameters: { type: 'object', properties: {} } } },
 ];
-let failed = 0;
-
-async function check(name, fn) {
-    const t0 = Date.now();
-    try {
-        await fn();
-        console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-    } catch (e) {
-        failed++;
-        console.log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-    }
-}
-
-function assert(cond, what) {
-    if (!cond)
-        throw new Error(what);
-}
-
-async function rejects(fn, type, test) {
-    try {
-        await fn();
-    } catch (e) {
-        assert(e instanceof type, `threw ${e && e.constructor && e.constructor.name}, not ${type.name}: ${e}`);
-        if (test)
-            test(e);
-        return;
-    }
-    throw new Error(`did not throw ${type.name}`);
-}
+const { state, check, assert, rejects } = require('./sdk_util.cjs');
 
 /* A call as the tools describe it: a known name, arguments that parse and
  * keep to the function's parameters. */
@@ -166,6 +138,6 @@ function wellFormed(call, only) {
         await rejects(() => client.chat.completions.create({
             model: 'tiny', messages: [...ask, { role: 'tool', content: 'x' }] }), OpenAI.BadRequestError);
     });
-    console.log(failed ? `${failed} failed` : 'all passed');
-    process.exit(failed ? 1 : 0);
+    console.log(state.failed ? `${state.failed} failed` : 'all passed');
+    process.exit(state.failed ? 1 : 0);
 })();

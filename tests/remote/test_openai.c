@@ -450,9 +450,10 @@ static void test_requests(void)
           !strcmp(r.tool_name, "f") && r.format && !strcmp(r.format_name, "json"));
     cf_oai_request_free(&r);
     good = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"tools\":[{\"type\":"
-           "\"function\",\"function\":{\"name\":\"f\"}}],\"tool_choice\":\"required\"}";
+           "\"function\",\"function\":{\"name\":\"f\"}}],\"tool_choice\":\"required\","
+           "\"parallel_tool_calls\":false}";
     CHECK(cf_oai_request_parse(good, strlen(good), &r, &err) == 0 &&
-          r.tool_choice == CF_OAI_TOOLS_REQUIRED && !r.tool_name);
+          r.tool_choice == CF_OAI_TOOLS_REQUIRED && !r.tool_name && r.one_call);
     cf_oai_request_free(&r);
     CHECK(!strcmp(cf_oai_field_of("temp"), "temperature") && !cf_oai_field_of("bogus") &&
           !strcmp(cf_oai_field_of("thinking"), "chat_template_kwargs.enable_thinking"));

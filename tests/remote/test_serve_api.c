@@ -9,6 +9,7 @@
  *     confab does not serve named as such, GET /v1/models/{id};
  *   - /v1/completions, whole and streamed, as `confab complete` continues;
  *     /v1/responses, whole and as its events;
+ *   - JSON output on each API, tools refused where the template renders none;
  *   - CORS preflights and headers, HEAD, a leading CRLF, a long
  *     Authorization header compared whole, a body of exactly 8 MiB;
  *   - SIGTERM mid-stream ends the stream with an error event and [DONE]. */
@@ -258,6 +259,36 @@ static void test_responses(int port)
 }
 
 /* A body of exactly 8 MiB is taken; one byte more is not. */
+/* JSON output on each API; tools where there are none to render */
+static void test_formats(int port)
+{
+    response r;
+    request(port, "POST", "/v1/completions", "{\"prompt\":\"Once\",\"max_tokens\":60,"
+            "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"schema\":"
+            "{\"enum\":[\"yes\",\"no\"]}}}}", true, &r);
+    CHECKF(r.status == 200 && (strstr(r.body, "\"text\":\"\\\"yes\\\"\"") ||
+                               strstr(r.body, "\"text\":\"\\\"no\\\"\"")),
+           "completions with a schema: %s", r.body);
+    response_free(&r);
+    post(port, ",\"max_tokens\":200,\"stream\":true,\"response_format\":{\"type\":\"json_object\"}", &r);
+    CHECKF(r.status == 200 && strstr(r.body, "\"delta\":{\"content\":\"{"), "json_object streamed: %s",
+           r.body);
+    response_free(&r);
+    /* stories260K-chatml's template renders no tools */
+    post(port, ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]", &r);
+    CHECKF(r.status == 400 && strstr(r.body, "renders no tools") && strstr(r.body, "\"param\":\"tools\""),
+           "tools without a template for them: %s", r.body);
+    response_free(&r);
+    post(port, ",\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}],\"tool_choice\":"
+               "\"none\"", &r);
+    CHECKF(r.status == 200, "tool_choice none renders none: %s", r.body);
+    response_free(&r);
+    request(port, "POST", "/v1/responses", "{\"input\":\"hi\",\"tools\":[{\"type\":\"function\","
+            "\"name\":\"f\"}]}", true, &r);
+    CHECKF(r.status == 400 && strstr(r.body, "\"param\":\"tools\""), "responses with tools: %s", r.body);
+    response_free(&r);
+}
+
 static void test_body_limit(int port)
 {
     size_t max = 8 << 20;
@@ -324,6 +355,7 @@ int main(void)
     test_errors(sv.port);
     test_completions(sv.port);
     test_responses(sv.port);
+    test_formats(sv.port);
     test_body_limit(sv.port);
     int status = stop(&sv);
     CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "serve ended with status %d", status);

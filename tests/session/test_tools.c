@@ -1,4 +1,4 @@
-/* Tools through the chat templates that render them: a conversation with
+/* Tools through the chat templates that read them: a conversation with
  * a call, its result, an answer and a new question, rendered with a tools
  * list, against jinja2's renderings (tools-expected.json, made by
  * render_tools.py): by the template alone, and by a session (its
@@ -10,28 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "confab/grammar.h"
 #include "confab/session.h"
 #include "confab/template.h"
 #include "confab/tools.h"
 #include "harness.h"
 #include "json_file.h"
+#include "template/tt_util.h"
 #include "session_internal.h"
-
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n)
-        buf[n] = 0;
-    fclose(f);
-    return buf;
-}
 
 static char *dump(const cf_json *v)
 {
@@ -75,7 +63,7 @@ static void test_rendering(const cf_json *ref, const cf_json *r)
     const cf_json *want = cf_json_get(r, "output");
     char rel[256];
     snprintf(rel, sizeof rel, "templates/%s", name);
-    char *src = read_all(shared_path(rel));
+    char *src = tt_read(shared_path(rel), NULL);
     CHECKF(src, "cannot read %s", rel);
     if (!src)
         return;
@@ -85,7 +73,7 @@ static void test_rendering(const cf_json *ref, const cf_json *r)
     CHECKF(cf_chat_template_from_jinja(src, strlen(src), "test", &t, &err) == 0, "%s: %s", name,
            err.msg);
     cf_chat_opts o = {.bos_token = "<s>", .eos_token = "</s>", .add_generation_prompt = true,
-                      .tools_json = tools, .now = 1768435200};
+                      .tools_json = tools, .now = TT_NOW};
     char *out = NULL;
     int rc = cf_chat_render_json(t, msgs, strlen(msgs), &o, &out, NULL, &err);
     if (want)
@@ -108,7 +96,7 @@ static void test_rendering(const cf_json *ref, const cf_json *r)
         free(msgs);
         return;
     }
-    s->now = 1768435200; /* the references' clock: 2026-01-15 */
+    s->now = TT_NOW; /* the references' clock */
     const cf_json *jm = cf_json_get(ref, "messages");
     cf_message m[16];
     char *owned[16] = {0};
@@ -158,12 +146,53 @@ static void test_continue(void)
     const cf_message *last = cf_session_message(s, 3), *t = cf_session_message(s, 2);
     CHECK(cf_session_n_messages(s) == 4 && last->role == CF_ROLE_ASSISTANT && got == 3 &&
           t->role == CF_ROLE_TOOL && !strcmp(t->tool_call_id, "c1"));
+    /* a session file keeps the tool's result and its call id */
+    char path[] = "/tmp/confab-tools-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    CHECKF(cf_session_save(s, path, &err) == 0 && cf_session_load(s, path, &err) == 0, "%s", err.msg);
+    unlink(path);
+    t = cf_session_message(s, 2);
+    CHECK(cf_session_n_messages(s) == 4 && t->role == CF_ROLE_TOOL && !strcmp(t->tool_call_id, "c1") &&
+          !strcmp(t->content, "22 C"));
     /* the prompt shows the result as the template wraps it */
     char *text;
     int n_tok, n_cached;
     CHECK(cf_session_prompt_text(s, "ok", &text, &n_tok, &n_cached, &err) == 0 &&
           strstr(text, "<tool_response>\n22 C\n</tool_response>") && n_cached > 0);
     free(text);
+    cf_session_free(s);
+}
+
+static bool kept(const cf_session *s, const char *key)
+{
+    for (size_t i = 0; i < sizeof s->grammars / sizeof s->grammars[0]; i++)
+        if (s->grammars[i].key && !strcmp(s->grammars[i].key, key))
+            return true;
+    return false;
+}
+
+/* A keyed grammar is kept with its masks: the same key again takes it, and
+ * the fifth key lets the least recently used go. */
+static void test_kept_grammars(void)
+{
+    cf_session_params p = {.model_path = shared_path("models/stories260K-chatml.gguf"),
+                           .n_ctx = 256, .n_threads = 1};
+    cf_session *s;
+    cf_err err;
+    CHECKF(cf_session_new(&p, &s, &err) == 0, "%s", err.msg);
+    cf_grammar *g;
+    CHECK(cf_grammar_json(&g, &err) == 0 && cf_session_set_grammar(s, "json", "k0", g, &err) == 0);
+    const cf_constraint *first = s->format_c;
+    CHECK(cf_session_set_grammar(s, NULL, NULL, NULL, &err) == 0 && !s->format_c);
+    CHECK(cf_grammar_json(&g, &err) == 0 && cf_session_set_grammar(s, "json", "k0", g, &err) == 0 &&
+          s->format_c == first);
+    for (int i = 1; i <= 4; i++) {
+        char key[8];
+        snprintf(key, sizeof key, "k%d", i);
+        CHECK(cf_grammar_json(&g, &err) == 0 && cf_session_set_grammar(s, "json", key, g, &err) == 0);
+    }
+    CHECK(!kept(s, "k0") && kept(s, "k1") && kept(s, "k4"));
     cf_session_free(s);
 }
 
@@ -178,5 +207,6 @@ int main(void)
         test_rendering(ref, list->items[i]);
     cf_json_free(ref);
     test_continue();
+    test_kept_grammars();
     return test_summary("session-tools");
 }

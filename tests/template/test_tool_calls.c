@@ -76,6 +76,14 @@ static const vector vectors[] = {
     /* Command R7B */
     {CF_TOOLS_COMMAND_R, "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", "
      "\"parameters\": {\"x\": \"y\"}}]<|END_ACTION|>", "", 1, {"f"}, {"{\"x\":\"y\"}"}},
+    /* Nemotron Nano v2 */
+    {CF_TOOLS_NEMOTRON, "<TOOLCALL>[{\"name\": \"f\", \"arguments\": {\"a\": \"b\"}}]</TOOLCALL>", "", 1,
+     {"f"}, {"{\"a\":\"b\"}"}},
+    /* LFM2's Python calls */
+    {CF_TOOLS_PYTHONIC, "Let me check. <|tool_call_start|>[get_weather(city=\"Paris\", days=3, "
+     "opts={'metric': True, 'tags': ['a', None]}), now()]<|tool_call_end|>", "Let me check.", 2,
+     {"get_weather", "now"},
+     {"{\"city\":\"Paris\",\"days\":3,\"opts\":{\"metric\":true,\"tags\":[\"a\",null]}}", "{}"}},
     /* the bare call a required grammar writes */
     {CF_TOOLS_JSON, " {\"name\": \"f\", \"arguments\": {\"k\": null}}", "", 1, {"f"}, {"{\"k\":null}"}},
     {CF_TOOLS_NONE, "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
@@ -201,6 +209,9 @@ static void test_detect(void)
         {"templates/mistralai-Mistral-Nemo-Instruct-2407.jinja", CF_TOOLS_MISTRAL},
         {"templates/CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja", CF_TOOLS_COMMAND_R},
         {"templates/google-gemma-2-2b-it.jinja", CF_TOOLS_NONE},
+        {"templates/2026/NVIDIA-Nemotron-Nano-v2.jinja", CF_TOOLS_NEMOTRON},
+        {"templates/2026/LFM2-8B-A1B.jinja", CF_TOOLS_PYTHONIC},
+        {"templates/llama-cpp-deepseek-r1.jinja", CF_TOOLS_DEEPSEEK},
     };
     if (!shared_dir()) {
         fprintf(stderr, "no ../shared: the templates' formats are not checked\n");

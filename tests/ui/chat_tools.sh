@@ -4,8 +4,9 @@
 # well-formed call): each call is shown and asked about, y runs its command
 # (the arguments on stdin and in $CONFAB_TOOL_ARGS), whose output goes back
 # to the model, whose next reply follows; n declines it, and the command
-# does not run.  A template without tools, and --tool-choice without
-# --tools, are one error line each.
+# does not run; --tui asks the same in its transcript, a script answers
+# with its next line of input.  A template
+# without tools, and --tool-choice without --tools, are one error line each.
 . "$(dirname "$0")/tmux_lib.sh"
 t_setup
 STATS='^prompt [0-9]+ tok'
@@ -40,6 +41,24 @@ t_wait_count "$STATS" 4 30
 t_prompt 30
 t_keys C-d
 t_wait_exit 30
+
+# full screen: the question in the transcript, a key answers it
+t_start "$T_CHAT -m $T_MODELS/stories260K-chatml.gguf --chat-template-file $TEMPLATE -n 120 --seed 3 --tools $T_DIR/tools.json --tool-choice required --tui"
+t_wait_status 'ready' 30
+t_send "What is the weather?"
+t_wait 'run get_weather\? \[y/N\]' 30
+t_keys y
+t_wait '\[get_weather: exit status 0, 15 bytes of output\]' 10
+t_keys C-d
+t_wait_exit 30
+
+# a script answers with its next line: y runs the call, the end of the input declines
+out=$(printf 'Weather?\ny\nAnd now?\n' | $T_CHAT -m $T_MODELS/stories260K-chatml.gguf \
+      --chat-template-file "$TEMPLATE" -n 120 --seed 3 --tools "$T_DIR/tools.json" \
+      --tool-choice required 2>&1)
+echo "$out" | grep -q '^run get_weather? \[y/N\] y$' || fail "piped y: $out"
+echo "$out" | grep -q '^run get_weather? \[y/N\] n$' || fail "piped end of input: $out"
+[ "$(echo "$out" | grep -c '^\[get_weather: exit status 0')" = 1 ] || fail "runs: $out"
 
 t_start "$T_CHAT -m $T_MODELS/stories260K-chatml.gguf --tools $T_DIR/tools.json"
 t_wait "^confab: --tools: the model's chat template renders no tools" 30

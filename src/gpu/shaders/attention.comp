@@ -1,10 +1,11 @@
 #version 450
 // Softmax attention of one query head of one token over its KV head's
-// cache, flash-style: tiles of 64 positions, one score a lane, a running
+// cache (F32, F16 or BF16), flash-style: tiles of 64 positions, one score a lane, a running
 // maximum and sum (online softmax), and each lane's output dims summed
 // over the tile in position order; every reduction is a fixed tree, so
 // a result is the same every run.
 #include "common.glsl"
+#include "kv.glsl"
 
 #define LANES 64u
 #define MAX_HD 512u
@@ -16,15 +17,36 @@ layout(std430, binding = 1) readonly buffer Kc { uint kc[]; };
 layout(std430, binding = 2) readonly buffer Vc { uint vc[]; };
 layout(std430, binding = 3) readonly buffer S { float sinks[]; };
 layout(std430, binding = 4) writeonly buffer O { float o[]; };
+layout(std430, binding = 5) readonly buffer Gt { float gates[]; };
+
 
 layout(push_constant) uniform P {
     uint q_off, q_ld, q_hs, o_off, o_ld, o_hs;
     uint kc_off, vc_off; // words
     uint n_ctx, n_head, n_head_kv, hd, pos0, n, window, sinks_off, has_sinks;
     float scale, softcap;
+    uint g_off, g_ld, g_hs, has_gate;
+    float temp_scale, temp_floor;
+    uint type;
 } p;
 
 shared float qs[MAX_HD];
+
+// Keys e and e + 1 (e even), value e, of the cache by element index.
+vec2 key_pair(uint e)
+{
+    if (p.type == KV_F32)
+        return vec2(uintBitsToFloat(kc[p.kc_off + e]), uintBitsToFloat(kc[p.kc_off + e + 1u]));
+    return unpack2(p.type, kc[p.kc_off + e / 2u]);
+}
+
+float value_at(uint e)
+{
+    if (p.type == KV_F32)
+        return uintBitsToFloat(vc[p.vc_off + e]);
+    const vec2 v = unpack2(p.type, vc[p.vc_off + e / 2u]);
+    return (e & 1u) != 0u ? v.y : v.x;
+}
 shared float ps[LANES];
 shared float red[LANES];
 
@@ -52,10 +74,14 @@ void main()
     const uint pos = p.pos0 + t;
     const uint first = p.window > 0u && pos + 1u > p.window ? pos + 1u - p.window : 0u;
     const uint qa = p.q_off + t * p.q_ld + h * p.q_hs;
+    // mistral3's temperature, on the queries as the CPU has it
+    float temp = 1.0;
+    if (p.temp_scale > 0.0)
+        temp = log(floor(float(pos) / p.temp_floor) + 1.0) * p.temp_scale + 1.0;
     for (uint d = lane; d < p.hd; d += LANES)
-        qs[d] = q[qa + d];
+        qs[d] = p.temp_scale > 0.0 ? q[qa + d] * temp : q[qa + d];
     barrier();
-    const uint row0 = g * p.n_ctx, words = p.hd / 2u;
+    const uint row0 = g * p.n_ctx;
     float m = -1.0 / 0.0, l = 0.0, acc[DPL];
     for (uint j = 0u; j < DPL; j++)
         acc[j] = 0.0;
@@ -63,11 +89,11 @@ void main()
         const uint at = p0 + lane;
         float s = -1.0 / 0.0;
         if (at <= pos) {
-            const uint ka = p.kc_off + (row0 + at) * words;
+            const uint ke = (row0 + at) * p.hd;
             float dot = 0.0;
-            for (uint d = 0u; d < words; d++) {
-                const vec2 kv = unpackHalf2x16(kc[ka + d]);
-                dot += qs[2u * d] * kv.x + qs[2u * d + 1u] * kv.y;
+            for (uint d = 0u; d < p.hd; d += 2u) {
+                const vec2 kv = key_pair(ke + d);
+                dot += qs[d] * kv.x + qs[d + 1u] * kv.y;
             }
             s = dot * p.scale;
             if (p.softcap > 0.0)
@@ -85,11 +111,8 @@ void main()
             if (d >= p.hd)
                 break;
             float sum = 0.0;
-            for (uint i = 0u; i < np; i++) {
-                const uint va = p.vc_off + (row0 + p0 + i) * words + d / 2u;
-                const vec2 vv = unpackHalf2x16(vc[va]);
-                sum += ps[i] * ((d & 1u) != 0u ? vv.y : vv.x);
-            }
+            for (uint i = 0u; i < np; i++)
+                sum += ps[i] * value_at((row0 + p0 + i) * p.hd + d);
             acc[j] = acc[j] * back + sum;
         }
         barrier();
@@ -100,10 +123,14 @@ void main()
         for (uint j = 0u; j < DPL; j++)
             acc[j] *= back;
     }
-    const uint oa = p.o_off + t * p.o_ld + h * p.o_hs;
+    const uint oa = p.o_off + t * p.o_ld + h * p.o_hs, ga = p.g_off + t * p.g_ld + h * p.g_hs;
     for (uint j = 0u; j < DPL; j++) {
         const uint d = lane + j * LANES;
-        if (d < p.hd)
-            o[oa + d] = acc[j] / l;
+        if (d < p.hd) {
+            float v = acc[j] / l;
+            if (p.has_gate != 0u)
+                v *= 1.0 / (1.0 + exp(-gates[ga + d]));
+            o[oa + d] = v;
+        }
     }
 }

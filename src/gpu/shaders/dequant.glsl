@@ -1,7 +1,9 @@
 // Element j of the GGUF block at byte b of the weights, for the type the
 // shader is compiled for (-DT_<TYPE>): QK elements in BB bytes a block.
 // The formulas are src/kernels/dequant*.c's; the weights are read as
-// bytes, since most blocks are not a multiple of 4 bytes.
+// bytes, since most blocks are not a multiple of 4 bytes.  A product and
+// a sum are `precise` (not fused), as the CPU's -ffp-contract=off has
+// them, and so that every shader that dequantizes rounds the same.
 layout(std430, binding = 0) readonly buffer Weights { uint w[]; };
 
 uint rd8(uint a) { return (w[a >> 2] >> ((a & 3u) << 3)) & 0xffu; }
@@ -17,14 +19,17 @@ const float kv_iq4nl[16] = float[16](-127, -104, -83, -65, -49, -35, -22, -10, 1
 const float kv_mxfp4[16] = float[16](0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
 
 #if defined(T_F32)
+#define ONE_A_BLOCK
 #define QK 1u
 #define BB 4u
 float dq(uint b, uint j) { return uintBitsToFloat(rd32(b)); }
 #elif defined(T_F16)
+#define ONE_A_BLOCK
 #define QK 1u
 #define BB 2u
 float dq(uint b, uint j) { return rdh(b); }
 #elif defined(T_BF16)
+#define ONE_A_BLOCK
 #define QK 1u
 #define BB 2u
 float dq(uint b, uint j) { return uintBitsToFloat(rd16(b) << 16); }
@@ -35,7 +40,11 @@ float dq(uint b, uint j) { return float(int(nib32(b + 2u, j)) - 8) * rdh(b); }
 #elif defined(T_Q4_1)
 #define QK 32u
 #define BB 20u
-float dq(uint b, uint j) { return float(nib32(b + 4u, j)) * rdh(b) + rdh(b + 2u); }
+float dq(uint b, uint j)
+{
+    precise float v = float(nib32(b + 4u, j)) * rdh(b) + rdh(b + 2u);
+    return v;
+}
 #elif defined(T_Q5_0)
 #define QK 32u
 #define BB 22u
@@ -50,7 +59,8 @@ float dq(uint b, uint j)
 float dq(uint b, uint j)
 {
     uint hi = (rd32(b + 4u) >> j) & 1u;
-    return float(nib32(b + 8u, j) | (hi << 4)) * rdh(b) + rdh(b + 2u);
+    precise float v = float(nib32(b + 8u, j) | (hi << 4)) * rdh(b) + rdh(b + 2u);
+    return v;
 }
 #elif defined(T_Q8_0)
 #define QK 32u
@@ -77,7 +87,8 @@ float dq(uint b, uint e)
     uint h = e / 128u, s = (e / 32u) % 4u, l = e % 32u;
     uint q = (rd8(b + 16u + 32u * h + l) >> (2u * s)) & 3u;
     uint sc = rd8(b + e / 16u);
-    return rdh(b + 80u) * float(sc & 15u) * float(q) - rdh(b + 82u) * float(sc >> 4);
+    precise float v = rdh(b + 80u) * float(sc & 15u) * float(q) - rdh(b + 82u) * float(sc >> 4);
+    return v;
 }
 #elif defined(T_Q3_K)
 #define QK 256u
@@ -116,7 +127,8 @@ float dq(uint b, uint e)
 #if defined(T_Q5_K)
     v += ((rd8(b + 16u + l) >> g) & 1u) << 4;
 #endif
-    return rdh(b) * float(sc) * float(v) - rdh(b + 2u) * float(m);
+    precise float x = rdh(b) * float(sc) * float(v) - rdh(b + 2u) * float(m);
+    return x;
 }
 #elif defined(T_Q6_K)
 #define QK 256u
@@ -147,4 +159,21 @@ float dq(uint b, uint e)
 float weight_at(uint row_b, uint i)
 {
     return dq(row_b + (i / QK) * BB, i % QK);
+}
+
+// A run of 32 values at i0 (a multiple of 32): its block's bytes and the
+// index of its first value in the block.  Within a run the block stays
+// the same, so a loop over the run reads the block's scales once.
+uint run_block(uint row_b, uint i0)
+{
+    return row_b + (i0 / QK) * BB;
+}
+
+float run_at(uint b, uint i0, uint j)
+{
+#ifdef ONE_A_BLOCK
+    return dq(b + j * BB, 0u);
+#else
+    return dq(b, i0 % QK + j);
+#endif
 }

@@ -1,8 +1,9 @@
 #version 450
-// Store n tokens' key and value heads into a layer's F16 cache
-// [n_head_kv][n_ctx][head_dim] at positions pos0..: one pair of values a
-// thread, the keys' pairs first.
+// Store n tokens' key and value heads into a layer's cache (F32, F16 or
+// BF16) [n_head_kv][n_ctx][head_dim] at positions pos0..: one pair of
+// values a thread, the keys' pairs first.
 #include "common.glsl"
+#include "kv.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -14,7 +15,7 @@ layout(std430, binding = 3) writeonly buffer Vc { uint vc[]; };
 layout(push_constant) uniform P {
     uint k_off, k_ld, k_hs, v_off, v_ld, v_hs;
     uint kc_off, vc_off; // words
-    uint n, heads, hd, n_ctx, pos0;
+    uint n, heads, hd, n_ctx, pos0, type;
 } p;
 
 void main()
@@ -27,12 +28,20 @@ void main()
     if (value)
         idx -= per;
     const uint t = idx / (p.heads * pairs), g = (idx / pairs) % p.heads, d = 2u * (idx % pairs);
-    const uint at = ((g * p.n_ctx + p.pos0 + t) * p.hd + d) / 2u;
-    if (value) {
-        const uint src = p.v_off + t * p.v_ld + g * p.v_hs + d;
-        vc[p.vc_off + at] = packHalf2x16(vec2(vin[src], vin[src + 1u]));
-    } else {
-        const uint src = p.k_off + t * p.k_ld + g * p.k_hs + d;
-        kc[p.kc_off + at] = packHalf2x16(vec2(kin[src], kin[src + 1u]));
-    }
+    const uint e = (g * p.n_ctx + p.pos0 + t) * p.hd + d; // the pair's first element
+    const uint src = value ? p.v_off + t * p.v_ld + g * p.v_hs + d : p.k_off + t * p.k_ld + g * p.k_hs + d;
+    const float a = value ? vin[src] : kin[src], b = value ? vin[src + 1u] : kin[src + 1u];
+    const uint c0 = value ? p.vc_off : p.kc_off;
+    if (p.type == KV_F32) {
+        if (value) {
+            vc[c0 + e] = floatBitsToUint(a);
+            vc[c0 + e + 1u] = floatBitsToUint(b);
+        } else {
+            kc[c0 + e] = floatBitsToUint(a);
+            kc[c0 + e + 1u] = floatBitsToUint(b);
+        }
+    } else if (value)
+        vc[c0 + e / 2u] = pack2(p.type, a, b);
+    else
+        kc[c0 + e / 2u] = pack2(p.type, a, b);
 }

@@ -1,10 +1,12 @@
 #version 450
 // y[t][r] = dot(weight row r, x[t]) in tiles of 64 rows by 64 tokens (the
-// prefill path): each step widens 32 columns of the weights into shared
-// memory once for all 64 tokens; each thread keeps 4 x 4 sums, added in
-// the order of k.
+// prefill path): each step widens one run of 32 columns of the weights
+// into shared memory once for all 64 tokens; each thread keeps 4 x 4
+// sums.  The runs are taken in the order of sum_order.glsl, one partial
+// sum at a time, so the results are the decode shader's bits.
 #include "common.glsl"
 #include "dequant.glsl"
+#include "sum_order.glsl"
 
 #define BM 64u
 #define BN 64u
@@ -29,37 +31,46 @@ void main()
     const uint r0 = (gi % row_tiles) * BM, t0 = (gi / row_tiles) * BN;
     if (t0 >= p.n)
         return;
-    const uint tr = tid % 16u, tc = tid / 16u;
-    float acc[4][4];
-    for (uint i = 0u; i < 4u; i++)
-        for (uint j = 0u; j < 4u; j++)
-            acc[i][j] = 0.0;
-    for (uint k0 = 0u; k0 < p.k; k0 += BK) {
-        for (uint q = tid; q < BM * BK; q += 256u) {
-            const uint rr = q / BK, kk = q % BK, r = r0 + rr, i = k0 + kk;
-            ws[kk][rr] = r < p.rows && i < p.k ? weight_at(p.w_off + r * p.row_bytes, i) : 0.0;
-        }
-        for (uint q = tid; q < BN * BK; q += 256u) {
-            const uint tt = q / BK, kk = q % BK, t = t0 + tt, i = k0 + kk;
-            xs[kk][tt] = t < p.n && i < p.k ? x[p.x_off + t * p.k + i] : 0.0;
-        }
-        barrier();
-        for (uint kk = 0u; kk < BK; kk++) {
-            float a[4], b[4];
-            for (uint i = 0u; i < 4u; i++)
-                a[i] = ws[kk][tr + 16u * i];
+    const uint tr = tid % 16u, tc = tid / 16u, runs = (p.k + BK - 1u) / BK;
+    precise float res[4][4], acc[4][4];
+    for (uint q = 0u; q < PARTS; q++) {
+        for (uint i = 0u; i < 4u; i++)
             for (uint j = 0u; j < 4u; j++)
-                b[j] = xs[kk][tc + 16u * j];
-            for (uint i = 0u; i < 4u; i++)
+                acc[i][j] = 0.0;
+        for (uint u = q; u < runs; u += PARTS) {
+            const uint k0 = u * BK;
+            for (uint e = tid; e < BM * BK; e += 256u) {
+                const uint rr = e / BK, kk = e % BK, r = r0 + rr, i = k0 + kk;
+                ws[kk][rr] = r < p.rows && i < p.k ? weight_at(p.w_off + r * p.row_bytes, i) : 0.0;
+            }
+            for (uint e = tid; e < BN * BK; e += 256u) {
+                const uint tt = e / BK, kk = e % BK, t = t0 + tt, i = k0 + kk;
+                xs[kk][tt] = t < p.n && i < p.k ? x[p.x_off + t * p.k + i] : 0.0;
+            }
+            barrier();
+            // a run past k (the last of F32, F16, BF16 rows of any length)
+            // stops there, as the decode shader's does
+            const uint kn = min(BK, p.k - k0);
+            for (uint kk = 0u; kk < kn; kk++) {
+                float a[4], b[4];
+                for (uint i = 0u; i < 4u; i++)
+                    a[i] = ws[kk][tr + 16u * i];
                 for (uint j = 0u; j < 4u; j++)
-                    acc[i][j] += a[i] * b[j];
+                    b[j] = xs[kk][tc + 16u * j];
+                for (uint i = 0u; i < 4u; i++)
+                    for (uint j = 0u; j < 4u; j++)
+                        acc[i][j] = fma(a[i], b[j], acc[i][j]);
+            }
+            barrier();
         }
-        barrier();
+        for (uint i = 0u; i < 4u; i++)
+            for (uint j = 0u; j < 4u; j++)
+                res[i][j] = q == 0u ? acc[i][j] : res[i][j] + acc[i][j];
     }
     for (uint i = 0u; i < 4u; i++)
         for (uint j = 0u; j < 4u; j++) {
             const uint r = r0 + tr + 16u * i, t = t0 + tc + 16u * j;
             if (r < p.rows && t < p.n)
-                y[p.y_off + t * p.rows + r] = acc[i][j];
+                y[p.y_off + t * p.rows + r] = res[i][j];
         }
 }
