@@ -88,6 +88,11 @@ void cf_gpu_download(cf_gpu *g, cf_gpu_view src, void *dst, size_t n);
  * CPU's dot type: the sums are in F32 of the dequantized weights. */
 void cf_gpu_matmul(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t rows, int64_t k, cf_gpu_view x, int n,
                    cf_gpu_view y);
+/* The same with rows of x ldx floats apart and rows of y ldy apart (a
+ * head's slice of wider rows: latent attention's absorbed queries and
+ * values; an output split over buffers by rows); the same bits. */
+void cf_gpu_matmul_ld(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t rows, int64_t k, cf_gpu_view x, int64_t ldx,
+                      int n, cf_gpu_view y, int64_t ldy);
 /* Mixture of experts: for pair p < n, y[p] = W[ids[p]] x[xrow[p]], where W[e]
  * is the expert e matrix (rows x k of wt) at w + e * expert_bytes.  ids and
  * xrow: int32 [n] on the device; x F32 [.][k], y F32 [n][rows]. */
@@ -135,29 +140,34 @@ void cf_gpu_rope(cf_gpu *g, cf_gpu_rows x, int n_rot, cf_rope_style style, cf_gp
 /* ---- attention over a cache ---------------------------------------------- */
 /* A layer's cache on the device: keys and values of type `type` (F32,
  * F16 or BF16; the quantized caches stay on the CPU), [n_head_kv][n_ctx]
- * [head_dim] each (kv_store writes them). */
+ * [head_dim] and [n_head_kv][n_ctx][v_dim] (kv_store writes them).
+ * Latent attention (deepseek2) keeps keys only (v.buf NULL): a value is
+ * the first v_dim floats of its key row. */
 typedef struct cf_gpu_kv {
     cf_gpu_view k, v;
     int n_ctx, n_head_kv, head_dim;
     cf_kv_type type;
+    int v_dim; /* 0: head_dim */
 } cf_gpu_kv;
 /* Whether the device keeps a cache of type t. */
 bool cf_gpu_kv_supports(cf_kv_type t);
 /* Store n tokens' keys and values (rows of n_head_kv heads) at positions
- * pos0.., rounded to the cache's type as the CPU rounds them. */
+ * pos0.., rounded to the cache's type as the CPU rounds them (keys only:
+ * v unused). */
 void cf_gpu_kv_store(cf_gpu *g, const cf_gpu_kv *kv, cf_gpu_rows k, cf_gpu_rows v, int pos0);
 
 typedef struct cf_gpu_attn {
-    cf_gpu_rows q;     /* n tokens of n_head query heads, head_dim each */
+    cf_gpu_rows q;     /* n tokens of n_head query heads, head_dim each (<= 640) */
     cf_gpu_kv kv;      /* positions 0 .. pos0 + n - 1 stored */
     int pos0;          /* token t is at position pos0 + t and sees positions <= its own */
     int window;        /* 0, or a key n_swa or more positions back is masked */
     float scale;       /* scores = q.k * scale */
     float softcap;     /* 0, or scores become cap * tanh(scores / cap) */
     cf_gpu_view sinks; /* optional: F32 [n_head] scores that take a share of the softmax, no value */
-    cf_gpu_rows out;   /* n tokens of n_head heads, head_dim each */
+    cf_gpu_rows out;   /* n tokens of n_head heads, v_dim each */
     /* optional (buf NULL: none): each head's output times sigmoid(gate)
-     * (q_gate: the gates beside the queries, n tokens of n_head heads) */
+     * (q_gate: the gates beside the queries, n tokens of n_head heads of
+     * v_dim) */
     cf_gpu_rows gate;
     /* 0, or the queries times log(floor(pos / temp_floor) + 1) temp_scale
      * + 1 (mistral3's attention temperature) */

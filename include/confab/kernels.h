@@ -78,19 +78,22 @@ void cf_f32_to_bf16_row(const float *src, uint16_t *dst, int64_t n);
 
 /* ---- CPU features and dispatch ------------------------------------------ */
 /* Two families of levels, each level including the one before: x86's
- * (scalar, AVX2, AVX-512) and ARM's (scalar, NEON, dotprod, i8mm). */
+ * (scalar, AVX2, AVX-VNNI, AVX-512) and ARM's (scalar, NEON, dotprod,
+ * i8mm).  AVX-512 needs no AVX-VNNI: a CPU with AVX-512 but not AVX-VNNI
+ * has both levels but AVX-VNNI, which goes down to AVX2. */
 typedef enum cf_isa {
     CF_ISA_SCALAR = 0,
     CF_ISA_AVX2 = 1,    /* AVX2 + FMA + F16C */
-    CF_ISA_AVX512 = 2,  /* F, BW, VL, DQ (+ VNNI used when present) */
-    CF_ISA_NEON = 3,    /* ARMv8.0 Advanced SIMD */
-    CF_ISA_DOTPROD = 4, /* + SDOT/UDOT (ARMv8.2) */
-    CF_ISA_I8MM = 5,    /* + SMMLA (ARMv8.6) */
+    CF_ISA_AVXVNNI = 2, /* + AVX-VNNI (256-bit vpdpbusd, VEX) */
+    CF_ISA_AVX512 = 3,  /* F, BW, VL, DQ (+ VNNI used when present) */
+    CF_ISA_NEON = 4,    /* ARMv8.0 Advanced SIMD */
+    CF_ISA_DOTPROD = 5, /* + SDOT/UDOT (ARMv8.2) */
+    CF_ISA_I8MM = 6,    /* + SMMLA (ARMv8.6) */
     CF_ISA_COUNT
 } cf_isa;
 
 /* The ISA in use: the best the CPU has, lowered by $CONFAB_ISA
- * ("scalar", "avx2", "avx512", "neon", "dotprod", "i8mm") so that every
+ * ("scalar", "avx2", "avxvnni", "avx512", "neon", "dotprod", "i8mm") so that every
  * path stays testable. */
 cf_isa cf_isa_active(void);
 /* The best level the CPU has, whatever $CONFAB_ISA says. */

@@ -114,6 +114,12 @@ void cf_gpu_matmul(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t rows, int64_t k
     (void)g, (void)wt, (void)w, (void)rows, (void)k, (void)x, (void)n, (void)y;
 }
 
+void cf_gpu_matmul_ld(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t rows, int64_t k, cf_gpu_view x, int64_t ldx,
+                      int n, cf_gpu_view y, int64_t ldy)
+{
+    (void)g, (void)wt, (void)w, (void)rows, (void)k, (void)x, (void)ldx, (void)n, (void)y, (void)ldy;
+}
+
 void cf_gpu_matmul_id(cf_gpu *g, cf_type wt, cf_gpu_view w, size_t expert_bytes, int64_t rows, int64_t k,
                       cf_gpu_view ids, cf_gpu_view xrow, cf_gpu_view x, int n, cf_gpu_view y)
 {

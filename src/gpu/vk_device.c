@@ -44,15 +44,23 @@ static int queue_family(const cf_vk_fns *vk, VkPhysicalDevice pd)
     return -1;
 }
 
-/* The first memory type with all of flags (-1: none). */
-static int memory_type(const cf_vk_fns *vk, VkPhysicalDevice pd, VkMemoryPropertyFlags flags)
+/* The memory type with all of `want` on the largest heap, one without
+ * `avoid` first (-1: none): device-local memory that is not also the
+ * small host-visible window some GPUs have. */
+static int memory_type(const cf_vk_fns *vk, VkPhysicalDevice pd, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid)
 {
     VkPhysicalDeviceMemoryProperties mem;
     vk->vkGetPhysicalDeviceMemoryProperties(pd, &mem);
-    for (uint32_t i = 0; i < mem.memoryTypeCount; i++)
-        if ((mem.memoryTypes[i].propertyFlags & flags) == flags)
-            return (int)i;
-    return -1;
+    int best = -1;
+    for (int pass = 0; pass < 2 && best < 0; pass++)
+        for (uint32_t i = 0; i < mem.memoryTypeCount; i++) {
+            const VkMemoryType *t = &mem.memoryTypes[i];
+            if ((t->propertyFlags & want) != want || (!pass && (t->propertyFlags & avoid)))
+                continue;
+            if (best < 0 || mem.memoryHeaps[t->heapIndex].size > mem.memoryHeaps[mem.memoryTypes[best].heapIndex].size)
+                best = (int)i;
+        }
+    return best;
 }
 
 static uint64_t max_buffer(const cf_vk_fns *vk, VkPhysicalDevice pd)
@@ -121,8 +129,11 @@ static int make_device(cf_gpu *g, VkPhysicalDevice pd, cf_err *err)
 {
     const cf_vk_fns *vk = g->vk;
     const int qf = queue_family(vk, pd);
-    const int local = memory_type(vk, pd, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    const int host = memory_type(vk, pd, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    const int local = memory_type(vk, pd, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+    /* staging in system memory: the host reads it back, and a device-local
+     * window is slow to read */
+    const int host = memory_type(vk, pd, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                 VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     if (qf < 0 || local < 0 || host < 0)
         return cf_fail(err, "GPU %s: no compute queue or no device-local and host-visible memory", g->info.name);
     const float prio = 1.0f;
@@ -194,6 +205,7 @@ void cf_gpu_close(cf_gpu *g)
         for (int i = 0; i < g->n_pools; i++)
             vk->vkDestroyDescriptorPool(g->dev, g->pools[i], NULL);
         cf_vk_pass_copies_free(g);
+        cf_vk_scratch_release(g, true);
         cf_vk_buffer_free(g, g->staging);
         cf_vk_buffer_free(g, g->dummy);
         if (g->layout)

@@ -88,6 +88,9 @@ struct cf_gpu {
     int n_chunks, chunk;
     cf_vk_down *downs;
     int n_downs, cap_downs;
+    cf_gpu_buf *scratch;  /* device memory for ops' partial results (attention's chunks) */
+    cf_gpu_buf **retired; /* scratch outgrown in this pass: freed once it has run */
+    int n_retired;
     bool recording, recorded; /* a pass is open; it holds a command */
     bool failed;              /* the pass is skipped from here: err says why */
     cf_err err;
@@ -118,6 +121,12 @@ void cf_vk_barrier(cf_gpu *g);
 void cf_vk_pass_copies_reset(cf_gpu *g);
 void cf_vk_pass_copies_finish(cf_gpu *g);
 void cf_vk_pass_copies_free(cf_gpu *g);
+
+/* At least bytes of device scratch for an op being recorded (NULL after
+ * a failure, kept in the pass); the last scratch it replaces lives until
+ * the pass has run.  Freed at close. */
+cf_gpu_buf *cf_vk_scratch(cf_gpu *g, size_t bytes);
+void cf_vk_scratch_release(cf_gpu *g, bool all);
 
 /* buffers (vk_buffer.c) */
 cf_gpu_buf *cf_vk_buffer(cf_gpu *g, size_t bytes, uint32_t mem_type, cf_err *err);

@@ -54,23 +54,40 @@ typedef struct {
     uint32_t w_off, row_bytes, rows, k;
     uint32_t x_off, y_off, n;
     uint32_t ids_off, xrow_off, expert_bytes;
+    uint32_t ldx, ldy;
 } mm_push;
+
+/* Bytes from a matrix view's start to the end of its last row. */
+static uint64_t mat_bytes(int n, int64_t width, int64_t ld)
+{
+    return n > 0 ? ((uint64_t)(n - 1) * (uint64_t)ld + (uint64_t)width) * 4 : 0;
+}
 
 void cf_gpu_matmul(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t rows, int64_t k, cf_gpu_view x, int n,
                    cf_gpu_view y)
+{
+    cf_gpu_matmul_ld(g, wt, w, rows, k, x, k, n, y, rows);
+}
+
+void cf_gpu_matmul_ld(cf_gpu *g, cf_type wt, cf_gpu_view w, int64_t rows, int64_t k, cf_gpu_view x, int64_t ldx,
+                      int n, cf_gpu_view y, int64_t ldy)
 {
     char name[32];
     const bool vec = n <= MATVEC_MAX;
     if (!cf_vk_can_record(g, "matmul") || n < 0 ||
         !weight_shader(g, vec ? "matvec" : "matmat", wt, rows, k, name, sizeof name))
         return;
+    if (ldx < k || ldy < rows || ldx > UINT32_MAX || ldy > UINT32_MAX)
+        return (void)cf_vk_fail(g, "matmul: rows of x %lld apart (k %lld), of y %lld apart (%lld rows)",
+                                (long long)ldx, (long long)k, (long long)ldy, (long long)rows);
     const size_t rb = cf_row_bytes(wt, k);
     if (!cf_vk_range_ok(g, w, (uint64_t)rows * rb, "matmul's weights") ||
-        !cf_vk_view_ok(g, x, (uint64_t)n * (uint64_t)k * 4, "matmul's input") ||
-        !cf_vk_view_ok(g, y, (uint64_t)n * (uint64_t)rows * 4, "matmul's output"))
+        !cf_vk_view_ok(g, x, mat_bytes(n, k, ldx), "matmul's input") ||
+        !cf_vk_view_ok(g, y, mat_bytes(n, rows, ldy), "matmul's output"))
         return;
     const mm_push p = {(uint32_t)w.off, (uint32_t)rb, (uint32_t)rows, (uint32_t)k,
-                       (uint32_t)(x.off / 4), (uint32_t)(y.off / 4), (uint32_t)n, 0, 0, 0};
+                       (uint32_t)(x.off / 4), (uint32_t)(y.off / 4), (uint32_t)n, 0, 0, 0,
+                       (uint32_t)ldx, (uint32_t)ldy};
     cf_gpu_buf *b[CF_VK_BINDINGS] = {w.buf, x.buf, y.buf, NULL, NULL};
     const uint64_t row_groups = ((uint64_t)rows + MATVEC_ROWS - 1) / MATVEC_ROWS;
     const uint64_t groups = vec ? row_groups * (((uint64_t)n + MATVEC_MAX - 1) / MATVEC_MAX)
@@ -102,7 +119,7 @@ void cf_gpu_matmul_id(cf_gpu *g, cf_type wt, cf_gpu_view w, size_t expert_bytes,
     const mm_push p = {(uint32_t)w.off,          (uint32_t)rb,           (uint32_t)rows,
                        (uint32_t)k,              (uint32_t)(x.off / 4),  (uint32_t)(y.off / 4),
                        (uint32_t)n,              (uint32_t)(ids.off / 4), (uint32_t)(xrow.off / 4),
-                       (uint32_t)expert_bytes};
+                       (uint32_t)expert_bytes,   (uint32_t)k,            (uint32_t)rows};
     cf_gpu_buf *b[CF_VK_BINDINGS] = {w.buf, x.buf, y.buf, ids.buf, xrow.buf};
     cf_vk_dispatch(g, name, b, &p, sizeof p, ((uint64_t)rows + MATVEC_ROWS - 1) / MATVEC_ROWS * (uint64_t)n);
 }

@@ -1,7 +1,8 @@
-/* Copies between host and device recorded into a pass (cf_gpu_upload,
- * cf_gpu_download): through chunks of host-visible memory, a new chunk
- * when the pass's copies fill the ones it has, all kept for the next
- * passes. */
+/* What a pass keeps besides its commands: the copies between host and
+ * device recorded into it (cf_gpu_upload, cf_gpu_download), through
+ * chunks of host-visible memory, a new chunk when the pass's copies fill
+ * the ones it has, all kept for the next passes; and the ops' device
+ * scratch. */
 #include <stdlib.h>
 
 #include "vk_internal.h"
@@ -112,4 +113,39 @@ void cf_gpu_download(cf_gpu *g, cf_gpu_view src, void *dst, size_t n)
     cf_vk_barrier(g);
     const VkBufferCopy bc = {.srcOffset = src.off, .dstOffset = off, .size = n};
     g->vk->vkCmdCopyBuffer(g->cmd, src.buf->buf, c->buf->buf, 1, &bc);
+}
+
+cf_gpu_buf *cf_vk_scratch(cf_gpu *g, size_t bytes)
+{
+    if (g->scratch && g->scratch->bytes >= bytes)
+        return g->scratch;
+    if (g->scratch) {
+        cf_gpu_buf **r = realloc(g->retired, (size_t)(g->n_retired + 1) * sizeof *r);
+        if (!r) {
+            cf_vk_fail(g, "out of memory");
+            return NULL;
+        }
+        g->retired = r;
+        g->retired[g->n_retired++] = g->scratch;
+        g->scratch = NULL;
+    }
+    cf_err err = {0};
+    /* grown by half again, so that a longer context does not grow it each token */
+    const size_t want = bytes + bytes / 2 < g->max_buffer ? bytes + bytes / 2 : bytes;
+    if (!(g->scratch = cf_vk_buffer(g, want, g->mem_local, &err)))
+        cf_vk_fail(g, "scratch for the pass: %s", err.msg);
+    return g->scratch;
+}
+
+void cf_vk_scratch_release(cf_gpu *g, bool all)
+{
+    for (int i = 0; i < g->n_retired; i++)
+        cf_vk_buffer_free(g, g->retired[i]);
+    g->n_retired = 0;
+    if (all) {
+        cf_vk_buffer_free(g, g->scratch);
+        g->scratch = NULL;
+        free(g->retired);
+        g->retired = NULL;
+    }
 }

@@ -71,6 +71,7 @@ void cf_gpu_begin(cf_gpu *g)
     g->pool = 0;
     g->pool_sets = 0;
     cf_vk_pass_copies_reset(g);
+    cf_vk_scratch_release(g, false);
     const VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                          .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
     VkResult r = vk->vkResetCommandBuffer(g->cmd, 0);
@@ -107,6 +108,7 @@ int cf_gpu_submit(cf_gpu *g, cf_err *err)
             else
                 cf_vk_pass_copies_finish(g);
         }
+        cf_vk_scratch_release(g, false);
     }
     if (g->failed) {
         g->failed = false;

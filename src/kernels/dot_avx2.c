@@ -6,7 +6,11 @@
 CF_TARGET_BEGIN("avx2,fma,f16c")
 #include "dot_simd.inc"
 
-void cf_fill_avx2(cf_kernel_table *t) { simd_fill(t); }
+void cf_fill_avx2(cf_kernel_table *t)
+{
+    simd_fill(t);
+    cf_fill_gemm_avx2(t);
+}
 CF_TARGET_END
 #else
 void cf_fill_avx2(cf_kernel_table *t) { (void)t; }

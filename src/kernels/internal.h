@@ -50,6 +50,7 @@ typedef void (*cf_dot_rows_fn)(int64_t k, const void *w, size_t w_stride, int64_
 
 #define CF_PREP_MAX_K 16384
 #define CF_PREP_BYTES (CF_PREP_MAX_K / 512 * 704) /* 704 bytes per 16 blocks of 32 */
+#define CF_PREP_BYTES_FOR(k) ((size_t)(((k) + 511) / 512) * 704) /* of one row of k */
 #define CF_DOT_ROWS 4 /* rows a dot_rows kernel takes together */
 
 /* Rows [r0, r1) of Y = X W^T by a tiled kernel (N >= 3), r0 a multiple of
@@ -75,6 +76,10 @@ typedef struct cf_kernel_table {
      * reader of R16 matrices every level has for the types that have it */
     cf_layout layout[CF_TYPE_COUNT];
     cf_dot_r16_fn dot_r16[CF_TYPE_COUNT];
+    /* N up to which a matrix goes row by row (dot_rows, dot_r16, the
+     * dots: the columns ride on a row's one read while it is in L1 or L2)
+     * rather than through the tiles (at least 2) */
+    int small_n[CF_TYPE_COUNT];
 } cf_kernel_table;
 
 /* The table of the active ISA (cf_isa_active()). */
@@ -85,6 +90,8 @@ const cf_kernel_table *cf_kernels(void);
 void cf_fill_scalar(cf_kernel_table *t);
 void cf_fill_avx2(cf_kernel_table *t);
 void cf_fill_avx512(cf_kernel_table *t, int vnni, int fetch_ahead);
+void cf_fill_gemm_avx2(cf_kernel_table *t);
+void cf_fill_avxvnni(cf_kernel_table *t);
 void cf_fill_gemm_avx512(cf_kernel_table *t); /* needs VNNI */
 void cf_fill_neon(cf_kernel_table *t);
 void cf_fill_dotprod(cf_kernel_table *t);
@@ -94,6 +101,7 @@ void cf_fill_gemm_i8mm(cf_kernel_table *t);
 
 /* Whether the CPU (not $CONFAB_ISA) has what a level needs. */
 int cf_cpu_has_vnni(void);
+int cf_cpu_has_avxvnni(void);
 int cf_cpu_has_f16c(void);
 int cf_cpu_fetch_ahead(void);
 

@@ -52,7 +52,7 @@ static cf_isa cpu_best(void)
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
         return CF_ISA_AVX512;
-    return CF_ISA_AVX2;
+    return cf_cpu_has_avxvnni() ? CF_ISA_AVXVNNI : CF_ISA_AVX2;
 #elif defined(__aarch64__)
     return arm_best();
 #else
@@ -62,12 +62,14 @@ static cf_isa cpu_best(void)
 
 static bool is_arm(cf_isa isa) { return isa >= CF_ISA_NEON && isa <= CF_ISA_I8MM; }
 
-/* The best level at most isa of its family the CPU has (best its best). */
+/* The best level at most isa of its family the CPU has (best its best;
+ * an AVX-512 CPU may lack AVX-VNNI). */
 static cf_isa within(cf_isa isa, cf_isa best)
 {
     if (isa <= CF_ISA_SCALAR || isa >= CF_ISA_COUNT || is_arm(isa) != is_arm(best))
         return CF_ISA_SCALAR;
-    return isa < best ? isa : best;
+    const cf_isa l = isa < best ? isa : best;
+    return l == CF_ISA_AVXVNNI && !cf_cpu_has_avxvnni() ? CF_ISA_AVX2 : l;
 }
 
 /* CPUID, not __builtin_cpu_supports: clang before 15 does not know "f16c". */
@@ -76,6 +78,18 @@ int cf_cpu_has_f16c(void)
 #if defined(__x86_64__) || defined(__i386__)
     unsigned a, b, c, d;
     return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+#else
+    return 0;
+#endif
+}
+
+/* AVX-VNNI: CPUID leaf 7, sub-leaf 1, EAX bit 4 (the YMM state the AVX2
+ * check has seen the OS save). */
+int cf_cpu_has_avxvnni(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
 #else
     return 0;
 #endif
@@ -136,6 +150,9 @@ static void build_tables(void)
     tables[CF_ISA_SCALAR] = t;
     cf_fill_avx2(&t);
     tables[CF_ISA_AVX2] = t;
+    tables[CF_ISA_AVXVNNI] = t;
+    if (cf_cpu_has_avxvnni())
+        cf_fill_avxvnni(&tables[CF_ISA_AVXVNNI]);
     cf_fill_avx512(&t, cf_cpu_has_vnni(), cf_cpu_fetch_ahead());
     tables[CF_ISA_AVX512] = t;
     t = tables[CF_ISA_SCALAR];
@@ -176,6 +193,7 @@ const char *cf_isa_name(cf_isa isa)
     switch (isa) {
     case CF_ISA_SCALAR: return "scalar";
     case CF_ISA_AVX2: return "avx2";
+    case CF_ISA_AVXVNNI: return "avxvnni";
     case CF_ISA_AVX512: return "avx512";
     case CF_ISA_NEON: return "neon";
     case CF_ISA_DOTPROD: return "dotprod";

@@ -11,17 +11,6 @@ cf_layout cf_layout_best(cf_type t)
     return (unsigned)t < CF_TYPE_COUNT ? cf_kernels()->layout[t] : CF_LAYOUT_PLAIN;
 }
 
-/* The block bytes of a type that has R16 (0 if none), its head's, and
- * whether it is arranged as Q6_K. */
-static size_t r16_block_size(cf_type t, size_t *head, int *q6)
-{
-    *head = t == CF_TYPE_Q4_K ? 0 : 2;
-    *q6 = t == CF_TYPE_Q6_K;
-    return t == CF_TYPE_Q4_0 ? sizeof(block_q4_0) : t == CF_TYPE_IQ4_NL ? sizeof(block_iq4_nl)
-         : t == CF_TYPE_Q5_0 ? sizeof(block_q5_0) : t == CF_TYPE_Q8_0 ? sizeof(block_q8_0)
-         : t == CF_TYPE_Q4_K ? sizeof(block_q4_K) : t == CF_TYPE_Q6_K ? sizeof(block_q6_K) : 0;
-}
-
 static bool has_layout(cf_type t, cf_layout layout, int64_t k)
 {
     size_t head;

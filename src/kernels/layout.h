@@ -31,6 +31,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "blocks.h"
+#include "confab/kernels.h"
+
 /* A block of 16 rows takes the bytes of their 16 plain blocks. */
 #define R16_ROWS 16
 #define R16_QS 32         /* where the chunks start in a block of 16 rows (Q4_0, IQ4_NL, Q8_0) */
@@ -73,6 +76,17 @@ static inline void r16_put(uint8_t *g, int64_t u, int j, const uint8_t *b, size_
     memcpy(s + head * j, b + at, head);
     for (size_t w = 0; w < (bsz - head) / 4; w++)
         memcpy(s + R16_ROWS * head + 64 * (q6 ? r16_q6_pos(w) : w) + 4 * j, b + words + 4 * w, 4);
+}
+
+/* The block bytes of a type that has R16 (0 if none), its head's, and
+ * whether it is arranged as Q6_K. */
+static inline size_t r16_block_size(cf_type t, size_t *head, int *q6)
+{
+    *head = t == CF_TYPE_Q4_K ? 0 : 2;
+    *q6 = t == CF_TYPE_Q6_K;
+    return t == CF_TYPE_Q4_0 ? sizeof(block_q4_0) : t == CF_TYPE_IQ4_NL ? sizeof(block_iq4_nl)
+         : t == CF_TYPE_Q5_0 ? sizeof(block_q5_0) : t == CF_TYPE_Q8_0 ? sizeof(block_q8_0)
+         : t == CF_TYPE_Q4_K ? sizeof(block_q4_K) : t == CF_TYPE_Q6_K ? sizeof(block_q6_K) : 0;
 }
 
 #endif

@@ -13,26 +13,43 @@ float cf_vec_dot(cf_type t, int64_t k, const void *w, const void *x)
     return f ? f(k, w, x) : NAN;
 }
 
+/* Whether N columns go through the tiles rather than row by row. */
+static bool tiled(const cf_matmul_args *a, const cf_kernel_table *kt)
+{
+    /* two columns are still cheaper as plain dots than packing a panel */
+    return a->n > 2 && a->n > kt->small_n[a->wtype] && kt->gemm[a->wtype];
+}
+
+/* The columns laid out by the level's prep at p, one CF_PREP_BYTES_FOR(k)
+ * apart, when it has one and they fit in bytes. */
+static bool prep_columns(const cf_matmul_args *a, const cf_kernel_table *kt, unsigned char *p, size_t bytes)
+{
+    const size_t pb = CF_PREP_BYTES_FOR(a->k);
+    if (!kt->prep[a->wtype] || a->k > CF_PREP_MAX_K || (size_t)a->n * pb > bytes)
+        return false;
+    for (int64_t c = 0; c < a->n; c++)
+        kt->prep[a->wtype](a->k, (const char *)a->x + c * a->x_stride, p + c * pb);
+    return true;
+}
+
 /* Rows [r0, r1) of a plain matrix. */
 static void matmul_plain(const cf_matmul_args *a, const cf_kernel_table *kt, int64_t r0, int64_t r1)
 {
-    /* two columns are still cheaper as plain dots than packing a panel */
-    if (a->n >= 3 && kt->gemm[a->wtype]) {
+    if (tiled(a, kt)) {
         kt->gemm[a->wtype](a, r0, r1);
         return;
     }
     const char *w = a->w;
     const char *x = a->x;
-    if (a->n <= 2 && kt->prep[a->wtype] && a->k <= CF_PREP_MAX_K) {
-        _Alignas(64) unsigned char p[2][CF_PREP_BYTES];
-        for (int64_t c = 0; c < a->n; c++)
-            kt->prep[a->wtype](a->k, x + c * a->x_stride, p[c]);
-        /* a few rows at a time for both columns while they are in L1 */
+    _Alignas(64) unsigned char p[2 * CF_PREP_BYTES];
+    if (prep_columns(a, kt, p, sizeof p)) {
+        const size_t pb = CF_PREP_BYTES_FOR(a->k);
+        /* a few rows at a time for all columns while they are in L1 */
         int64_t step = a->n == 1 ? r1 - r0 : CF_DOT_ROWS;
         for (int64_t r = r0; r < r1; r += step)
             for (int64_t c = 0; c < a->n; c++)
-                kt->dot_rows[a->wtype](a->k, w + r * a->w_stride, a->w_stride, r1 - r < step ? r1 - r : step, p[c],
-                                       a->y + c * a->y_stride + r);
+                kt->dot_rows[a->wtype](a->k, w + r * a->w_stride, a->w_stride, r1 - r < step ? r1 - r : step,
+                                       p + c * pb, a->y + c * a->y_stride + r);
         return;
     }
     cf_dot_fn dot = kt->dot[a->wtype];
@@ -50,7 +67,7 @@ static void r16_groups(const cf_matmul_args *a, const cf_kernel_table *kt, const
 {
     const cf_type t = a->wtype;
     const char *x = a->x;
-    if (a->n >= 3 && kt->gemm[t] && a->k <= CF_GEMM_MAX_K) {
+    if (tiled(a, kt) && a->k <= CF_GEMM_MAX_K) {
         cf_matmul_args g = *a;
         g.w = w;
         g.m = groups * R16_ROWS;
@@ -58,20 +75,15 @@ static void r16_groups(const cf_matmul_args *a, const cf_kernel_table *kt, const
         kt->gemm[t](&g, 0, g.m);
         return;
     }
-    const size_t gb = R16_ROWS * a->w_stride;
-    if (a->n <= 2 && kt->prep[t] && a->k <= CF_PREP_MAX_K) {
-        _Alignas(64) unsigned char p[2][CF_PREP_BYTES];
+    const size_t gb = R16_ROWS * a->w_stride, pb = CF_PREP_BYTES_FOR(a->k);
+    _Alignas(64) unsigned char p[2 * CF_PREP_BYTES];
+    const bool prepped = prep_columns(a, kt, p, sizeof p);
+    /* several columns a group at a time, while it is in L1 or L2 */
+    int64_t step = a->n == 1 ? groups : 1;
+    for (int64_t g = 0; g < groups; g += step)
         for (int64_t c = 0; c < a->n; c++)
-            kt->prep[t](a->k, x + c * a->x_stride, p[c]);
-        /* two columns a group at a time, while it is in L1 or L2 */
-        int64_t step = a->n == 1 ? groups : 1;
-        for (int64_t g = 0; g < groups; g += step)
-            for (int64_t c = 0; c < a->n; c++)
-                kt->dot_r16[t](a->k, w + g * gb, step, x + c * a->x_stride, p[c], y + c * a->y_stride + g * R16_ROWS);
-        return;
-    }
-    for (int64_t c = 0; c < a->n; c++)
-        kt->dot_r16[t](a->k, w, groups, x + c * a->x_stride, NULL, y + c * a->y_stride);
+            kt->dot_r16[t](a->k, w + g * gb, step, x + c * a->x_stride, prepped ? p + c * pb : NULL,
+                           y + c * a->y_stride + g * R16_ROWS);
 }
 
 /* Rows [r0, r1) of an R16 matrix (y[i]: its row w_row + i): the whole

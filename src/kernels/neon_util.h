@@ -1,5 +1,5 @@
-/* What the aarch64 GEMM tiles (gemm_neon.inc) and the R16 readers
- * (r16_dotprod.c) share, R16's Q4_K fields among it; included inside their target regions.  Private
+/* What the aarch64 dots (dot_neon.inc), GEMM tiles (gemm_neon.inc) and R16
+ * readers (r16_dotprod.c) share, R16's Q4_K fields among it; included inside their target regions.  Private
  * to src/kernels. */
 #ifndef CONFAB_KERNELS_NEON_UTIL_H
 #define CONFAB_KERNELS_NEON_UTIL_H
@@ -11,7 +11,7 @@
 
 /* an F16 scale at p as float, by the FCVT instruction (exact, as
  * cf_f16_to_f32 is, without its call) */
-static inline float f16_at(const void *p)
+static inline float f16_at(const uint8_t *p)
 {
     __fp16 h;
     memcpy(&h, p, 2);

@@ -149,19 +149,33 @@ static bool stop_asked(const thr *T)
 /* Passes run so far, by every context (cf_pass.serial). */
 static uint64_t passes;
 
-static void run_batch(const cf_pass *P, int nth)
+/* Every pass's work counters and shares start cleared. */
+static void clear_work(const cf_pass *P)
 {
     memset(P->c->work, 0, (size_t)P->c->n_work * sizeof *P->c->work);
     memset(P->c->shares, 0,
            (size_t)P->c->n_work * (size_t)P->c->n_threads * CF_SHARE_STRIDE * sizeof *P->c->shares);
+}
+
+/* The calling thread of the region, its share of the embeddings (and
+ * per-layer inputs) done. */
+static thr thread_start(const cf_pass *P)
+{
+    thr T = {{&cf_cpu_ops, P}, &P->c->tb[omp_get_thread_num()], omp_get_thread_num(), omp_get_num_threads(), 0};
+    cf_exec *e = &T.ex;
+    e->ops->embed(e);
+    if (P->hp->ple_dim)
+        e->ops->ple_inputs(e);
+    return T;
+}
+
+static void run_batch(const cf_pass *P, int nth)
+{
+    clear_work(P);
 #pragma omp parallel num_threads(nth)
     {
-        thr T = {{&cf_cpu_ops, P}, NULL, omp_get_thread_num(), omp_get_num_threads(), 0};
-        T.b = &P->c->tb[T.ith];
+        thr T = thread_start(P);
         cf_exec *e = &T.ex;
-        e->ops->embed(e);
-        if (P->hp->ple_dim)
-            e->ops->ple_inputs(e);
         bool stopped = false;
         for (int l = 0; l < P->hp->n_layer && !(stopped = P->may_stop && stop_asked(&T)); l++)
             layer(e, l);
@@ -226,18 +240,12 @@ static void run_offloaded(const cf_pass *P, int nth)
 {
     cf_offload *o = P->c->gpu;
     o->failed = false;
-    memset(P->c->work, 0, (size_t)P->c->n_work * sizeof *P->c->work);
-    memset(P->c->shares, 0,
-           (size_t)P->c->n_work * (size_t)P->c->n_threads * CF_SHARE_STRIDE * sizeof *P->c->shares);
+    clear_work(P);
 #pragma omp parallel num_threads(nth)
     {
-        thr T = {{&cf_cpu_ops, P}, NULL, omp_get_thread_num(), omp_get_num_threads(), 0};
-        T.b = &P->c->tb[T.ith];
+        thr T = thread_start(P);
         cf_exec *e = &T.ex;
         gpu_exec G = {.ex = {&cf_gpu_ops, P}, .o = o};
-        e->ops->embed(e);
-        if (P->hp->ple_dim)
-            e->ops->ple_inputs(e);
         bool stopped = false, on_gpu = false;
         for (int l = 0; l < P->hp->n_layer && !(stopped = P->may_stop && stop_asked(&T)); l++) {
             if (o->layer[l] != on_gpu)

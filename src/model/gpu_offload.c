@@ -12,12 +12,12 @@
 static const char *layer_unsupported(const cf_ctx *c, const cf_layer *L, int l)
 {
     const cf_hparams *hp = &c->m->hp;
-    if (L->conv_in)
-        return "short convolution";
-    if (L->dn_qkv)
-        return "delta net";
-    if (L->m2_in)
-        return "Mamba2";
+    if (L->dn_qkv && hp->ssm_d > 256)
+        return "this delta net";
+    if (L->m2_in && (hp->ssm_inner / hp->ssm_v_heads > 256 || hp->ssm_d > 256 || hp->ssm_d % 8))
+        return "this Mamba2";
+    if ((L->conv_in || L->dn_qkv || L->m2_in) && hp->conv_kernel > 16)
+        return "this convolution";
     if (L->wk_b)
         return "latent attention";
     if (L->ple_gate || L->dense_norm)
@@ -26,8 +26,6 @@ static const char *layer_unsupported(const cf_ctx *c, const cf_layer *L, int l)
         return "experts with biases or scales";
     if (L->moe_router && hp->n_expert_used > 64)
         return "this many experts";
-    if (!L->wq && !L->wqkv)
-        return "no attention";
     if (hp->q_gate && hp->qk_norm == CF_QK_NORM_FULL)
         return "gated queries under one norm";
     if (L->kv_src != l)
@@ -47,7 +45,7 @@ static const char *layer_unsupported(const cf_ctx *c, const cf_layer *L, int l)
 }
 
 /* The tensors layer l reads on the GPU (unused slots NULL). */
-enum { LAYER_TENSORS = 34 };
+enum { LAYER_TENSORS = 54 };
 static void layer_tensors(const cf_layer *L, cf_weight t[LAYER_TENSORS])
 {
     const cf_weight all[LAYER_TENSORS] = {
@@ -56,6 +54,9 @@ static void layer_tensors(const cf_layer *L, cf_weight t[LAYER_TENSORS])
         L->attn_sinks, L->post_attn_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate,    L->w_up,   L->w_down,
         L->b_up,      L->b_down,         L->post_ffn_norm, L->out_scale, L->moe_router, L->moe_router_b,
         L->moe_choice_b, L->moe_gate,   L->moe_up,   L->moe_down,   L->sh_gate,   L->sh_up,  L->sh_down,
+        L->conv_in,   L->conv_w,         L->conv_out, L->dn_qkv,     L->dn_z,      L->dn_beta, L->dn_alpha,
+        L->dn_conv,   L->dn_dt_bias,     L->dn_a,     L->dn_norm,    L->dn_out,    L->m2_in,  L->m2_conv,
+        L->m2_conv_b, L->m2_dt_b,        L->m2_a,     L->m2_skip,    L->m2_norm,   L->m2_out,
     };
     memcpy(t, all, sizeof all);
 }
@@ -160,6 +161,8 @@ static int layer_to_gpu(cf_offload *o, const cf_ctx *c, int l, cf_err *err)
     if (upload_all(o, t, LAYER_TENSORS, err))
         return -1;
     const cf_kv *kv = &c->kv;
+    if (!kv->n_head_kv[l]) /* a recurrent mixer, or an MLP alone: no cache */
+        return 0;
     if (!(o->kv_buf[l] = cf_gpu_alloc(o->g, kv_bytes(kv, l), err)))
         return -1;
     o->kv[l] = (cf_gpu_kv){
@@ -206,6 +209,62 @@ static int moe_activations(cf_offload *o, const cf_ctx *c, cf_err *err)
     return rc;
 }
 
+/* The recurrent layers' state, as the CPU's c->rs (each layer's at
+ * rs_off[l]: only the offloaded layers' parts are used), empty; a delta
+ * net's z, beta and alpha rows. */
+static int recurrent_activations(cf_offload *o, const cf_ctx *c, cf_err *err)
+{
+    const cf_hparams *hp = &c->m->hp;
+    const size_t B = (size_t)c->n_batch, Hv = (size_t)hp->ssm_v_heads, f = sizeof(float);
+    float *zero = calloc(c->rs_floats, f);
+    if (!zero)
+        return cf_fail(err, "out of memory");
+    const int rc = !(o->rs = cf_gpu_alloc(o->g, c->rs_floats * f, err)) ||
+                   cf_gpu_write(o->g, (cf_gpu_view){o->rs, 0}, zero, c->rs_floats * f, err);
+    free(zero);
+    if (rc || !Hv)
+        return rc ? -1 : 0;
+    cf_gpu_buf **bufs[] = {&o->dn_z, &o->dn_beta, &o->dn_alpha};
+    const size_t bytes[] = {B * Hv * (size_t)hp->ssm_d * f, B * 2 * Hv * f, B * Hv * f};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        if (!(*bufs[i] = cf_gpu_alloc(o->g, bytes[i], err)))
+            return -1;
+    return 0;
+}
+
+/* The floats of layer l's recurrent state. */
+static size_t rs_floats(const cf_ctx *c, int l)
+{
+    const size_t end = l + 1 < c->m->hp.n_layer ? c->rs_off[l + 1] : c->rs_floats;
+    return end - c->rs_off[l];
+}
+
+/* The offloaded layers' recurrent state into the CPU's c->rs (to save or
+ * checkpoint it there), or from it (after a rewind or a load). */
+static int rs_copy(cf_offload *o, const cf_ctx *c, bool pull, cf_err *err)
+{
+    for (int l = 0; o && o->rs && l < o->n_layer; l++) {
+        const size_t n = rs_floats(c, l) * sizeof(float);
+        const cf_gpu_view at = {o->rs, c->rs_off[l] * sizeof(float)};
+        if (!o->layer[l] || !n)
+            continue;
+        if (pull ? cf_gpu_read(o->g, at, c->rs + c->rs_off[l], n, err)
+                 : cf_gpu_write(o->g, at, c->rs + c->rs_off[l], n, err))
+            return -1;
+    }
+    return 0;
+}
+
+int cf_offload_rs_pull(cf_offload *o, const cf_ctx *c, cf_err *err)
+{
+    return rs_copy(o, c, true, err);
+}
+
+int cf_offload_rs_push(cf_offload *o, const cf_ctx *c, cf_err *err)
+{
+    return rs_copy(o, c, false, err);
+}
+
 /* The activations of a batch, and RoPE's tables. */
 static int activations(cf_offload *o, const cf_ctx *c, cf_err *err)
 {
@@ -216,14 +275,21 @@ static int activations(cf_offload *o, const cf_ctx *c, cf_err *err)
         if (o->layer[l] && (size_t)c->m->layers[l].n_ff > F)
             F = (size_t)c->m->layers[l].n_ff;
     size_t h = c->row_cap > F ? c->row_cap : F;
+    /* ff: the FFN's gate, up and act rows, or a recurrent mixer's outputs */
+    const size_t dn = (size_t)hp->ssm_v_heads * (size_t)hp->ssm_d, inner = (size_t)hp->ssm_inner;
+    size_t ff = 3 * F > E ? 3 * F : E;
+    ff = dn > ff ? dn : ff;
+    ff = inner > ff ? inner : ff;
     cf_gpu_buf **bufs[] = {&o->x, &o->out, &o->scratch, &o->h, &o->qkv, &o->ff};
-    const size_t bytes[] = {B * E * f, B * E * f, B * E * f, B * h * f, B * c->qkv_stride * f, B * 3 * F * f + f};
+    const size_t bytes[] = {B * E * f, B * E * f, B * E * f, B * h * f, B * c->qkv_stride * f, B * ff * f};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i] = cf_gpu_alloc(o->g, bytes[i], err)))
             return -1;
     if (o->output && !(o->logits = cf_gpu_alloc(o->g, B * (size_t)hp->n_vocab * f, err)))
         return -1;
     if (experts_offloaded(o, c->m) && moe_activations(o, c, err))
+        return -1;
+    if (c->rs_floats && recurrent_activations(o, c, err))
         return -1;
     for (int t = 0; t < 2; t++) {
         if (!c->rope_cos[t])
@@ -330,15 +396,20 @@ cf_offload *cf_offload_new(const cf_ctx *c, int n_gpu_layers, int device, char *
     output_tensors(m, out_t);
     o->output = n_gpu_layers > NL && missing_type(g, out_t, 3) < 0;
 
-    /* what fits, from the top: the output, then layer by layer down */
-    const uint64_t mem = cf_gpu_device(g)->mem_bytes, budget = mem - mem / 10;
+    /* what fits, from the top: the output, then layer by layer down (a
+     * test may say the device has less memory: CONFAB_TEST_GPU_MEM bytes) */
+    const char *test_mem = getenv("CONFAB_TEST_GPU_MEM");
+    const uint64_t mem = test_mem ? strtoull(test_mem, NULL, 10) : cf_gpu_device(g)->mem_bytes;
+    const uint64_t budget = mem - mem / 10;
     uint64_t used = 0;
     int top_cpu = -1; /* the layers [0, top_cpu] did not fit */
     bool ok = activations(o, c, &o->err) == 0;
-    if (ok && o->output && upload_all(o, out_t, 3, &o->err)) {
-        o->output = false;
-        ok = false;
-    }
+    /* an output matrix past the device's buffer size stays on the CPU */
+    const bool out_fits = !ok || !o->output || upload_all(o, out_t, 3, &o->err) == 0;
+    o->output = o->output && out_fits;
+    char out_why[CF_ERR_MSG_MAX] = "";
+    if (!out_fits)
+        strcpy(out_why, o->err.msg);
     for (int l = NL - 1; ok && l >= first; l--) {
         if (!o->layer[l])
             continue;
@@ -365,6 +436,8 @@ cf_offload *cf_offload_new(const cf_ctx *c, int n_gpu_layers, int device, char *
     if (fit_out && at < (int)note_size)
         at += snprintf(note + at, note_size - (size_t)at, "; %d did not fit in its %.1f GiB", fit_out,
                        (double)mem / (1u << 30));
+    if (!out_fits && at < (int)note_size)
+        at += snprintf(note + at, note_size - (size_t)at, "; the output stays on the CPU (%s)", out_why);
     if (!ok && at < (int)note_size)
         snprintf(note + at, note_size - (size_t)at, " (%s)", o->err.msg);
     if (!o->n_layers && !o->output) {
@@ -383,7 +456,7 @@ void cf_offload_free(cf_offload *o)
     cf_gpu_buf *act[] = {o->x,           o->out,         o->scratch,     o->h,           o->qkv,     o->ff,
                          o->logits,      o->rope_cos[0], o->rope_cos[1], o->rope_sin[0], o->router,  o->sel,
                          o->rope_sin[1], o->pair_w,      o->xrow,        o->pairs,       o->pair_ff, o->pair_out,
-                         o->shared};
+                         o->shared,      o->rs,          o->dn_z,        o->dn_beta,     o->dn_alpha};
     for (size_t i = 0; i < sizeof act / sizeof *act; i++)
         if (act[i])
             cf_gpu_free(o->g, act[i]);
@@ -434,7 +507,7 @@ static int kv_copy(cf_offload *o, const cf_kv *kv, int l, int n, bool pull, cf_e
 int cf_offload_kv_pull(cf_offload *o, const cf_kv *kv, int n, cf_err *err)
 {
     for (int l = 0; o && n > 0 && l < o->n_layer; l++)
-        if (o->layer[l] && kv_copy(o, kv, l, n, true, err))
+        if (o->layer[l] && kv->n_head_kv[l] && kv_copy(o, kv, l, n, true, err))
             return -1;
     return 0;
 }
@@ -442,7 +515,7 @@ int cf_offload_kv_pull(cf_offload *o, const cf_kv *kv, int n, cf_err *err)
 int cf_offload_kv_push(cf_offload *o, const cf_kv *kv, int n, cf_err *err)
 {
     for (int l = 0; o && n > 0 && l < o->n_layer; l++)
-        if (o->layer[l] && kv_copy(o, kv, l, n, false, err))
+        if (o->layer[l] && kv->n_head_kv[l] && kv_copy(o, kv, l, n, false, err))
             return -1;
     return 0;
 }

@@ -30,6 +30,8 @@ typedef struct cf_offload {
     cf_gpu_buf *x, *out, *h, *qkv, *ff, *scratch, *logits;
     /* the experts' (gpu_offload.c's moe_activations) */
     cf_gpu_buf *router, *sel, *pair_w, *xrow, *pairs, *pair_ff, *pair_out, *shared;
+    /* the recurrent layers' state (as the CPU's c->rs) and a delta net's rows */
+    cf_gpu_buf *rs, *dn_z, *dn_beta, *dn_alpha;
     cf_err err; /* the first failure of a pass (failed) */
     bool failed;
 } cf_offload;
@@ -45,6 +47,10 @@ void cf_offload_free(cf_offload *o);
  * into the CPU's cache (to save, move or read them there) and back. */
 int cf_offload_kv_pull(cf_offload *o, const cf_kv *kv, int n, cf_err *err);
 int cf_offload_kv_push(cf_offload *o, const cf_kv *kv, int n, cf_err *err);
+
+/* The offloaded layers' recurrent state into the CPU's c->rs, and back. */
+int cf_offload_rs_pull(cf_offload *o, const cf_ctx *c, cf_err *err);
+int cf_offload_rs_push(cf_offload *o, const cf_ctx *c, cf_err *err);
 
 /* The device copy of tensor t (NULL view when it has none). */
 cf_gpu_view cf_offload_weight(const cf_offload *o, cf_weight t);

@@ -278,6 +278,102 @@ static void shared_expert(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
     cf_gpu_add(o->g, at(o->out, 0), at(o->out, 0), down, n, n, E, E);
 }
 
+/* Layer l's recurrent state: its convolution's window, then (after
+ * `skip` floats) its heads' S. */
+static cf_gpu_view state(const gpu_exec *G, int l, size_t skip)
+{
+    return at(G->o->rs, G->ex.P->c->rs_off[l] + skip);
+}
+
+/* lfm2's mixer: [B | C | X] = in_proj h; out_proj (C * conv(B * X)). */
+static void conv(cf_exec *e, const cf_layer *L, int l)
+{
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const int n = e->P->n, E = e->P->hp->n_embd;
+    const cf_gpu_view bcx = at(o->qkv, 0), y = at(o->ff, 0), none = {0};
+    mm(G, L->conv_in, G->in, n, bcx);
+    cf_gpu_conv(o->g, CF_GPU_CONV_GATED, bcx, 3 * (int64_t)E, n, E, W(G, L->conv_w), none, e->P->hp->conv_kernel,
+                state(G, l, 0), y, E);
+    mm(G, L->conv_out, y, n, at(o->out, 0));
+}
+
+/* qwen35's gated delta net: the projections, the convolution of q|k|v
+ * with SiLU, the recurrence per value head, ssm_out. */
+static void delta_net(cf_exec *e, const cf_layer *L, int l)
+{
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const int n = e->P->n, K = hp->conv_kernel, D = hp->ssm_d, Hv = hp->ssm_v_heads;
+    const int conv_dim = (int)L->dn_qkv->ne[1];
+    const cf_gpu_view qkv = at(o->qkv, 0), y = at(o->ff, 0), none = {0};
+    mm(G, L->dn_qkv, G->in, n, qkv);
+    mm(G, L->dn_z, G->in, n, at(o->dn_z, 0));
+    mm(G, L->dn_beta, G->in, n, at(o->dn_beta, 0));
+    if (L->dn_alpha)
+        mm(G, L->dn_alpha, G->in, n, at(o->dn_alpha, 0));
+    cf_gpu_conv(o->g, CF_GPU_CONV_SILU, qkv, conv_dim, n, conv_dim, W(G, L->dn_conv), none, K, state(G, l, 0), qkv,
+                conv_dim);
+    const cf_gpu_delta d = {
+        .qkv = qkv,
+        .qkv_ld = conv_dim,
+        .z = at(o->dn_z, 0),
+        .beta = at(o->dn_beta, 0),
+        .alpha = at(o->dn_alpha, 0),
+        .dt_bias = W(G, L->dn_dt_bias),
+        .a = W(G, L->dn_a),
+        .norm = W(G, L->dn_norm),
+        .state = state(G, l, (size_t)(K - 1) * (size_t)conv_dim),
+        .out = y,
+        .n = n,
+        .D = D,
+        .Hk = hp->ssm_k_heads,
+        .Hv = Hv,
+        .grouped = hp->ssm_v_grouped,
+        .eps = hp->norm_eps,
+    };
+    cf_gpu_delta_net(o->g, &d);
+    mm(G, L->dn_out, y, n, at(o->out, 0));
+}
+
+/* Mamba2: the projection (z, x|B|C, dt), the convolution of x|B|C with
+ * its bias and SiLU, the scan, each group's norm, m2_out. */
+static void mamba2(cf_exec *e, const cf_layer *L, int l)
+{
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const int n = e->P->n, K = hp->conv_kernel, D = hp->ssm_inner, Gr = hp->ssm_k_heads, N = hp->ssm_d;
+    const int conv_dim = D + 2 * Gr * N, gs = D / Gr;
+    const int64_t ld = L->m2_in->ne[1];
+    const cf_gpu_view rows_v = at(o->qkv, 0), y = at(o->ff, 0), h = at(o->h, 0);
+    mm(G, L->m2_in, G->in, n, rows_v);
+    cf_gpu_conv(o->g, CF_GPU_CONV_SILU, shift(rows_v, (size_t)D), ld, n, conv_dim, W(G, L->m2_conv),
+                W(G, L->m2_conv_b), K, state(G, l, 0), shift(rows_v, (size_t)D), ld);
+    const cf_gpu_mamba2 m = {
+        .rows = rows_v,
+        .rows_ld = ld,
+        .dt_b = W(G, L->m2_dt_b),
+        .a = W(G, L->m2_a),
+        .skip = W(G, L->m2_skip),
+        .state = state(G, l, (size_t)(K - 1) * (size_t)conv_dim),
+        .out = y,
+        .n = n,
+        .D = D,
+        .H = hp->ssm_v_heads,
+        .G = Gr,
+        .N = N,
+    };
+    cf_gpu_mamba2_scan(o->g, &m);
+    for (int g = 0; g < Gr; g++) {
+        const size_t off = (size_t)g * (size_t)gs;
+        cf_gpu_rms_norm(o->g, rows(shift(y, off), n, 1, D, 0), gs, shift(W(G, L->m2_norm), off), hp->norm_eps,
+                        rows(shift(h, off), n, 1, D, 0));
+    }
+    mm(G, L->m2_out, h, n, at(o->out, 0));
+}
+
 static void round_ff(cf_exec *e, cf_weight w)
 {
     (void)e; /* glu left in the FFN's output */
@@ -306,6 +402,9 @@ const cf_ops cf_gpu_ops = {
     .matmul = matmul,
     .glu = glu,
     .round_ff = round_ff,
+    .conv = conv,
+    .delta_net = delta_net,
+    .mamba2 = mamba2,
     .moe_route = moe_route,
     .experts_up = experts_up,
     .experts_down = experts_down,

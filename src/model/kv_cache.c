@@ -339,7 +339,7 @@ int cf_ctx_kv_save(const cf_ctx *c, int n, void *dst, uint64_t size, cf_err *err
     const cf_kv *kv = &c->kv;
     if (n < 0 || n > kv->n_past || size < cf_ctx_kv_bytes(c, n) || (cf_rs_active(c) && n != kv->n_past))
         return cf_fail(err, "cannot save %d cache positions (%d held)", n, kv->n_past);
-    if (cf_offload_kv_pull(c->gpu, kv, n, err))
+    if (cf_offload_kv_pull(c->gpu, kv, n, err) || cf_offload_rs_pull(c->gpu, c, err))
         return -1;
     uint8_t *out = dst;
     for (int l = 0; l < kv->n_layer; l++) {
@@ -377,6 +377,6 @@ int cf_ctx_kv_load(cf_ctx *c, int n, const void *src, uint64_t size, cf_err *err
             free(c->ckpt[--c->n_ckpt].state);
     }
     /* the offloaded layers' part, or nothing held */
-    kv->n_past = cf_offload_kv_push(c->gpu, kv, n, err) ? 0 : n;
+    kv->n_past = cf_offload_kv_push(c->gpu, kv, n, err) || cf_offload_rs_push(c->gpu, c, err) ? 0 : n;
     return kv->n_past == n ? 0 : -1;
 }

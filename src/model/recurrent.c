@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_offload.h"
 #include "model_internal.h"
 
 int cf_rs_init(cf_ctx *c)
@@ -60,6 +61,9 @@ void cf_rs_checkpoint(cf_ctx *c)
     const int pos = c->kv.n_past;
     if (!cf_rs_active(c) || pos == 0 || (c->n_ckpt && c->ckpt[c->n_ckpt - 1].pos == pos))
         return;
+    cf_err err;
+    if (cf_offload_rs_pull(c->gpu, c, &err)) /* the offloaded layers' part */
+        return; /* no checkpoint: a rewind evaluates from further back */
     float *state;
     if (c->n_ckpt == CF_MAX_CKPT) { /* the oldest makes room */
         state = c->ckpt[0].state;
@@ -81,6 +85,9 @@ int cf_rs_rewind(cf_ctx *c, int n_keep, cf_err *err)
         memcpy(c->rs, c->ckpt[c->n_ckpt - 1].state, c->rs_floats * sizeof *c->rs);
     else
         memset(c->rs, 0, c->rs_floats * sizeof *c->rs);
+    cf_err gpu_err;
+    if (cf_offload_rs_push(c->gpu, c, err ? err : &gpu_err))
+        return -1;
     c->kv.n_past = from;
     if (n_keep == from)
         return 0;

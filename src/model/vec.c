@@ -21,7 +21,7 @@ const cf_vec_ops *cf_vec(void)
         cf_vec_fill_scalar(&t);
         tables[CF_ISA_SCALAR] = t;
         cf_vec_fill_avx2(&t);
-        tables[CF_ISA_AVX2] = t;
+        tables[CF_ISA_AVX2] = tables[CF_ISA_AVXVNNI] = t;
         cf_vec_fill_avx512(&t);
         tables[CF_ISA_AVX512] = t;
         t = tables[CF_ISA_SCALAR];

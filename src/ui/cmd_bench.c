@@ -300,7 +300,7 @@ static void table_row(const opts *o, const cf_model *m, const char *test, stats 
         snprintf(backend, sizeof backend, "CPU %s", cf_isa_name(cf_isa_active()));
     char cell[32];
     snprintf(cell, sizeof cell, "%.2f ± %.2f", s.mean, s.sd);
-    printf("| %-36s | %9s | %8s | %-10s | %7d | %13s | %17s |\n", cf_model_name(m), size, params,
+    printf("| %-36s | %9s | %8s | %-11s | %7d | %13s | %17s |\n", cf_model_name(m), size, params,
            backend, o->threads, test, cell);
 }
 
@@ -331,10 +331,10 @@ static void print_roofline(const opts *o, const results *r)
 
 static void print_table(const opts *o, const cf_model *m, const results *r)
 {
-    printf("| %-36s | %9s | %8s | %-10s | %7s | %13s | %16s |\n", "model", "size", "params",
+    printf("| %-36s | %9s | %8s | %-11s | %7s | %13s | %16s |\n", "model", "size", "params",
            "backend", "threads", "test", "t/s");
-    printf("| %.36s | %.9s | %.8s | %.10s | %.7s | %.13s | %.16s |\n",
-           "------------------------------------", "--------:", "-------:", "----------",
+    printf("| %.36s | %.9s | %.8s | %.11s | %.7s | %.13s | %.16s |\n",
+           "------------------------------------", "--------:", "-------:", "-----------",
            "------:", "------------:", "---------------:");
     char test[32];
     if (o->n_prompt > 0) {

@@ -100,6 +100,27 @@ static void test_matmul(cf_gpu *g, cf_type t)
                    cf_type_name((uint32_t)t), n, ns[i - 1]);
         memcpy(first, y, sizeof(float) * ROWS * (size_t)n);
     }
+    /* rows of x and y inside wider rows: the same bits */
+    const int64_t ldx = W.k + 5, ldy = ROWS + 3;
+    float *xs = calloc((size_t)(ldx * TOKENS), sizeof(float)), *ys = malloc(sizeof(float) * (size_t)(ldy * TOKENS));
+    for (int r = 0; r < TOKENS; r++)
+        memcpy(xs + r * ldx, x + r * W.k, sizeof(float) * (size_t)W.k);
+    cf_gpu_buf *xsb = test_upload(g, xs, sizeof(float) * (size_t)(ldx * TOKENS));
+    cf_gpu_buf *ysb = test_upload(g, NULL, sizeof(float) * (size_t)(ldy * TOKENS));
+    for (int n = 3; n <= TOKENS; n += TOKENS - 3) {
+        cf_gpu_begin(g);
+        cf_gpu_matmul_ld(g, t, view(wb), ROWS, W.k, view(xsb), ldx, n, view(ysb), ldy);
+        CHECK(test_submit(g) == 0);
+        test_download(g, ysb, ys, sizeof(float) * (size_t)(ldy * n));
+        int differ = 0;
+        for (int r = 0; r < n; r++)
+            differ += memcmp(ys + r * ldy, first + r * ROWS, sizeof(float) * ROWS) != 0;
+        CHECKF(differ == 0, "%s matmul_ld of %d tokens: %d rows differ", cf_type_name((uint32_t)t), n, differ);
+    }
+    cf_gpu_free(g, xsb);
+    cf_gpu_free(g, ysb);
+    free(xs);
+    free(ys);
     cf_gpu_free(g, wb);
     cf_gpu_free(g, xb);
     cf_gpu_free(g, yb);

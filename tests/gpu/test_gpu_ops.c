@@ -167,7 +167,7 @@ static void test_elementwise(cf_gpu *g)
     cf_gpu_free(g, yb);
 }
 
-enum { NH = 6, NKV = 2, CTX = 160 };
+enum { NH = 6, NKV = 2, CTX = 320 };
 
 typedef struct {
     int hd, window, sinks;
@@ -175,6 +175,7 @@ typedef struct {
     int gate;         /* q_gate's sigmoid gates on the output */
     float temp_scale; /* mistral3's temperature, floor 16 */
     cf_kv_type type;  /* the cache's */
+    int n;            /* the prompt's tokens (then one more) */
 } attn_case;
 
 /* v as a cache of type t keeps it */
@@ -222,12 +223,13 @@ static void attn_ref(const attn_case *c, const float *q, int h, int pos, const f
         out[i] = (float)(o[i] / l);
 }
 
-/* A prompt of 70 tokens stored and attended as a batch, then one token at
- * position 70 (two tiles of 64 positions and a bit). */
+/* A prompt of c->n tokens stored and attended as a batch, then one more
+ * token; again as three passes cut elsewhere, which must give the same
+ * bits (the positions' chunks of 256 and tiles of 64 do not move with
+ * the batch). */
 static void test_attention(cf_gpu *g, const attn_case *c)
 {
-    enum { N = 70 };
-    const int hd = c->hd, qld = NH * hd + 5, kld = NKV * hd;
+    const int N = c->n, hd = c->hd, qld = NH * hd + 5, kld = NKV * hd;
     const size_t cache = (size_t)NKV * CTX * (size_t)hd;
     float *q = malloc(sizeof(float) * (size_t)(N + 1) * (size_t)qld), *k = malloc(sizeof(float) * (size_t)(N + 1) * (size_t)kld);
     float *v = malloc(sizeof(float) * (size_t)(N + 1) * (size_t)kld), *kc = calloc(cache, sizeof(float)),
@@ -262,11 +264,15 @@ static void test_attention(cf_gpu *g, const attn_case *c)
     const size_t elem = c->type == CF_KV_F32 ? 4 : 2;
     cf_gpu_buf *kcb = test_upload(g, NULL, cache * elem), *vcb = test_upload(g, NULL, cache * elem);
     cf_gpu_buf *gb = test_upload(g, gates, sizeof(float) * (size_t)(N + 1) * NH * (size_t)hd);
-    const cf_gpu_kv kv = {view(kcb), view(vcb), CTX, NKV, hd, c->type};
+    const cf_gpu_kv kv = {view(kcb), view(vcb), CTX, NKV, hd, c->type, 0};
     for (int run = 0; run < 2; run++) {
-        /* the prompt, then the next token, as a pass each */
-        for (int step = 0; step < 2; step++) {
-            const int pos0 = step ? N : 0, n = step ? 1 : N;
+        /* the prompt, then the next token, as a pass each; then a third of
+         * the prompt, the rest, the next token */
+        const int cuts[2][4] = {{0, N, N + 1, N + 1}, {0, N / 3, N, N + 1}};
+        for (int step = 0; step < 3; step++) {
+            const int pos0 = cuts[run][step], n = cuts[run][step + 1] - pos0;
+            if (!n)
+                continue;
             const size_t qo = (size_t)pos0 * (size_t)qld * 4, ko = (size_t)pos0 * (size_t)kld * 4;
             cf_gpu_attn a = {
                 .q = {{qb, qo}, n, NH, qld, hd},
@@ -299,7 +305,8 @@ static void test_attention(cf_gpu *g, const attn_case *c)
     CHECKF(close_all(out, want, (size_t)(N + 1) * NH * (size_t)hd, 2e-5f, "attention") == 0,
            "attention head_dim %d window %d sinks %d softcap %g gate %d temperature %g %s cache", hd, c->window,
            c->sinks, (double)c->softcap, c->gate, (double)c->temp_scale, cf_kv_type_name(c->type));
-    CHECKF(!memcmp(out, again, sizeof(float) * (size_t)(N + 1) * NH * (size_t)hd), "attention: two runs differ");
+    CHECKF(!memcmp(out, again, sizeof(float) * (size_t)(N + 1) * NH * (size_t)hd),
+           "attention: the passes cut elsewhere differ");
     cf_gpu_buf *bufs[] = {qb, kb, vb, sb, ob, kcb, vcb, gb};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         cf_gpu_free(g, bufs[i]);
@@ -343,6 +350,68 @@ static void test_pass_copies(cf_gpu *g)
     free(back);
 }
 
+/* Latent attention (deepseek2): 4 query heads over one cache of keys
+ * only, 80 wide (a latent of 64, a rotated part of 16), each value the
+ * latent: 70 tokens as a batch, then one more; F16 and F32 caches. */
+static void test_latent_attention(cf_gpu *g, cf_kv_type type)
+{
+    enum { H = 4, HD = 80, VD = 64, N = 70, LCTX = 90 };
+    const size_t elem = type == CF_KV_F32 ? 4 : 2;
+    float *q = malloc(sizeof(float) * (N + 1) * H * HD), *k = malloc(sizeof(float) * (N + 1) * HD);
+    float *kc = malloc(sizeof(float) * (N + 1) * HD), *want = malloc(sizeof(float) * (N + 1) * H * VD);
+    float *got = malloc(sizeof(float) * (N + 1) * H * VD);
+    test_fill(q, (N + 1) * H * HD, 21u, 1.0f);
+    test_fill(k, (N + 1) * HD, 22u, 1.0f);
+    for (int i = 0; i < (N + 1) * HD; i++)
+        kc[i] = kv_round(type, k[i]);
+    const float scale = 1.0f / sqrtf((float)HD);
+    for (int t = 0; t <= N; t++)
+        for (int h = 0; h < H; h++) {
+            double s[N + 1], m = -INFINITY, l = 0, o[VD] = {0};
+            for (int p = 0; p <= t; p++) {
+                double d = 0;
+                for (int i = 0; i < HD; i++)
+                    d += (double)q[(t * H + h) * HD + i] * kc[p * HD + i];
+                s[p] = d * scale;
+                m = fmax(m, s[p]);
+            }
+            for (int p = 0; p <= t; p++) {
+                const double e = exp(s[p] - m);
+                l += e;
+                for (int i = 0; i < VD; i++)
+                    o[i] += e * kc[p * HD + i];
+            }
+            for (int i = 0; i < VD; i++)
+                want[(t * H + h) * VD + i] = (float)(o[i] / l);
+        }
+    cf_gpu_buf *qb = test_upload(g, q, sizeof(float) * (N + 1) * H * HD), *kb = test_upload(g, k, sizeof(float) * (N + 1) * HD);
+    cf_gpu_buf *cb = test_upload(g, NULL, LCTX * HD * elem), *ob = test_upload(g, NULL, sizeof(float) * (N + 1) * H * VD);
+    const cf_gpu_kv kv = {view(cb), {0}, LCTX, 1, HD, type, VD};
+    for (int step = 0; step < 2; step++) {
+        const int pos0 = step ? N : 0, n = step ? 1 : N;
+        const cf_gpu_attn a = {
+            .q = {{qb, (size_t)pos0 * H * HD * 4}, n, H, H * HD, HD},
+            .kv = kv,
+            .pos0 = pos0,
+            .scale = scale,
+            .out = {{ob, (size_t)pos0 * H * VD * 4}, n, H, H * VD, VD},
+        };
+        cf_gpu_begin(g);
+        cf_gpu_kv_store(g, &kv, (cf_gpu_rows){{kb, (size_t)pos0 * HD * 4}, n, 1, HD, HD}, (cf_gpu_rows){{0}, 0, 1, 0, 0},
+                        pos0);
+        cf_gpu_attention(g, &a);
+        CHECK(test_submit(g) == 0);
+    }
+    test_download(g, ob, got, sizeof(float) * (N + 1) * H * VD);
+    CHECKF(close_all(got, want, (N + 1) * H * VD, 2e-5f, "latent attention") == 0, "latent attention, %s cache",
+           cf_kv_type_name(type));
+    cf_gpu_free(g, qb);
+    cf_gpu_free(g, kb);
+    cf_gpu_free(g, cb);
+    cf_gpu_free(g, ob);
+    free(q), free(k), free(kc), free(want), free(got);
+}
+
 int main(void)
 {
     cf_gpu *g = test_gpu();
@@ -351,19 +420,23 @@ int main(void)
     test_rope(g);
     test_elementwise(g);
     static const attn_case cases[] = {
-        {66, 0, 0, 0, 0, 0, CF_KV_F16},      /* plain: GQA over the whole prompt */
-        {128, 20, 1, 0, 0, 0, CF_KV_F16},    /* sliding window, gpt-oss sinks */
-        {256, 0, 0, 30.0f, 0, 0, CF_KV_F16}, /* soft-capped scores, a large head */
-        {64, 0, 0, 0, 1, 0.5f, CF_KV_F16},   /* q_gate's output gates, mistral3's temperature */
-        {66, 20, 0, 0, 0, 0, CF_KV_F32},     /* an F32 cache */
-        {64, 0, 1, 0, 0, 0, CF_KV_BF16},     /* a BF16 cache */
+        {66, 0, 0, 0, 0, 0, CF_KV_F16, 70},      /* plain: GQA over the whole prompt */
+        {128, 20, 1, 0, 0, 0, CF_KV_F16, 70},    /* sliding window, gpt-oss sinks */
+        {256, 0, 0, 30.0f, 0, 0, CF_KV_F16, 70}, /* soft-capped scores, a large head */
+        {64, 0, 0, 0, 1, 0.5f, CF_KV_F16, 70},   /* q_gate's output gates, mistral3's temperature */
+        {66, 20, 0, 0, 0, 0, CF_KV_F32, 70},     /* an F32 cache */
+        {64, 0, 1, 0, 0, 0, CF_KV_BF16, 70},     /* a BF16 cache */
+        {32, 0, 1, 0, 0, 0, CF_KV_F16, 300},     /* two chunks of positions, sinks */
+        {32, 40, 0, 0, 0, 0, CF_KV_F16, 300},    /* windows across a chunk's end */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         test_attention(g, &cases[i]);
+    test_latent_attention(g, CF_KV_F16);
+    test_latent_attention(g, CF_KV_F32);
     /* a quantized cache is the CPU's: one clear error */
     CHECK(!cf_gpu_kv_supports(CF_KV_Q8_0) && cf_gpu_kv_supports(CF_KV_BF16));
     cf_gpu_buf *b = test_upload(g, NULL, 4096);
-    const cf_gpu_kv q8 = {view(b), view(b), 16, 1, 64, CF_KV_Q8_0};
+    const cf_gpu_kv q8 = {view(b), view(b), 16, 1, 64, CF_KV_Q8_0, 0};
     const cf_gpu_rows r = {view(b), 1, 1, 64, 64};
     cf_err err = {0};
     cf_gpu_begin(g);

@@ -3,6 +3,10 @@
  * weights that stay in L2 (the kernel's compute ceiling), GEMM GFLOP/s at
  * N = 64 and 512, and the machine's STREAM-like read bandwidth.
  *   bench_kernels [--plain] [TYPE...]   (default: every computable type)
+ *   bench_kernels --small-n [TYPE...]   the cost of N = 2..9 columns
+ *     against one (a speculative check's batch), 8192x2048 from DRAM, one
+ *     thread, in CPU time (which other programs' turns on a loaded
+ *     machine do not add to)
  * Weights are in the layout a model load gives them (cf_layout_best), or
  * (--plain) as the file stores them.
  * Matvec weights are cycled through copies totalling > 128 MiB so they come
@@ -10,6 +14,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "kt_util.h"
 
@@ -129,13 +134,66 @@ static double time_it(bench *b, int nth)
     return best;
 }
 
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds per multiply of b at N = n on this thread, best of 3 runs of
+ * >= 0.2 s */
+static double cpu_time_it(bench *b, int64_t n)
+{
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        int iters = 0;
+        double t0 = cpu_s(), dt;
+        do {
+            cf_matmul_args a = {.wtype = b->t, .w = b->w[iters % b->copies], .w_stride = b->wrow, .m = b->m,
+                                .k = b->k, .n = n, .x = b->x, .x_stride = b->xrow, .y = b->y,
+                                .y_stride = (size_t)b->m, .w_layout = b->layout, .w_rows = b->m};
+            cf_matmul(&a, 0, 1);
+            iters++;
+            dt = cpu_s() - t0;
+        } while (dt < 0.2 || iters < 2);
+        if (dt / iters < best)
+            best = dt / iters;
+    }
+    return best;
+}
+
+static int small_n(const cf_type *types, int nt)
+{
+    printf("ISA %s; 8192x2048, 1 thread, CPU ms per multiply at N = 1, then x that at N = 2..9\n",
+           cf_isa_name(cf_isa_active()));
+    for (int i = 0; i < nt; i++) {
+        bench b;
+        const size_t bytes = cf_row_bytes(types[i], 2048) * 8192;
+        setup(&b, types[i], 8192, 2048, 9, (int)((128u << 20) / bytes) + 1);
+        const double one = cpu_time_it(&b, 1);
+        printf("%-7s %7.2f ms |", cf_type_name(types[i]), one * 1e3);
+        for (int64_t n = 2; n <= 9; n++)
+            printf(" %5.2f", cpu_time_it(&b, n) / one);
+        printf("\n");
+        fflush(stdout);
+        teardown(&b);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    int small = 0;
     cf_type types[CF_TYPE_COUNT];
     int nt = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--plain")) {
             plain_only = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--small-n")) {
+            small = 1;
             continue;
         }
         int t = cf_type_from_name(argv[i]);
@@ -149,6 +207,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < KT_N_WEIGHT_TYPES; i++)
             types[nt++] = kt_weight_types[i];
     kt_seed(1);
+    if (small)
+        return small_n(types, nt);
     double bw1 = read_bandwidth(1), bw2 = read_bandwidth(2);
     printf("ISA %s; read bandwidth: %.1f GB/s (1 thread), %.1f GB/s (2 threads)\n",
            cf_isa_name(cf_isa_active()), bw1, bw2);

@@ -104,7 +104,7 @@ int main(void)
         x[b + 7] = 127.0f;
     x[3] = -127.0f; /* Q8_K: the first largest magnitude is negative */
     check_row(x, 256, "ties");
-    uint8_t q[292];
+    uint8_t q[292], big[2 * 292], want[292];
     cf_quantize_row(CF_TYPE_Q8_0, x, q, 32);
     CHECK((int8_t)q[2 + 0] == -20); /* -19.5 -> -20 (even) */
     CHECK((int8_t)q[2 + 1] == -18); /* -18.5 -> -18 */
@@ -126,6 +126,31 @@ int main(void)
     CHECK((int8_t)q[4 + 5] == -127 && (int8_t)q[4 + 9] == 127);
     x[200] = -3.5f;
     check_row(x, 256, "sign2");
+
+    /* a NaN or an infinity: that block's scale is NaN and its quants 0
+     * (the NaN's bits are the FPU's), the other blocks are as ever */
+    for (int inf = 0; inf < 2; inf++) {
+        kt_seed(77);
+        kt_fill_gauss(x, 512, 1.0f);
+        x[300] = inf ? -INFINITY : NAN; /* Q8_K block 1; Q8_0 block 1 of x + 256 */
+        cf_quantize_row(CF_TYPE_Q8_0, x + 256, q, 64);
+        uint16_t dh;
+        memcpy(&dh, q + 34, 2);
+        CHECKF(isnan(cf_f16_to_f32(dh)), "Q8_0 nonfinite d %#x", dh);
+        for (int j = 0; j < 32; j++)
+            CHECK(q[34 + 2 + j] == 0);
+        ref_q8_0(x + 256, want, 0);
+        CHECK(!memcmp(q, want, 34));
+        cf_quantize_row(CF_TYPE_Q8_K, x, big, 512);
+        memcpy(&d, big + 292, 4);
+        CHECKF(isnan(d), "Q8_K nonfinite d %g", d);
+        int nz = 0;
+        for (int j = 4; j < 292; j++)
+            nz += big[292 + j] != 0;
+        CHECKF(nz == 0, "Q8_K nonfinite block: %d bytes not 0", nz);
+        ref_q8_K(x, want);
+        CHECK(!memcmp(big, want, 292));
+    }
 
     /* all zeros: d = 0, q = 0, sums 0 */
     memset(x, 0, sizeof x);

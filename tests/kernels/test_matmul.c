@@ -160,6 +160,11 @@ static void test_layouts(cf_type t)
     for (int64_t units = 1; units <= 40; units++)
         for (int64_t n = 1; n <= 3; n++)
             test_layout(t, l, units % 2 ? 37 : 32, b * units, n, 0, units % 2 ? 37 : 32);
+    /* the small batches that go group by group (a level's small_n) and
+     * the first ones past them, prepared and (K above a prep) not */
+    for (int64_t n = 4; n <= 10; n++)
+        test_layout(t, l, 53, 33 * b, n, 5, 40);
+    test_layout(t, l, 37, 16384 + 512, 5, 3, 34);
     static const int64_t ns[] = {1, 2, 3, 17};
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
         test_layout(t, l, 64, 64 * b, ns[i], 0, 64);
@@ -332,6 +337,14 @@ int main(int argc, char **argv)
         if (cf_type_get(t)->blck_size == 256)
             test_shape(t, 17, 16640, 4); /* longer than a panel: the dot products */
         test_shape(t, 5, k, 3);
+        /* every N from the GEMVs through the small batches (row by row on
+         * some levels) to two column groups of the tiles, on rows that
+         * fill one half of a panel's last 8 rows and part of the other */
+        for (int64_t n = 1; n <= 17; n++)
+            test_shape(t, 29, k, n);
+        /* small batches whose preps just fill the buffer, and do not */
+        test_shape(t, 29, 8192, 4);
+        test_shape(t, 29, 8192, 5);
         /* decode: rows in groups and one by one, every length of a short
          * last group of 16 units */
         for (int64_t units = 1; units <= 33; units++)

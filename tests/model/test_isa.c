@@ -23,6 +23,20 @@ static const struct {
     {"models/quant-Q8_0.gguf", 0x2011cfec9de79c82ull},
     {"models/quant-Q4_K.gguf", 0xb8de9e14fb5d6beaull},
     {"models/quant-Q6_K.gguf", 0xe8310417ccf60b76ull},
+    /* the types whose ARM dots came last (docs/arm.md) */
+    {"models/quant-Q2_K.gguf", 0xf284102019000032ull},
+    {"models/quant-Q3_K.gguf", 0xf24cec27daceb4a3ull},
+    {"models/quant-IQ1_S.gguf", 0x8396b69bca018d7bull},
+    {"models/quant-IQ1_M.gguf", 0x3586591107daba09ull},
+    {"models/quant-IQ2_XXS.gguf", 0xd4e3a9a84d983b83ull},
+    {"models/quant-IQ2_XS.gguf", 0x7773b403adcec1a6ull},
+    {"models/quant-IQ2_S.gguf", 0x514be4801aab2a10ull},
+    {"models/quant-IQ3_XXS.gguf", 0xa5d3a7d381787b13ull},
+    {"models/quant-IQ3_S.gguf", 0xf4bfb547f2816c88ull},
+    {"models/quant-IQ4_NL.gguf", 0x3130195880996409ull},
+    {"models/quant-IQ4_XS.gguf", 0xba5db5d1ba5f5e82ull},
+    {"models/quant-MXFP4.gguf", 0xcfc60877619a9fefull},
+    {"models/quant-TQ2_0.gguf", 0xb0c70b3c552d3ddaull},
 };
 
 static uint64_t fnv1a(const void *p, size_t n)

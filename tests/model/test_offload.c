@@ -2,7 +2,9 @@
  * (lavapipe here); skipped without one.  Two runs give the same bits; the
  * cache's operations (a turn after a turn, undo, a context shift, save
  * and load) work with layers offloaded; a cache saved with the GPU loads
- * on the CPU and back; a partial -ngl offloads the last layers. */
+ * on the CPU and back; a partial -ngl offloads the last layers, and too
+ * little device memory fewer; hybrid models' recurrent state works there
+ * as on the CPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,14 +36,12 @@ static cf_ctx *ctx(int n_gpu_layers)
 
 static double max_diff(const float *a, const float *b)
 {
-    double d = 0;
-    /* not fmax: Debian's aarch64 gcc 12 crashes vectorising that reduction at -O3 */
+    double mx = 0;
     for (int i = 0; i < V; i++) {
-        const double e = fabs((double)a[i] - (double)b[i]);
-        if (e > d)
-            d = e;
+        const double d = fabs((double)a[i] - (double)b[i]);
+        mx = d > mx ? d : mx;
     }
-    return d;
+    return mx;
 }
 
 static const int32_t *tokens(void)
@@ -75,6 +75,49 @@ static void move_cache(cf_ctx *c, cf_ctx *d, float *next)
     free(buf);
     const int32_t t = 5;
     CHECKF(cf_ctx_decode(d, &t, 1, next, false, &err) == 0, "%s", err.msg);
+}
+
+/* A hybrid model (lfm2: short convolutions and attention) with every
+ * layer offloaded, the recurrent state on the device: the next turn after
+ * an undo (a checkpoint restored, the tokens evaluated again) and its
+ * state moved to the CPU and back. */
+static void recurrent(const char *file)
+{
+    cf_err err;
+    cf_model *m;
+    if (cf_model_load(shared_path(file), NULL, &m, &err) != 0) {
+        CHECKF(0, "%s", err.msg);
+        return;
+    }
+    model = m;
+    V = cf_model_hparams(m)->n_vocab;
+    float *cpu = malloc((size_t)V * sizeof *cpu), *a = malloc((size_t)V * sizeof *a);
+    float *b = malloc((size_t)V * sizeof *b);
+    cf_ctx *c0 = ctx(0), *g1 = ctx(99), *g2 = ctx(99), *c1 = ctx(0);
+    bool out;
+    CHECKF(cf_ctx_gpu_layers(g1, &out) == cf_model_hparams(m)->n_layer && out, "%s: %s", file,
+           cf_ctx_gpu_note(g1));
+    run(c0, cpu);
+    run(g1, a);
+    CHECKF(max_diff(cpu, a) <= TOL, "%s: GPU vs CPU: %.3g", file, max_diff(cpu, a));
+    CHECK(cf_ctx_kv_truncate(g1, N_PROMPT, &err) == 0);
+    for (int i = 0; i < N_MORE; i++)
+        CHECK(cf_ctx_decode(g1, tokens() + N_PROMPT + i, 1, b, false, &err) == 0);
+    CHECKF(memcmp(a, b, (size_t)V * sizeof *a) == 0, "%s: undo and again differ by %.3g", file, max_diff(a, b));
+    move_cache(g1, c1, cpu);
+    CHECK(cf_ctx_decode(g1, &(int32_t){5}, 1, a, false, &err) == 0);
+    CHECKF(max_diff(cpu, a) <= TOL, "%s: the GPU's state on the CPU: %.3g", file, max_diff(cpu, a));
+    CHECK(cf_ctx_kv_truncate(g1, cf_ctx_n_past(g1) - 1, &err) == 0 && cf_ctx_decode(g1, &(int32_t){5}, 1, a, false, &err) == 0);
+    CHECK(cf_ctx_kv_truncate(g1, cf_ctx_n_past(g1) - 1, &err) == 0);
+    move_cache(g1, g2, b);
+    CHECKF(memcmp(a, b, (size_t)V * sizeof *a) == 0, "%s: GPU -> GPU differs by %.3g", file, max_diff(a, b));
+    cf_ctx *all[] = {c0, c1, g1, g2};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        cf_ctx_free(all[i]);
+    free(cpu);
+    free(a);
+    free(b);
+    cf_model_free(m);
 }
 
 int main(void)
@@ -142,7 +185,17 @@ int main(void)
     run(c2, cpu);
     CHECKF(max_diff(cpu, a) <= TOL, "-ngl 2 vs CPU: %.3g", max_diff(cpu, a));
 
-    cf_ctx *all[] = {c0, c1, c2, g1, g2, g3, g4, g5};
+    /* too little device memory: the layers stay on the CPU, said, and the
+     * output (uploaded first) still runs there */
+    setenv("CONFAB_TEST_GPU_MEM", "1000", 1);
+    cf_ctx *g6 = ctx(99);
+    unsetenv("CONFAB_TEST_GPU_MEM");
+    CHECKF(cf_ctx_gpu_layers(g6, &out) == 0 && out && strstr(cf_ctx_gpu_note(g6), "5 did not fit"), "%s",
+           cf_ctx_gpu_note(g6));
+    run(g6, a);
+    CHECKF(max_diff(cpu, a) <= TOL, "the output alone on the GPU vs CPU: %.3g", max_diff(cpu, a));
+
+    cf_ctx *all[] = {c0, c1, c2, g1, g2, g3, g4, g5, g6};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         cf_ctx_free(all[i]);
     free(cpu);
@@ -150,5 +203,7 @@ int main(void)
     free(b);
     free(x);
     cf_model_free(m);
+    recurrent("models/lfm2.F32.gguf");
+    recurrent("models/qwen35.F32.gguf");
     return test_summary("offload");
 }

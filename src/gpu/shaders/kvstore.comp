@@ -1,7 +1,8 @@
 #version 450
 // Store n tokens' key and value heads into a layer's cache (F32, F16 or
-// BF16) [n_head_kv][n_ctx][head_dim] at positions pos0..: one pair of
-// values a thread, the keys' pairs first.
+// BF16), keys [n_head_kv][n_ctx][hd] and values [n_head_kv][n_ctx][vd]
+// (vd 0: keys only) at positions pos0..: one pair of values a thread, the
+// keys' pairs first.
 #include "common.glsl"
 #include "kv.glsl"
 
@@ -15,20 +16,21 @@ layout(std430, binding = 3) writeonly buffer Vc { uint vc[]; };
 layout(push_constant) uniform P {
     uint k_off, k_ld, k_hs, v_off, v_ld, v_hs;
     uint kc_off, vc_off; // words
-    uint n, heads, hd, n_ctx, pos0, type;
+    uint n, heads, hd, n_ctx, pos0, type, vd;
 } p;
 
 void main()
 {
-    const uint pairs = p.hd / 2u, per = p.n * p.heads * pairs;
+    const uint kpairs = p.hd / 2u, kper = p.n * p.heads * kpairs, vper = p.n * p.heads * (p.vd / 2u);
     uint idx = group_index() * 256u + gl_LocalInvocationID.x;
-    if (idx >= 2u * per)
+    if (idx >= kper + vper)
         return;
-    const bool value = idx >= per;
+    const bool value = idx >= kper;
     if (value)
-        idx -= per;
+        idx -= kper;
+    const uint pairs = value ? p.vd / 2u : kpairs, dim = value ? p.vd : p.hd;
     const uint t = idx / (p.heads * pairs), g = (idx / pairs) % p.heads, d = 2u * (idx % pairs);
-    const uint e = (g * p.n_ctx + p.pos0 + t) * p.hd + d; // the pair's first element
+    const uint e = (g * p.n_ctx + p.pos0 + t) * dim + d; // the pair's first element
     const uint src = value ? p.v_off + t * p.v_ld + g * p.v_hs + d : p.k_off + t * p.k_ld + g * p.k_hs + d;
     const float a = value ? vin[src] : kin[src], b = value ? vin[src + 1u] : kin[src + 1u];
     const uint c0 = value ? p.vc_off : p.kc_off;

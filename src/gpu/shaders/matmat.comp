@@ -19,6 +19,8 @@ layout(std430, binding = 2) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform P {
     uint w_off, row_bytes, rows, k;
     uint x_off, y_off, n;
+    uint ids_off, xrow_off, expert_bytes; // (matvec's MUL_ID: unused here)
+    uint ldx, ldy;                        // floats between rows of x, of y
 } p;
 
 shared float ws[BK][BM + 1u];
@@ -45,7 +47,7 @@ void main()
             }
             for (uint e = tid; e < BN * BK; e += 256u) {
                 const uint tt = e / BK, kk = e % BK, t = t0 + tt, i = k0 + kk;
-                xs[kk][tt] = t < p.n && i < p.k ? x[p.x_off + t * p.k + i] : 0.0;
+                xs[kk][tt] = t < p.n && i < p.k ? x[p.x_off + t * p.ldx + i] : 0.0;
             }
             barrier();
             // a run past k (the last of F32, F16, BF16 rows of any length)
@@ -71,6 +73,6 @@ void main()
         for (uint j = 0u; j < 4u; j++) {
             const uint r = r0 + tr + 16u * i, t = t0 + tc + 16u * j;
             if (r < p.rows && t < p.n)
-                y[p.y_off + t * p.rows + r] = res[i][j];
+                y[p.y_off + t * p.ldy + r] = res[i][j];
         }
 }

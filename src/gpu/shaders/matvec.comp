@@ -25,6 +25,7 @@ layout(push_constant) uniform P {
     uint w_off, row_bytes, rows, k;
     uint x_off, y_off, n;
     uint ids_off, xrow_off, expert_bytes;
+    uint ldx, ldy; // floats between rows of x, of y
 } p;
 
 shared float part[ROWS_WG][PARTS][NV];
@@ -43,10 +44,10 @@ void main()
     if (r < p.rows) {
 #ifdef MUL_ID
         const uint row_b = p.w_off + uint(ids[p.ids_off + t0]) * p.expert_bytes + r * p.row_bytes;
-        const uint x0 = p.x_off + uint(xrow[p.xrow_off + t0]) * p.k;
+        const uint x0 = p.x_off + uint(xrow[p.xrow_off + t0]) * p.ldx;
 #else
         const uint row_b = p.w_off + r * p.row_bytes;
-        const uint x0 = p.x_off + t0 * p.k;
+        const uint x0 = p.x_off + t0 * p.ldx;
 #endif
         const uint runs = (p.k + 31u) / 32u;
         for (uint u = q; u < runs; u += PARTS) {
@@ -56,13 +57,13 @@ void main()
                 for (uint j = 0u; j < 32u; j++) {
                     const float wv = run_at(b, i0, j);
                     for (uint t = 0u; t < nt; t++)
-                        acc[t] = fma(wv, x[x0 + t * p.k + i0 + j], acc[t]);
+                        acc[t] = fma(wv, x[x0 + t * p.ldx + i0 + j], acc[t]);
                 }
             } else { // the row's last, partial run (F32, F16, BF16 rows of any length)
                 for (uint i = i0; i < p.k; i++) {
                     const float wv = weight_at(row_b, i);
                     for (uint t = 0u; t < nt; t++)
-                        acc[t] = fma(wv, x[x0 + t * p.k + i], acc[t]);
+                        acc[t] = fma(wv, x[x0 + t * p.ldx + i], acc[t]);
                 }
             }
         }
@@ -75,6 +76,6 @@ void main()
             precise float s = part[rr][0][t];
             for (uint i = 1u; i < PARTS; i++)
                 s += part[rr][i][t];
-            y[p.y_off + (t0 + t) * p.rows + r] = s;
+            y[p.y_off + (t0 + t) * p.ldy + r] = s;
         }
 }
