@@ -6,7 +6,7 @@
  *
  * - A slot whose reply is generating asks for its next token to be
  *   evaluated and waits; once every generating slot has asked (or the
- *   first asked STRAGGLER_MS ago), the steps' own thread evaluates all the
+ *   first asked straggler_ms() ago), the steps' own thread evaluates all the
  *   asked tokens in one pass (cf_ctx_decode_group: decoding is
  *   memory-bound, so N tokens cost little more than one) and wakes them.
  *   One thread runs every step so that they keep one OpenMP team, its
@@ -31,7 +31,10 @@
 #include "serve_internal.h"
 
 enum {
-    STRAGGLER_MS = 3,  /* how long a step waits for a generating slot that has not asked */
+    /* how long a step waits for a generating slot that has not asked: this,
+     * or half the last step's time when longer (a loaded machine slows the
+     * slots' turn between steps as much as the steps) */
+    STRAGGLER_MS = 3,
     PREFILL_BATCH = 128, /* a prompt's batch beside other slots: their longest wait */
 };
 
@@ -68,6 +71,7 @@ struct serve_slots {
     int generating;     /* slots in SLOT_GENERATING */
     int asking;         /* of them, those whose token waits for the next step */
     double first_ask;   /* when the first of them asked */
+    double step_ms;     /* the last step's time */
     uint64_t steps, stepped; /* steps run, and the tokens they decoded */
     int openers;        /* slots waiting to open a request */
     const serve_job *offered; /* the job a slot woke the others for (the server's lock) */
@@ -108,7 +112,9 @@ static void step(struct serve_slots *g)
     pthread_mutex_unlock(&g->mu);
     cf_err err = {.msg = ""};
     const size_t V = (size_t)g->n_vocab;
+    const double t0 = cf_now_ms();
     int rc = cf_ctx_decode_group(g->ctxs, g->tokens, n, g->logits, &err);
+    const double took = cf_now_ms() - t0;
     for (int i = 0; i < n; i++) {
         serve_slot *sl = g->who[i];
         /* a group that failed changed nothing: each token alone then, so
@@ -121,6 +127,7 @@ static void step(struct serve_slots *g)
     for (int i = 0; i < n; i++)
         g->who[i]->answered = true;
     g->busy = false;
+    g->step_ms = took;
     g->steps++;
     g->stepped += (uint64_t)n;
     g->opener_due = g->openers > 0;
@@ -129,10 +136,15 @@ static void step(struct serve_slots *g)
 
 /* Whether the asked tokens go now: the model is free, no opener's turn,
  * and every generating slot has asked or the first has waited enough. */
+static double straggler_ms(const struct serve_slots *g)
+{
+    return g->step_ms / 2 > STRAGGLER_MS ? g->step_ms / 2 : STRAGGLER_MS;
+}
+
 static bool step_due(const struct serve_slots *g, double waited)
 {
     return !g->busy && !g->opener_due && g->asking > 0 &&
-           (g->asking >= g->generating || waited >= STRAGGLER_MS);
+           (g->asking >= g->generating || waited >= straggler_ms(g));
 }
 
 /* The session's decode of a generated token: into the next step. */
@@ -177,7 +189,7 @@ static void *stepper_main(void *arg)
             pthread_cond_wait(&g->cv, &g->mu);
         } else { /* the stragglers' time */
             struct timespec ts;
-            deadline_in(&ts, STRAGGLER_MS - waited);
+            deadline_in(&ts, straggler_ms(g) - waited);
             pthread_cond_timedwait(&g->cv, &g->mu, &ts);
         }
     }
@@ -314,6 +326,11 @@ static void *slot_main(void *arg)
             serve_reply(sv, j);
             leave(sl);
         }
+        /* a candidate for the next job before the connection closes: its
+         * client may send its next turn at once */
+        pthread_mutex_lock(&sv->mu);
+        sl->waiting = true;
+        pthread_mutex_unlock(&sv->mu);
         serve_job_free(j);
     }
     return NULL;

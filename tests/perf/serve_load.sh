@@ -4,7 +4,9 @@
 #   tests/perf/serve_load.sh [MODEL.gguf [N [THREADS]]]
 # Without a model, a random-weight smollm2-135m Q8_0 is made in /tmp by
 # confab mkmodel.  Each client sends REQUESTS (2) greedy completions of
-# MAX_TOKENS (32) tokens, one after another.  Needs node (for fetch).
+# MAX_TOKENS (32) tokens, one after another.  Besides the speeds, the
+# server's CPU time a token (its utime + stime over the run), which a
+# loaded machine disturbs less than the wall clock.  Needs node (for fetch).
 # (A benchmark, not a test: meson test -C build --benchmark serve-load.)
 set -eu
 bin=${CONFAB_BIN:-build/confab}
@@ -19,7 +21,9 @@ if [ -z "$model" ]; then
 fi
 here=$(dirname "$0")
 echo "model $model, -t $threads, $MAX_TOKENS tokens a request, $REQUESTS requests a client"
-echo "parallel clients tokens wall_ms tok/s vs_1_client mean_ms slowest_ms"
+echo "parallel clients tokens wall_ms tok/s vs_1_client mean_ms slowest_ms cpu_ms/tok"
+# the server's CPU time so far, in ms
+cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) * 1000 / hz }' "/proc/$1/stat"; }
 for p in 1 "$n"; do
     log=$(mktemp /tmp/confab-load-XXXXXX)
     "$bin" serve -m "$model" --port 0 -t "$threads" -np "$p" -c $((1024 * p)) 2>"$log" &
@@ -33,11 +37,13 @@ for p in 1 "$n"; do
     [ -n "$port" ] || { cat "$log"; kill "$pid"; exit 1; }
     one=
     for c in 1 2 4 8; do
+        cpu0=$(cpu_ms "$pid")
         line=$(CONFAB_URL="http://127.0.0.1:$port/v1" CLIENTS=$c node "$here/serve_load.cjs")
+        cpu1=$(cpu_ms "$pid")
         rate=$(echo "$line" | cut -d' ' -f4)
         [ -n "$one" ] || one=$rate
-        echo "$p $line" | awk -v r="$rate" -v o="$one" \
-            '{ printf "%8d %7d %6d %7d %6.1f %11.2f %7d %10d\n", $1, $2, $3, $4, r, r / o, $6, $7 }'
+        echo "$p $line" | awk -v r="$rate" -v o="$one" -v c="$cpu0" -v d="$cpu1" \
+            '{ printf "%8d %7d %6d %7d %6.1f %11.2f %7d %10d %10.1f\n", $1, $2, $3, $4, r, r / o, $6, $7, (d - c) / $3 }'
     done
     kill "$pid"
     wait "$pid" || true

@@ -133,6 +133,16 @@ static void test_continuing(const char *dir)
             snprintf(body, sizeof body, "{\"messages\":[%.6000s],\"max_tokens\":6,\"temperature\":0}",
                      convo[c]);
             response r;
+            /* the last reply's slot is idle again (it may still be closing
+             * its connection when the client has the reply) */
+            for (int w = 0; w < 200; w++) {
+                bool idle = request(sv.port, "GET", "/slots", NULL, true, &r) == 0 &&
+                            !strstr(r.body, "\"is_processing\":true");
+                response_free(&r);
+                if (idle)
+                    break;
+                usleep(10000);
+            }
             cf_oai_chunk ch = {0};
             bool ok = request(sv.port, "POST", "/v1/chat/completions", body, true, &r) == 0 &&
                       read_whole(&r, &ch);
