@@ -20,7 +20,7 @@ rm -f "$log" "$log.rc"
 [ "$status" -ne 0 ] && [ "$fail" -eq 0 ] && fail=1
 # the aarch64 build under qemu, where the cross tools are installed
 if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 && command -v qemu-aarch64 >/dev/null 2>&1; then
-    line=$(sh "$(dirname "$0")/run-aarch64.sh" "$build-aarch64" | tee /dev/stderr | tail -n 1)
+    line=$(sh "$(dirname "$0")/run-aarch64.sh" "$build-aarch64" | tee -a /dev/stderr | tail -n 1)
     ok=$((ok + $(echo "$line" | awk '{ print $1 + 0 }')))
     fail=$((fail + $(echo "$line" | awk '{ print $3 + 0 }')))
 fi
