@@ -341,7 +341,7 @@ static void scored_rows(const thr *T, const cf_kv *kv, int l, int g, int lo, int
         cf_matmul(&a, 0, 1);
         for (int i = 0; i < nq * n; i++)
             T->b->scores[i] *= P->hp->kq_scale;
-        P->vec->attn_scored(nq, hd, T->b->scores, values, kv->type_v == CF_KV_F16 && values != T->b->vw, n,
+        P->vec->attn_scored(nq, hd, T->b->scores, values, kv->type_v == CF_KV_F16, n,
                             part + h0, h0 ? NULL : next);
     }
 }
