@@ -19,19 +19,8 @@ done
 l=${l:-$t}
 shift $((OPTIND - 1))
 [ $# -gt 0 ] || { sed -n 2,11p "$0"; exit 2; }
-command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { echo "side_by_side: needs node and npm" >&2; exit 1; }
-VERSION=3.22.1
-npmdir=$root/build/tests/npm-llama
-if [ ! -f "$npmdir/native/node_modules/node-llama-cpp/package.json" ]; then
-    mkdir -p "$npmdir/native"
-    # --ignore-scripts: the prebuilt binaries are packages; nothing is built or fetched after
-    npm install --prefix "$npmdir/native" --no-audit --no-fund --silent --ignore-scripts \
-        "node-llama-cpp@$VERSION" >"$npmdir/install.log" 2>&1 ||
-        { echo "side_by_side: npm install node-llama-cpp@$VERSION failed: $(tail -1 "$npmdir/install.log")" >&2; exit 1; }
-    rm -rf "$npmdir/native/node_modules/@node-llama-cpp/"*cuda* "$npmdir/native/node_modules/@node-llama-cpp/"*vulkan*
-    cp -r "$npmdir/native" "$npmdir/avx2"
-    find "$npmdir/avx2/node_modules/@node-llama-cpp/linux-x64" -name 'libggml-cpu-*.so' ! -name '*haswell*' -delete
-fi
+. "$here/llama_ref_install.sh"
+llama_ref_install || exit 1
 variant=native cisa=
 [ "$isa" = avx2 ] && variant=avx2 cisa=avx2
 cp "$here/llama_ref.mjs" "$npmdir/$variant/llama_ref.mjs"
