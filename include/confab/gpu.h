@@ -193,6 +193,14 @@ void cf_gpu_glu(cf_gpu *g, cf_gpu_act act, cf_gpu_view gate, cf_gpu_view up, int
 /* y[t][i] = a[t][i] + b[t % b_rows][i] for t < n, i < width (b_rows 1: a
  * bias; n: a residual); rows ld apart in y and a, width apart in b. */
 void cf_gpu_add(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, int n, int width, int64_t ld);
+/* y[t][i] = a[t][i] + b[idx[t]][i], idx[t] < b_rows (each MoE pair's
+ * expert's bias). */
+void cf_gpu_add_by(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, cf_gpu_view idx, int n,
+                   int width, int64_t ld);
+/* y[t][i] = a[t][i] + b[t][i] sigmoid(gate[t]) (a shared expert gated per
+ * token); b's rows width apart. */
+void cf_gpu_add_gated(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, cf_gpu_view gate, int n, int width,
+                      int64_t ld);
 /* y[t][i] = a[t][i] * b[t % b_rows][i] (the same shapes as cf_gpu_add). */
 void cf_gpu_mul(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, int n, int width, int64_t ld);
 /* y[i] = x[i] * s for i < count; y may be x. */

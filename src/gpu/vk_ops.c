@@ -97,39 +97,63 @@ void cf_gpu_glu(cf_gpu *g, cf_gpu_act act, cf_gpu_view gate, cf_gpu_view up, int
     cf_vk_dispatch(g, "glu", b, &p, sizeof p, ((uint64_t)n * (uint64_t)width + 255) / 256);
 }
 
-enum { OP_ADD, OP_MUL, OP_SCALE };
+enum { OP_ADD, OP_MUL, OP_SCALE, OP_ADD_BY, OP_ADD_GATED };
 
-static void binary(cf_gpu *g, int op, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, int n, int width,
-                   int64_t ld, float s)
+/* The rows of b an op reads: its b_rows (a bias, a residual) or, through
+ * idx, which of b's b_rows each row takes; gate: the per-row gates. */
+typedef struct binary_b {
+    cf_gpu_view b, idx, gate;
+    int b_rows;
+} binary_b;
+
+static void binary(cf_gpu *g, int op, cf_gpu_view y, cf_gpu_view a, binary_b b, int n, int width, int64_t ld,
+                   float s)
 {
-    static const char *const names[] = {"add", "mul", "scale"};
+    static const char *const names[] = {"add", "mul", "scale", "add_by", "add_gated"};
     if (!cf_vk_can_record(g, names[op]) || !mat_ok(g, y, n, width, ld, names[op]) ||
-        !mat_ok(g, a, n, width, ld, names[op]) || (op != OP_SCALE && !mat_ok(g, b, b_rows, width, width, names[op])))
+        !mat_ok(g, a, n, width, ld, names[op]) ||
+        (op != OP_SCALE && !mat_ok(g, b.b, b.b_rows, width, width, names[op])) ||
+        (op == OP_ADD_BY && !cf_vk_view_ok(g, b.idx, (uint64_t)n * 4, "add_by's rows")) ||
+        (op == OP_ADD_GATED && !cf_vk_view_ok(g, b.gate, (uint64_t)n * 4, "add_gated's gates")))
         return;
-    if (op != OP_SCALE && b_rows <= 0)
-        return (void)cf_vk_fail(g, "%s: %d rows to broadcast", names[op], b_rows);
+    if (op != OP_SCALE && b.b_rows <= 0)
+        return (void)cf_vk_fail(g, "%s: %d rows to broadcast", names[op], b.b_rows);
     const struct {
         uint32_t a_off, b_off, y_off, ld, b_rows, n, width, op;
         float s;
-    } p = {(uint32_t)(a.off / 4), (uint32_t)(b.off / 4), (uint32_t)(y.off / 4), (uint32_t)ld,
-           (uint32_t)(b_rows > 0 ? b_rows : 1), (uint32_t)n, (uint32_t)width, (uint32_t)op, s};
-    cf_gpu_buf *bufs[CF_VK_BINDINGS] = {a.buf, op == OP_SCALE ? NULL : b.buf, y.buf, NULL, NULL};
+        uint32_t i_off, g_off;
+    } p = {(uint32_t)(a.off / 4), (uint32_t)(b.b.off / 4), (uint32_t)(y.off / 4), (uint32_t)ld,
+           (uint32_t)(b.b_rows > 0 ? b.b_rows : 1), (uint32_t)n, (uint32_t)width, (uint32_t)op, s,
+           (uint32_t)(b.idx.off / 4), (uint32_t)(b.gate.off / 4)};
+    cf_gpu_buf *bufs[CF_VK_BINDINGS] = {a.buf, op == OP_SCALE ? NULL : b.b.buf, y.buf, b.idx.buf, b.gate.buf};
     cf_vk_dispatch(g, "binary", bufs, &p, sizeof p, ((uint64_t)n * (uint64_t)width + 255) / 256);
 }
 
 void cf_gpu_add(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, int n, int width, int64_t ld)
 {
-    binary(g, OP_ADD, y, a, b, b_rows, n, width, ld, 0);
+    binary(g, OP_ADD, y, a, (binary_b){.b = b, .b_rows = b_rows}, n, width, ld, 0);
 }
 
 void cf_gpu_mul(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, int n, int width, int64_t ld)
 {
-    binary(g, OP_MUL, y, a, b, b_rows, n, width, ld, 0);
+    binary(g, OP_MUL, y, a, (binary_b){.b = b, .b_rows = b_rows}, n, width, ld, 0);
+}
+
+void cf_gpu_add_by(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, cf_gpu_view idx, int n,
+                   int width, int64_t ld)
+{
+    binary(g, OP_ADD_BY, y, a, (binary_b){.b = b, .idx = idx, .b_rows = b_rows}, n, width, ld, 0);
+}
+
+void cf_gpu_add_gated(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, cf_gpu_view gate, int n, int width,
+                      int64_t ld)
+{
+    binary(g, OP_ADD_GATED, y, a, (binary_b){.b = b, .gate = gate, .b_rows = n}, n, width, ld, 0);
 }
 
 void cf_gpu_scale(cf_gpu *g, cf_gpu_view y, cf_gpu_view x, float s, int64_t count)
 {
     if (count > INT32_MAX)
         return (void)cf_vk_fail(g, "scale: %lld floats", (long long)count);
-    binary(g, OP_SCALE, y, x, (cf_gpu_view){0}, 1, 1, (int)count, 0, s);
+    binary(g, OP_SCALE, y, x, (binary_b){.b_rows = 1}, 1, (int)count, 0, s);
 }

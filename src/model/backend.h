@@ -96,6 +96,11 @@ typedef struct cf_block_out {
     cf_weight scale;
 } cf_block_out;
 
+/* What layer L leaves in out for the residual, which the next layer (or
+ * the output) adds: its FFN's output (or its mixer's when it has no FFN),
+ * or after per-layer embeddings their output. */
+cf_block_out cf_layer_out(const cf_layer *L);
+
 struct cf_ops {
     const char *name;
     /* x = the tokens' embedding rows (plus positions, times embd_scale) */

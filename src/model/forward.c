@@ -63,10 +63,7 @@ static void ffn_block(cf_exec *e, const cf_layer *L, int l, cf_next next)
     o->sync(e, next, l + 1);
 }
 
-/* What a layer leaves in out for the residual: its FFN's output (or its
- * mixer's when it has no FFN), or after per-layer embeddings their
- * output. */
-static cf_block_out layer_out(const cf_layer *L)
+cf_block_out cf_layer_out(const cf_layer *L)
 {
     if (!has_ffn(L))
         return (cf_block_out){L->bo, L->post_attn_norm, NULL};
@@ -84,7 +81,7 @@ static void layer(cf_exec *e, int l)
     cf_weight qkv[3], ff[3];
     cf_layer_groups(L, qkv, ff);
 
-    const cf_block_out prev_out = l > 0 ? layer_out(&P->m->layers[l - 1]) : (cf_block_out){0};
+    const cf_block_out prev_out = l > 0 ? cf_layer_out(&P->m->layers[l - 1]) : (cf_block_out){0};
     const cf_block_out attn_out = {L->bo, L->post_attn_norm, NULL};
     if (has_mixer(L)) {
         o->residual_norm(e, 0, n, l > 0 ? &prev_out : NULL, L->attn_norm, L->attn_norm_b, qkv);
@@ -124,7 +121,7 @@ static void output(cf_exec *e)
     const cf_pass *P = e->P;
     const cf_model *m = P->m;
     const int first = P->all_logits ? 0 : P->n - 1, rows = P->n - first;
-    const cf_block_out last_out = layer_out(&m->layers[P->hp->n_layer - 1]);
+    const cf_block_out last_out = cf_layer_out(&m->layers[P->hp->n_layer - 1]);
     cf_weight ws[3] = {m->output, NULL, NULL};
     o->residual_norm(e, first, rows, &last_out, m->out_norm, m->out_norm_b, ws);
     o->matmul(e, m->output, first, rows, CF_DST_LOGITS);

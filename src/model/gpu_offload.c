@@ -22,8 +22,8 @@ static const char *layer_unsupported(const cf_ctx *c, const cf_layer *L, int l)
         return "latent attention";
     if (L->ple_gate || L->dense_norm)
         return "per-layer embeddings";
-    if (L->moe_router && (L->moe_gate_b || L->moe_down_b || L->exp_scale || L->sh_inp))
-        return "experts with biases or scales";
+    if (L->moe_router && L->exp_scale)
+        return "experts with scales";
     if (L->moe_router && hp->n_expert_used > 64)
         return "this many experts";
     if (hp->q_gate && hp->qk_norm == CF_QK_NORM_FULL)
@@ -33,8 +33,6 @@ static const char *layer_unsupported(const cf_ctx *c, const cf_layer *L, int l)
     /* the device cache has one type for keys and values */
     if (c->kv.type_k != c->kv.type_v || !cf_gpu_kv_supports(c->kv.type_k))
         return "this cache type";
-    if (hp->ffn == CF_FFN_SWIGLU_OAI)
-        return "clamped SwiGLU";
     if (L->rope && hp->rope_style != CF_ROPE_NORMAL && hp->rope_style != CF_ROPE_NEOX)
         return "this RoPE";
     /* the batch's buffers are sized by the model's head geometry */
@@ -45,7 +43,7 @@ static const char *layer_unsupported(const cf_ctx *c, const cf_layer *L, int l)
 }
 
 /* The tensors layer l reads on the GPU (unused slots NULL). */
-enum { LAYER_TENSORS = 54 };
+enum { LAYER_TENSORS = 58 };
 static void layer_tensors(const cf_layer *L, cf_weight t[LAYER_TENSORS])
 {
     const cf_weight all[LAYER_TENSORS] = {
@@ -53,7 +51,8 @@ static void layer_tensors(const cf_layer *L, cf_weight t[LAYER_TENSORS])
         L->bk,        L->bv,             L->bqkv,     L->q_norm,     L->k_norm,    L->wo,     L->bo,
         L->attn_sinks, L->post_attn_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate,    L->w_up,   L->w_down,
         L->b_up,      L->b_down,         L->post_ffn_norm, L->out_scale, L->moe_router, L->moe_router_b,
-        L->moe_choice_b, L->moe_gate,   L->moe_up,   L->moe_down,   L->sh_gate,   L->sh_up,  L->sh_down,
+        L->moe_choice_b, L->moe_gate,   L->moe_up,   L->moe_down,   L->moe_gate_b, L->moe_up_b, L->moe_down_b,
+        L->sh_gate,   L->sh_up,          L->sh_down,  L->sh_inp,
         L->conv_in,   L->conv_w,         L->conv_out, L->dn_qkv,     L->dn_z,      L->dn_beta, L->dn_alpha,
         L->dn_conv,   L->dn_dt_bias,     L->dn_a,     L->dn_norm,    L->dn_out,    L->m2_in,  L->m2_conv,
         L->m2_conv_b, L->m2_dt_b,        L->m2_a,     L->m2_skip,    L->m2_norm,   L->m2_out,
@@ -158,7 +157,11 @@ static int layer_to_gpu(cf_offload *o, const cf_ctx *c, int l, cf_err *err)
     const cf_layer *L = &c->m->layers[l];
     cf_weight t[LAYER_TENSORS];
     layer_tensors(L, t);
-    if (upload_all(o, t, LAYER_TENSORS, err))
+    /* the residual the layer starts with adds the previous layer's output
+     * by that layer's bias and post-norm, wherever that layer runs */
+    const cf_block_out prev = l > 0 ? cf_layer_out(&c->m->layers[l - 1]) : (cf_block_out){0};
+    const cf_weight joins[2] = {prev.bias, prev.post_norm};
+    if (upload_all(o, t, LAYER_TENSORS, err) || upload_all(o, joins, 2, err))
         return -1;
     const cf_kv *kv = &c->kv;
     if (!kv->n_head_kv[l]) /* a recurrent mixer, or an MLP alone: no cache */
@@ -184,9 +187,17 @@ static bool experts_offloaded(const cf_offload *o, const cf_model *m)
     return false;
 }
 
+/* The logits of a batch's rows, for the output on the device. */
+static int output_logits(cf_offload *o, const cf_ctx *c, cf_err *err)
+{
+    o->logits = cf_gpu_alloc(o->g, (size_t)c->n_batch * (size_t)c->m->hp.n_vocab * sizeof(float), err);
+    return o->logits ? 0 : -1;
+}
+
 /* The experts' buffers: the router's logits, each pair's expert, weight
  * and input row, pair rows 0, 1, ... (the down matrices' inputs), the
- * pairs' gate, up and act rows, their outputs, and the shared expert's. */
+ * pairs' gate, up and act rows, their outputs, and the shared expert's
+ * (its gate, up, act and down rows, and per-token gates). */
 static int moe_activations(cf_offload *o, const cf_ctx *c, cf_err *err)
 {
     const cf_hparams *hp = &c->m->hp;
@@ -195,7 +206,7 @@ static int moe_activations(cf_offload *o, const cf_ctx *c, cf_err *err)
     cf_gpu_buf **bufs[] = {&o->router, &o->sel, &o->pair_w, &o->xrow, &o->pairs, &o->pair_ff, &o->pair_out,
                            &o->shared};
     const size_t bytes[] = {B * (size_t)hp->n_expert * f, B * K * 4, B * K * f, B * K * 4, B * K * 4,
-                            3 * B * K * F * f, B * K * E * f, (3 * B * S + B * E) * f + f};
+                            3 * B * K * F * f, B * K * E * f, (3 * B * S + B * E + B) * f + f};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i] = cf_gpu_alloc(o->g, bytes[i], err)))
             return -1;
@@ -285,8 +296,6 @@ static int activations(cf_offload *o, const cf_ctx *c, cf_err *err)
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i] = cf_gpu_alloc(o->g, bytes[i], err)))
             return -1;
-    if (o->output && !(o->logits = cf_gpu_alloc(o->g, B * (size_t)hp->n_vocab * f, err)))
-        return -1;
     if (experts_offloaded(o, c->m) && moe_activations(o, c, err))
         return -1;
     if (c->rs_floats && recurrent_activations(o, c, err))
@@ -314,12 +323,18 @@ static void layers_back(cf_offload *o, int l)
     }
 }
 
-/* The output's tensors on the GPU: the final norm and the output matrix. */
-static void output_tensors(const cf_model *m, cf_weight t[3])
+/* The output's tensors on the GPU: the final norm and the output matrix,
+ * and the last layer's bias and post-norm that the final residual adds
+ * its output by. */
+#define OUT_TENSORS 5
+static void output_tensors(const cf_model *m, cf_weight t[OUT_TENSORS])
 {
+    const cf_block_out last = cf_layer_out(&m->layers[m->hp.n_layer - 1]);
     t[0] = m->out_norm;
     t[1] = m->out_norm_b;
     t[2] = m->output;
+    t[3] = last.bias;
+    t[4] = last.post_norm;
 }
 
 static size_t layer_bytes(const cf_ctx *c, int l)
@@ -392,9 +407,9 @@ cf_offload *cf_offload_new(const cf_ctx *c, int n_gpu_layers, int device, char *
     choose(o, c, first, &why, &n_cpu);
     if (why) /* choose's scratch is err's */
         why = strcpy(type, why);
-    cf_weight out_t[3];
+    cf_weight out_t[OUT_TENSORS];
     output_tensors(m, out_t);
-    o->output = n_gpu_layers > NL && missing_type(g, out_t, 3) < 0;
+    o->output = n_gpu_layers > NL && missing_type(g, out_t, OUT_TENSORS) < 0;
 
     /* what fits, from the top: the output, then layer by layer down (a
      * test may say the device has less memory: CONFAB_TEST_GPU_MEM bytes) */
@@ -404,9 +419,15 @@ cf_offload *cf_offload_new(const cf_ctx *c, int n_gpu_layers, int device, char *
     uint64_t used = 0;
     int top_cpu = -1; /* the layers [0, top_cpu] did not fit */
     bool ok = activations(o, c, &o->err) == 0;
-    /* an output matrix past the device's buffer size stays on the CPU */
-    const bool out_fits = !ok || !o->output || upload_all(o, out_t, 3, &o->err) == 0;
+    /* an output matrix, or a batch's logits, past the device's buffer size
+     * stays on the CPU (lavapipe takes 128 MiB a buffer: 512 rows of a
+     * 152k vocabulary are 311 MB) */
+    const bool out_fits = !ok || !o->output || (output_logits(o, c, &o->err) == 0 && upload_all(o, out_t, OUT_TENSORS, &o->err) == 0);
     o->output = o->output && out_fits;
+    if (!out_fits && o->logits) {
+        cf_gpu_free(o->g, o->logits);
+        o->logits = NULL;
+    }
     char out_why[CF_ERR_MSG_MAX] = "";
     if (!out_fits)
         strcpy(out_why, o->err.msg);

@@ -242,6 +242,10 @@ static void experts_up(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
     }
     expert_mm(G, L->moe_gate, xrow, G->in, pairs, g);
     expert_mm(G, L->moe_up, xrow, G->in, pairs, u);
+    if (L->moe_gate_b) { /* gpt-oss */
+        cf_gpu_add_by(o->g, g, g, W(G, L->moe_gate_b), hp->n_expert, at(o->sel, 0), pairs, F, F);
+        cf_gpu_add_by(o->g, u, u, W(G, L->moe_up_b), hp->n_expert, at(o->sel, 0), pairs, F, F);
+    }
     cf_gpu_glu(o->g, gate_act(hp), g, u, F, pairs, F, y, F);
 }
 
@@ -253,11 +257,15 @@ static void experts_down(cf_exec *e, const cf_layer *L)
     const cf_hparams *hp = e->P->hp;
     const int n = e->P->n, k = hp->n_expert_used, pairs = n * k, F = hp->n_ff_exp;
     expert_mm(G, L->moe_down, at(o->pairs, 0), at(o->pair_ff, 2 * (size_t)pairs * F), pairs, at(o->pair_out, 0));
+    if (L->moe_down_b)
+        cf_gpu_add_by(o->g, at(o->pair_out, 0), at(o->pair_out, 0), W(G, L->moe_down_b), hp->n_expert,
+                      at(o->sel, 0), pairs, hp->n_embd, hp->n_embd);
     cf_gpu_moe_sum(o->g, at(o->pair_out, 0), at(o->pair_w, 0), n, k, hp->n_embd, at(o->out, 0), hp->n_embd);
 }
 
 /* The shared expert on the experts' input (SwiGLU, or relu(up)^2 without
- * a gate), added to out. */
+ * a gate), added to out, gated per token by sigmoid(sh_inp . in) where it
+ * has sh_inp (qwen35moe, qwen3next). */
 static void shared_expert(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
 {
     (void)ff;
@@ -275,7 +283,12 @@ static void shared_expert(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
         cf_gpu_glu(o->g, CF_GPU_RELU2, g, g, S, n, S, y, S);
     }
     mm(G, L->sh_down, y, n, down);
-    cf_gpu_add(o->g, at(o->out, 0), at(o->out, 0), down, n, n, E, E);
+    if (L->sh_inp) {
+        const cf_gpu_view gate = at(o->shared, 3 * (size_t)n * S + (size_t)n * E);
+        mm(G, L->sh_inp, G->in, n, gate);
+        cf_gpu_add_gated(o->g, at(o->out, 0), at(o->out, 0), down, gate, n, E, E);
+    } else
+        cf_gpu_add(o->g, at(o->out, 0), at(o->out, 0), down, n, n, E, E);
 }
 
 /* Layer l's recurrent state: its convolution's window, then (after

@@ -107,7 +107,8 @@ static void test_rope(cf_gpu *g)
 }
 
 /* The activations over 3 rows of 77 in rows of 160 (phi3's fused gate|up:
- * up 80 floats after gate), and the adds, products and scales. */
+ * up 80 floats after gate), and the adds (of a row, of rows by index, gated
+ * per row), products and scales. */
 static void test_elementwise(cf_gpu *g)
 {
     enum { N = 3, W = 77, LD = 160 };
@@ -162,6 +163,32 @@ static void test_elementwise(cf_gpu *g)
         for (int i = 0; i < W; i++)
             bad += out[t * LD + i] != (x[t * LD + i] + x[7 + i]) * x[t * W + i] * 0.5f;
     CHECKF(bad == 0, "add, mul, scale: %d values differ", bad);
+
+    /* y = x + b[idx[t]] (an expert's bias for each pair), then y + b[t]
+     * sigmoid(gate[t]) (a gated shared expert) */
+    enum { NB = 5 };
+    float b[NB * W], gate[N];
+    const int32_t idx[N] = {4, 0, 4};
+    test_fill(b, NB * W, 9u, 2.0f);
+    test_fill(gate, N, 10u, 3.0f);
+    cf_gpu_buf *bb = test_upload(g, b, sizeof b), *ib = test_upload(g, idx, sizeof idx);
+    cf_gpu_buf *gb = test_upload(g, gate, sizeof gate);
+    cf_gpu_begin(g);
+    cf_gpu_add_by(g, view(yb), view(xb), view(bb), NB, view(ib), N, W, LD);
+    cf_gpu_add_gated(g, view(yb), view(yb), view(bb), view(gb), N, W, LD);
+    CHECK(test_submit(g) == 0);
+    test_download(g, yb, out, sizeof out);
+    bad = 0;
+    for (int t = 0; t < N; t++)
+        for (int i = 0; i < W; i++) {
+            const float by = x[t * LD + i] + b[idx[t] * W + i];
+            const float want_ti = by + b[t * W + i] * (1.0f / (1.0f + expf(-gate[t])));
+            bad += !(fabsf(out[t * LD + i] - want_ti) <= 1e-6f * fabsf(want_ti) + 1e-6f);
+        }
+    CHECKF(bad == 0, "add_by, add_gated: %d values differ", bad);
+    cf_gpu_free(g, bb);
+    cf_gpu_free(g, ib);
+    cf_gpu_free(g, gb);
     cf_gpu_free(g, xb);
     cf_gpu_free(g, ob);
     cf_gpu_free(g, yb);

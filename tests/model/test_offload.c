@@ -3,8 +3,9 @@
  * cache's operations (a turn after a turn, undo, a context shift, save
  * and load) work with layers offloaded; a cache saved with the GPU loads
  * on the CPU and back; a partial -ngl offloads the last layers, and too
- * little device memory fewer; hybrid models' recurrent state works there
- * as on the CPU. */
+ * little device memory fewer; where the pass changes sides, the residual
+ * takes the other side's block output with its bias and post-norm; hybrid
+ * models' recurrent state works there as on the CPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,20 @@ static void move_cache(cf_ctx *c, cf_ctx *d, float *next)
     CHECKF(cf_ctx_decode(d, &t, 1, next, false, &err) == 0, "%s", err.msg);
 }
 
+/* ../shared's file, the model the contexts take; NULL (said) if it fails. */
+static cf_model *load(const char *file)
+{
+    cf_err err;
+    cf_model *m;
+    if (cf_model_load(shared_path(file), NULL, &m, &err) != 0) {
+        CHECKF(0, "%s", err.msg);
+        return NULL;
+    }
+    model = m;
+    V = cf_model_hparams(m)->n_vocab;
+    return m;
+}
+
 /* A hybrid model (lfm2: short convolutions and attention) with every
  * layer offloaded, the recurrent state on the device: the next turn after
  * an undo (a checkpoint restored, the tokens evaluated again) and its
@@ -84,13 +99,9 @@ static void move_cache(cf_ctx *c, cf_ctx *d, float *next)
 static void recurrent(const char *file)
 {
     cf_err err;
-    cf_model *m;
-    if (cf_model_load(shared_path(file), NULL, &m, &err) != 0) {
-        CHECKF(0, "%s", err.msg);
+    cf_model *m = load(file);
+    if (!m)
         return;
-    }
-    model = m;
-    V = cf_model_hparams(m)->n_vocab;
     float *cpu = malloc((size_t)V * sizeof *cpu), *a = malloc((size_t)V * sizeof *a);
     float *b = malloc((size_t)V * sizeof *b);
     cf_ctx *c0 = ctx(0), *g1 = ctx(99), *g2 = ctx(99), *c1 = ctx(0);
@@ -117,6 +128,31 @@ static void recurrent(const char *file)
     free(cpu);
     free(a);
     free(b);
+    cf_model_free(m);
+}
+
+/* The pass crossing over after layer `split` - 1 (-ngl NL - split), or
+ * to the output alone (split < 0: the layers stay on the CPU), near the
+ * CPU: the residual there adds the previous side's output by its bias
+ * (gpt2), post-norm (gemma3) or per-layer embeddings' norm (gemma4). */
+static void crossing(const char *file, int split, double tol)
+{
+    cf_model *m = load(file);
+    if (!m)
+        return;
+    const int NL = cf_model_hparams(m)->n_layer;
+    float *cpu = malloc((size_t)V * sizeof *cpu), *a = malloc((size_t)V * sizeof *a);
+    cf_ctx *c0 = ctx(0), *g = ctx(split < 0 ? 99 : NL - split);
+    bool out;
+    const int on = cf_ctx_gpu_layers(g, &out);
+    CHECKF(split < 0 ? on == 0 && out : on == NL - split && !out, "%s: %s", file, cf_ctx_gpu_note(g));
+    run(c0, cpu);
+    run(g, a);
+    CHECKF(max_diff(cpu, a) <= tol, "%s (%s): GPU vs CPU %.3g", file, cf_ctx_gpu_note(g), max_diff(cpu, a));
+    cf_ctx_free(c0);
+    cf_ctx_free(g);
+    free(cpu);
+    free(a);
     cf_model_free(m);
 }
 
@@ -203,6 +239,9 @@ int main(void)
     free(b);
     free(x);
     cf_model_free(m);
+    crossing("models/gpt2.F16.gguf", 1, TOL);
+    crossing("models/gemma3.Q8_0.gguf", 1, 0.3); /* refs' Q8_0 tolerance */
+    crossing("models/gemma4.F32.gguf", -1, 2e-4);
     recurrent("models/lfm2.F32.gguf");
     recurrent("models/qwen35.F32.gguf");
     return test_summary("offload");

@@ -25,82 +25,118 @@ typedef struct tol {
     double max_abs, rms;
     int flips;
     double flip_max;
+    double flip_share; /* or flips at up to this share of the positions */
 } tol;
 
-/* On a GPU (test_refs STEM gpu): the README's column for an engine that
- * does not round activations (its matmuls read F32). */
+/* With layers on a GPU (test_refs STEM gpu): the README's column for an
+ * engine that does not round activations (its matmuls read F32); when no
+ * layer could go there, the CPU's. */
 static bool on_gpu;
+
+/* The quantized files' column "engine without activation rounding" of
+ * README-2026: the MoE files' expert choices flip at near-ties that the
+ * rounding decides, so part A asks 0.75 at 90 % of the positions, parts
+ * B-D an RMS alone (the max where experts flip, as seen there). */
+static tol gpu_tolerance_for(const char *stem)
+{
+    static const struct {
+        const char *stem;
+        tol t;
+    } table[] = {
+        {"mixtral.Q8_0", {0.75, 0.2, 0, 6.0, 0.1}},
+        {"qwen3moe.Q8_0", {0.75, 0.2, 0, 6.0, 0.1}},
+        {"gpt-oss.MXFP4_MOE", {0.75, 0.2, 0, 6.0, 0.1}},
+        {"glm4moe.Q8_0", {6.8, 1.0, 0, 0, 0}},
+        {"qwen35moe.Q8_0", {5.0, 1.5, 0, 0, 0}},
+        {"qwen3next.Q8_0", {6.0, 1.5, 0, 0, 0}},
+        {"nemotron_h_moe.Q8_0", {6.0, 1.5, 0, 0, 0}},
+        {"lfm2moe.Q8_0", {2.0, 0.4, 0, 0, 0}},
+        {"granitehybridmoe.Q8_0", {2.0, 0.4, 0, 0, 0}},
+        {"deepseek2-lite.Q8_0", {2.0, 0.6, 0, 0, 0}},
+        {"mistral3.Q8_0", {2.0, 0.5, 0, 0, 0}},
+        {"qwen35.Q8_0", {3.0, 0.6, 0, 0, 0}},
+        {"gemma4.Q8_0", {2.0, 0.6, 0, 0, 0}},
+        {"lfm2.Q8_0", {1.0, 0.3, 0, 0, 0}},
+        {"granitehybrid.Q8_0", {0.5, 0.15, 0, 0, 0}},
+        {"nemotron_h.Q8_0", {0.5, 0.15, 0, 0, 0}},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
+        if (!strcmp(stem, table[i].stem))
+            return table[i].t;
+    if (!strcmp(stem, "gemma4.F32"))
+        return (tol){0.03, 0.03, 0, 0, 0};
+    if (strstr(stem, "F32") || strncmp(stem, "stories260K", 11) == 0)
+        return (tol){2e-4, 2e-4, 0, 0, 0};
+    if (strstr(stem, "BF16"))
+        return (tol){0.15, 0.15, 0, 0, 0};
+    if (strstr(stem, "F16"))
+        return (tol){0.02, 0.02, 0, 0, 0};
+    return (tol){0.75, 0.2, 0, 0, 0};
+}
 
 static tol tolerance_for(const char *stem)
 {
-    if (on_gpu) {
-        if (strstr(stem, "F32") || strncmp(stem, "stories260K", 11) == 0)
-            return (tol){2e-4, 2e-4, 0, 0};
-        if (strstr(stem, "BF16"))
-            return (tol){0.15, 0.15, 0, 0};
-        if (strstr(stem, "F16"))
-            return (tol){0.02, 0.02, 0, 0};
-        return (tol){0.75, 0.2, 0, 0};
-    }
+    if (on_gpu)
+        return gpu_tolerance_for(stem);
     /* README-2026 D8, for an engine that rotates and rounds as llama.cpp */
     if (strstr(stem, ".kv-q8_0"))
-        return (tol){0.5, 0.15, 0, 0};
+        return (tol){0.5, 0.15, 0, 0, 0};
     if (strstr(stem, ".kv-q4_0"))
-        return (tol){1.5, 0.3, 0, 0};
+        return (tol){1.5, 0.3, 0, 0, 0};
     if (strstr(stem, ".kv-f16"))
-        return (tol){0.6, 0.2, 0, 0};
+        return (tol){0.6, 0.2, 0, 0, 0};
     /* the hybrid models' quantized files, as README-2026 part B recommends
      * for an engine that rounds activations like llama.cpp */
     if (!strcmp(stem, "qwen35.Q8_0"))
-        return (tol){0.6, 0.2, 0, 0};
+        return (tol){0.6, 0.2, 0, 0, 0};
     if (!strcmp(stem, "qwen35moe.Q8_0"))
-        return (tol){0.3, 0.1, 4, 2.5};
+        return (tol){0.3, 0.1, 4, 2.5, 0};
     /* README-2026 C7: max 0.15 except where an expert choice flips
      * (max 2 there for an engine that does not round as llama.cpp) */
     if (!strcmp(stem, "lfm2moe.Q8_0"))
-        return (tol){0.15, 0.05, 2, 2.0};
+        return (tol){0.15, 0.05, 2, 2.0, 0};
     /* README-2026 D7: 0.3, RMS 0.1, and flips (6.8 seen); here one step
      * whose router had two experts 2.9e-4 apart */
     if (!strcmp(stem, "glm4moe.Q8_0"))
-        return (tol){0.3, 0.1, 2, 2.5};
+        return (tol){0.3, 0.1, 2, 2.5, 0};
     /* the Mamba2 families' (README-2026 part C, 7) */
     if (!strcmp(stem, "granitehybrid.Q8_0") || !strcmp(stem, "granitehybridmoe.Q8_0") ||
         !strcmp(stem, "nemotron_h.Q8_0"))
-        return (tol){0.15, 0.05, 0, 0};
+        return (tol){0.15, 0.05, 0, 0, 0};
     if (!strcmp(stem, "nemotron_h_moe.Q8_0"))
-        return (tol){0.2, 0.08, 0, 0};
+        return (tol){0.2, 0.08, 0, 0, 0};
     /* README-2026 C7: RMS 0.08, max 0.2 but at expert flips (up to 1.3 seen
      * in its float64 reading; here one, 1.93, at the last step of one
      * prompt, every other step within 0.3) */
     if (!strcmp(stem, "qwen3next.Q8_0"))
-        return (tol){0.3, 0.08, 1, 2.5};
+        return (tol){0.3, 0.08, 1, 2.5, 0};
     /* README-2026 D7 for an engine that rounds like llama.cpp.  lite: the
      * long prompt's last token has a near-tie in its last layer's router
      * (0.023 between the 2nd and 3rd expert) where llama.cpp chose the 3rd:
      * forced to it, the prompt passes at 0.3 */
     if (!strcmp(stem, "deepseek2-lite.Q8_0"))
-        return (tol){0.6, 0.15, 2, 1.0};
+        return (tol){0.6, 0.15, 2, 1.0, 0};
     if (!strcmp(stem, "deepseek2-v3.Q8_0"))
-        return (tol){0.5, 0.15, 8, 4.0};
+        return (tol){0.5, 0.15, 8, 4.0, 0};
     /* gemma4's GELU goes through ggml's F16 table: tiny input differences
      * move its output by an F16 step */
     if (!strcmp(stem, "gemma4.F32"))
-        return (tol){0.01, 0.01, 0, 0};
+        return (tol){0.01, 0.01, 0, 0, 0};
     if (!strcmp(stem, "gemma4.Q8_0"))
-        return (tol){0.75, 0.2, 0, 0};
+        return (tol){0.75, 0.2, 0, 0, 0};
     /* README-2026: with 6 MoE layers choosing 2 of 8, llama.cpp does not
      * agree with itself at the Q8_0 level; RMS 0.8 is the useful bound (an
      * independent float64 reading rounding as llama.cpp: max 4.8 in the
      * steps, 1.0 / RMS 0.24 at the prompt's end) */
     if (!strcmp(stem, "gemma4moe.Q8_0"))
-        return (tol){5.0, 0.8, 0, 0};
+        return (tol){5.0, 0.8, 0, 0, 0};
     if (strstr(stem, "F32") || strncmp(stem, "stories260K", 11) == 0)
-        return (tol){2e-4, 2e-4, 0, 0};
+        return (tol){2e-4, 2e-4, 0, 0, 0};
     if (strstr(stem, "BF16"))
-        return (tol){0.05, 0.05, 0, 0};
+        return (tol){0.05, 0.05, 0, 0, 0};
     if (strstr(stem, "F16"))
-        return (tol){0.01, 0.01, 0, 0};
-    return (tol){0.3, 0.1, 0, 0};
+        return (tol){0.01, 0.01, 0, 0, 0};
+    return (tol){0.3, 0.1, 0, 0, 0};
 }
 
 static bool exact_greedy(const char *stem)
@@ -141,7 +177,7 @@ static double max_abs_diff(const float *a, const float *b, int n, double *rms)
 
 typedef struct stats {
     double prefill_max, prefill_rms, steps_max, tbt_max;
-    int argmax_checked, top20_checked, flips;
+    int argmax_checked, top20_checked, flips, flips_allowed;
 } stats;
 
 /* Evaluate the prompt batched from an empty cache, logits of the last. */
@@ -183,7 +219,7 @@ static void check_prompt(const char *stem, const cf_model *m, cf_ctx *c1, cf_ctx
     double rms, d = max_abs_diff(lg, ref, V, &rms);
     /* an expert flip at the prompt's last token moves its whole row: one of
      * the flips allowed, and its top 20 not compared */
-    const bool flipped = (d > t.max_abs || rms > t.rms) && d <= t.flip_max && st->flips < t.flips;
+    const bool flipped = (d > t.max_abs || rms > t.rms) && d <= t.flip_max && st->flips < st->flips_allowed;
     if (flipped)
         st->flips++;
     else
@@ -256,7 +292,7 @@ static void check_prompt(const char *stem, const cf_model *m, cf_ctx *c1, cf_ctx
             step_max = dd > step_max ? dd : step_max;
         }
         st->steps_max = step_max > st->steps_max ? step_max : st->steps_max;
-        const bool flip = step_max > t.max_abs && step_max <= t.flip_max && st->flips < t.flips;
+        const bool flip = step_max > t.max_abs && step_max <= t.flip_max && st->flips < st->flips_allowed;
         if (flip)
             st->flips++;
         else
@@ -354,12 +390,22 @@ int main(int argc, char **argv)
     cf_ctx *c1, *c2, *c3;
     CHECK(cf_ctx_new(m, &p1, &c1, &err) == 0 && cf_ctx_new(m, &p2, &c2, &err) == 0 &&
           cf_ctx_new(m, &p3, &c3, &err) == 0);
-    if (on_gpu)
+    const bool gpu_asked = on_gpu;
+    if (gpu_asked) {
+        bool out;
+        on_gpu = cf_ctx_gpu_layers(c1, &out) > 0;
         printf("%s\n", cf_ctx_gpu_note(c1));
+    }
     stats st = {0};
     const cf_json *prompts = cf_json_get(j, "prompts");
-    /* lavapipe runs a pass in a good part of a second: the first prompts */
-    const size_t n_prompts = on_gpu && prompts->n > 3 ? 3 : prompts->n;
+    const tol t = tolerance_for(stem);
+    /* lavapipe runs a pass in a good part of a second: the first prompts,
+     * unless the share of flips is judged (the README's, over them all) */
+    const size_t n_prompts = gpu_asked && prompts->n > 3 && t.flip_share == 0 ? 3 : prompts->n;
+    int positions = 0; /* the prompts' ends and greedy steps */
+    for (size_t i = 0; i < n_prompts; i++)
+        positions += 1 + (int)cf_json_get(cf_json_get(prompts->items[i], "greedy"), "tokens")->n;
+    st.flips_allowed = t.flip_share > 0 ? (int)(t.flip_share * positions) : t.flips;
     for (size_t i = 0; i < n_prompts; i++)
         check_prompt(stem, m, c1, c2, c3, prompts->items[i], &st);
     if (strcmp(stem, "stories260K") == 0)
