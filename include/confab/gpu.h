@@ -203,6 +203,9 @@ void cf_gpu_add_gated(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, cf
                       int64_t ld);
 /* y[t][i] = a[t][i] * b[t % b_rows][i] (the same shapes as cf_gpu_add). */
 void cf_gpu_mul(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, int n, int width, int64_t ld);
+/* y[t][i] = x[t][i] for t < n, i < width, rows ld apart in both (a head's
+ * slice of wider rows moved within them). */
+void cf_gpu_copy_rows(cf_gpu *g, cf_gpu_view y, cf_gpu_view x, int n, int width, int64_t ld);
 /* y[i] = x[i] * s for i < count; y may be x. */
 void cf_gpu_scale(cf_gpu *g, cf_gpu_view y, cf_gpu_view x, float s, int64_t count);
 /* ---- recurrent mixers -------------------------------------------------------- */

@@ -151,6 +151,11 @@ void cf_gpu_add_gated(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, cf
     binary(g, OP_ADD_GATED, y, a, (binary_b){.b = b, .gate = gate, .b_rows = n}, n, width, ld, 0);
 }
 
+void cf_gpu_copy_rows(cf_gpu *g, cf_gpu_view y, cf_gpu_view x, int n, int width, int64_t ld)
+{
+    binary(g, OP_SCALE, y, x, (binary_b){.b_rows = 1}, n, width, ld, 1.0f);
+}
+
 void cf_gpu_scale(cf_gpu *g, cf_gpu_view y, cf_gpu_view x, float s, int64_t count)
 {
     if (count > INT32_MAX)

@@ -195,6 +195,9 @@ static void gpu_enter(thr *T, gpu_exec *G, int l)
     cf_gpu_upload(o->g, (cf_gpu_view){o->x, 0}, P->one ? T->b->x : P->c->x, bytes);
     if (l > 0)
         cf_gpu_upload(o->g, (cf_gpu_view){o->out, 0}, P->c->tmp, bytes);
+    if (o->ple) /* gemma4's per-layer inputs, made with the embeddings */
+        cf_gpu_upload(o->g, (cf_gpu_view){o->ple, 0}, P->c->ple,
+                      (size_t)P->n * (size_t)P->hp->n_layer * (size_t)P->hp->ple_dim * sizeof(float));
 }
 
 /* Submit what was recorded (the token's one submission and wait). */

@@ -18,17 +18,15 @@ static const char *layer_unsupported(const cf_ctx *c, const cf_layer *L, int l)
         return "this Mamba2";
     if ((L->conv_in || L->dn_qkv || L->m2_in) && hp->conv_kernel > 16)
         return "this convolution";
-    if (L->wk_b)
-        return "latent attention";
-    if (L->ple_gate || L->dense_norm)
-        return "per-layer embeddings";
+    if (L->dense_norm)
+        return "a dense FFN beside the experts";
     if (L->moe_router && L->exp_scale)
         return "experts with scales";
     if (L->moe_router && hp->n_expert_used > 64)
         return "this many experts";
     if (hp->q_gate && hp->qk_norm == CF_QK_NORM_FULL)
         return "gated queries under one norm";
-    if (L->kv_src != l)
+    if (L->kv_src != l && L->wqkv)
         return "shared cache";
     /* the device cache has one type for keys and values */
     if (c->kv.type_k != c->kv.type_v || !cf_gpu_kv_supports(c->kv.type_k))
@@ -43,7 +41,7 @@ static const char *layer_unsupported(const cf_ctx *c, const cf_layer *L, int l)
 }
 
 /* The tensors layer l reads on the GPU (unused slots NULL). */
-enum { LAYER_TENSORS = 58 };
+enum { LAYER_TENSORS = 66 };
 static void layer_tensors(const cf_layer *L, cf_weight t[LAYER_TENSORS])
 {
     const cf_weight all[LAYER_TENSORS] = {
@@ -52,7 +50,8 @@ static void layer_tensors(const cf_layer *L, cf_weight t[LAYER_TENSORS])
         L->attn_sinks, L->post_attn_norm, L->ffn_norm, L->ffn_norm_b, L->w_gate,    L->w_up,   L->w_down,
         L->b_up,      L->b_down,         L->post_ffn_norm, L->out_scale, L->moe_router, L->moe_router_b,
         L->moe_choice_b, L->moe_gate,   L->moe_up,   L->moe_down,   L->moe_gate_b, L->moe_up_b, L->moe_down_b,
-        L->sh_gate,   L->sh_up,          L->sh_down,  L->sh_inp,
+        L->sh_gate,   L->sh_up,          L->sh_down,  L->sh_inp,     L->wq_a,      L->q_a_norm, L->kv_a_norm,
+        L->wk_b,      L->wv_b,           L->ple_gate, L->ple_proj,   L->ple_norm,
         L->conv_in,   L->conv_w,         L->conv_out, L->dn_qkv,     L->dn_z,      L->dn_beta, L->dn_alpha,
         L->dn_conv,   L->dn_dt_bias,     L->dn_a,     L->dn_norm,    L->dn_out,    L->m2_in,  L->m2_conv,
         L->m2_conv_b, L->m2_dt_b,        L->m2_a,     L->m2_skip,    L->m2_norm,   L->m2_out,
@@ -149,7 +148,7 @@ cf_gpu_view cf_offload_weight(const cf_offload *o, cf_weight t)
  * of the CPU cache's type. */
 static size_t kv_bytes(const cf_kv *kv, int l)
 {
-    return 2 * (size_t)kv->n_ctx * (size_t)kv->n_head_kv[l] * cf_kv_row_bytes(kv->type_k, kv->head_dim[l]);
+    return (kv->k_only ? 1 : 2) * (size_t)kv->n_ctx * (size_t)kv->n_head_kv[l] * cf_kv_row_bytes(kv->type_k, kv->head_dim[l]);
 }
 
 static int layer_to_gpu(cf_offload *o, const cf_ctx *c, int l, cf_err *err)
@@ -170,11 +169,12 @@ static int layer_to_gpu(cf_offload *o, const cf_ctx *c, int l, cf_err *err)
         return -1;
     o->kv[l] = (cf_gpu_kv){
         .k = {o->kv_buf[l], 0},
-        .v = {o->kv_buf[l], kv_bytes(kv, l) / 2},
+        .v = {kv->k_only ? NULL : o->kv_buf[l], kv->k_only ? 0 : kv_bytes(kv, l) / 2},
         .n_ctx = kv->n_ctx,
         .n_head_kv = kv->n_head_kv[l],
         .head_dim = kv->head_dim[l],
         .type = kv->type_k,
+        .v_dim = kv->k_only ? c->m->hp.kv_lora : 0, /* latent attention: the values are the keys' latent */
     };
     return 0;
 }
@@ -291,11 +291,17 @@ static int activations(cf_offload *o, const cf_ctx *c, cf_err *err)
     size_t ff = 3 * F > E ? 3 * F : E;
     ff = dn > ff ? dn : ff;
     ff = inner > ff ? inner : ff;
+    const size_t mla_v = (size_t)hp->n_head * (size_t)hp->mla_v; /* latent attention's head values */
+    ff = mla_v > ff ? mla_v : ff;
+    const size_t D = (size_t)hp->ple_dim, NL = (size_t)hp->n_layer;
+    ff = (NL + 1) * D > ff ? (NL + 1) * D : ff; /* gemma4's per-layer gates (rows NL D apart), then their products */
     cf_gpu_buf **bufs[] = {&o->x, &o->out, &o->scratch, &o->h, &o->qkv, &o->ff};
     const size_t bytes[] = {B * E * f, B * E * f, B * E * f, B * h * f, B * c->qkv_stride * f, B * ff * f};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (!(*bufs[i] = cf_gpu_alloc(o->g, bytes[i], err)))
             return -1;
+    if (D && !(o->ple = cf_gpu_alloc(o->g, B * NL * D * f, err)))
+        return -1;
     if (experts_offloaded(o, c->m) && moe_activations(o, c, err))
         return -1;
     if (c->rs_floats && recurrent_activations(o, c, err))
@@ -446,6 +452,13 @@ cf_offload *cf_offload_new(const cf_ctx *c, int n_gpu_layers, int device, char *
     for (int l = 0; l <= top_cpu; l++)
         fit_out += o->layer[l];
     layers_back(o, top_cpu);
+    /* a layer reading another's cache goes where that cache is */
+    int n_shared = 0;
+    for (int l = 0; l < NL; l++)
+        if (o->layer[l] && !o->layer[m->layers[l].kv_src]) {
+            o->layer[l] = false;
+            n_shared++;
+        }
     for (int l = 0; l < NL; l++)
         o->n_layers += o->layer[l];
     qsort(o->w, (size_t)o->n_w, sizeof *o->w, by_tensor);
@@ -457,6 +470,9 @@ cf_offload *cf_offload_new(const cf_ctx *c, int n_gpu_layers, int device, char *
     if (fit_out && at < (int)note_size)
         at += snprintf(note + at, note_size - (size_t)at, "; %d did not fit in its %.1f GiB", fit_out,
                        (double)mem / (1u << 30));
+    if (n_shared && at < (int)note_size)
+        at += snprintf(note + at, note_size - (size_t)at, "; %d stay with the CPU's layers whose caches they read",
+                       n_shared);
     if (!out_fits && at < (int)note_size)
         at += snprintf(note + at, note_size - (size_t)at, "; the output stays on the CPU (%s)", out_why);
     if (!ok && at < (int)note_size)
@@ -477,7 +493,8 @@ void cf_offload_free(cf_offload *o)
     cf_gpu_buf *act[] = {o->x,           o->out,         o->scratch,     o->h,           o->qkv,     o->ff,
                          o->logits,      o->rope_cos[0], o->rope_cos[1], o->rope_sin[0], o->router,  o->sel,
                          o->rope_sin[1], o->pair_w,      o->xrow,        o->pairs,       o->pair_ff, o->pair_out,
-                         o->shared,      o->rs,          o->dn_z,        o->dn_beta,     o->dn_alpha};
+                         o->shared,      o->rs,          o->dn_z,        o->dn_beta,     o->dn_alpha,
+                         o->ple};
     for (size_t i = 0; i < sizeof act / sizeof *act; i++)
         if (act[i])
             cf_gpu_free(o->g, act[i]);
@@ -500,7 +517,7 @@ static int kv_copy(cf_offload *o, const cf_kv *kv, int l, int n, bool pull, cf_e
     uint8_t *raw = malloc((size_t)n * rb);
     float *row = malloc((size_t)hd * sizeof *row);
     int rc = raw && row ? 0 : cf_fail(err, "out of memory");
-    for (int part = 0; rc == 0 && part < 2; part++)
+    for (int part = 0; rc == 0 && part < (kv->k_only ? 1 : 2); part++)
         for (int h = 0; rc == 0 && h < kv->n_head_kv[l]; h++) {
             const cf_gpu_view at = {o->kv_buf[l], (part ? kv_bytes(kv, l) / 2 : 0) + (size_t)h * (size_t)kv->n_ctx * rb};
             if (pull) {

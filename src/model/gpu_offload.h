@@ -32,6 +32,8 @@ typedef struct cf_offload {
     cf_gpu_buf *router, *sel, *pair_w, *xrow, *pairs, *pair_ff, *pair_out, *shared;
     /* the recurrent layers' state (as the CPU's c->rs) and a delta net's rows */
     cf_gpu_buf *rs, *dn_z, *dn_beta, *dn_alpha;
+    /* gemma4's per-layer inputs of the batch's tokens (the CPU's c->ple) */
+    cf_gpu_buf *ple;
     cf_err err; /* the first failure of a pass (failed) */
     bool failed;
 } cf_offload;

@@ -18,10 +18,15 @@ static cf_gpu_view at(cf_gpu_buf *b, size_t floats)
     return (cf_gpu_view){b, floats * sizeof(float)};
 }
 
+static cf_gpu_view shift_bytes(cf_gpu_view v, size_t bytes)
+{
+    v.off += bytes;
+    return v;
+}
+
 static cf_gpu_view shift(cf_gpu_view v, size_t floats)
 {
-    v.off += floats * sizeof(float);
-    return v;
+    return shift_bytes(v, floats * sizeof(float));
 }
 
 static cf_gpu_rows rows(cf_gpu_view v, int n, int heads, int64_t ld, int64_t hs)
@@ -97,6 +102,7 @@ static void qkv(cf_exec *e, const cf_layer *L, int l)
     /* q_gate: each query head followed by its output gate */
     const int64_t Q = (int64_t)H * hd * (hp->q_gate ? 2 : 1), KV = (int64_t)Hkv * hd, hs = hp->q_gate ? 2 * hd : hd;
     cf_gpu_view q = at(o->qkv, 0), k, v;
+    const bool own = L->kv_src == l; /* else its queries read an earlier layer's cache (gemma4) */
     int64_t ldq, ldk;
     if (L->wqkv) { /* one row of q|k|v a token */
         ldq = ldk = Q + 2 * KV;
@@ -110,37 +116,110 @@ static void qkv(cf_exec *e, const cf_layer *L, int l)
         k = shift(q, (size_t)(n * Q));
         v = shift(k, (size_t)(n * KV));
         mm(G, L->wq, G->in, n, q);
-        mm(G, L->wk, G->in, n, k);
-        mm(G, L->wv, G->in, n, v);
+        if (own) {
+            mm(G, L->wk, G->in, n, k);
+            mm(G, L->wv, G->in, n, v);
+        }
     }
     add_bias(G, L->bq, q, n, Q, ldq);
-    add_bias(G, L->bk, k, n, KV, ldk);
-    add_bias(G, L->bv, v, n, KV, ldk);
+    if (own) {
+        add_bias(G, L->bk, k, n, KV, ldk);
+        add_bias(G, L->bv, v, n, KV, ldk);
+    }
     const cf_gpu_rows qr = rows(q, n, H, ldq, hs), kr = rows(k, n, Hkv, ldk, hd), vr = rows(v, n, Hkv, ldk, hd);
     const cf_gpu_view none = {0};
-    if (L->v_norm)
+    if (L->v_norm && own)
         cf_gpu_rms_norm(o->g, vr, hd, none, hp->norm_eps, vr);
     if (hp->qk_norm == CF_QK_NORM_HEAD) {
         cf_gpu_rms_norm(o->g, qr, hd, W(G, L->q_norm), hp->norm_eps, qr);
-        cf_gpu_rms_norm(o->g, kr, hd, W(G, L->k_norm), hp->norm_eps, kr);
+        if (own)
+            cf_gpu_rms_norm(o->g, kr, hd, W(G, L->k_norm), hp->norm_eps, kr);
     } else if (hp->qk_norm == CF_QK_NORM_FULL) {
         cf_gpu_rms_norm(o->g, rows(q, n, 1, ldq, 0), (int)Q, W(G, L->q_norm), hp->norm_eps, rows(q, n, 1, ldq, 0));
-        cf_gpu_rms_norm(o->g, rows(k, n, 1, ldk, 0), (int)KV, W(G, L->k_norm), hp->norm_eps,
-                        rows(k, n, 1, ldk, 0));
+        if (own)
+            cf_gpu_rms_norm(o->g, rows(k, n, 1, ldk, 0), (int)KV, W(G, L->k_norm), hp->norm_eps,
+                            rows(k, n, 1, ldk, 0));
     }
     if (L->rope) {
         const int tab = cf_rope_table(hp, L);
         const cf_gpu_view cs = at(o->rope_cos[tab], 0), sn = at(o->rope_sin[tab], 0);
         cf_gpu_rope(o->g, qr, L->n_rot, hp->rope_style, cs, sn, P->pos0);
-        cf_gpu_rope(o->g, kr, L->n_rot, hp->rope_style, cs, sn, P->pos0);
+        if (own)
+            cf_gpu_rope(o->g, kr, L->n_rot, hp->rope_style, cs, sn, P->pos0);
     }
-    cf_gpu_kv_store(o->g, &o->kv[l], kr, vr, P->pos0);
+    if (own)
+        cf_gpu_kv_store(o->g, &o->kv[l], kr, vr, P->pos0);
     G->q = qr;
     G->gate = hp->q_gate ? rows(shift(q, (size_t)hd), n, H, ldq, hs) : (cf_gpu_rows){0};
 }
 
+/* The slice of rows [first, first + n) of matrix w (a head's of wk_b / wv_b). */
+static cf_gpu_view weight_rows(const gpu_exec *G, cf_weight w, int64_t first)
+{
+    return shift_bytes(W(G, w), (size_t)first * cf_row_bytes(w->type, w->ne[0]));
+}
+
+/* Latent attention, in the CPU's row layout (cpu_attention.c): a token's
+ * qkv row holds the absorbed query heads (head_dim apart), the raw query
+ * heads, the latent with its rope part and the q LoRA's rows.  The latent
+ * normed and its rope part rotated is the token's cache row (keys only);
+ * each query head takes its rope part rotated and its nope part through
+ * W_k_b[h] into the latent's space. */
+static void latent_qkv(cf_exec *e, const cf_layer *L, int l)
+{
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_pass *P = e->P;
+    const cf_hparams *hp = P->hp;
+    const int n = P->n, H = hp->n_head, hd = L->head_dim, R = hp->kv_lora, nope = hp->mla_nope, rot = L->n_rot;
+    const int64_t st = (int64_t)P->c->qkv_stride, q_head = nope + rot;
+    const cf_gpu_view qh = at(o->qkv, 0), raw = shift(qh, (size_t)H * (size_t)hd);
+    const cf_gpu_view kv_a = shift(raw, (size_t)H * (size_t)q_head), q_a = shift(kv_a, (size_t)hd);
+    if (L->wq_a) {
+        cf_gpu_matmul_ld(o->g, L->wq_a->type, W(G, L->wq_a), L->wq_a->ne[1], L->wq_a->ne[0], G->in,
+                         L->wq_a->ne[0], n, q_a, st);
+        cf_gpu_rms_norm(o->g, rows(q_a, n, 1, st, 0), hp->q_lora, W(G, L->q_a_norm), hp->norm_eps,
+                        rows(q_a, n, 1, st, 0));
+        cf_gpu_matmul_ld(o->g, L->wq->type, W(G, L->wq), L->wq->ne[1], L->wq->ne[0], q_a, st, n, raw, st);
+    } else
+        cf_gpu_matmul_ld(o->g, L->wq->type, W(G, L->wq), L->wq->ne[1], L->wq->ne[0], G->in, L->wq->ne[0], n,
+                         raw, st);
+    cf_gpu_matmul_ld(o->g, L->wk->type, W(G, L->wk), L->wk->ne[1], L->wk->ne[0], G->in, L->wk->ne[0], n, kv_a,
+                     st);
+    const int tab = cf_rope_table(hp, L);
+    const cf_gpu_view cs = at(o->rope_cos[tab], 0), sn = at(o->rope_sin[tab], 0);
+    const cf_gpu_rows latent = rows(kv_a, n, 1, st, 0);
+    cf_gpu_rms_norm(o->g, latent, R, W(G, L->kv_a_norm), hp->norm_eps, latent);
+    cf_gpu_rope(o->g, rows(shift(kv_a, (size_t)R), n, 1, st, 0), rot, hp->rope_style, cs, sn, P->pos0);
+    cf_gpu_kv_store(o->g, &o->kv[l], rows(kv_a, n, 1, st, hd), (cf_gpu_rows){0}, P->pos0);
+    for (int h = 0; h < H; h++) {
+        const cf_gpu_view q = shift(raw, (size_t)h * (size_t)q_head), y = shift(qh, (size_t)h * (size_t)hd);
+        cf_gpu_copy_rows(o->g, shift(y, (size_t)R), shift(q, (size_t)nope), n, rot, st);
+        cf_gpu_matmul_ld(o->g, L->wk_b->type, weight_rows(G, L->wk_b, (int64_t)h * R), R, nope, q, st, n, y, st);
+    }
+    G->q = rows(qh, n, H, st, hd);
+    cf_gpu_rope(o->g, rows(shift(qh, (size_t)R), n, H, st, hd), rot, hp->rope_style, cs, sn, P->pos0);
+    G->gate = (cf_gpu_rows){0};
+}
+
+/* Latent attention's head outputs (their latent, head_dim apart) taken out
+ * by W_v_b[h] into mla_v values each, in the FFN's buffer. */
+static void latent_values(gpu_exec *G, const cf_layer *L, int n)
+{
+    cf_offload *o = G->o;
+    const cf_hparams *hp = G->ex.P->hp;
+    const int H = hp->n_head, V = hp->mla_v, R = hp->kv_lora, hd = L->head_dim;
+    const cf_gpu_view x = at(o->h, 0), y = at(o->ff, 0);
+    for (int h = 0; h < H; h++)
+        cf_gpu_matmul_ld(o->g, L->wv_b->type, weight_rows(G, L->wv_b, (int64_t)h * V), V, R,
+                         shift(x, (size_t)h * (size_t)hd), (int64_t)H * hd, n, shift(y, (size_t)h * (size_t)V),
+                         (int64_t)H * V);
+    G->in = y;
+}
+
 static void attention(cf_exec *e, const cf_layer *L, int l)
 {
+    (void)l; /* L->kv_src: the cache its queries read */
     gpu_exec *G = gpu(e);
     cf_offload *o = G->o;
     const cf_pass *P = e->P;
@@ -148,7 +227,7 @@ static void attention(cf_exec *e, const cf_layer *L, int l)
     const int64_t Q = (int64_t)hp->n_head * L->head_dim;
     const cf_gpu_attn a = {
         .q = G->q,
-        .kv = o->kv[l],
+        .kv = o->kv[L->kv_src],
         .pos0 = P->pos0,
         .window = L->swa ? hp->n_swa : 0,
         .scale = hp->kq_scale * hp->q_scale,
@@ -160,6 +239,8 @@ static void attention(cf_exec *e, const cf_layer *L, int l)
     };
     cf_gpu_attention(o->g, &a);
     G->in = at(o->h, 0);
+    if (L->wv_b)
+        latent_values(G, L, P->n);
 }
 
 static void matmul(cf_exec *e, cf_weight w, int first, int n, cf_dst dst)
@@ -291,6 +372,24 @@ static void shared_expert(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
         cf_gpu_add(o->g, at(o->out, 0), at(o->out, 0), down, n, n, E, E);
 }
 
+/* gemma4's per-layer embedding step after the FFN (cpu_ple): the FFN's
+ * output joins the residual, which ple_gate, GELU and the token's input of
+ * this layer (rows n_layer ple_dim apart) make ple_proj's input; into out. */
+static void ple(cf_exec *e, const cf_layer *L, int l)
+{
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const int n = e->P->n, D = hp->ple_dim, E = hp->n_embd;
+    const int64_t ld = (int64_t)hp->n_layer * D;
+    const cf_block_out ffn_out = {L->b_down, L->post_ffn_norm, NULL};
+    residual_norm(e, 0, n, &ffn_out, NULL, NULL, NULL);
+    const cf_gpu_view g = at(o->ff, 0), y = at(o->ff, (size_t)n * (size_t)ld);
+    cf_gpu_matmul_ld(o->g, L->ple_gate->type, W(G, L->ple_gate), D, E, G->in, E, n, g, ld);
+    cf_gpu_glu(o->g, CF_GPU_GELU, g, at(o->ple, (size_t)l * (size_t)D), ld, n, D, y, D);
+    mm(G, L->ple_proj, y, n, at(o->out, 0));
+}
+
 /* Layer l's recurrent state: its convolution's window, then (after
  * `skip` floats) its heads' S. */
 static cf_gpu_view state(const gpu_exec *G, int l, size_t skip)
@@ -411,6 +510,8 @@ const cf_ops cf_gpu_ops = {
     .name = "GPU",
     .residual_norm = residual_norm,
     .qkv = qkv,
+    .latent_qkv = latent_qkv,
+    .ple = ple,
     .attention = attention,
     .matmul = matmul,
     .glu = glu,

@@ -5,7 +5,8 @@
  * on the CPU and back; a partial -ngl offloads the last layers, and too
  * little device memory fewer; where the pass changes sides, the residual
  * takes the other side's block output with its bias and post-norm; hybrid
- * models' recurrent state works there as on the CPU. */
+ * models' recurrent state and latent attention's cache work there as on
+ * the CPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,11 +93,13 @@ static cf_model *load(const char *file)
     return m;
 }
 
-/* A hybrid model (lfm2: short convolutions and attention) with every
- * layer offloaded, the recurrent state on the device: the next turn after
- * an undo (a checkpoint restored, the tokens evaluated again) and its
- * state moved to the CPU and back. */
-static void recurrent(const char *file)
+/* A model with every layer offloaded and a state of its own kind on the
+ * device (a hybrid's recurrent state: lfm2's short convolutions, qwen35's
+ * delta nets; latent attention's keys-only cache, deepseek2; caches
+ * read by later layers, gemma4): the next
+ * turn after an undo (for a hybrid a checkpoint restored, the tokens
+ * evaluated again) and its state moved to the CPU and back. */
+static void whole(const char *file)
 {
     cf_err err;
     cf_model *m = load(file);
@@ -132,7 +135,7 @@ static void recurrent(const char *file)
 }
 
 /* The pass crossing over after layer `split` - 1 (-ngl NL - split), or
- * to the output alone (split < 0: the layers stay on the CPU), near the
+ * to the output alone (split < 0: the layers do not fit), near the
  * CPU: the residual there adds the previous side's output by its bias
  * (gpt2), post-norm (gemma3) or per-layer embeddings' norm (gemma4). */
 static void crossing(const char *file, int split, double tol)
@@ -142,7 +145,10 @@ static void crossing(const char *file, int split, double tol)
         return;
     const int NL = cf_model_hparams(m)->n_layer;
     float *cpu = malloc((size_t)V * sizeof *cpu), *a = malloc((size_t)V * sizeof *a);
+    if (split < 0) /* the layers do not fit, the output does (uploaded first) */
+        setenv("CONFAB_TEST_GPU_MEM", "1000", 1);
     cf_ctx *c0 = ctx(0), *g = ctx(split < 0 ? 99 : NL - split);
+    unsetenv("CONFAB_TEST_GPU_MEM");
     bool out;
     const int on = cf_ctx_gpu_layers(g, &out);
     CHECKF(split < 0 ? on == 0 && out : on == NL - split && !out, "%s: %s", file, cf_ctx_gpu_note(g));
@@ -242,7 +248,9 @@ int main(void)
     crossing("models/gpt2.F16.gguf", 1, TOL);
     crossing("models/gemma3.Q8_0.gguf", 1, 0.3); /* refs' Q8_0 tolerance */
     crossing("models/gemma4.F32.gguf", -1, 2e-4);
-    recurrent("models/lfm2.F32.gguf");
-    recurrent("models/qwen35.F32.gguf");
+    whole("models/lfm2.F32.gguf");
+    whole("models/qwen35.F32.gguf");
+    whole("models/deepseek2-lite.F32.gguf");
+    whole("models/gemma4.F32.gguf");
     return test_summary("offload");
 }
