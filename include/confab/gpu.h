@@ -197,6 +197,10 @@ void cf_gpu_add(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_ro
  * expert's bias). */
 void cf_gpu_add_by(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, cf_gpu_view idx, int n,
                    int width, int64_t ld);
+/* y[t][i] = a[t][i] * b[idx[t]][i] (each MoE pair's weight times its
+ * expert's scale). */
+void cf_gpu_mul_by(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, cf_gpu_view idx, int n,
+                   int width, int64_t ld);
 /* y[t][i] = a[t][i] + b[t][i] sigmoid(gate[t]) (a shared expert gated per
  * token); b's rows width apart. */
 void cf_gpu_add_gated(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, cf_gpu_view gate, int n, int width,

@@ -198,6 +198,12 @@ void cf_gpu_add_by(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b
     (void)g, (void)y, (void)a, (void)b, (void)b_rows, (void)idx, (void)n, (void)width, (void)ld;
 }
 
+void cf_gpu_mul_by(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, cf_gpu_view idx, int n,
+                   int width, int64_t ld)
+{
+    (void)g, (void)y, (void)a, (void)b, (void)b_rows, (void)idx, (void)n, (void)width, (void)ld;
+}
+
 void cf_gpu_add_gated(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, cf_gpu_view gate, int n, int width,
                       int64_t ld)
 {

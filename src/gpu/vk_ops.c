@@ -97,7 +97,7 @@ void cf_gpu_glu(cf_gpu *g, cf_gpu_act act, cf_gpu_view gate, cf_gpu_view up, int
     cf_vk_dispatch(g, "glu", b, &p, sizeof p, ((uint64_t)n * (uint64_t)width + 255) / 256);
 }
 
-enum { OP_ADD, OP_MUL, OP_SCALE, OP_ADD_BY, OP_ADD_GATED };
+enum { OP_ADD, OP_MUL, OP_SCALE, OP_ADD_BY, OP_ADD_GATED, OP_MUL_BY };
 
 /* The rows of b an op reads: its b_rows (a bias, a residual) or, through
  * idx, which of b's b_rows each row takes; gate: the per-row gates. */
@@ -109,11 +109,11 @@ typedef struct binary_b {
 static void binary(cf_gpu *g, int op, cf_gpu_view y, cf_gpu_view a, binary_b b, int n, int width, int64_t ld,
                    float s)
 {
-    static const char *const names[] = {"add", "mul", "scale", "add_by", "add_gated"};
+    static const char *const names[] = {"add", "mul", "scale", "add_by", "add_gated", "mul_by"};
     if (!cf_vk_can_record(g, names[op]) || !mat_ok(g, y, n, width, ld, names[op]) ||
         !mat_ok(g, a, n, width, ld, names[op]) ||
         (op != OP_SCALE && !mat_ok(g, b.b, b.b_rows, width, width, names[op])) ||
-        (op == OP_ADD_BY && !cf_vk_view_ok(g, b.idx, (uint64_t)n * 4, "add_by's rows")) ||
+        ((op == OP_ADD_BY || op == OP_MUL_BY) && !cf_vk_view_ok(g, b.idx, (uint64_t)n * 4, "the rows by index")) ||
         (op == OP_ADD_GATED && !cf_vk_view_ok(g, b.gate, (uint64_t)n * 4, "add_gated's gates")))
         return;
     if (op != OP_SCALE && b.b_rows <= 0)
@@ -143,6 +143,12 @@ void cf_gpu_add_by(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b
                    int width, int64_t ld)
 {
     binary(g, OP_ADD_BY, y, a, (binary_b){.b = b, .idx = idx, .b_rows = b_rows}, n, width, ld, 0);
+}
+
+void cf_gpu_mul_by(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, int b_rows, cf_gpu_view idx, int n,
+                   int width, int64_t ld)
+{
+    binary(g, OP_MUL_BY, y, a, (binary_b){.b = b, .idx = idx, .b_rows = b_rows}, n, width, ld, 0);
 }
 
 void cf_gpu_add_gated(cf_gpu *g, cf_gpu_view y, cf_gpu_view a, cf_gpu_view b, cf_gpu_view gate, int n, int width,

@@ -18,10 +18,6 @@ static const char *layer_unsupported(const cf_ctx *c, const cf_layer *L, int l)
         return "this Mamba2";
     if ((L->conv_in || L->dn_qkv || L->m2_in) && hp->conv_kernel > 16)
         return "this convolution";
-    if (L->dense_norm)
-        return "a dense FFN beside the experts";
-    if (L->moe_router && L->exp_scale)
-        return "experts with scales";
     if (L->moe_router && hp->n_expert_used > 64)
         return "this many experts";
     if (hp->q_gate && hp->qk_norm == CF_QK_NORM_FULL)
@@ -41,7 +37,7 @@ static const char *layer_unsupported(const cf_ctx *c, const cf_layer *L, int l)
 }
 
 /* The tensors layer l reads on the GPU (unused slots NULL). */
-enum { LAYER_TENSORS = 66 };
+enum { LAYER_TENSORS = 71 };
 static void layer_tensors(const cf_layer *L, cf_weight t[LAYER_TENSORS])
 {
     const cf_weight all[LAYER_TENSORS] = {
@@ -51,7 +47,8 @@ static void layer_tensors(const cf_layer *L, cf_weight t[LAYER_TENSORS])
         L->b_up,      L->b_down,         L->post_ffn_norm, L->out_scale, L->moe_router, L->moe_router_b,
         L->moe_choice_b, L->moe_gate,   L->moe_up,   L->moe_down,   L->moe_gate_b, L->moe_up_b, L->moe_down_b,
         L->sh_gate,   L->sh_up,          L->sh_down,  L->sh_inp,     L->wq_a,      L->q_a_norm, L->kv_a_norm,
-        L->wk_b,      L->wv_b,           L->ple_gate, L->ple_proj,   L->ple_norm,
+        L->wk_b,      L->wv_b,           L->ple_gate, L->ple_proj,   L->ple_norm,   L->dense_norm, L->exp_pre_norm,
+        L->exp_norm,  L->router_scale,   L->exp_scale,
         L->conv_in,   L->conv_w,         L->conv_out, L->dn_qkv,     L->dn_z,      L->dn_beta, L->dn_alpha,
         L->dn_conv,   L->dn_dt_bias,     L->dn_a,     L->dn_norm,    L->dn_out,    L->m2_in,  L->m2_conv,
         L->m2_conv_b, L->m2_dt_b,        L->m2_a,     L->m2_skip,    L->m2_norm,   L->m2_out,
@@ -302,6 +299,11 @@ static int activations(cf_offload *o, const cf_ctx *c, cf_err *err)
             return -1;
     if (D && !(o->ple = cf_gpu_alloc(o->g, B * NL * D * f, err)))
         return -1;
+    bool dual = false;
+    for (int l = 0; l < hp->n_layer; l++)
+        dual |= o->layer[l] && c->m->layers[l].dense_norm;
+    if (dual && !(o->dense_out = cf_gpu_alloc(o->g, B * E * f, err)))
+        return -1;
     if (experts_offloaded(o, c->m) && moe_activations(o, c, err))
         return -1;
     if (c->rs_floats && recurrent_activations(o, c, err))
@@ -494,7 +496,7 @@ void cf_offload_free(cf_offload *o)
                          o->logits,      o->rope_cos[0], o->rope_cos[1], o->rope_sin[0], o->router,  o->sel,
                          o->rope_sin[1], o->pair_w,      o->xrow,        o->pairs,       o->pair_ff, o->pair_out,
                          o->shared,      o->rs,          o->dn_z,        o->dn_beta,     o->dn_alpha,
-                         o->ple};
+                         o->ple,         o->dense_out};
     for (size_t i = 0; i < sizeof act / sizeof *act; i++)
         if (act[i])
             cf_gpu_free(o->g, act[i]);

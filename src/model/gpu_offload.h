@@ -34,6 +34,8 @@ typedef struct cf_offload {
     cf_gpu_buf *rs, *dn_z, *dn_beta, *dn_alpha;
     /* gemma4's per-layer inputs of the batch's tokens (the CPU's c->ple) */
     cf_gpu_buf *ple;
+    /* gemma4 MoE's dense FFN output, normalised, beside the experts' */
+    cf_gpu_buf *dense_out;
     cf_err err; /* the first failure of a pass (failed) */
     bool failed;
 } cf_offload;
@@ -62,6 +64,7 @@ typedef struct gpu_exec {
     cf_exec ex; /* first, as a thread's */
     cf_offload *o;
     cf_gpu_view in; /* what the next matmul reads: rows of its k floats */
+    cf_gpu_view moe_in; /* what the experts read when not in (gemma4 MoE's) */
     cf_gpu_rows q;  /* the queries qkv left for attention */
     cf_gpu_rows gate; /* and their heads' output gates (q_gate; else none) */
 } gpu_exec;

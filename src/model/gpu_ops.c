@@ -5,6 +5,8 @@
  * The recorder puts a barrier between dependent dispatches, so sync
  * records nothing.  The layers given to these ops are those
  * cf_offload_new found them able to run. */
+#include <math.h>
+
 #include "gpu_offload.h"
 
 static gpu_exec *gpu(cf_exec *e)
@@ -118,7 +120,7 @@ static void qkv(cf_exec *e, const cf_layer *L, int l)
         mm(G, L->wq, G->in, n, q);
         if (own) {
             mm(G, L->wk, G->in, n, k);
-            mm(G, L->wv, G->in, n, v);
+            mm(G, L->wv ? L->wv : L->wk, G->in, n, v); /* no wv: the values are the keys before norm and RoPE */
         }
     }
     add_bias(G, L->bq, q, n, Q, ldq);
@@ -316,13 +318,14 @@ static void experts_up(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
     const int pairs = e->P->n * hp->n_expert_used, F = hp->n_ff_exp;
     const cf_gpu_view g = at(o->pair_ff, 0), u = at(o->pair_ff, (size_t)pairs * F);
     const cf_gpu_view y = at(o->pair_ff, 2 * (size_t)pairs * F), xrow = at(o->xrow, 0);
+    const cf_gpu_view x = G->moe_in.buf ? G->moe_in : G->in;
     if (!L->moe_gate) {
-        expert_mm(G, L->moe_up, xrow, G->in, pairs, g);
+        expert_mm(G, L->moe_up, xrow, x, pairs, g);
         cf_gpu_glu(o->g, CF_GPU_RELU2, g, g, F, pairs, F, y, F);
         return;
     }
-    expert_mm(G, L->moe_gate, xrow, G->in, pairs, g);
-    expert_mm(G, L->moe_up, xrow, G->in, pairs, u);
+    expert_mm(G, L->moe_gate, xrow, x, pairs, g);
+    expert_mm(G, L->moe_up, xrow, x, pairs, u);
     if (L->moe_gate_b) { /* gpt-oss */
         cf_gpu_add_by(o->g, g, g, W(G, L->moe_gate_b), hp->n_expert, at(o->sel, 0), pairs, F, F);
         cf_gpu_add_by(o->g, u, u, W(G, L->moe_up_b), hp->n_expert, at(o->sel, 0), pairs, F, F);
@@ -341,6 +344,9 @@ static void experts_down(cf_exec *e, const cf_layer *L)
     if (L->moe_down_b)
         cf_gpu_add_by(o->g, at(o->pair_out, 0), at(o->pair_out, 0), W(G, L->moe_down_b), hp->n_expert,
                       at(o->sel, 0), pairs, hp->n_embd, hp->n_embd);
+    if (L->exp_scale) /* gemma4 MoE: each pair's weight times its expert's scale */
+        cf_gpu_mul_by(o->g, at(o->pair_w, 0), at(o->pair_w, 0), W(G, L->exp_scale), hp->n_expert, at(o->sel, 0),
+                      pairs, 1, 1);
     cf_gpu_moe_sum(o->g, at(o->pair_out, 0), at(o->pair_w, 0), n, k, hp->n_embd, at(o->out, 0), hp->n_embd);
 }
 
@@ -370,6 +376,39 @@ static void shared_expert(cf_exec *e, const cf_layer *L, cf_weight const ff[3])
         cf_gpu_add_gated(o->g, at(o->out, 0), at(o->out, 0), down, gate, n, E, E);
     } else
         cf_gpu_add(o->g, at(o->out, 0), at(o->out, 0), down, n, n, E, E);
+}
+
+/* Gemma 4 MoE after its dense FFN (out): that output normalised aside;
+ * the router reads rms(x) / sqrt(n_embd) * router_scale, the experts
+ * rms(x, exp_pre_norm). */
+static void dual_ffn_inputs(cf_exec *e, const cf_layer *L, cf_weight const moe[3])
+{
+    (void)moe; /* the GPU's matmuls read F32 */
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const int n = e->P->n, E = hp->n_embd;
+    const cf_gpu_rows x = rows(at(o->x, 0), n, 1, E, 0), router = rows(at(o->h, 0), n, 1, E, 0);
+    const cf_gpu_rows dense = rows(at(o->dense_out, 0), n, 1, E, 0), experts = rows(at(o->scratch, 0), n, 1, E, 0);
+    cf_gpu_rms_norm(o->g, rows(at(o->out, 0), n, 1, E, 0), E, W(G, L->dense_norm), hp->norm_eps, dense);
+    cf_gpu_rms_norm(o->g, x, E, W(G, L->router_scale), hp->norm_eps, router);
+    cf_gpu_scale(o->g, router.v, router.v, 1.0f / sqrtf((float)E), (int64_t)n * E);
+    cf_gpu_rms_norm(o->g, x, E, W(G, L->exp_pre_norm), hp->norm_eps, experts);
+    G->in = router.v;
+    G->moe_in = experts.v;
+}
+
+/* Gemma 4 MoE's FFN output: the dense part plus rms(experts, exp_norm). */
+static void dual_ffn_sum(cf_exec *e, const cf_layer *L)
+{
+    gpu_exec *G = gpu(e);
+    cf_offload *o = G->o;
+    const cf_hparams *hp = e->P->hp;
+    const int n = e->P->n, E = hp->n_embd;
+    const cf_gpu_rows y = rows(at(o->out, 0), n, 1, E, 0);
+    cf_gpu_rms_norm(o->g, y, E, W(G, L->exp_norm), hp->norm_eps, y);
+    cf_gpu_add(o->g, y.v, y.v, at(o->dense_out, 0), n, n, E, E);
+    G->moe_in = (cf_gpu_view){0};
 }
 
 /* gemma4's per-layer embedding step after the FFN (cpu_ple): the FFN's
@@ -512,6 +551,8 @@ const cf_ops cf_gpu_ops = {
     .qkv = qkv,
     .latent_qkv = latent_qkv,
     .ple = ple,
+    .dual_ffn_inputs = dual_ffn_inputs,
+    .dual_ffn_sum = dual_ffn_sum,
     .attention = attention,
     .matmul = matmul,
     .glu = glu,

@@ -108,7 +108,7 @@ static void test_rope(cf_gpu *g)
 
 /* The activations over 3 rows of 77 in rows of 160 (phi3's fused gate|up:
  * up 80 floats after gate), and the adds (of a row, of rows by index, gated
- * per row), products and scales. */
+ * per row), products (by rows, by rows by index) and scales. */
 static void test_elementwise(cf_gpu *g)
 {
     enum { N = 3, W = 77, LD = 160 };
@@ -165,7 +165,8 @@ static void test_elementwise(cf_gpu *g)
     CHECKF(bad == 0, "add, mul, scale: %d values differ", bad);
 
     /* y = x + b[idx[t]] (an expert's bias for each pair), then y + b[t]
-     * sigmoid(gate[t]) (a gated shared expert) */
+     * sigmoid(gate[t]) (a gated shared expert), then y * b[idx[t]] (an
+     * expert's scale) */
     enum { NB = 5 };
     float b[NB * W], gate[N];
     const int32_t idx[N] = {4, 0, 4};
@@ -176,16 +177,17 @@ static void test_elementwise(cf_gpu *g)
     cf_gpu_begin(g);
     cf_gpu_add_by(g, view(yb), view(xb), view(bb), NB, view(ib), N, W, LD);
     cf_gpu_add_gated(g, view(yb), view(yb), view(bb), view(gb), N, W, LD);
+    cf_gpu_mul_by(g, view(yb), view(yb), view(bb), NB, view(ib), N, W, LD);
     CHECK(test_submit(g) == 0);
     test_download(g, yb, out, sizeof out);
     bad = 0;
     for (int t = 0; t < N; t++)
         for (int i = 0; i < W; i++) {
             const float by = x[t * LD + i] + b[idx[t] * W + i];
-            const float want_ti = by + b[t * W + i] * (1.0f / (1.0f + expf(-gate[t])));
+            const float want_ti = (by + b[t * W + i] * (1.0f / (1.0f + expf(-gate[t])))) * b[idx[t] * W + i];
             bad += !(fabsf(out[t * LD + i] - want_ti) <= 1e-6f * fabsf(want_ti) + 1e-6f);
         }
-    CHECKF(bad == 0, "add_by, add_gated: %d values differ", bad);
+    CHECKF(bad == 0, "add_by, add_gated, mul_by: %d values differ", bad);
     cf_gpu_free(g, bb);
     cf_gpu_free(g, ib);
     cf_gpu_free(g, gb);

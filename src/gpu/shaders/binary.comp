@@ -2,7 +2,8 @@
 // y[t][i] = a[t][i] op b[r][i]: OP 0 adds and 1 multiplies b's row
 // r = t % b_rows, 2 scales by s (b unused), 3 adds b's row idx[t] (an
 // expert's bias for pair t), 4 adds b's row t times sigmoid(gate[t]) (a
-// shared expert gated per token).
+// shared expert gated per token), 5 multiplies by b's row idx[t] (an
+// expert's scale).
 #include "common.glsl"
 
 layout(local_size_x = 256) in;
@@ -29,8 +30,10 @@ void main()
     float v;
     if (p.op == 2u)
         v = av * p.s;
-    else if (p.op == 3u)
-        v = av + b[p.b_off + uint(idx[p.i_off + t]) * p.width + i];
+    else if (p.op == 3u || p.op == 5u) {
+        const float bv = b[p.b_off + uint(idx[p.i_off + t]) * p.width + i];
+        v = p.op == 3u ? av + bv : av * bv;
+    }
     else if (p.op == 4u)
         v = av + b[p.b_off + t * p.width + i] * (1.0 / (1.0 + exp(-gate[p.g_off + t])));
     else {
