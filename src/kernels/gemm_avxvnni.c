@@ -17,6 +17,7 @@ static void gemm(const cf_matmul_args *a, int64_t r0, int64_t r1)
 
 void cf_fill_avxvnni(cf_kernel_table *t)
 {
+    cf_fill_gemv_avxvnni(t);
     for (size_t i = 0; i < cf_gemm_n_types; i++)
         t->gemm[cf_gemm_types[i]] = gemm;
 }
