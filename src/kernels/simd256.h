@@ -66,4 +66,24 @@ static inline float canon2_sum(canon2 c)
     return _mm_cvtss_f32(_mm_add_ss(r2, _mm_movehdup_ps(r2)));
 }
 
+/* The GEMVs' own fetches down their weight stream (why, and the distances
+ * measured, in dot_avx512.c). */
+enum { AHEAD_NEAR = 2048, AHEAD_FAR = 6144, AHEAD_FURTHEST = 8192 };
+
+/* Set with the tables (cf_cpu_fetch_ahead): on Zen 4 the fetches cost
+ * more than they bring (see there).  A loop reads it once (fetching())
+ * and hands it down, so that it stays in a register: read again after
+ * every fetch's memory clobber, it cost 2 % of the GEMVs' arithmetic. */
+static int fetch_ahead = 1;
+
+static inline int fetching(void) { return __atomic_load_n(&fetch_ahead, __ATOMIC_RELAXED); }
+
+static inline __attribute__((always_inline)) void stream_ahead(int fetch, const uint8_t *p, size_t bytes, size_t ahead)
+{
+    if (!fetch)
+        return;
+    for (size_t o = 0; o < bytes; o += 64)
+        __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)(p + ahead + o)) : "memory");
+}
+
 #endif
