@@ -1,6 +1,7 @@
 /* The AVX-VNNI level (CF_ISA_AVXVNNI): AVX2's kernels, with the tiled
- * GEMM's integer sums by AVX-VNNI's 256-bit vpdpbusd (gemm_tiles256.inc,
- * CF_VNNI), which CPUs without AVX-512 have (Alder Lake and later). */
+ * GEMM's and the prepared GEMVs' integer sums by AVX-VNNI's 256-bit
+ * vpdpbusd (gemm_tiles256.inc, gemv_avxvnni.c, CF_VNNI), which CPUs
+ * without AVX-512 have (Alder Lake and later). */
 #include "confab/target.h"
 #include "gemm_panel.h"
 

@@ -15,6 +15,23 @@ static inline float f16(uint16_t h) { return _cvtsh_ss(h); }
 
 static inline __m256i load32(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
 
+static inline uint16_t rd16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+/* 32 bits -> 32 bytes, byte j = 0xff if bit j is set */
+static inline __m256i bits32_mask(uint32_t bits)
+{
+    const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                           0x0101010101010101, 0x0000000000000000);
+    __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), shuf);
+    const __m256i sel = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(v, sel), sel);
+}
+
 #ifdef CF_VNNI
 static inline __m256i dpbusd256(__m256i acc, __m256i u, __m256i s)
 {
