@@ -9,6 +9,7 @@ CF_TARGET_BEGIN("avx2,fma,f16c")
 void cf_fill_avx2(cf_kernel_table *t)
 {
     simd_fill(t);
+    cf_fill_gemv_avx2(t);
     cf_fill_gemm_avx2(t);
 }
 CF_TARGET_END

@@ -40,24 +40,8 @@ static inline __m512i dp(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbu
  * read loop's rate, with them at 85-90 % of it (bench_kernels, 8192 x 2048,
  * one thread: Q4_0 25-28 GB/s with, 28-32 without), and two cores in the
  * VM's fast state read 53-59 GB/s with them, 63-77 without; so
- * cf_cpu_fetch_ahead leaves them out there. */
-enum { AHEAD_NEAR = 2048, AHEAD_FAR = 6144, AHEAD_FURTHEST = 8192 };
-
-/* Set with the tables (cf_cpu_fetch_ahead): on Zen 4 the fetches cost
- * more than they bring (see there).  A loop reads it once (fetching())
- * and hands it down, so that it stays in a register: read again after
- * every fetch's memory clobber, it cost 2 % of the GEMVs' arithmetic. */
-static int fetch_ahead = 1;
-
-static inline int fetching(void) { return __atomic_load_n(&fetch_ahead, __ATOMIC_RELAXED); }
-
-static inline __attribute__((always_inline)) void stream_ahead(int fetch, const uint8_t *p, size_t bytes, size_t ahead)
-{
-    if (!fetch)
-        return;
-    for (size_t o = 0; o < bytes; o += 64)
-        __asm__ volatile("prefetcht0 %0" : : "m"(*(const char *)(p + ahead + o)) : "memory");
-}
+ * cf_cpu_fetch_ahead leaves them out there.  The fetch (stream_ahead) and
+ * the distances (AHEAD_*) are simd256.h's, shared with the 256-bit GEMVs. */
 
 /* ---- 32-element blocks, 16 at a time ----------------------------------- */
 

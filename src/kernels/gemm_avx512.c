@@ -378,6 +378,7 @@ void cf_fill_gemm_avx512(cf_kernel_table *t)
                                    CF_TYPE_Q4_K};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         t->small_n[rows[i]] = 4;
+    t->small_n[CF_TYPE_Q6_K] = 0; /* not the AVX2 level's, which it inherits */
 }
 CF_TARGET_END
 #else

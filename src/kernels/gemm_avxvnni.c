@@ -1,6 +1,7 @@
 /* The AVX-VNNI level (CF_ISA_AVXVNNI): AVX2's kernels, with the tiled
- * GEMM's integer sums by AVX-VNNI's 256-bit vpdpbusd (gemm_tiles256.inc,
- * CF_VNNI), which CPUs without AVX-512 have (Alder Lake and later). */
+ * GEMM's and the prepared GEMVs' integer sums by AVX-VNNI's 256-bit
+ * vpdpbusd (gemm_tiles256.inc, gemv_avxvnni.c, CF_VNNI), which CPUs
+ * without AVX-512 have (Alder Lake and later). */
 #include "confab/target.h"
 #include "gemm_panel.h"
 
@@ -17,6 +18,7 @@ static void gemm(const cf_matmul_args *a, int64_t r0, int64_t r1)
 
 void cf_fill_avxvnni(cf_kernel_table *t)
 {
+    cf_fill_gemv_avxvnni(t);
     for (size_t i = 0; i < cf_gemm_n_types; i++)
         t->gemm[cf_gemm_types[i]] = gemm;
 }

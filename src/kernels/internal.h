@@ -91,7 +91,9 @@ void cf_fill_scalar(cf_kernel_table *t);
 void cf_fill_avx2(cf_kernel_table *t);
 void cf_fill_avx512(cf_kernel_table *t, int vnni, int fetch_ahead);
 void cf_fill_gemm_avx2(cf_kernel_table *t);
+void cf_fill_gemv_avx2(cf_kernel_table *t);
 void cf_fill_avxvnni(cf_kernel_table *t);
+void cf_fill_gemv_avxvnni(cf_kernel_table *t);
 void cf_fill_gemm_avx512(cf_kernel_table *t); /* needs VNNI */
 void cf_fill_neon(cf_kernel_table *t);
 void cf_fill_dotprod(cf_kernel_table *t);

@@ -35,14 +35,17 @@ static bool prep_columns(const cf_matmul_args *a, const cf_kernel_table *kt, uns
 /* Rows [r0, r1) of a plain matrix. */
 static void matmul_plain(const cf_matmul_args *a, const cf_kernel_table *kt, int64_t r0, int64_t r1)
 {
-    if (tiled(a, kt)) {
+    _Alignas(64) unsigned char p[2 * CF_PREP_BYTES];
+    const bool tiles = tiled(a, kt), prepped = !tiles && prep_columns(a, kt, p, sizeof p);
+    /* a small batch whose columns the prep cannot all hold (long rows)
+     * costs less through the tiles than through the plain dots */
+    if (tiles || (!prepped && a->n > 2 && kt->gemm[a->wtype])) {
         kt->gemm[a->wtype](a, r0, r1);
         return;
     }
     const char *w = a->w;
     const char *x = a->x;
-    _Alignas(64) unsigned char p[2 * CF_PREP_BYTES];
-    if (prep_columns(a, kt, p, sizeof p)) {
+    if (prepped) {
         const size_t pb = CF_PREP_BYTES_FOR(a->k);
         /* a few rows at a time for all columns while they are in L1 */
         int64_t step = a->n == 1 ? r1 - r0 : CF_DOT_ROWS;
