@@ -176,10 +176,21 @@ static int layer_to_gpu(cf_offload *o, const cf_ctx *c, int l, cf_err *err)
     return 0;
 }
 
-static bool experts_offloaded(const cf_offload *o, const cf_model *m)
+static bool has_experts(const cf_layer *L)
+{
+    return L->moe_router != NULL;
+}
+
+static bool has_dense_beside_experts(const cf_layer *L)
+{
+    return L->dense_norm != NULL;
+}
+
+/* Whether a layer going to the GPU has what `has` asks. */
+static bool offloaded_with(const cf_offload *o, const cf_model *m, bool (*has)(const cf_layer *))
 {
     for (int l = 0; l < m->hp.n_layer; l++)
-        if (o->layer[l] && m->layers[l].moe_router)
+        if (o->layer[l] && has(&m->layers[l]))
             return true;
     return false;
 }
@@ -299,12 +310,9 @@ static int activations(cf_offload *o, const cf_ctx *c, cf_err *err)
             return -1;
     if (D && !(o->ple = cf_gpu_alloc(o->g, B * NL * D * f, err)))
         return -1;
-    bool dual = false;
-    for (int l = 0; l < hp->n_layer; l++)
-        dual |= o->layer[l] && c->m->layers[l].dense_norm;
-    if (dual && !(o->dense_out = cf_gpu_alloc(o->g, B * E * f, err)))
+    if (offloaded_with(o, c->m, has_dense_beside_experts) && !(o->dense_out = cf_gpu_alloc(o->g, B * E * f, err)))
         return -1;
-    if (experts_offloaded(o, c->m) && moe_activations(o, c, err))
+    if (offloaded_with(o, c->m, has_experts) && moe_activations(o, c, err))
         return -1;
     if (c->rs_floats && recurrent_activations(o, c, err))
         return -1;

@@ -47,6 +47,24 @@ static void mm(const gpu_exec *G, cf_weight w, cf_gpu_view x, int n, cf_gpu_view
     cf_gpu_matmul(G->o->g, w->type, W(G, w), w->ne[1], w->ne[0], x, n, y);
 }
 
+/* The same for w's rows [first, first + count) (a head's slice of wk_b /
+ * wv_b), x's rows ldx floats apart and y's ldy apart. */
+static void mm_rows(const gpu_exec *G, cf_weight w, int64_t first, int64_t count, cf_gpu_view x, int64_t ldx, int n,
+                    cf_gpu_view y, int64_t ldy)
+{
+    const cf_gpu_view slice = shift_bytes(W(G, w), (size_t)first * cf_row_bytes(w->type, w->ne[0]));
+    cf_gpu_matmul_ld(G->o->g, w->type, slice, count, w->ne[0], x, ldx, n, y, ldy);
+}
+
+/* RoPE of rows r at the pass's positions, by the layer's table. */
+static void rope_at(const gpu_exec *G, const cf_layer *L, cf_gpu_rows r)
+{
+    const cf_hparams *hp = G->ex.P->hp;
+    const int tab = cf_rope_table(hp, L);
+    cf_gpu_rope(G->o->g, r, L->n_rot, hp->rope_style, at(G->o->rope_cos[tab], 0), at(G->o->rope_sin[tab], 0),
+                G->ex.P->pos0);
+}
+
 static void residual_norm(cf_exec *e, int first, int n, const cf_block_out *out, cf_weight nw, cf_weight nb,
                           cf_weight const ws[3])
 {
@@ -92,6 +110,21 @@ static void add_bias(const gpu_exec *G, cf_weight b, cf_gpu_view v, int n, int64
         cf_gpu_add(G->o->g, v, v, W(G, b), 1, n, (int)width, ld);
 }
 
+/* Query or key heads r (width floats a token) normalised per head or whole
+ * by w, as the model has it, then rotated. */
+static void norm_rope(const gpu_exec *G, const cf_layer *L, cf_gpu_rows r, int64_t width, cf_weight w)
+{
+    const cf_hparams *hp = G->ex.P->hp;
+    if (hp->qk_norm == CF_QK_NORM_HEAD)
+        cf_gpu_rms_norm(G->o->g, r, L->head_dim, W(G, w), hp->norm_eps, r);
+    else if (hp->qk_norm == CF_QK_NORM_FULL) {
+        const cf_gpu_rows whole = rows(r.v, r.n, 1, r.ld, 0);
+        cf_gpu_rms_norm(G->o->g, whole, (int)width, W(G, w), hp->norm_eps, whole);
+    }
+    if (L->rope)
+        rope_at(G, L, r);
+}
+
 /* Per-head (or whole) norms, RoPE and the cache store, as the CPU's
  * finish_head; q's scale goes into attention's. */
 static void qkv(cf_exec *e, const cf_layer *L, int l)
@@ -123,42 +156,20 @@ static void qkv(cf_exec *e, const cf_layer *L, int l)
             mm(G, L->wv ? L->wv : L->wk, G->in, n, v); /* no wv: the values are the keys before norm and RoPE */
         }
     }
+    const cf_gpu_rows qr = rows(q, n, H, ldq, hs);
     add_bias(G, L->bq, q, n, Q, ldq);
+    norm_rope(G, L, qr, Q, L->q_norm);
     if (own) {
+        const cf_gpu_rows kr = rows(k, n, Hkv, ldk, hd), vr = rows(v, n, Hkv, ldk, hd);
         add_bias(G, L->bk, k, n, KV, ldk);
         add_bias(G, L->bv, v, n, KV, ldk);
-    }
-    const cf_gpu_rows qr = rows(q, n, H, ldq, hs), kr = rows(k, n, Hkv, ldk, hd), vr = rows(v, n, Hkv, ldk, hd);
-    const cf_gpu_view none = {0};
-    if (L->v_norm && own)
-        cf_gpu_rms_norm(o->g, vr, hd, none, hp->norm_eps, vr);
-    if (hp->qk_norm == CF_QK_NORM_HEAD) {
-        cf_gpu_rms_norm(o->g, qr, hd, W(G, L->q_norm), hp->norm_eps, qr);
-        if (own)
-            cf_gpu_rms_norm(o->g, kr, hd, W(G, L->k_norm), hp->norm_eps, kr);
-    } else if (hp->qk_norm == CF_QK_NORM_FULL) {
-        cf_gpu_rms_norm(o->g, rows(q, n, 1, ldq, 0), (int)Q, W(G, L->q_norm), hp->norm_eps, rows(q, n, 1, ldq, 0));
-        if (own)
-            cf_gpu_rms_norm(o->g, rows(k, n, 1, ldk, 0), (int)KV, W(G, L->k_norm), hp->norm_eps,
-                            rows(k, n, 1, ldk, 0));
-    }
-    if (L->rope) {
-        const int tab = cf_rope_table(hp, L);
-        const cf_gpu_view cs = at(o->rope_cos[tab], 0), sn = at(o->rope_sin[tab], 0);
-        cf_gpu_rope(o->g, qr, L->n_rot, hp->rope_style, cs, sn, P->pos0);
-        if (own)
-            cf_gpu_rope(o->g, kr, L->n_rot, hp->rope_style, cs, sn, P->pos0);
-    }
-    if (own)
+        if (L->v_norm)
+            cf_gpu_rms_norm(o->g, vr, hd, (cf_gpu_view){0}, hp->norm_eps, vr);
+        norm_rope(G, L, kr, KV, L->k_norm);
         cf_gpu_kv_store(o->g, &o->kv[l], kr, vr, P->pos0);
+    }
     G->q = qr;
     G->gate = hp->q_gate ? rows(shift(q, (size_t)hd), n, H, ldq, hs) : (cf_gpu_rows){0};
-}
-
-/* The slice of rows [first, first + n) of matrix w (a head's of wk_b / wv_b). */
-static cf_gpu_view weight_rows(const gpu_exec *G, cf_weight w, int64_t first)
-{
-    return shift_bytes(W(G, w), (size_t)first * cf_row_bytes(w->type, w->ne[0]));
 }
 
 /* Latent attention, in the CPU's row layout (cpu_attention.c): a token's
@@ -178,29 +189,24 @@ static void latent_qkv(cf_exec *e, const cf_layer *L, int l)
     const cf_gpu_view qh = at(o->qkv, 0), raw = shift(qh, (size_t)H * (size_t)hd);
     const cf_gpu_view kv_a = shift(raw, (size_t)H * (size_t)q_head), q_a = shift(kv_a, (size_t)hd);
     if (L->wq_a) {
-        cf_gpu_matmul_ld(o->g, L->wq_a->type, W(G, L->wq_a), L->wq_a->ne[1], L->wq_a->ne[0], G->in,
-                         L->wq_a->ne[0], n, q_a, st);
+        mm_rows(G, L->wq_a, 0, L->wq_a->ne[1], G->in, L->wq_a->ne[0], n, q_a, st);
         cf_gpu_rms_norm(o->g, rows(q_a, n, 1, st, 0), hp->q_lora, W(G, L->q_a_norm), hp->norm_eps,
                         rows(q_a, n, 1, st, 0));
-        cf_gpu_matmul_ld(o->g, L->wq->type, W(G, L->wq), L->wq->ne[1], L->wq->ne[0], q_a, st, n, raw, st);
+        mm_rows(G, L->wq, 0, L->wq->ne[1], q_a, st, n, raw, st);
     } else
-        cf_gpu_matmul_ld(o->g, L->wq->type, W(G, L->wq), L->wq->ne[1], L->wq->ne[0], G->in, L->wq->ne[0], n,
-                         raw, st);
-    cf_gpu_matmul_ld(o->g, L->wk->type, W(G, L->wk), L->wk->ne[1], L->wk->ne[0], G->in, L->wk->ne[0], n, kv_a,
-                     st);
-    const int tab = cf_rope_table(hp, L);
-    const cf_gpu_view cs = at(o->rope_cos[tab], 0), sn = at(o->rope_sin[tab], 0);
+        mm_rows(G, L->wq, 0, L->wq->ne[1], G->in, L->wq->ne[0], n, raw, st);
+    mm_rows(G, L->wk, 0, L->wk->ne[1], G->in, L->wk->ne[0], n, kv_a, st);
     const cf_gpu_rows latent = rows(kv_a, n, 1, st, 0);
     cf_gpu_rms_norm(o->g, latent, R, W(G, L->kv_a_norm), hp->norm_eps, latent);
-    cf_gpu_rope(o->g, rows(shift(kv_a, (size_t)R), n, 1, st, 0), rot, hp->rope_style, cs, sn, P->pos0);
+    rope_at(G, L, rows(shift(kv_a, (size_t)R), n, 1, st, 0));
     cf_gpu_kv_store(o->g, &o->kv[l], rows(kv_a, n, 1, st, hd), (cf_gpu_rows){0}, P->pos0);
     for (int h = 0; h < H; h++) {
         const cf_gpu_view q = shift(raw, (size_t)h * (size_t)q_head), y = shift(qh, (size_t)h * (size_t)hd);
         cf_gpu_copy_rows(o->g, shift(y, (size_t)R), shift(q, (size_t)nope), n, rot, st);
-        cf_gpu_matmul_ld(o->g, L->wk_b->type, weight_rows(G, L->wk_b, (int64_t)h * R), R, nope, q, st, n, y, st);
+        mm_rows(G, L->wk_b, (int64_t)h * R, R, q, st, n, y, st);
     }
     G->q = rows(qh, n, H, st, hd);
-    cf_gpu_rope(o->g, rows(shift(qh, (size_t)R), n, H, st, hd), rot, hp->rope_style, cs, sn, P->pos0);
+    rope_at(G, L, rows(shift(qh, (size_t)R), n, H, st, hd));
     G->gate = (cf_gpu_rows){0};
 }
 
@@ -210,12 +216,11 @@ static void latent_values(gpu_exec *G, const cf_layer *L, int n)
 {
     cf_offload *o = G->o;
     const cf_hparams *hp = G->ex.P->hp;
-    const int H = hp->n_head, V = hp->mla_v, R = hp->kv_lora, hd = L->head_dim;
+    const int H = hp->n_head, V = hp->mla_v, hd = L->head_dim;
     const cf_gpu_view x = at(o->h, 0), y = at(o->ff, 0);
     for (int h = 0; h < H; h++)
-        cf_gpu_matmul_ld(o->g, L->wv_b->type, weight_rows(G, L->wv_b, (int64_t)h * V), V, R,
-                         shift(x, (size_t)h * (size_t)hd), (int64_t)H * hd, n, shift(y, (size_t)h * (size_t)V),
-                         (int64_t)H * V);
+        mm_rows(G, L->wv_b, (int64_t)h * V, V, shift(x, (size_t)h * (size_t)hd), (int64_t)H * hd, n,
+                shift(y, (size_t)h * (size_t)V), (int64_t)H * V);
     G->in = y;
 }
 
@@ -424,7 +429,7 @@ static void ple(cf_exec *e, const cf_layer *L, int l)
     const cf_block_out ffn_out = {L->b_down, L->post_ffn_norm, NULL};
     residual_norm(e, 0, n, &ffn_out, NULL, NULL, NULL);
     const cf_gpu_view g = at(o->ff, 0), y = at(o->ff, (size_t)n * (size_t)ld);
-    cf_gpu_matmul_ld(o->g, L->ple_gate->type, W(G, L->ple_gate), D, E, G->in, E, n, g, ld);
+    mm_rows(G, L->ple_gate, 0, D, G->in, E, n, g, ld);
     cf_gpu_glu(o->g, CF_GPU_GELU, g, at(o->ple, (size_t)l * (size_t)D), ld, n, D, y, D);
     mm(G, L->ple_proj, y, n, at(o->out, 0));
 }
