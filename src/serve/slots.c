@@ -47,6 +47,7 @@ typedef struct serve_slot {
     pthread_t th;
     bool started;
     bool waiting;     /* idle, waiting for a job (under the server's lock) */
+    unsigned used;    /* when it last took a job (0: never), under the same lock */
     slot_state state;
     /* its token in the step being gathered, and the answer */
     bool asked, answered;
@@ -75,6 +76,7 @@ struct serve_slots {
     uint64_t steps, stepped; /* steps run, and the tokens they decoded */
     int openers;        /* slots waiting to open a request */
     const serve_job *offered; /* the job a slot woke the others for (the server's lock) */
+    unsigned uses;            /* jobs taken so far (the server's lock): serve_slot.used */
     bool opener_due;    /* a step ran while they waited: one of them goes before the next */
     /* the step's gathered work */
     cf_ctx **ctxs;
@@ -269,9 +271,19 @@ static int shared_messages(const serve_slot *sl, const serve_job *j)
     return k;
 }
 
+/* Whether idle slot o is a better home than sl for job j (shared: sl's
+ * shared_messages): it shares more of the conversation, or as much and
+ * was used longer ago (an empty slot first), so that a new chat does not
+ * evict one that may come back while another slot's cache is older. */
+static bool better_home(const serve_slot *o, const serve_slot *sl, const serve_job *j, int shared)
+{
+    const int k = shared_messages(o, j);
+    return k > shared || (k == shared && (o->used < sl->used || (o->used == sl->used && o->id < sl->id)));
+}
+
 /* The queue's next job for slot sl, the server's lock held: the first,
- * unless another idle slot shares more of its conversation (a tie is
- * sl's); NULL when the server stops and none is left. */
+ * unless another idle slot is a better home for it; NULL when the server
+ * stops and none is left. */
 static serve_job *next_job(serve_slot *sl)
 {
     server *sv = sl->all->sv;
@@ -285,8 +297,7 @@ static serve_job *next_job(serve_slot *sl)
         if (j && !sv->stopping && g->n > 1) {
             const int own = shared_messages(sl, j);
             for (int i = 0; i < g->n && mine; i++)
-                mine = &g->slot[i] == sl || !g->slot[i].waiting ||
-                       shared_messages(&g->slot[i], j) <= own;
+                mine = &g->slot[i] == sl || !g->slot[i].waiting || !better_home(&g->slot[i], sl, j, own);
             if (!mine && g->offered != j) { /* the better slot takes it */
                 g->offered = j;
                 pthread_cond_broadcast(&sv->cv);
@@ -299,6 +310,7 @@ static serve_job *next_job(serve_slot *sl)
             sv->queued--;
             g->offered = NULL;
             sl->waiting = false;
+            sl->used = ++g->uses;
             return j;
         }
         pthread_cond_wait(&sv->cv, &sv->mu);
@@ -324,13 +336,16 @@ static void *slot_main(void *arg)
             j->s = sl->s;
             take_model(sl);
             serve_reply(sv, j);
-            leave(sl);
         }
-        /* a candidate for the next job before the connection closes: its
-         * client may send its next turn at once */
+        /* a candidate for the next job before it says it is idle (and
+         * before the connection closes): its client may send its next turn
+         * at once, and no other slot may take that one meanwhile; its
+         * session no longer changes, so the others may read it */
         pthread_mutex_lock(&sv->mu);
         sl->waiting = true;
         pthread_mutex_unlock(&sv->mu);
+        if (!stopping)
+            leave(sl);
         serve_job_free(j);
     }
     return NULL;

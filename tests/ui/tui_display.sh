@@ -34,8 +34,17 @@ hello=$(t_screen | grep -n '^> Hello there\.$' | cut -d: -f1)
 t_send "/show settings"
 t_wait '^> /show settings$' 10
 t_wait '^temp +0\.8$' 10
-[ "$(t_screen | grep -n '^> /show settings$' | cut -d: -f1)" -lt "$(t_screen | grep -En '^temp +0\.8$' | cut -d: -f1)" ] ||
-    fail "the command is not above its output"
+# the transcript's echo, not the input line (which a capture may take
+# before it is cleared); one capture at a time, until the screen settles
+above=0
+for i in $(seq 50); do
+    s=$(t_screen)
+    cmd=$(echo "$s" | grep -n '^> /show settings$' | head -n 1 | cut -d: -f1)
+    out=$(echo "$s" | grep -En '^temp +0\.8$' | head -n 1 | cut -d: -f1)
+    [ -n "$cmd" ] && [ -n "$out" ] && [ "$cmd" -lt "$out" ] && { above=1; break; }
+    sleep 0.1
+done
+[ $above = 1 ] || fail "the command is not above its output"
 t_send "/help"
 t_wait '^Keys: F3 thinking' 10
 t_send "Show me code."
