@@ -159,7 +159,7 @@ static void pack_panel_r16_q6(const uint8_t *g, int64_t k, panel *p)
 }
 
 /* A group of 16 rows of an R16 matrix into a panel. */
-static void pack_r16(const uint8_t *g, int64_t k, cf_type t, panel *p)
+static bool pack_r16(const uint8_t *g, int64_t k, cf_type t, panel *p)
 {
     if (t == CF_TYPE_Q4_K)
         pack_panel_r16_k4(g, k, p);
@@ -167,6 +167,7 @@ static void pack_r16(const uint8_t *g, int64_t k, cf_type t, panel *p)
         pack_panel_r16_q6(g, k, p);
     else
         pack_panel_r16(g, k, t, p);
+    return true;
 }
 
 /* 4 bytes at p in every lane: kernel_q8_K's operand, where dp_bcast

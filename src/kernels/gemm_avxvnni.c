@@ -12,7 +12,7 @@ CF_TARGET_BEGIN("avx2,fma,f16c,avxvnni")
 
 static void gemm(const cf_matmul_args *a, int64_t r0, int64_t r1)
 {
-    static const gemm_isa isa = {transpose16, tile, ftile, NULL};
+    static const gemm_isa isa = {transpose16, tile, ftile, pack_r16};
     cf_gemm_run(a, r0, r1, &isa);
 }
 

@@ -333,10 +333,8 @@ static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, 
                        const gemm_isa *isa)
 {
     const int r16 = a->w_layout == CF_LAYOUT_R16;
-    if (r16 && isa->pack_r16) {
-        isa->pack_r16((const uint8_t *)a->w + r * a->w_stride, a->k, a->wtype, p);
+    if (r16 && isa->pack_r16 && isa->pack_r16((const uint8_t *)a->w + r * a->w_stride, a->k, a->wtype, p))
         return;
-    }
     rowbuf *o = tl_rows;
     const int kq = gt->act == ACT_Q8_K;                   /* units: super-blocks or blocks */
     const int usz = kq ? 256 : 32;

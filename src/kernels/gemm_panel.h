@@ -17,6 +17,7 @@
 #ifndef CONFAB_KERNELS_GEMM_PANEL_H
 #define CONFAB_KERNELS_GEMM_PANEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,15 +88,16 @@ typedef void (*gemm_tile_fn)(const cf_matmul_args *a, const gemm_type *gt, const
 typedef void (*gemm_ftile_fn)(const float *const *w, const float *const *x, int64_t k, int nr, int nc, float *y,
                               size_t ys);
 
-/* A group of 16 rows of a CF_LAYOUT_R16 matrix into a panel, whole K. */
-typedef void (*gemm_pack_r16_fn)(const uint8_t *g, int64_t k, cf_type t, panel *p);
+/* A group of 16 rows of a CF_LAYOUT_R16 matrix into a panel, whole K;
+ * false for a type the level has no packer for. */
+typedef bool (*gemm_pack_r16_fn)(const uint8_t *g, int64_t k, cf_type t, panel *p);
 
 /* What a level brings to the shared driver. */
 typedef struct {
     gemm_transpose16_fn transpose16;
     gemm_tile_fn tile;
     gemm_ftile_fn ftile;
-    gemm_pack_r16_fn pack_r16; /* NULL: the groups' rows are unpacked one by one */
+    gemm_pack_r16_fn pack_r16; /* NULL or false: the groups' rows are unpacked one by one */
 } gemm_isa;
 
 /* Rows [r0, r1) of Y = X W^T (internal.h's cf_gemm_fn) with a level's
