@@ -56,6 +56,8 @@ typedef union {
 
 TLS panel_mem tl_mem;
 TLS rowbuf tl_rows[GR];
+#define R16_CHUNK (KCP / 32 * sizeof(block_q8_0)) /* the most bytes of a row's chunk */
+TLS _Alignas(32) uint8_t tl_r16[R16_ROWS][R16_CHUNK]; /* an R16 group's rows' chunks in their plain bytes */
 TLS side tl_side[NSIDE];
 
 /* Entries of tl_side for a group of NC columns of nb blocks: kept as the
@@ -315,15 +317,19 @@ static void transpose_lanes(const gemm_isa *isa, const uint32_t *src, size_t sst
                         (uint32_t *)(void *)(dstfield), (n), &sm_);                                \
     } while (0)
 
-/* The plain bytes of chunk [k0, k0 + kc) of row j of an R16 group g. */
-static void r16_chunk(const uint8_t *g, cf_type t, int j, int64_t k0, int kc, uint8_t *b)
+/* The plain bytes of chunk [k0, k0 + kc) of the 16 rows of an R16 group
+ * g, row j's in b[j]: all rows at once, since one row at a time a chunk's
+ * lines had left L1 before the next row came back to them (the AVX2
+ * level's R16 GEMM spent as long on these copies as on its tiles at
+ * N = 16). */
+static void r16_chunks(const uint8_t *g, cf_type t, int64_t k0, int kc, uint8_t (*b)[R16_CHUNK])
 {
     size_t head;
     int q6;
     const size_t bsz = r16_block_size(t, &head, &q6);
     const int64_t bs = cf_type_get(t)->blck_size;
     for (int64_t u = 0; u < kc / bs; u++)
-        r16_get(g, k0 / bs + u, j, b + u * bsz, bsz, head, q6);
+        r16_get_rows(g, k0 / bs + u, 0, R16_ROWS, b[0] + u * bsz, R16_CHUNK, bsz, head, q6);
 }
 
 /* Unpack rows [r, r + nr) (nr <= 16; missing rows are zero), whole K, the
@@ -341,13 +347,13 @@ static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, 
     const int per_res = (int)((a->k / usz + 15) / 16);
     for (int64_t k0 = 0; k0 < a->k; k0 += KCP) {
         int kc = a->k - k0 < KCP ? (int)(a->k - k0) : KCP;
+        if (r16)
+            r16_chunks((const uint8_t *)a->w + r * a->w_stride, a->wtype, k0, kc, tl_r16);
         for (int lane = 0; lane < GR; lane++) {
             if (lane >= nr) {
                 memset(&o[lane], 0, sizeof o[lane]);
             } else if (r16) {
-                _Alignas(32) uint8_t chunk[KCP / 32 * sizeof(block_q8_0)];
-                r16_chunk((const uint8_t *)a->w + r * a->w_stride, a->wtype, lane, k0, kc, chunk);
-                gt->unpack(chunk, 0, kc, &o[lane]);
+                gt->unpack(tl_r16[lane], 0, kc, &o[lane]);
             } else {
                 gt->unpack((const char *)a->w + (r + lane) * a->w_stride, k0, kc, &o[lane]);
             }

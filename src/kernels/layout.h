@@ -57,15 +57,27 @@ static inline size_t r16_q6_pos(size_t p)
     return 4 + 3 * (8 * h + c) + (p < 32 ? p % 16 / 8 : 2);
 }
 
-/* Block u of row j of group g (blocks of bsz bytes, head bytes first, or
- * (q6) Q6_K's arrangement), in its plain bytes, to b. */
-static inline void r16_get(const uint8_t *g, int64_t u, int j, uint8_t *b, size_t bsz, size_t head, int q6)
+/* Block u of rows j0..j0 + nj - 1 of group g (blocks of bsz bytes, head
+ * bytes first, or (q6) Q6_K's arrangement), in their plain bytes, row
+ * j0 + i's to b + i * stride: a word's line once for all the rows. */
+static inline void r16_get_rows(const uint8_t *g, int64_t u, int j0, int nj, uint8_t *b, size_t stride, size_t bsz,
+                                size_t head, int q6)
 {
     const uint8_t *s = g + u * R16_ROWS * bsz;
     const size_t at = q6 ? bsz - head : 0, words = q6 ? 0 : head;
-    memcpy(b + at, s + head * j, head);
-    for (size_t w = 0; w < (bsz - head) / 4; w++)
-        memcpy(b + words + 4 * w, s + R16_ROWS * head + 64 * (q6 ? r16_q6_pos(w) : w) + 4 * j, 4);
+    for (int i = 0; i < nj; i++)
+        memcpy(b + i * stride + at, s + head * (j0 + i), head);
+    for (size_t w = 0; w < (bsz - head) / 4; w++) {
+        const uint8_t *line = s + R16_ROWS * head + 64 * (q6 ? r16_q6_pos(w) : w) + 4 * j0;
+        for (int i = 0; i < nj; i++)
+            memcpy(b + i * stride + words + 4 * w, line + 4 * i, 4);
+    }
+}
+
+/* Block u of row j of group g, in its plain bytes, to b. */
+static inline void r16_get(const uint8_t *g, int64_t u, int j, uint8_t *b, size_t bsz, size_t head, int q6)
+{
+    r16_get_rows(g, u, j, 1, b, 0, bsz, head, q6);
 }
 
 /* The plain block b as block u of row j of group g. */
