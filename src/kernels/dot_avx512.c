@@ -826,28 +826,50 @@ static void prep_q4_K_512(int64_t k, const void *x, void *p)
         prep_q8_K((const block_q8_K *)x + i, (q8K_prep *)p + i, order);
 }
 
-static void sb_q4_K_wide(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+/* Q4_K / Q5_K against prep_q4_K_512's activations: vector h of quant
+ * bytes holds groups 4h, 4h + 2 in its low nibbles, 4h + 1, 4h + 3 in its
+ * high ones; Q5_K's bit g of qh[l] is element l of group g's fifth bit. */
+static inline __attribute__((always_inline)) void sb_k4_wide(const uint8_t *blk, const q8K_prep *b, int five,
+                                                             __m512i *isum, __m256i *msum)
 {
-    const uint8_t *blk = (const uint8_t *)w + i * sizeof(block_q4_K), *qs = blk + 16;
-    const q8K_prep *b = (const q8K_prep *)x + i;
-    const __m512i m4 = _mm512_set1_epi8(0xF);
+    const uint8_t *qs = blk + (five ? 48 : 16);
+    const __m512i m4 = _mm512_set1_epi8(0xF), m16 = _mm512_set1_epi8(0x10);
+    const __m512i qh = five ? _mm512_broadcast_i64x4(load32(blk + 16)) : _mm512_setzero_si512();
     __m128i sm = k4_scales_mins(blk + 4);
     __m512i sc16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sm));
-    __m256i m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));
-    /* vpdpbusd's sums of 4 products (|s| <= 4 * 15 * 128) fit in int16:
+    __m256i mins16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm));
+    /* vpdpbusd's sums of 4 products (|s| <= 4 * 31 * 128) fit in int16:
      * two steps' sums pack into one vector, and one vpdpwssd applies the
      * scales of both (a lane's 4 words come from one group) */
     __m512i acc = _mm512_setzero_si512();
     for (int h = 0; h < 2; h++) {
         __m512i q = _mm512_loadu_si512(qs + 64 * h);
-        __m512i lo = dp(_mm512_setzero_si512(), _mm512_and_si512(q, m4), _mm512_load_si512(b->qs + 128 * h));
-        __m512i hi = dp(_mm512_setzero_si512(), _mm512_and_si512(_mm512_srli_epi16(q, 4), m4),
-                        _mm512_load_si512(b->qs + 128 * h + 64));
+        __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+        if (five) {
+            /* bits 4h + j (the first 32 bytes), 4h + 2 + j (the last 32) to bit 4 */
+            for (int j = 0; j < 2; j++) {
+                __m512i hb = _mm512_mask_srli_epi16(_mm512_srli_epi16(qh, 4 * h + j), 0xFFFF0000u, qh, 4 * h + 2 + j);
+                __m512i *v = j ? &hi : &lo;
+                *v = _mm512_ternarylogic_epi32(*v, _mm512_slli_epi16(hb, 4), m16, 0xF8);
+            }
+        }
+        lo = dp(_mm512_setzero_si512(), lo, _mm512_load_si512(b->qs + 128 * h));
+        hi = dp(_mm512_setzero_si512(), hi, _mm512_load_si512(b->qs + 128 * h + 64));
         acc = _mm512_dpwssd_epi32(acc, _mm512_packs_epi32(lo, hi),
                                   _mm512_shuffle_epi8(sc16, _mm512_load_si512(k4_pick_wide[h])));
     }
     *isum = acc;
-    *msum = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)b->bsums), m16);
+    *msum = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)(const void *)b->bsums), mins16);
+}
+
+static void sb_q4_K_wide(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    sb_k4_wide((const uint8_t *)w + i * sizeof(block_q4_K), (const q8K_prep *)x + i, 0, isum, msum);
+}
+
+static void sb_q5_K_wide(const void *w, const void *x, int64_t i, __m512i *isum, __m256i *msum)
+{
+    sb_k4_wide((const uint8_t *)w + i * sizeof(block_q5_K), (const q8K_prep *)x + i, 1, isum, msum);
 }
 
 /* 16 int16 scales of groups of 16 -> 128-bit lane L holds those of groups
@@ -1100,6 +1122,11 @@ static void dot_rows_q4_K_512(int64_t k, const void *w, size_t w_stride, int64_t
     dotK_rows_512(k, w, w_stride, rows, p, y, sb_q4_K_wide, sizeof(block_q4_K), offsetof(block_q4_K, d), 1);
 }
 
+static void dot_rows_q5_K_512(int64_t k, const void *w, size_t w_stride, int64_t rows, const void *p, float *y)
+{
+    dotK_rows_512(k, w, w_stride, rows, p, y, sb_q5_K_wide, sizeof(block_q5_K), offsetof(block_q5_K, d), 1);
+}
+
 /* ---- CF_LAYOUT_R16 Q4_K (layout.h): 16 rows at once, lane = row ------- */
 
 /* Super-block i of 16 rows (b: its R16_K4_BLOCK bytes) into acc, lane by
@@ -1308,6 +1335,8 @@ void cf_fill_avx512(cf_kernel_table *t, int vnni, int fetch)
     t->layout[CF_TYPE_Q4_K] = CF_LAYOUT_R16;
     t->dot_r16[CF_TYPE_Q4_K] = dot_r16_q4_K_512;
     t->dot[CF_TYPE_Q5_K] = dot_q5_K_512;
+    t->prep[CF_TYPE_Q5_K] = prep_q4_K_512;
+    t->dot_rows[CF_TYPE_Q5_K] = dot_rows_q5_K_512;
     t->dot[CF_TYPE_Q6_K] = dot_q6_K_512;
     t->prep[CF_TYPE_Q6_K] = prep_q6_K_512;
     t->dot_rows[CF_TYPE_Q6_K] = dot_rows_q6_K_512;
