@@ -15,13 +15,15 @@ static inline float f16(uint16_t h) { return _cvtsh_ss(h); }
 
 static inline __m256i load32(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
 
-/* bit s (< 8) of every byte of v at bit 4 of that byte, in one shift of
- * the 16-bit lanes: the K-quants' high bits on top of a nibble (the other
- * bits are the caller's to mask) */
-static inline __m256i bit_to_4(__m256i v, int s)
+/* bit s (< 8) of every byte of v at bit t of that byte, in one shift of
+ * the 16-bit lanes: the K-quants' high bits on top of their low ones (the
+ * other bits are the caller's to mask) */
+static inline __m256i bit_to(__m256i v, int s, int t)
 {
-    return s <= 4 ? _mm256_slli_epi16(v, 4 - s) : _mm256_srli_epi16(v, s - 4);
+    return s <= t ? _mm256_slli_epi16(v, t - s) : _mm256_srli_epi16(v, s - t);
 }
+
+static inline __m256i bit_to_4(__m256i v, int s) { return bit_to(v, s, 4); }
 
 static inline uint16_t rd16(const uint8_t *p)
 {
