@@ -64,6 +64,13 @@ static inline __m256i dot_us(__m256i u, __m256i s)
 #endif
 }
 
+/* signed x signed products summed in pairs in int16 (|a b| <= 127 * 127
+ * each): |a| * (b with a's sign) */
+static inline __m256i dot_ss16(__m256i a, __m256i b)
+{
+    return _mm256_maddubs_epi16(_mm256_sign_epi8(a, a), _mm256_sign_epi8(b, a));
+}
+
 /* signed x signed: |a| * (b with a's sign) */
 static inline __m256i dot_ss(__m256i a, __m256i b)
 {
