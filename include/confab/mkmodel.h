@@ -110,12 +110,19 @@ bool cf_mk_arch_writes(cf_arch a);
  * IQ3_S with IQ3_XXS for attn_q, attn_k and the middle layers'
  * ffn_gate/ffn_up, Q4_K for attn_v when n_head >= 4 n_head_kv; IQ4_NL and
  * IQ4_XS without an importance matrix: Q5_K for attn_v when n_head >= 4
- * n_head_kv and for the first eighth of ffn_down).  For the
+ * n_head_kv and for the first eighth of ffn_down).  The K-quant
+ * mixtures follow llama_tensor_get_type too: Q2_K has Q3_K ffn_down,
+ * attn_output and attn_v (Q4_K when n_head >= 4 n_head_kv); Q3_K_M Q4_K
+ * attn_output and ffn_down (Q5_K in the first sixteenth) and attn_v (Q5_K
+ * in the first two that have one); Q3_K_L Q5_K attn_v, attn_output and
+ * ffn_down; Q4_K_S Q5_K attn_v in the first four and ffn_down in the
+ * first eighth; Q5_K_M Q4_K_M's with Q5_K; Q3_K_S and Q5_K_S none (the
+ * 70B rule, attn_v Q5_K in a 70B model, has no shape here).  For the
  * others every matrix has that type, except that the output matrix
  * (token_embd when tied) becomes Q6_K (Q8_0 stays Q8_0; the IQ3 mixtures
  * do the same).  A row length that is not a multiple of the block size
- * falls back (Q4_K -> Q5_0, Q6_K -> Q8_0, the IQ1/IQ2/IQ3 types and
- * IQ4_XS -> IQ4_NL, TQ2_0 -> Q4_0, output -> Q8_0), as llama-quantize
+ * falls back (Q4_K -> Q5_0, Q6_K -> Q8_0, Q2_K, Q3_K, the IQ1/IQ2/IQ3
+ * types and IQ4_XS -> IQ4_NL, TQ2_0 -> Q4_0, output -> Q8_0), as llama-quantize
  * does.  IQ3_XXS, IQ3_S, MXFP4 and TQ2_0 are always pure
  * (llama-quantize --pure): the output matrix too has the type, and only
  * the fallbacks apply.  IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S and IQ1_M files need
@@ -126,7 +133,7 @@ bool cf_mk_arch_writes(cf_arch a);
  * Expert tensors take the type of the layer's dense FFN matrix of their
  * kind (ffn_down_exps: Q6_K in Q4_K_M's more-bits layers); with exactly 8
  * experts (Mixtral) attn_k and attn_v are Q8_0, and attn_output Q5_K in
- * Q4_K_M, IQ3_M and IQ3_XS.  Routers (ffn_gate_inp), gemma4's
+ * Q2_K, Q3_K_S, Q3_K_M, Q4_K_S, Q4_K_M, IQ3_M and IQ3_XS.  Routers (ffn_gate_inp), gemma4's
  * per_layer_model_proj and 1-D tensors are always F32; gemma4's attn_v
  * more-bits layers are counted over the layers that have one. */
 typedef enum cf_mk_ftype {
@@ -155,6 +162,13 @@ typedef enum cf_mk_ftype {
     CF_MK_MXFP4,
     CF_MK_TQ2_0,
     CF_MK_MXFP4_MOE,
+    CF_MK_Q2_K,
+    CF_MK_Q3_K_S,
+    CF_MK_Q3_K_M,
+    CF_MK_Q3_K_L,
+    CF_MK_Q4_K_S,
+    CF_MK_Q5_K_S,
+    CF_MK_Q5_K_M,
     CF_MK_FTYPE_COUNT
 } cf_mk_ftype;
 

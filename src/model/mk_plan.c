@@ -32,6 +32,10 @@ static const struct {
     [CF_MK_MXFP4] = {"MXFP4", CF_TYPE_MXFP4, true},
     [CF_MK_TQ2_0] = {"TQ2_0", CF_TYPE_TQ2_0, true},
     [CF_MK_MXFP4_MOE] = {"MXFP4_MOE", CF_TYPE_MXFP4},
+    [CF_MK_Q2_K] = {"Q2_K", CF_TYPE_Q2_K},     [CF_MK_Q3_K_S] = {"Q3_K_S", CF_TYPE_Q3_K},
+    [CF_MK_Q3_K_M] = {"Q3_K_M", CF_TYPE_Q3_K}, [CF_MK_Q3_K_L] = {"Q3_K_L", CF_TYPE_Q3_K},
+    [CF_MK_Q4_K_S] = {"Q4_K_S", CF_TYPE_Q4_K}, [CF_MK_Q5_K_S] = {"Q5_K_S", CF_TYPE_Q5_K},
+    [CF_MK_Q5_K_M] = {"Q5_K_M", CF_TYPE_Q5_K},
 };
 
 int cf_mk_ftype_parse(const char *name)
@@ -49,8 +53,8 @@ const char *cf_mk_ftype_name(cf_mk_ftype ft)
 
 const char *cf_mk_ftype_list(void)
 {
-    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K_M, IQ2_M, IQ3_XXS, IQ3_S, IQ3_M, IQ3_XS, "
-           "IQ4_NL, IQ4_XS, MXFP4, MXFP4_MOE, TQ2_0";
+    return "F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K_S, Q3_K_M, Q3_K_L, Q4_K_S, Q4_K_M, "
+           "Q5_K_S, Q5_K_M, Q6_K, IQ2_M, IQ3_XXS, IQ3_S, IQ3_M, IQ3_XS, IQ4_NL, IQ4_XS, MXFP4, MXFP4_MOE, TQ2_0";
 }
 
 typedef enum kind {
@@ -99,6 +103,8 @@ static cf_type fall_back(cf_type t, int64_t ne0)
     case CF_TYPE_IQ1_M:
     case CF_TYPE_IQ3_XXS:
     case CF_TYPE_IQ3_S:
+    case CF_TYPE_Q2_K:
+    case CF_TYPE_Q3_K:
     case CF_TYPE_IQ4_XS: t = CF_TYPE_IQ4_NL; break;
     case CF_TYPE_TQ2_0: t = CF_TYPE_Q4_0; break;
     default: break;
@@ -109,7 +115,7 @@ static cf_type fall_back(cf_type t, int64_t ne0)
 /* The mixtures' choices for a llama-shaped model (no experts): the first
  * row that applies to a matrix gives its type (OUTPUT: the output matrix,
  * token_embd when tied, whose rows are whole 256-blocks). */
-typedef enum when { ALL, FIRST_EIGHTH, MIDDLE, GQA4 } when;
+typedef enum when { ALL, FIRST_EIGHTH, MIDDLE, GQA4, FIRST_SIXTEENTH, NOT_GQA4 } when;
 static const struct {
     cf_mk_ftype ft;
     kind k;
@@ -129,6 +135,21 @@ static const struct {
     {CF_MK_IQ3_XS, ATTN_K, ALL, CF_TYPE_IQ3_XXS},
     {CF_MK_IQ3_XS, FFN_GATE, MIDDLE, CF_TYPE_IQ3_XXS},
     {CF_MK_IQ3_XS, FFN_UP, MIDDLE, CF_TYPE_IQ3_XXS},
+    {CF_MK_Q2_K, ATTN_V, GQA4, CF_TYPE_Q4_K},
+    {CF_MK_Q2_K, ATTN_V, NOT_GQA4, CF_TYPE_Q3_K},
+    {CF_MK_Q2_K, FFN_DOWN, ALL, CF_TYPE_Q3_K},
+    {CF_MK_Q2_K, ATTN_OUT, ALL, CF_TYPE_Q3_K},
+    {CF_MK_Q3_K_M, FFN_DOWN, FIRST_SIXTEENTH, CF_TYPE_Q5_K},
+    {CF_MK_Q3_K_M, FFN_DOWN, ALL, CF_TYPE_Q4_K},
+    {CF_MK_Q3_K_M, ATTN_OUT, ALL, CF_TYPE_Q4_K},
+    {CF_MK_Q3_K_M, ATTN_QKV, ALL, CF_TYPE_Q4_K},
+    {CF_MK_Q3_K_L, ATTN_V, ALL, CF_TYPE_Q5_K},
+    {CF_MK_Q3_K_L, FFN_DOWN, ALL, CF_TYPE_Q5_K},
+    {CF_MK_Q3_K_L, ATTN_OUT, ALL, CF_TYPE_Q5_K},
+    {CF_MK_Q3_K_L, ATTN_QKV, ALL, CF_TYPE_Q4_K},
+    {CF_MK_Q4_K_S, FFN_DOWN, FIRST_EIGHTH, CF_TYPE_Q5_K},
+    {CF_MK_Q4_K_M, ATTN_QKV, ALL, CF_TYPE_Q5_K},
+    {CF_MK_Q5_K_M, ATTN_QKV, ALL, CF_TYPE_Q6_K},
     /* without an importance matrix */
     {CF_MK_IQ4_NL, ATTN_V, GQA4, CF_TYPE_Q5_K},
     {CF_MK_IQ4_NL, FFN_DOWN, FIRST_EIGHTH, CF_TYPE_Q5_K},
@@ -141,8 +162,9 @@ static cf_type mixed(cf_mk_ftype ft, kind k, int layer, const cf_mk_shape *s, cf
     const int n = s->n_layer, gqa = s->n_head / (s->n_head_kv ? s->n_head_kv : s->n_head);
     for (size_t i = 0; i < sizeof mixture / sizeof mixture[0]; i++) {
         when w = mixture[i].w;
-        bool applies = w == ALL || (w == FIRST_EIGHTH && layer < n / 8) ||
-                       (w == MIDDLE && layer >= n / 8 && layer < 7 * n / 8) || (w == GQA4 && gqa >= 4);
+        bool applies = w == ALL || (w == FIRST_EIGHTH && layer < n / 8) || (w == FIRST_SIXTEENTH && layer < n / 16) ||
+                       (w == MIDDLE && layer >= n / 8 && layer < 7 * n / 8) || (w == GQA4 && gqa >= 4) ||
+                       (w == NOT_GQA4 && gqa < 4);
         if (mixture[i].ft == ft && mixture[i].k == k && applies)
             return mixture[i].t;
     }
@@ -150,13 +172,42 @@ static cf_type mixed(cf_mk_ftype ft, kind k, int layer, const cf_mk_shape *s, cf
 }
 
 /* Mixtral's: with exactly 8 experts llama-quantize gives the attention
- * more bits, the experts being most of the file (attn_output's Q5_K
- * replacing IQ3_M's Q4_K). */
+ * more bits, the experts being most of the file (attn_output Q5_K in the
+ * mixtures its list names: not Q3_K_L, Q5_K_S or Q5_K_M). */
 static cf_type eight_experts(cf_mk_ftype ft, kind k, cf_type t)
 {
     if (k == ATTN_K || k == ATTN_V)
         return CF_TYPE_Q8_0;
-    if (k == ATTN_OUT && (ft == CF_MK_Q4_K_M || ft == CF_MK_IQ3_M || ft == CF_MK_IQ3_XS))
+    if (k == ATTN_OUT && (ft == CF_MK_Q4_K_M || ft == CF_MK_IQ3_M || ft == CF_MK_IQ3_XS || ft == CF_MK_Q2_K ||
+                          ft == CF_MK_Q3_K_S || ft == CF_MK_Q3_K_M || ft == CF_MK_Q4_K_S))
+        return CF_TYPE_Q5_K;
+    return t;
+}
+
+/* attn_v's index among the layers that have one, and their number:
+ * qwen35's and qwen3next's attention layers, gemma4's with a cache of
+ * their own (the first ones) */
+static int attn_v_index(const cf_mk_shape *s, int layer, int *n)
+{
+    if (s->arch == CF_ARCH_QWEN35 || s->arch == CF_ARCH_QWEN3NEXT) {
+        *n = s->n_layer / CF_MK_ATTN_INTERVAL;
+        return layer / CF_MK_ATTN_INTERVAL;
+    }
+    *n = s->arch == CF_ARCH_GEMMA4 ? s->n_layer - s->n_kv_shared : s->n_layer;
+    return layer;
+}
+
+/* The K-quant mixtures' attn_v, which count the layers that have one
+ * (t: what the table gave) */
+static cf_type kquant_attn_v(const cf_mk_shape *s, cf_mk_ftype ft, int layer, cf_type t)
+{
+    int n;
+    const int i = attn_v_index(s, layer, &n);
+    if (ft == CF_MK_Q3_K_M)
+        return i < 2 ? CF_TYPE_Q5_K : CF_TYPE_Q4_K;
+    if ((ft == CF_MK_Q4_K_M || ft == CF_MK_Q5_K_M) && use_more_bits(i, n))
+        return CF_TYPE_Q6_K;
+    if (ft == CF_MK_Q4_K_S && i < 4)
         return CF_TYPE_Q5_K;
     return t;
 }
@@ -177,16 +228,10 @@ static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, i
         return fall_back(experts ? CF_TYPE_MXFP4 : CF_TYPE_Q8_0, ne0);
     if (k == OUTPUT || (s->tied && k == EMBD))
         t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : mixed(ft, OUTPUT, layer, s, CF_TYPE_Q6_K);
-    else if (ft == CF_MK_Q4_K_M && k == ATTN_V && (s->arch == CF_ARCH_QWEN35 || s->arch == CF_ARCH_QWEN3NEXT))
-        /* counted over the attention layers alone */
-        t = use_more_bits(layer / CF_MK_ATTN_INTERVAL, s->n_layer / CF_MK_ATTN_INTERVAL) ? CF_TYPE_Q6_K : t;
-    else if (ft == CF_MK_Q4_K_M && k == ATTN_V && s->arch == CF_ARCH_GEMMA4)
-        /* counted over the layers with a cache of their own, the first ones */
-        t = use_more_bits(layer, s->n_layer - s->n_kv_shared) ? CF_TYPE_Q6_K : t;
-    else if (ft == CF_MK_Q4_K_M && (k == ATTN_V || k == FFN_DOWN) && use_more_bits(layer, s->n_layer))
+    else if (k == ATTN_V)
+        t = kquant_attn_v(s, ft, layer, mixed(ft, k, layer, s, t));
+    else if ((ft == CF_MK_Q4_K_M || ft == CF_MK_Q5_K_M) && k == FFN_DOWN && use_more_bits(layer, s->n_layer))
         t = CF_TYPE_Q6_K;
-    else if (ft == CF_MK_Q4_K_M && k == ATTN_QKV)
-        t = CF_TYPE_Q5_K;
     else
         t = mixed(ft, k, layer, s, t);
     if (s->n_expert == 8)

@@ -172,6 +172,44 @@ static void test_builtin_shapes(void)
         {"llama-1b", CF_MK_IQ3_XS, "blk.13.ffn_gate.weight", CF_TYPE_IQ3_XXS},
         {"llama-1b", CF_MK_IQ3_XS, "blk.14.ffn_up.weight", CF_TYPE_IQ3_S},
         {"llama-1b", CF_MK_IQ3_XS, "blk.7.ffn_down.weight", CF_TYPE_IQ3_S},
+        /* the K-quant mixtures (llama-1b: 4 heads a KV head, 16 layers) */
+        {"llama-1b", CF_MK_Q2_K, "token_embd.weight", CF_TYPE_Q6_K},
+        {"llama-1b", CF_MK_Q2_K, "blk.3.attn_q.weight", CF_TYPE_Q2_K},
+        {"llama-1b", CF_MK_Q2_K, "blk.3.attn_v.weight", CF_TYPE_Q4_K},
+        {"llama-1b", CF_MK_Q2_K, "blk.3.attn_output.weight", CF_TYPE_Q3_K},
+        {"llama-1b", CF_MK_Q2_K, "blk.3.ffn_down.weight", CF_TYPE_Q3_K},
+        {"llama-1b", CF_MK_Q2_K, "blk.3.ffn_up.weight", CF_TYPE_Q2_K},
+        {"llama-1b", CF_MK_Q3_K_S, "blk.0.attn_v.weight", CF_TYPE_Q3_K},
+        {"llama-1b", CF_MK_Q3_K_S, "blk.0.ffn_down.weight", CF_TYPE_Q3_K},
+        {"llama-1b", CF_MK_Q3_K_M, "token_embd.weight", CF_TYPE_Q6_K},
+        {"llama-1b", CF_MK_Q3_K_M, "blk.1.attn_v.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_Q3_K_M, "blk.2.attn_v.weight", CF_TYPE_Q4_K},
+        {"llama-1b", CF_MK_Q3_K_M, "blk.0.ffn_down.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_Q3_K_M, "blk.1.ffn_down.weight", CF_TYPE_Q4_K},
+        {"llama-1b", CF_MK_Q3_K_M, "blk.5.attn_output.weight", CF_TYPE_Q4_K},
+        {"llama-1b", CF_MK_Q3_K_M, "blk.5.attn_q.weight", CF_TYPE_Q3_K},
+        {"llama-1b", CF_MK_Q3_K_M, "blk.5.ffn_gate.weight", CF_TYPE_Q3_K},
+        {"llama-1b", CF_MK_Q3_K_L, "blk.7.attn_v.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_Q3_K_L, "blk.7.attn_output.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_Q3_K_L, "blk.7.ffn_down.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_Q3_K_L, "blk.7.ffn_up.weight", CF_TYPE_Q3_K},
+        {"llama-1b", CF_MK_Q4_K_S, "blk.3.attn_v.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_Q4_K_S, "blk.4.attn_v.weight", CF_TYPE_Q4_K},
+        {"llama-1b", CF_MK_Q4_K_S, "blk.1.ffn_down.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_Q4_K_S, "blk.2.ffn_down.weight", CF_TYPE_Q4_K},
+        {"llama-1b", CF_MK_Q5_K_S, "blk.0.attn_v.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_Q5_K_S, "token_embd.weight", CF_TYPE_Q6_K},
+        {"llama-1b", CF_MK_Q5_K_M, "blk.2.attn_v.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_Q5_K_M, "blk.4.attn_v.weight", CF_TYPE_Q6_K},
+        {"llama-1b", CF_MK_Q5_K_M, "blk.3.ffn_down.weight", CF_TYPE_Q5_K},
+        {"llama-1b", CF_MK_Q5_K_M, "blk.14.ffn_down.weight", CF_TYPE_Q6_K},
+        /* 576-wide rows: Q2_K and Q3_K -> IQ4_NL; 1536-wide ffn_down stays */
+        {"smollm2-135m", CF_MK_Q3_K_M, "blk.3.attn_q.weight", CF_TYPE_IQ4_NL},
+        {"smollm2-135m", CF_MK_Q2_K, "blk.3.ffn_down.weight", CF_TYPE_Q3_K},
+        {"smollm2-135m", CF_MK_Q2_K, "blk.3.ffn_up.weight", CF_TYPE_IQ4_NL},
+        /* qwen3.5's attn_v counted over its attention layers (3, 7, ...) */
+        {"qwen3.5-0.8b", CF_MK_Q3_K_M, "blk.7.attn_v.weight", CF_TYPE_Q5_K},
+        {"qwen3.5-0.8b", CF_MK_Q3_K_M, "blk.11.attn_v.weight", CF_TYPE_Q4_K},
         /* 576-wide rows are not whole 256-blocks: IQ2_S and IQ3_S -> IQ4_NL */
         {"smollm2-135m", CF_MK_IQ3_M, "blk.0.attn_q.weight", CF_TYPE_IQ4_NL},
         {"smollm2-135m", CF_MK_IQ2_M, "token_embd.weight", CF_TYPE_Q8_0},
@@ -231,6 +269,8 @@ static double max_rel_err(cf_type t)
     case CF_TYPE_Q5_0:
     case CF_TYPE_Q5_1: return 0.06;
     case CF_TYPE_Q4_K: return 0.1;
+    case CF_TYPE_Q3_K: return 0.2;
+    case CF_TYPE_Q2_K: return 0.38; /* 2 bits and a 4-bit scale a group of 16 */
     case CF_TYPE_IQ2_S: return 0.35;
     case CF_TYPE_IQ3_S: return 0.22;
     case CF_TYPE_IQ3_XXS: return 0.28;
