@@ -376,7 +376,7 @@ void cf_fill_gemm_avx512(cf_kernel_table *t)
      * row where the level has a prepared GEMV (bench_kernels --small-n,
      * docs/performance.md); Q6_K's tiles were cheaper from 3 */
     static const cf_type rows[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_Q5_0, CF_TYPE_Q4_1, CF_TYPE_Q5_1,
-                                   CF_TYPE_Q4_K};
+                                   CF_TYPE_Q4_K, CF_TYPE_Q2_K, CF_TYPE_Q3_K, CF_TYPE_IQ4_XS};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         t->small_n[rows[i]] = 4;
     t->small_n[CF_TYPE_Q6_K] = 0; /* not the AVX2 level's, which it inherits */
