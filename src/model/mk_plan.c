@@ -115,7 +115,7 @@ static cf_type fall_back(cf_type t, int64_t ne0)
 /* The mixtures' choices for a llama-shaped model (no experts): the first
  * row that applies to a matrix gives its type (OUTPUT: the output matrix,
  * token_embd when tied, whose rows are whole 256-blocks). */
-typedef enum when { ALL, FIRST_EIGHTH, MIDDLE, GQA4, FIRST_SIXTEENTH, NOT_GQA4 } when;
+typedef enum when { ALL, FIRST_EIGHTH, MIDDLE, GQA4, FIRST_SIXTEENTH, NOT_GQA4, MORE_BITS } when;
 static const struct {
     cf_mk_ftype ft;
     kind k;
@@ -148,7 +148,9 @@ static const struct {
     {CF_MK_Q3_K_L, ATTN_OUT, ALL, CF_TYPE_Q5_K},
     {CF_MK_Q3_K_L, ATTN_QKV, ALL, CF_TYPE_Q4_K},
     {CF_MK_Q4_K_S, FFN_DOWN, FIRST_EIGHTH, CF_TYPE_Q5_K},
+    {CF_MK_Q4_K_M, FFN_DOWN, MORE_BITS, CF_TYPE_Q6_K},
     {CF_MK_Q4_K_M, ATTN_QKV, ALL, CF_TYPE_Q5_K},
+    {CF_MK_Q5_K_M, FFN_DOWN, MORE_BITS, CF_TYPE_Q6_K},
     {CF_MK_Q5_K_M, ATTN_QKV, ALL, CF_TYPE_Q6_K},
     /* without an importance matrix */
     {CF_MK_IQ4_NL, ATTN_V, GQA4, CF_TYPE_Q5_K},
@@ -164,7 +166,7 @@ static cf_type mixed(cf_mk_ftype ft, kind k, int layer, const cf_mk_shape *s, cf
         when w = mixture[i].w;
         bool applies = w == ALL || (w == FIRST_EIGHTH && layer < n / 8) || (w == FIRST_SIXTEENTH && layer < n / 16) ||
                        (w == MIDDLE && layer >= n / 8 && layer < 7 * n / 8) || (w == GQA4 && gqa >= 4) ||
-                       (w == NOT_GQA4 && gqa < 4);
+                       (w == NOT_GQA4 && gqa < 4) || (w == MORE_BITS && use_more_bits(layer, n));
         if (mixture[i].ft == ft && mixture[i].k == k && applies)
             return mixture[i].t;
     }
@@ -230,8 +232,6 @@ static cf_type recipe(const cf_mk_shape *s, cf_mk_ftype ft, bool pure, kind k, i
         t = ne0 % 256 ? CF_TYPE_Q8_0 : t == CF_TYPE_Q8_0 ? t : mixed(ft, OUTPUT, layer, s, CF_TYPE_Q6_K);
     else if (k == ATTN_V)
         t = kquant_attn_v(s, ft, layer, mixed(ft, k, layer, s, t));
-    else if ((ft == CF_MK_Q4_K_M || ft == CF_MK_Q5_K_M) && k == FFN_DOWN && use_more_bits(layer, s->n_layer))
-        t = CF_TYPE_Q6_K;
     else
         t = mixed(ft, k, layer, s, t);
     if (s->n_expert == 8)
