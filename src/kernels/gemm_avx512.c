@@ -316,7 +316,8 @@ static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, i
 #undef KERNEL
     __mmask16 mask = (__mmask16)((1u << nr) - 1);
     for (int j = 0; j < nc; j++)
-        _mm512_mask_storeu_ps(a->y + (c + j) * a->y_stride + r, mask, out[j]);
+        _mm512_mask_storeu_ps(a->y + (c + j) * a->y_stride + r, mask,
+                              gt->post ? _mm512_mul_ps(out[j], _mm512_set1_ps(gt->post)) : out[j]);
 }
 
 /* ---- F32 / F16 / BF16: 4x4 tiles of the canonical dot ------------------ */

@@ -23,6 +23,7 @@ CF_TARGET_BEGIN("avx2,fma,f16c")
 
 #include "blocks.h"
 #include "layout.h"
+#include "simd256.h"
 
 #define KCP 1024     /* K chunk of the unpacking */
 #define NSIDE 131072 /* side-info entries: activation columns x blocks (a multiple of 16)
@@ -70,8 +71,6 @@ static size_t side_group(int64_t nb)
     return (size_t)((nb + 15) / 16 * 16) * NC;
 }
 
-static inline float f16(uint16_t h) { return _cvtsh_ss(h); }
-
 /* ---- unpacking a row's chunk [k0, k0 + kc) ----------------------------- */
 
 static void unpack_q8_0(const void *row, int64_t k0, int kc, rowbuf *o)
@@ -95,10 +94,7 @@ static inline __m256i fifth_bits(const uint8_t *p)
 {
     uint32_t bits;
     memcpy(&bits, p, 4);
-    const __m256i spread = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
-    const __m256i sel = _mm256_set1_epi64x((long long)0x8040201008040201ull);
-    __m256i v = _mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)bits), spread), sel);
-    return _mm256_and_si256(_mm256_cmpeq_epi8(v, sel), _mm256_set1_epi8(0x10));
+    return _mm256_and_si256(bits32_mask(bits), _mm256_set1_epi8(0x10));
 }
 
 static void unpack_q4_0(const void *row, int64_t k0, int kc, rowbuf *o)
@@ -253,25 +249,28 @@ static void unpack_q3_K(const void *row, int64_t k0, int kc, rowbuf *o)
     }
 }
 
+#include "gemm_iq3.inc"
 #include "gemm_iq4.inc"
 
 
 static const gemm_type *gemm_type_of(cf_type t)
 {
-    static const gemm_type q8_0 = {unpack_q8_0, ACT_Q8_0, 32, 128, 0, 255};
-    static const gemm_type q4_0 = {unpack_q4_0, ACT_Q8_0, 32, 8, 0, 15};
-    static const gemm_type q5_0 = {unpack_q5_0, ACT_Q8_0, 32, 16, 0, 31};
-    static const gemm_type q4_1 = {unpack_q4_1, ACT_Q8_1, 32, 0, 0, 15};
-    static const gemm_type q5_1 = {unpack_q5_1, ACT_Q8_1, 32, 0, 0, 31};
-    static const gemm_type q2_K = {unpack_q2_K, ACT_Q8_K, 16, 0, 1, 3};
-    static const gemm_type q3_K = {unpack_q3_K, ACT_Q8_K, 16, 4, 0, 7};
-    static const gemm_type q4_K = {unpack_q4_K, ACT_Q8_K, 32, 0, 1, 15};
-    static const gemm_type q5_K = {unpack_q5_K, ACT_Q8_K, 32, 0, 1, 31};
-    static const gemm_type q6_K = {unpack_q6_K, ACT_Q8_K, 16, 32, 0, 63};
-    static const gemm_type iq4_nl = {unpack_iq4_nl, ACT_Q8_0, 32, 128, 0, 255};
-    static const gemm_type mxfp4 = {unpack_mxfp4, ACT_Q8_0, 32, 128, 0, 255};
-    static const gemm_type iq4_xs = {unpack_iq4_xs, ACT_Q8_K, 32, 128, 0, 255};
-    static const gemm_type tq2_0 = {unpack_tq2_0, ACT_Q8_K, 32, 1, 0, 2};
+    static const gemm_type q8_0 = {unpack_q8_0, ACT_Q8_0, 32, 128, 0, 255, 0};
+    static const gemm_type q4_0 = {unpack_q4_0, ACT_Q8_0, 32, 8, 0, 15, 0};
+    static const gemm_type q5_0 = {unpack_q5_0, ACT_Q8_0, 32, 16, 0, 31, 0};
+    static const gemm_type q4_1 = {unpack_q4_1, ACT_Q8_1, 32, 0, 0, 15, 0};
+    static const gemm_type q5_1 = {unpack_q5_1, ACT_Q8_1, 32, 0, 0, 31, 0};
+    static const gemm_type q2_K = {unpack_q2_K, ACT_Q8_K, 16, 0, 1, 3, 0};
+    static const gemm_type q3_K = {unpack_q3_K, ACT_Q8_K, 16, 4, 0, 7, 0};
+    static const gemm_type q4_K = {unpack_q4_K, ACT_Q8_K, 32, 0, 1, 15, 0};
+    static const gemm_type q5_K = {unpack_q5_K, ACT_Q8_K, 32, 0, 1, 31, 0};
+    static const gemm_type q6_K = {unpack_q6_K, ACT_Q8_K, 16, 32, 0, 63, 0};
+    static const gemm_type iq4_nl = {unpack_iq4_nl, ACT_Q8_0, 32, 128, 0, 255, 0};
+    static const gemm_type mxfp4 = {unpack_mxfp4, ACT_Q8_0, 32, 128, 0, 255, 0};
+    static const gemm_type iq4_xs = {unpack_iq4_xs, ACT_Q8_K, 32, 128, 0, 255, 0};
+    static const gemm_type tq2_0 = {unpack_tq2_0, ACT_Q8_K, 32, 1, 0, 2, 0};
+    static const gemm_type iq3_xxs = {unpack_iq3_xxs, ACT_Q8_K, 32, 32, 0, 63, 0.25f};
+    static const gemm_type iq3_s = {unpack_iq3_s, ACT_Q8_K, 32, 16, 0, 31, 0};
     switch (t) {
     case CF_TYPE_Q8_0: return &q8_0;
     case CF_TYPE_Q4_0: return &q4_0;
@@ -287,6 +286,8 @@ static const gemm_type *gemm_type_of(cf_type t)
     case CF_TYPE_MXFP4: return &mxfp4;
     case CF_TYPE_IQ4_XS: return &iq4_xs;
     case CF_TYPE_TQ2_0: return &tq2_0;
+    case CF_TYPE_IQ3_XXS: return &iq3_xxs;
+    case CF_TYPE_IQ3_S: return &iq3_s;
     default: return NULL;
     }
 }
@@ -294,7 +295,7 @@ static const gemm_type *gemm_type_of(cf_type t)
 const cf_type cf_gemm_types[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_Q5_0, CF_TYPE_Q4_1, CF_TYPE_Q5_1,
                                  CF_TYPE_Q2_K, CF_TYPE_Q3_K, CF_TYPE_Q4_K, CF_TYPE_Q5_K, CF_TYPE_Q6_K,
                                  CF_TYPE_F32,  CF_TYPE_F16,  CF_TYPE_BF16, CF_TYPE_IQ4_NL, CF_TYPE_MXFP4,
-                                 CF_TYPE_IQ4_XS, CF_TYPE_TQ2_0};
+                                 CF_TYPE_IQ4_XS, CF_TYPE_TQ2_0, CF_TYPE_IQ3_XXS, CF_TYPE_IQ3_S};
 const size_t cf_gemm_n_types = sizeof cf_gemm_types / sizeof cf_gemm_types[0];
 
 /* The level's 16 x 16 transposes of the rows' n values, the rest one by

@@ -53,6 +53,7 @@ typedef struct {
     int offset; /* Q8_0 activations: the quants' bias; Q3_K/Q6_K: 4/32, IQ4_XS 128, TQ2_0 1 */
     int mins;   /* K-quants with dmin * mins */
     int qmax;   /* the largest unsigned quant in a panel */
+    float post; /* the dot's last factor (IQ3_XXS's 1/4), 0 for none */
 } gemm_type;
 
 /* Where the kernels visit units in residue order (u % 16, then u / 16),
