@@ -274,7 +274,10 @@ static inline __attribute__((always_inline)) void kernel_q8_K(const panel *p, co
                 __m512 vdx = _mm512_set1_ps(dx);
                 if (!mins)
                     I[c] = _mm512_sub_epi32(I[c], _mm512_mullo_epi32(P[c], _mm512_set1_epi32(offset)));
-                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(I[c]), _mm512_mul_ps(D, vdx), acc[c]);
+                __m512 ddx = _mm512_mul_ps(D, vdx);
+                if (p->unit)
+                    ddx = _mm512_mul_ps(ddx, _mm512_set1_ps(p->unit));
+                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(I[c]), ddx, acc[c]);
                 if (mins)
                     acc[c] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(P[c]), _mm512_mul_ps(DM, vdx), acc[c]);
             }

@@ -249,28 +249,32 @@ static void unpack_q3_K(const void *row, int64_t k0, int kc, rowbuf *o)
     }
 }
 
+#include "gemm_iq12.inc"
 #include "gemm_iq3.inc"
 #include "gemm_iq4.inc"
 
 
 static const gemm_type *gemm_type_of(cf_type t)
 {
-    static const gemm_type q8_0 = {unpack_q8_0, ACT_Q8_0, 32, 128, 0, 255, 0};
-    static const gemm_type q4_0 = {unpack_q4_0, ACT_Q8_0, 32, 8, 0, 15, 0};
-    static const gemm_type q5_0 = {unpack_q5_0, ACT_Q8_0, 32, 16, 0, 31, 0};
-    static const gemm_type q4_1 = {unpack_q4_1, ACT_Q8_1, 32, 0, 0, 15, 0};
-    static const gemm_type q5_1 = {unpack_q5_1, ACT_Q8_1, 32, 0, 0, 31, 0};
-    static const gemm_type q2_K = {unpack_q2_K, ACT_Q8_K, 16, 0, 1, 3, 0};
-    static const gemm_type q3_K = {unpack_q3_K, ACT_Q8_K, 16, 4, 0, 7, 0};
-    static const gemm_type q4_K = {unpack_q4_K, ACT_Q8_K, 32, 0, 1, 15, 0};
-    static const gemm_type q5_K = {unpack_q5_K, ACT_Q8_K, 32, 0, 1, 31, 0};
-    static const gemm_type q6_K = {unpack_q6_K, ACT_Q8_K, 16, 32, 0, 63, 0};
-    static const gemm_type iq4_nl = {unpack_iq4_nl, ACT_Q8_0, 32, 128, 0, 255, 0};
-    static const gemm_type mxfp4 = {unpack_mxfp4, ACT_Q8_0, 32, 128, 0, 255, 0};
-    static const gemm_type iq4_xs = {unpack_iq4_xs, ACT_Q8_K, 32, 128, 0, 255, 0};
-    static const gemm_type tq2_0 = {unpack_tq2_0, ACT_Q8_K, 32, 1, 0, 2, 0};
-    static const gemm_type iq3_xxs = {unpack_iq3_xxs, ACT_Q8_K, 32, 32, 0, 63, 0.25f};
-    static const gemm_type iq3_s = {unpack_iq3_s, ACT_Q8_K, 32, 16, 0, 31, 0};
+    static const gemm_type q8_0 = {unpack_q8_0, ACT_Q8_0, 32, 128, 0, 255, 0, 0};
+    static const gemm_type q4_0 = {unpack_q4_0, ACT_Q8_0, 32, 8, 0, 15, 0, 0};
+    static const gemm_type q5_0 = {unpack_q5_0, ACT_Q8_0, 32, 16, 0, 31, 0, 0};
+    static const gemm_type q4_1 = {unpack_q4_1, ACT_Q8_1, 32, 0, 0, 15, 0, 0};
+    static const gemm_type q5_1 = {unpack_q5_1, ACT_Q8_1, 32, 0, 0, 31, 0, 0};
+    static const gemm_type q2_K = {unpack_q2_K, ACT_Q8_K, 16, 0, 1, 3, 0, 0};
+    static const gemm_type q3_K = {unpack_q3_K, ACT_Q8_K, 16, 4, 0, 7, 0, 0};
+    static const gemm_type q4_K = {unpack_q4_K, ACT_Q8_K, 32, 0, 1, 15, 0, 0};
+    static const gemm_type q5_K = {unpack_q5_K, ACT_Q8_K, 32, 0, 1, 31, 0, 0};
+    static const gemm_type q6_K = {unpack_q6_K, ACT_Q8_K, 16, 32, 0, 63, 0, 0};
+    static const gemm_type iq4_nl = {unpack_iq4_nl, ACT_Q8_0, 32, 128, 0, 255, 0, 0};
+    static const gemm_type mxfp4 = {unpack_mxfp4, ACT_Q8_0, 32, 128, 0, 255, 0, 0};
+    static const gemm_type iq4_xs = {unpack_iq4_xs, ACT_Q8_K, 32, 128, 0, 255, 0, 0};
+    static const gemm_type tq2_0 = {unpack_tq2_0, ACT_Q8_K, 32, 1, 0, 2, 0, 0};
+    static const gemm_type iq3_xxs = {unpack_iq3_xxs, ACT_Q8_K, 32, 32, 0, 63, 0.25f, 0};
+    static const gemm_type iq3_s = {unpack_iq3_s, ACT_Q8_K, 32, 16, 0, 31, 0, 0};
+    static const gemm_type iq2_xxs = {unpack_iq2_xxs, ACT_Q8_K, 32, 43, 0, 86, 0, 0.125f};
+    static const gemm_type iq2_xs = {unpack_iq2_xs, ACT_Q8_K, 16, 43, 0, 86, 0, 0.125f};
+    static const gemm_type iq2_s = {unpack_iq2_s, ACT_Q8_K, 16, 43, 0, 86, 0, 0.125f};
     switch (t) {
     case CF_TYPE_Q8_0: return &q8_0;
     case CF_TYPE_Q4_0: return &q4_0;
@@ -288,6 +292,9 @@ static const gemm_type *gemm_type_of(cf_type t)
     case CF_TYPE_TQ2_0: return &tq2_0;
     case CF_TYPE_IQ3_XXS: return &iq3_xxs;
     case CF_TYPE_IQ3_S: return &iq3_s;
+    case CF_TYPE_IQ2_XXS: return &iq2_xxs;
+    case CF_TYPE_IQ2_XS: return &iq2_xs;
+    case CF_TYPE_IQ2_S: return &iq2_s;
     default: return NULL;
     }
 }
@@ -295,7 +302,8 @@ static const gemm_type *gemm_type_of(cf_type t)
 const cf_type cf_gemm_types[] = {CF_TYPE_Q8_0, CF_TYPE_Q4_0, CF_TYPE_Q5_0, CF_TYPE_Q4_1, CF_TYPE_Q5_1,
                                  CF_TYPE_Q2_K, CF_TYPE_Q3_K, CF_TYPE_Q4_K, CF_TYPE_Q5_K, CF_TYPE_Q6_K,
                                  CF_TYPE_F32,  CF_TYPE_F16,  CF_TYPE_BF16, CF_TYPE_IQ4_NL, CF_TYPE_MXFP4,
-                                 CF_TYPE_IQ4_XS, CF_TYPE_TQ2_0, CF_TYPE_IQ3_XXS, CF_TYPE_IQ3_S};
+                                 CF_TYPE_IQ4_XS, CF_TYPE_TQ2_0, CF_TYPE_IQ3_XXS, CF_TYPE_IQ3_S,
+                                 CF_TYPE_IQ2_XXS, CF_TYPE_IQ2_XS, CF_TYPE_IQ2_S};
 const size_t cf_gemm_n_types = sizeof cf_gemm_types / sizeof cf_gemm_types[0];
 
 /* The level's 16 x 16 transposes of the rows' n values, the rest one by
@@ -340,6 +348,7 @@ static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, 
                        const gemm_isa *isa)
 {
     const int r16 = a->w_layout == CF_LAYOUT_R16;
+    p->unit = gt->unit;
     if (r16 && isa->pack_r16 && isa->pack_r16((const uint8_t *)a->w + r * a->w_stride, a->k, a->wtype, p))
         return;
     rowbuf *o = tl_rows;

@@ -37,6 +37,7 @@ typedef struct {
     float d[KMAX / 256][GR];              /* K-quants: super-block d and dmin */
     float dmin[KMAX / 256][GR];
     int16_t mp[KMAX / 256][8][GR][2]; /* K-quants: int16 pairs against bsums pairs */
+    float unit;                       /* gemm_type.unit of the rows */
 } panel;
 
 typedef struct {
@@ -54,6 +55,7 @@ typedef struct {
     int mins;   /* K-quants with dmin * mins */
     int qmax;   /* the largest unsigned quant in a panel */
     float post; /* the dot's last factor (IQ3_XXS's 1/4), 0 for none */
+    float unit; /* Q8_K activations: a factor of each d * dx (IQ2's 1/8), 0 for none */
 } gemm_type;
 
 /* Where the kernels visit units in residue order (u % 16, then u / 16),
