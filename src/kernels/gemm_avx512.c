@@ -233,7 +233,7 @@ static inline __attribute__((always_inline)) void kernel_q8_0(const panel *p, co
 
 /* Q8_K activations: super-block sb goes to accumulator sb % 16. */
 static inline __attribute__((always_inline)) void kernel_q8_K(const panel *p, const char *const *xs, int nsb,
-                                                              int group, int offset, int mins, int nc,
+                                                              int group, int offset, int mins, float unit, int nc,
                                                               __m512 *out)
 {
     const int steps = group / 4, ng = 256 / group, per_res = (nsb + 15) / 16;
@@ -275,8 +275,8 @@ static inline __attribute__((always_inline)) void kernel_q8_K(const panel *p, co
                 if (!mins)
                     I[c] = _mm512_sub_epi32(I[c], _mm512_mullo_epi32(P[c], _mm512_set1_epi32(offset)));
                 __m512 ddx = _mm512_mul_ps(D, vdx);
-                if (p->unit)
-                    ddx = _mm512_mul_ps(ddx, _mm512_set1_ps(p->unit));
+                if (unit)
+                    ddx = _mm512_mul_ps(ddx, _mm512_set1_ps(unit));
                 acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(I[c]), ddx, acc[c]);
                 if (mins)
                     acc[c] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(P[c]), _mm512_mul_ps(DM, vdx), acc[c]);
@@ -305,13 +305,13 @@ static void tile(const cf_matmul_args *a, const gemm_type *gt, const panel *p, i
         else if (gt->act == ACT_Q8_1)                                                              \
             kernel_q8_0(p, xg, sd, nb, ACT_Q8_1, n, out);                                          \
         else if (gt->group == 32 && gt->mins)                                                      \
-            kernel_q8_K(p, xs, nsb, 32, 0, 1, n, out);                                             \
+            kernel_q8_K(p, xs, nsb, 32, 0, 1, gt->unit, n, out);                                   \
         else if (gt->group == 32)                                                                  \
-            kernel_q8_K(p, xs, nsb, 32, gt->offset, 0, n, out);                                    \
+            kernel_q8_K(p, xs, nsb, 32, gt->offset, 0, gt->unit, n, out);                          \
         else if (gt->mins)                                                                         \
-            kernel_q8_K(p, xs, nsb, 16, 0, 1, n, out);                                             \
+            kernel_q8_K(p, xs, nsb, 16, 0, 1, gt->unit, n, out);                                   \
         else                                                                                       \
-            kernel_q8_K(p, xs, nsb, 16, gt->offset, 0, n, out);                                    \
+            kernel_q8_K(p, xs, nsb, 16, gt->offset, 0, gt->unit, n, out);                          \
         break;
     switch (nc) {
         KERNEL(1) KERNEL(2) KERNEL(3) KERNEL(4) KERNEL(5) KERNEL(6) KERNEL(7) KERNEL(8)

@@ -73,6 +73,16 @@ static size_t side_group(int64_t nb)
 
 /* ---- unpacking a row's chunk [k0, k0 + kc) ----------------------------- */
 
+/* Scale sc of group g of super-block i (groups of 16 or 32 elements) and,
+ * for a type with an offset and no mins, the same scale against the
+ * group's bsums (one a 16 elements) */
+static inline void group_scale(rowbuf *o, int i, int group, int g, int sc)
+{
+    o->sc[256 / group * i + g] = sc;
+    for (int j = 0; j < group / 16; j++)
+        o->mp[i][group / 16 * g + j] = (int16_t)sc;
+}
+
 static void unpack_q8_0(const void *row, int64_t k0, int kc, rowbuf *o)
 {
     const block_q8_0 *b = (const block_q8_0 *)row + k0 / 32;
@@ -194,10 +204,8 @@ static void unpack_q6_K(const void *row, int64_t k0, int kc, rowbuf *o)
                                     _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4)));
             }
         }
-        for (int g = 0; g < 16; g++) {
-            o->sc[16 * i + g] = b[i].scales[g];
-            o->mp[i][g] = b[i].scales[g];
-        }
+        for (int g = 0; g < 16; g++)
+            group_scale(o, i, 16, g, b[i].scales[g]);
         o->d[i] = f16(b[i].d);
         o->dmin[i] = 0;
     }
@@ -239,11 +247,8 @@ static void unpack_q3_K(const void *row, int64_t k0, int kc, rowbuf *o)
     const block_q3_K *b = (const block_q3_K *)row + k0 / 256;
     for (int i = 0; i < kc / 256; i++) {
         unpack_2bit(b[i].qs, b[i].hmask, o->q + 256 * i); /* 0..7, value q - 4 */
-        for (int g = 0; g < 16; g++) {
-            int sc = k3_scale(g, b[i].scales);
-            o->sc[16 * i + g] = sc;
-            o->mp[i][g] = (int16_t)sc;
-        }
+        for (int g = 0; g < 16; g++)
+            group_scale(o, i, 16, g, k3_scale(g, b[i].scales));
         o->d[i] = f16(b[i].d);
         o->dmin[i] = 0;
     }
@@ -348,7 +353,6 @@ static void pack_panel(const cf_matmul_args *a, const gemm_type *gt, int64_t r, 
                        const gemm_isa *isa)
 {
     const int r16 = a->w_layout == CF_LAYOUT_R16;
-    p->unit = gt->unit;
     if (r16 && isa->pack_r16 && isa->pack_r16((const uint8_t *)a->w + r * a->w_stride, a->k, a->wtype, p))
         return;
     rowbuf *o = tl_rows;

@@ -37,7 +37,6 @@ typedef struct {
     float d[KMAX / 256][GR];              /* K-quants: super-block d and dmin */
     float dmin[KMAX / 256][GR];
     int16_t mp[KMAX / 256][8][GR][2]; /* K-quants: int16 pairs against bsums pairs */
-    float unit;                       /* gemm_type.unit of the rows */
 } panel;
 
 typedef struct {

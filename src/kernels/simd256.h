@@ -42,6 +42,14 @@ static inline __m256i bits32_mask(uint32_t bits)
     return _mm256_cmpeq_epi8(_mm256_and_si256(v, sel), sel);
 }
 
+/* v with byte j negated where bit j of signs is set (the grid i-quants'
+ * sign bits) */
+static inline __m256i iq_signed(__m256i v, uint32_t signs)
+{
+    const __m256i m = bits32_mask(signs);
+    return _mm256_sub_epi8(_mm256_xor_si256(v, m), m);
+}
+
 #ifdef CF_VNNI
 static inline __m256i dpbusd256(__m256i acc, __m256i u, __m256i s)
 {
